@@ -1,0 +1,110 @@
+//! [`Conn`]: one connection's state between events, owned by exactly one worker thread.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::Token;
+use shootout_model::ErrorKind;
+
+use crate::http::response::ResponseParser;
+
+/// Where a connection is in its request cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No request to send (sending has stopped, or the quota is used up).
+    Idle,
+    /// Waiting before reconnecting after a failed connect, until the given time.
+    Backoff(Instant),
+    /// TCP connect in progress.
+    Connecting,
+    /// Request bytes being written.
+    Writing,
+    /// Response being read.
+    Reading,
+}
+
+/// One connection slot. The socket is replaced on reconnect; the generation tells stale events apart.
+#[derive(Debug)]
+pub struct Conn {
+    /// The open socket, if any.
+    pub socket: Option<TcpStream>,
+    /// Bumped whenever the socket is replaced; part of the poll token.
+    pub generation: u32,
+    /// Where the request cycle is.
+    pub phase: Phase,
+    /// The response parser, reused for every response.
+    pub parser: ResponseParser,
+    /// When the current request was due: latency is measured from here.
+    pub due: Instant,
+    /// When the current connect started.
+    pub connect_started: Instant,
+    /// Deadline of the current connect or request.
+    pub deadline: Instant,
+    /// Request bytes written so far.
+    pub written: usize,
+    /// True when the current request counts (it was due after the warm-up).
+    pub counted: bool,
+    /// Responses received on the current socket.
+    pub served: u32,
+    /// Wait before the next reconnect after a failed connect; grows while connects keep failing.
+    pub backoff: Duration,
+}
+
+/// First wait after a failed connect; it doubles up to [`MAX_BACKOFF`].
+pub const MIN_BACKOFF: Duration = Duration::from_millis(10);
+/// Longest wait between reconnect attempts to a server that refuses connections.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+impl Conn {
+    /// A slot with no socket.
+    pub fn new(now: Instant) -> Conn {
+        Conn {
+            socket: None,
+            generation: 0,
+            phase: Phase::Idle,
+            parser: ResponseParser::new(),
+            due: now,
+            connect_started: now,
+            deadline: now,
+            written: 0,
+            counted: false,
+            served: 0,
+            backoff: MIN_BACKOFF,
+        }
+    }
+
+    /// The poll token of slot `index` with its current generation.
+    pub fn token(&self, index: usize) -> Token {
+        Token(((self.generation as usize) << 32) | index)
+    }
+
+    /// Drops the socket (closing it) and invalidates events still queued for it.
+    pub fn close(&mut self) {
+        self.socket = None;
+        self.generation = self.generation.wrapping_add(1);
+        self.served = 0;
+    }
+}
+
+/// Splits a poll token into slot index and generation.
+pub fn untoken(token: Token) -> (usize, u32) {
+    (token.0 & 0xffff_ffff, (token.0 >> 32) as u32)
+}
+
+/// Classifies a failed connect.
+pub fn connect_error(error: &io::Error) -> ErrorKind {
+    match error.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+/// Classifies a failed read or write on an established connection.
+pub fn transfer_error(error: &io::Error) -> ErrorKind {
+    match error.kind() {
+        io::ErrorKind::BrokenPipe | io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
+        _ => ErrorKind::Reset,
+    }
+}

@@ -1,0 +1,26 @@
+//! The load engine: shootout's hot path.
+//!
+//! Layout:
+//! - [`plan`]: [`Plan`], options turned into an address and pre-encoded request bytes.
+//! - [`run`](mod@run): [`run()`], which starts one worker per thread, gathers their per-second intervals,
+//!   and assembles the [`LoadResult`](shootout_model::LoadResult).
+//! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once).
+//! - `conn`: one connection's state between events.
+//! - [`http`]: request encoding and the streaming response parser, free of I/O.
+//! - [`limits`]: raising the open-file limit for many connections.
+//! - [`cpu`]: the client's own CPU time.
+//!
+//! Rules of the hot path: no locks or shared counters per request (each thread records into its own
+//! [`Recorder`](shootout_metrics::Recorder)), no allocation per request, bodies counted and dropped as they stream.
+
+pub mod cpu;
+pub mod http;
+pub mod limits;
+pub mod plan;
+pub mod run;
+
+mod conn;
+mod worker;
+
+pub use plan::{Plan, PlanError};
+pub use run::{run, Progress, RunError};

@@ -1,0 +1,138 @@
+//! [`Plan`]: a validated [`LoadOptions`] turned into what the hot path needs: a socket address and the request
+//! bytes, encoded once.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+
+use shootout_model::LoadOptions;
+use thiserror::Error;
+use url::Url;
+
+use crate::http::request::{encode, RequestSpec};
+
+/// Why a URL cannot be loaded. Each message names the input and says what to do.
+#[derive(Debug, Error)]
+pub enum PlanError {
+    /// Not a URL at all.
+    #[error("'{url}' is not a valid URL ({reason}): write it like http://127.0.0.1:8080/path")]
+    BadUrl {
+        /// The input.
+        url: String,
+        /// What the URL parser said.
+        reason: url::ParseError,
+    },
+    /// A scheme other than http.
+    #[error("'{url}' uses the scheme '{scheme}', which shootout load does not speak: use an http:// URL")]
+    Scheme {
+        /// The input.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
+    /// No host in the URL.
+    #[error("'{url}' has no host: write it like http://127.0.0.1:8080/path")]
+    NoHost {
+        /// The input.
+        url: String,
+    },
+    /// The host name did not resolve.
+    #[error("cannot resolve the host of '{url}' ({reason}): check the host name, or use an IP address")]
+    Resolve {
+        /// The input.
+        url: String,
+        /// What the resolver said.
+        reason: String,
+    },
+}
+
+/// Everything the engine needs to run, derived once from the options.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What the user asked for; copied into the result.
+    pub options: LoadOptions,
+    /// Where to connect.
+    pub address: SocketAddr,
+    /// The complete request, sent as is on every connection.
+    pub request: Arc<[u8]>,
+    /// True for HEAD requests, whose responses carry no body.
+    pub head_request: bool,
+}
+
+impl Plan {
+    /// Parses and resolves the URL and encodes the request with `body`.
+    pub fn new(options: LoadOptions, body: &[u8]) -> Result<Plan, PlanError> {
+        let url = Url::parse(&options.url).map_err(|reason| PlanError::BadUrl { url: options.url.clone(), reason })?;
+        if url.scheme() != "http" {
+            return Err(PlanError::Scheme { url: options.url.clone(), scheme: url.scheme().to_string() });
+        }
+        let host = url.host_str().ok_or_else(|| PlanError::NoHost { url: options.url.clone() })?;
+        let port = url.port_or_known_default().unwrap_or(80);
+        let address = resolve(host, port).map_err(|reason| PlanError::Resolve { url: options.url.clone(), reason })?;
+        let host_header = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        };
+        let target = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_string(),
+        };
+        let request = encode(&RequestSpec {
+            method: &options.method,
+            target: &target,
+            host: &host_header,
+            headers: &options.headers,
+            body,
+            close: !options.keepalive,
+        });
+        let head_request = options.method == "HEAD";
+        Ok(Plan { options, address, request: request.into(), head_request })
+    }
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let mut addresses = (host, port).to_socket_addrs().map_err(|e| e.to_string())?;
+    addresses.next().ok_or_else(|| "no address found".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use shootout_model::StopCondition;
+
+    use super::*;
+
+    fn options(url: &str) -> LoadOptions {
+        LoadOptions {
+            url: url.into(),
+            method: "GET".into(),
+            headers: vec![],
+            body_bytes: 0,
+            connections: 1,
+            threads: 1,
+            stop: StopCondition::Requests(1),
+            timeout: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(1),
+            keepalive: true,
+            warmup: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn resolves_and_encodes() {
+        let plan = Plan::new(options("http://127.0.0.1:9999/x?y=1"), b"").unwrap();
+        assert_eq!(plan.address, "127.0.0.1:9999".parse().unwrap());
+        assert!(plan.request.starts_with(b"GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9999\r\n"));
+        let v6 = Plan::new(options("http://[::1]:8080/"), b"").unwrap();
+        assert_eq!(v6.address, "[::1]:8080".parse().unwrap());
+    }
+
+    #[test]
+    fn rejects_bad_urls_with_a_fix() {
+        let bad = Plan::new(options("not a url"), b"").unwrap_err().to_string();
+        assert!(bad.contains("'not a url'") && bad.contains("http://"), "{bad}");
+        let scheme = Plan::new(options("ftp://127.0.0.1/"), b"").unwrap_err().to_string();
+        assert!(scheme.contains("'ftp'"), "{scheme}");
+    }
+}

@@ -1,0 +1,242 @@
+//! [`run`]: starts the worker threads, gathers their per-second reports, and assembles the [`LoadResult`].
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use shootout_metrics::{summarize, Recorder, Timeline};
+use shootout_model::result::ToolInfo;
+use shootout_model::{ClientUsage, LoadResult, StopCondition, Throughput, SCHEMA_VERSION};
+use thiserror::Error;
+
+use crate::cpu::CpuTimes;
+use crate::plan::Plan;
+use crate::worker::{run_worker, Report};
+
+/// How often the progress callback is called.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+/// A client this busy measures itself rather than the server.
+pub const SATURATION: f64 = 0.9;
+
+/// What every worker reads and nobody writes (but the stop flag).
+#[derive(Debug)]
+pub struct Shared {
+    /// Where to connect.
+    pub address: SocketAddr,
+    /// The encoded request.
+    pub request: Arc<[u8]>,
+    /// HEAD responses have no body.
+    pub head_request: bool,
+    /// Reuse connections.
+    pub keepalive: bool,
+    /// Request deadline.
+    pub timeout: Duration,
+    /// Connect deadline.
+    pub connect_timeout: Duration,
+    /// End of warm-up: counting starts here.
+    pub measure_start: Instant,
+    /// When sending stops, for timed runs.
+    pub send_until: Option<Instant>,
+    /// Set to stop early (Ctrl-C).
+    pub stop: Arc<AtomicBool>,
+}
+
+/// A view of the run in progress, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Time since sending started.
+    pub elapsed: Duration,
+    /// False during the warm-up.
+    pub measuring: bool,
+    /// Requests ended in completed seconds of the measured window.
+    pub requests: u64,
+    /// Errors among them.
+    pub errors: u64,
+    /// Requests per second in the last completed second.
+    pub rate: f64,
+}
+
+/// Why a run could not take place at all.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The server could not be reached before the run started.
+    #[error("cannot connect to {address} ({reason}): is the server running and listening there?")]
+    Unreachable {
+        /// The address tried.
+        address: SocketAddr,
+        /// What connect said.
+        reason: std::io::Error,
+    },
+    /// A worker could not start.
+    #[error("cannot start a worker thread: {0}")]
+    Worker(std::io::Error),
+}
+
+/// Runs the plan to its end (or until `stop` is set) and returns the result document.
+pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Progress)) -> Result<LoadResult, RunError> {
+    let options = &plan.options;
+    TcpStream::connect_timeout(&plan.address, options.connect_timeout)
+        .map_err(|reason| RunError::Unreachable { address: plan.address, reason })?;
+
+    let threads = options.threads.clamp(1, options.connections.max(1)) as usize;
+    let wall_start = SystemTime::now();
+    let start = Instant::now();
+    let measure_start = start + options.warmup;
+    let (send_until, quota) = match options.stop {
+        StopCondition::Duration(d) => (Some(measure_start + d), None),
+        StopCondition::Requests(n) => (None, Some(n)),
+    };
+    let shared = Shared {
+        address: plan.address,
+        request: plan.request.clone(),
+        head_request: plan.head_request,
+        keepalive: options.keepalive,
+        timeout: options.timeout,
+        connect_timeout: options.connect_timeout,
+        measure_start,
+        send_until,
+        stop: stop.clone(),
+    };
+
+    let (tx, rx) = channel();
+    let mut timeline = Timeline::new();
+    let mut total = Recorder::new();
+    let mut ended = measure_start;
+    let mut cpu_start = None;
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let tx = tx.clone();
+            let shared = &shared;
+            let connections = share(u64::from(options.connections), threads, t) as usize;
+            let quota = quota.map(|n| share(n, threads, t));
+            scope.spawn(move || run_worker(shared, connections, quota, tx));
+        }
+        drop(tx);
+        let mut done = 0;
+        let mut next_progress = start + PROGRESS_EVERY;
+        let mut seen = Progress { elapsed: Duration::ZERO, measuring: false, requests: 0, errors: 0, rate: 0.0 };
+        while done < threads {
+            let now = Instant::now();
+            if cpu_start.is_none() && now >= measure_start {
+                cpu_start = Some(CpuTimes::now());
+            }
+            let mut wait = next_progress.saturating_duration_since(now);
+            if cpu_start.is_none() {
+                wait = wait.min(measure_start.saturating_duration_since(now));
+            }
+            match rx.recv_timeout(wait) {
+                Ok(Report::Interval(interval)) => {
+                    seen.requests += interval.requests;
+                    seen.errors += interval.errors;
+                    let second = interval.second;
+                    timeline.add(interval);
+                    if let Some(merged) = timeline.get(second) {
+                        seen.rate = merged.requests as f64;
+                    }
+                }
+                Ok(Report::Done(recorder, last_end)) => {
+                    total += &recorder;
+                    ended = ended.max(last_end);
+                    done += 1;
+                }
+                Ok(Report::Failed(e)) => {
+                    failure = Some(e);
+                    stop.store(true, Ordering::Relaxed);
+                    done += 1;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            let now = Instant::now();
+            if now >= next_progress {
+                next_progress = now + PROGRESS_EVERY;
+                seen.elapsed = now - start;
+                seen.measuring = now >= measure_start;
+                on_progress(&seen);
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(RunError::Worker(e));
+    }
+    let cpu = CpuTimes::now().since(cpu_start.unwrap_or_default());
+    let duration = ended.saturating_duration_since(measure_start);
+    let wall_measure_start = wall_start + options.warmup;
+    Ok(assemble(plan, &total, &timeline, threads, cpu, duration, wall_measure_start, stop.load(Ordering::Relaxed)))
+}
+
+/// The part of `total` that thread `index` of `threads` takes: as even as possible, earlier threads take the rest.
+fn share(total: u64, threads: usize, index: usize) -> u64 {
+    let threads = threads as u64;
+    total / threads + u64::from((index as u64) < total % threads)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    plan: &Plan,
+    total: &Recorder,
+    timeline: &Timeline,
+    threads: usize,
+    cpu: CpuTimes,
+    duration: Duration,
+    started: SystemTime,
+    interrupted: bool,
+) -> LoadResult {
+    let seconds = duration.as_secs_f64();
+    let requests = total.request_counts();
+    let per_second = |count: u64| if seconds > 0.0 { count as f64 / seconds } else { 0.0 };
+    let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let cpu_s = (cpu.user + cpu.system).as_secs_f64();
+    let capacity = seconds * threads.min(cpus_available as usize) as f64;
+    let busy = if capacity > 0.0 { cpu_s / capacity } else { 0.0 };
+    LoadResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo { name: "shootout".into(), version: env!("CARGO_PKG_VERSION").into() },
+        options: plan.options.clone(),
+        address: plan.address.to_string(),
+        started_at: humantime::format_rfc3339_micros(started).to_string(),
+        ended_at: humantime::format_rfc3339_micros(started + duration).to_string(),
+        duration_s: seconds,
+        interrupted,
+        requests,
+        status_counts: total.status_counts(),
+        errors: total.error_counts(),
+        connections: total.connection_counts(),
+        bytes_received: total.bytes_received,
+        bytes_sent: total.bytes_sent,
+        throughput: Throughput {
+            requests_per_s: per_second(requests.ok + requests.http_errors),
+            bytes_per_s: per_second(total.bytes_received),
+        },
+        latency: summarize(&total.latency),
+        connect: summarize(&total.connect),
+        timeline: timeline.to_seconds(seconds.ceil() as u32),
+        client: ClientUsage {
+            threads: threads as u32,
+            cpus_available,
+            user_s: cpu.user.as_secs_f64(),
+            sys_s: cpu.system.as_secs_f64(),
+            cpu_s,
+            busy,
+            saturated: busy >= SATURATION,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn shares_add_up() {
+        for (total, threads) in [(10, 3), (1, 4), (0, 2), (1000, 7)] {
+            let sum: u64 = (0..threads).map(|t| share(total, threads, t)).sum();
+            assert_eq!(sum, total);
+        }
+        assert_eq!(share(10, 3, 0), 4);
+        assert_eq!(share(10, 3, 2), 3);
+    }
+}

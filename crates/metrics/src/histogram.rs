@@ -1,0 +1,117 @@
+//! [`LatencyHistogram`]: microsecond HDR histograms, their summaries and their portable encoding.
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use shootout_model::result::{LatencySummary, Percentile};
+
+/// Largest value a histogram tracks: one hour, in microseconds. Larger values are clamped to it.
+pub const MAX_US: u64 = 3_600_000_000;
+
+/// The percentiles of ab's table, which every summary reports.
+pub const AB_PERCENTILES: [f64; 11] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 99.99, 100.0];
+
+/// An HDR histogram of durations in microseconds, 1 µs to 1 h, 3 significant digits.
+pub type LatencyHistogram = Histogram<u64>;
+
+/// A new, empty latency histogram.
+pub fn new_histogram() -> LatencyHistogram {
+    Histogram::new_with_bounds(1, MAX_US, 3).expect("fixed bounds are valid")
+}
+
+/// Records one value in microseconds; 0 becomes 1 and values past one hour are clamped, never dropped.
+#[inline]
+pub fn record_us(histogram: &mut LatencyHistogram, us: u64) {
+    histogram.saturating_record(us.clamp(1, MAX_US));
+}
+
+/// The summary written to results: count, mean, spread, extremes and ab's percentiles, plus the raw histogram.
+pub fn summarize(histogram: &LatencyHistogram) -> LatencySummary {
+    let empty = histogram.is_empty();
+    let percentiles = AB_PERCENTILES
+        .iter()
+        .map(|&p| Percentile { percentile: p, us: if empty { 0 } else { histogram.value_at_percentile(p) } })
+        .collect();
+    LatencySummary {
+        count: histogram.len(),
+        mean_us: if empty { 0.0 } else { histogram.mean() },
+        stdev_us: if empty { 0.0 } else { histogram.stdev() },
+        min_us: if empty { 0 } else { histogram.min() },
+        max_us: if empty { 0 } else { histogram.max() },
+        percentiles,
+        histogram: encode_histogram(histogram),
+    }
+}
+
+/// Encodes a histogram as HdrHistogram's V2 deflate-compressed format in base64 (as in `.hlog` files).
+pub fn encode_histogram(histogram: &LatencyHistogram) -> String {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(histogram, &mut bytes).expect("serialising into memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Why an encoded histogram could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// Not base64.
+    #[error("histogram is not valid base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    /// Not an HdrHistogram V2 (deflate) payload.
+    #[error("histogram is not a valid HdrHistogram V2 payload: {0:?}")]
+    Payload(hdrhistogram::serialization::DeserializeError),
+}
+
+/// Decodes the output of [`encode_histogram`] (or any V2 / V2-deflate base64 histogram).
+pub fn decode_histogram(text: &str) -> Result<LatencyHistogram, DecodeError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
+    Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(DecodeError::Payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips_exactly() {
+        let mut h = new_histogram();
+        for us in [1, 7, 420, 420, 99_999, 2_000_000] {
+            record_us(&mut h, us);
+        }
+        let back = decode_histogram(&encode_histogram(&h)).unwrap();
+        assert_eq!(back.len(), 6);
+        assert_eq!(back, h);
+    }
+
+    #[test]
+    fn clamps_instead_of_dropping() {
+        let mut h = new_histogram();
+        record_us(&mut h, 0);
+        record_us(&mut h, MAX_US * 10);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.min(), 1);
+        assert!(h.max() >= MAX_US);
+    }
+
+    #[test]
+    fn summary_of_known_values() {
+        let mut h = new_histogram();
+        for us in 1..=1000 {
+            record_us(&mut h, us);
+        }
+        let s = summarize(&h);
+        assert_eq!(s.count, 1000);
+        assert!((s.mean_us - 500.5).abs() < 0.5, "{}", s.mean_us);
+        assert_eq!(s.min_us, 1);
+        assert_eq!(s.max_us, 1000);
+        let p50 = s.percentiles.iter().find(|p| p.percentile == 50.0).unwrap().us;
+        assert_eq!(p50, 500);
+        assert_eq!(s.percentiles.len(), AB_PERCENTILES.len());
+    }
+
+    #[test]
+    fn empty_summary_is_zero() {
+        let s = summarize(&new_histogram());
+        assert_eq!((s.count, s.min_us, s.max_us), (0, 0, 0));
+        assert_eq!(s.mean_us, 0.0);
+    }
+}

@@ -1,0 +1,19 @@
+//! Measurements kept at full resolution and merged exactly.
+//!
+//! Layout:
+//! - [`histogram`]: [`LatencyHistogram`], an HDR histogram of microseconds (1 µs to 1 h, 3 significant digits),
+//!   its summary ([`summarize`]) and its portable encoding (HdrHistogram V2, deflate, base64).
+//! - [`recorder`]: [`Recorder`], what one engine thread writes into for every request: histograms, status and
+//!   error counters, bytes, and the current second of the timeline. Recorders merge with `+=`.
+//! - [`timeline`]: [`Interval`] (one thread's view of one second) and [`Timeline`], which merges intervals from
+//!   every thread into the per-second series of the result.
+//!
+//! Nothing here allocates per recorded value; a histogram is a fixed array sized once.
+
+pub mod histogram;
+pub mod recorder;
+pub mod timeline;
+
+pub use histogram::{decode_histogram, encode_histogram, summarize, LatencyHistogram, AB_PERCENTILES};
+pub use recorder::Recorder;
+pub use timeline::{Interval, Timeline};

@@ -1,0 +1,216 @@
+//! [`Recorder`]: one engine thread's measurements, written on every request without locks or allocation.
+//!
+//! Each worker thread owns one recorder. At each second boundary the thread hands its current [`Interval`] to the
+//! coordinator; at the end the recorders are merged with `+=`, which is exact for every field.
+
+use std::collections::BTreeMap;
+use std::ops::AddAssign;
+
+use shootout_model::result::{ConnectionCounts, RequestCounts};
+use shootout_model::ErrorKind;
+
+use crate::histogram::{new_histogram, record_us, LatencyHistogram};
+use crate::timeline::Interval;
+
+/// Status codes are counted in a flat array indexed by the code; codes at or past this are counted as 999.
+const STATUS_SLOTS: usize = 1000;
+
+/// Per-thread measurements of a load run.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// Latency of every response and every timed-out request, in µs.
+    pub latency: LatencyHistogram,
+    /// Connect time of every connection opened, in µs.
+    pub connect: LatencyHistogram,
+    status: Vec<u64>,
+    errors: [u64; ErrorKind::ALL.len()],
+    ok: u64,
+    http_errors: u64,
+    /// Bytes read from the server.
+    pub bytes_received: u64,
+    /// Bytes written to the server.
+    pub bytes_sent: u64,
+    connections: ConnectionCounts,
+    /// Requests completed during the warm-up (not counted elsewhere).
+    pub warmup_requests: u64,
+    interval: Interval,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Recorder {
+    /// An empty recorder whose timeline starts at second 0.
+    pub fn new() -> Self {
+        Recorder {
+            latency: new_histogram(),
+            connect: new_histogram(),
+            status: vec![0; STATUS_SLOTS],
+            errors: [0; ErrorKind::ALL.len()],
+            ok: 0,
+            http_errors: 0,
+            bytes_received: 0,
+            bytes_sent: 0,
+            connections: ConnectionCounts::default(),
+            warmup_requests: 0,
+            interval: Interval::new(0),
+        }
+    }
+
+    /// A complete response with this status arrived `latency_us` after the request was due.
+    #[inline]
+    pub fn response(&mut self, status: u16, latency_us: u64) {
+        self.status[(status as usize).min(STATUS_SLOTS - 1)] += 1;
+        let is_error = status >= 400;
+        if is_error {
+            self.http_errors += 1;
+        } else {
+            self.ok += 1;
+        }
+        record_us(&mut self.latency, latency_us);
+        self.interval.record(Some(latency_us), is_error);
+    }
+
+    /// A request failed at the transport level. A latency is given for failures that waited (timeouts), so
+    /// the distribution keeps its tail.
+    #[inline]
+    pub fn failure(&mut self, kind: ErrorKind, latency_us: Option<u64>) {
+        self.errors[kind.index()] += 1;
+        if let Some(us) = latency_us {
+            record_us(&mut self.latency, us);
+        }
+        self.interval.record(latency_us, true);
+    }
+
+    /// A TCP connection was established after `connect_us`.
+    #[inline]
+    pub fn connected(&mut self, connect_us: u64) {
+        self.connections.opened += 1;
+        record_us(&mut self.connect, connect_us);
+    }
+
+    /// The server ended a keep-alive connection cleanly between requests.
+    #[inline]
+    pub fn closed_by_server(&mut self) {
+        self.connections.closed_by_server += 1;
+    }
+
+    /// Hands over the current second and starts recording into `next_second`.
+    pub fn take_interval(&mut self, next_second: u32) -> Interval {
+        std::mem::replace(&mut self.interval, Interval::new(next_second))
+    }
+
+    /// The second currently being recorded.
+    pub fn current_second(&self) -> u32 {
+        self.interval.second
+    }
+
+    /// Requests by outcome (`warmup` included).
+    pub fn request_counts(&self) -> RequestCounts {
+        let failed: u64 = self.errors.iter().sum();
+        RequestCounts {
+            total: self.ok + self.http_errors + failed,
+            ok: self.ok,
+            http_errors: self.http_errors,
+            failed,
+            warmup: self.warmup_requests,
+        }
+    }
+
+    /// Responses per status code, for codes that occurred.
+    pub fn status_counts(&self) -> BTreeMap<String, u64> {
+        (0..STATUS_SLOTS)
+            .filter(|&code| self.status[code] > 0)
+            .map(|code| (code.to_string(), self.status[code]))
+            .collect()
+    }
+
+    /// Transport failures per kind, for kinds that occurred.
+    pub fn error_counts(&self) -> BTreeMap<ErrorKind, u64> {
+        ErrorKind::ALL.iter().filter(|k| self.errors[k.index()] > 0).map(|&k| (k, self.errors[k.index()])).collect()
+    }
+
+    /// Connection churn.
+    pub fn connection_counts(&self) -> ConnectionCounts {
+        self.connections
+    }
+
+    /// Forgets everything measured so far (the end of a warm-up), keeping the count of requests it saw.
+    pub fn reset_after_warmup(&mut self) {
+        let warmup = self.request_counts().total + self.warmup_requests;
+        *self = Recorder::new();
+        self.warmup_requests = warmup;
+    }
+}
+
+impl AddAssign<&Recorder> for Recorder {
+    fn add_assign(&mut self, other: &Recorder) {
+        self.latency.add(&other.latency).expect("histograms share bounds");
+        self.connect.add(&other.connect).expect("histograms share bounds");
+        for (mine, theirs) in self.status.iter_mut().zip(&other.status) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.errors.iter_mut().zip(&other.errors) {
+            *mine += theirs;
+        }
+        self.ok += other.ok;
+        self.http_errors += other.http_errors;
+        self.bytes_received += other.bytes_received;
+        self.bytes_sent += other.bytes_sent;
+        self.connections.opened += other.connections.opened;
+        self.connections.closed_by_server += other.connections.closed_by_server;
+        self.warmup_requests += other.warmup_requests;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_by_outcome() {
+        let mut r = Recorder::new();
+        r.response(200, 100);
+        r.response(404, 200);
+        r.response(503, 300);
+        r.failure(ErrorKind::ReadTimeout, Some(5_000_000));
+        r.failure(ErrorKind::ConnectRefused, None);
+        let c = r.request_counts();
+        assert_eq!((c.total, c.ok, c.http_errors, c.failed), (5, 1, 2, 2));
+        assert_eq!(r.latency.len(), 4, "the timeout keeps its latency, the refused connect has none");
+        assert_eq!(r.latency.max(), r.latency.highest_equivalent(5_000_000));
+        assert_eq!(r.status_counts().get("404"), Some(&1));
+        assert_eq!(r.error_counts().get(&ErrorKind::ReadTimeout), Some(&1));
+    }
+
+    #[test]
+    fn merging_adds_everything() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        a.response(200, 10);
+        b.response(200, 20);
+        b.failure(ErrorKind::Reset, None);
+        b.connected(50);
+        b.bytes_received = 100;
+        a += &b;
+        assert_eq!(a.request_counts().total, 3);
+        assert_eq!(a.latency.len(), 2);
+        assert_eq!(a.connection_counts().opened, 1);
+        assert_eq!(a.bytes_received, 100);
+        assert_eq!(a.status_counts().get("200"), Some(&2));
+    }
+
+    #[test]
+    fn warmup_reset_keeps_only_the_count() {
+        let mut r = Recorder::new();
+        r.response(200, 10);
+        r.response(200, 10);
+        r.reset_after_warmup();
+        assert_eq!(r.request_counts().total, 0);
+        assert_eq!(r.request_counts().warmup, 2);
+        assert!(r.latency.is_empty());
+    }
+}

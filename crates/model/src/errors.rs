@@ -1,0 +1,82 @@
+//! How a request that got no usable HTTP response is classified.
+//!
+//! HTTP responses with a status of 400 or more are *not* errors of this kind: they are answers, counted apart as
+//! HTTP errors. These kinds are transport failures, where no complete response arrived.
+
+use serde::{Deserialize, Serialize};
+
+/// The reason a request failed at the transport level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The server actively refused the TCP connection (nothing listening on the port).
+    ConnectRefused,
+    /// The TCP connection was not established within `--connect-timeout`.
+    ConnectTimeout,
+    /// Any other failure to connect (for example no free local port, or an unreachable address).
+    ConnectOther,
+    /// The complete response did not arrive within `--timeout` of the request being due.
+    ReadTimeout,
+    /// The connection was reset (RST) while the request was being sent or the response read.
+    Reset,
+    /// The server closed the connection (FIN) before the response was complete.
+    Closed,
+    /// The response was not valid HTTP/1.x (bad status line, bad headers, bad chunk framing, extra bytes).
+    Malformed,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectOther,
+        ErrorKind::ReadTimeout,
+        ErrorKind::Reset,
+        ErrorKind::Closed,
+        ErrorKind::Malformed,
+    ];
+
+    /// The snake_case name used in JSON and in the text summary.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::ConnectOther => "connect_other",
+            ErrorKind::ReadTimeout => "read_timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Malformed => "malformed",
+        }
+    }
+
+    /// Position of this kind in [`ErrorKind::ALL`], for counters kept in fixed arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for failures that happened before any request bytes could be sent.
+    pub fn is_connect(self) -> bool {
+        matches!(self, ErrorKind::ConnectRefused | ErrorKind::ConnectTimeout | ErrorKind::ConnectOther)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_matches_position_in_all() {
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(kind.index(), i);
+        }
+    }
+
+    #[test]
+    fn serde_name_is_as_str() {
+        for kind in ErrorKind::ALL {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+        }
+    }
+}

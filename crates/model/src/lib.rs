@@ -1,0 +1,23 @@
+//! The data shootout speaks in, and nothing else: plain serde types with no I/O and no runtime.
+//!
+//! Layout:
+//! - [`options`]: [`LoadOptions`], the validated plan of one `shootout load` run, as recorded in results.
+//! - [`result`]: [`LoadResult`], the versioned JSON document a load run writes (`schema/load-result.v1.json`
+//!   describes it), with its parts: request counts, latency summaries, the per-second timeline, client CPU.
+//! - [`errors`]: [`ErrorKind`], how a failed request is classified.
+//! - [`units`]: parsing of user-facing durations such as `30s`, `2m` or `250ms`.
+//!
+//! Everything upstream (the engine) produces these types and everything downstream (reports, comparisons)
+//! reads them, so a results file from another machine is all a report needs.
+
+pub mod errors;
+pub mod options;
+pub mod result;
+pub mod units;
+
+pub use errors::ErrorKind;
+pub use options::{LoadOptions, StopCondition};
+pub use result::{
+    ClientUsage, ConnectionCounts, LatencySummary, LoadResult, RequestCounts, Second, Throughput, ToolInfo,
+    SCHEMA_VERSION,
+};

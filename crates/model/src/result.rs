@@ -1,0 +1,166 @@
+//! [`LoadResult`]: the JSON document one load run writes.
+//!
+//! Versioned by [`SCHEMA_VERSION`] and described by `schema/load-result.v1.json`. Figures are kept at their full
+//! resolution (latencies in integer microseconds, rates as floats), and the raw HDR histograms are embedded so
+//! any other percentile can be recomputed and runs from several machines merged exactly.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ErrorKind, LoadOptions};
+
+/// Version of the result document's layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one `shootout load` run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadResult {
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// The program that measured.
+    pub tool: ToolInfo,
+    /// What the run was asked to do.
+    pub options: LoadOptions,
+    /// The socket address the URL resolved to and was loaded.
+    pub address: String,
+    /// Wall-clock start of the measured window (after warm-up), RFC 3339 UTC.
+    pub started_at: String,
+    /// Wall-clock end of the measured window, RFC 3339 UTC.
+    pub ended_at: String,
+    /// Length of the measured window in seconds: from the end of warm-up until the last counted request
+    /// finished (requests still in flight when sending stops are waited for, up to their timeout).
+    pub duration_s: f64,
+    /// True when the run was cut short (Ctrl-C); everything measured until then is still here.
+    pub interrupted: bool,
+    /// How many requests ended which way.
+    pub requests: RequestCounts,
+    /// Responses per HTTP status code (as a decimal string key).
+    pub status_counts: BTreeMap<String, u64>,
+    /// Transport failures per kind; kinds that never happened are left out.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Connection churn.
+    pub connections: ConnectionCounts,
+    /// Bytes read from the server (status lines, headers and bodies).
+    pub bytes_received: u64,
+    /// Bytes written to the server.
+    pub bytes_sent: u64,
+    /// Rates over `duration_s`.
+    pub throughput: Throughput,
+    /// Request latency: from when a request was due (including any connect it needed) to its last byte.
+    /// Requests that timed out are included, with at least the timeout as their latency.
+    pub latency: LatencySummary,
+    /// TCP connect time of every connection opened.
+    pub connect: LatencySummary,
+    /// One entry per second of the measured window.
+    pub timeline: Vec<Second>,
+    /// The load generator's own resource use.
+    pub client: ClientUsage,
+}
+
+/// Name and version of the measuring program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// `shootout`.
+    pub name: String,
+    /// The crate version.
+    pub version: String,
+}
+
+/// Counts of requests by outcome. `total = ok + http_errors + failed`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestCounts {
+    /// Requests that ended with a response or a transport failure, in the measured window.
+    pub total: u64,
+    /// Responses with a status below 400.
+    pub ok: u64,
+    /// Responses with a status of 400 or more.
+    pub http_errors: u64,
+    /// Requests with no complete response (see `errors`).
+    pub failed: u64,
+    /// Requests sent during the warm-up and not counted anywhere else.
+    pub warmup: u64,
+}
+
+/// Connections opened and closed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionCounts {
+    /// TCP connections successfully established in the measured window.
+    pub opened: u64,
+    /// Keep-alive connections the server ended cleanly between requests (`Connection: close`, or EOF while idle);
+    /// each is followed by a reconnect.
+    pub closed_by_server: u64,
+}
+
+/// Rates over the measured window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Responses (any status) per second: `(requests.ok + requests.http_errors) / duration_s`.
+    pub requests_per_s: f64,
+    /// `bytes_received / duration_s`.
+    pub bytes_per_s: f64,
+}
+
+/// One percentile of a distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// The percentile, 0 to 100 (for example 99.9).
+    pub percentile: f64,
+    /// The value at that percentile, in microseconds (HDR histogram, 3 significant digits).
+    pub us: u64,
+}
+
+/// A distribution of durations in microseconds, with its raw histogram.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Number of recorded values.
+    pub count: u64,
+    /// Arithmetic mean (0 when empty).
+    pub mean_us: f64,
+    /// Population standard deviation (0 when empty).
+    pub stdev_us: f64,
+    /// Smallest value (0 when empty).
+    pub min_us: u64,
+    /// Largest value (0 when empty).
+    pub max_us: u64,
+    /// The percentiles of ab's table: 50 66 75 80 90 95 98 99 99.9 99.99 100.
+    pub percentiles: Vec<Percentile>,
+    /// The full HDR histogram, V2 deflate-compressed and base64-encoded (the HdrHistogram log format), so
+    /// histograms can be merged exactly and any percentile recomputed.
+    pub histogram: String,
+}
+
+/// One second of the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Second {
+    /// Seconds since the start of the measured window (0 is the first second).
+    pub second: u32,
+    /// Requests that ended in this second.
+    pub requests: u64,
+    /// Of those, transport failures plus HTTP errors (status >= 400).
+    pub errors: u64,
+    /// Median latency of the requests that ended in this second (absent when none recorded a latency).
+    pub p50_us: Option<u64>,
+    /// 99th percentile latency of the requests that ended in this second.
+    pub p99_us: Option<u64>,
+}
+
+/// The load generator's own CPU use, to tell when the client rather than the server was the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClientUsage {
+    /// Worker threads that generated load.
+    pub threads: u32,
+    /// CPUs this process was allowed to run on.
+    pub cpus_available: u32,
+    /// User CPU seconds of the whole process during the measured window.
+    pub user_s: f64,
+    /// System (kernel) CPU seconds of the whole process during the measured window.
+    pub sys_s: f64,
+    /// `user_s + sys_s`.
+    pub cpu_s: f64,
+    /// CPU used as a fraction of what the worker threads could have used:
+    /// `cpu_s / (duration_s * min(threads, cpus_available))`.
+    pub busy: f64,
+    /// True when `busy >= 0.9`: the result then measures the client, not the server.
+    pub saturated: bool,
+}

@@ -1,0 +1,12 @@
+//! Turns results into what people read.
+//!
+//! Layout:
+//! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
+//!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
+//!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
+//! - [`text`]: [`text::render_load`], the terminal summary of one `shootout load` run.
+//! - [`units`]: how durations, sizes and rates are written.
+
+pub mod summary;
+pub mod text;
+pub mod units;

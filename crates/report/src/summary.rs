@@ -1,0 +1,57 @@
+//! [`LoadSummary`]: the figures of one load run, each defined once here (and in the README's glossary).
+
+use shootout_model::LoadResult;
+
+/// The siege-style figures of one run, derived from its result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSummary {
+    /// Requests that got a complete response, whatever its status.
+    pub transactions: u64,
+    /// Percentage of requests that got a response: `transactions / (transactions + transport failures)`.
+    pub availability_pct: f64,
+    /// Length of the measured window, seconds.
+    pub elapsed_s: f64,
+    /// Bytes received.
+    pub data_bytes: u64,
+    /// Mean latency, µs.
+    pub response_time_us: f64,
+    /// `transactions / elapsed_s`.
+    pub transaction_rate: f64,
+    /// Bytes received per second.
+    pub throughput_bytes: f64,
+    /// Mean number of requests in flight: total latency / elapsed time.
+    pub concurrency: f64,
+    /// Responses with status < 400.
+    pub successful: u64,
+    /// Responses with status >= 400 plus transport failures.
+    pub failed: u64,
+    /// Largest latency, µs.
+    pub longest_us: u64,
+    /// Smallest latency, µs.
+    pub shortest_us: u64,
+}
+
+impl LoadSummary {
+    /// Computes the figures.
+    pub fn of(result: &LoadResult) -> LoadSummary {
+        let r = &result.requests;
+        let transactions = r.ok + r.http_errors;
+        let attempts = transactions + r.failed;
+        let elapsed = result.duration_s;
+        let latency = &result.latency;
+        LoadSummary {
+            transactions,
+            availability_pct: if attempts > 0 { 100.0 * transactions as f64 / attempts as f64 } else { 0.0 },
+            elapsed_s: elapsed,
+            data_bytes: result.bytes_received,
+            response_time_us: latency.mean_us,
+            transaction_rate: result.throughput.requests_per_s,
+            throughput_bytes: result.throughput.bytes_per_s,
+            concurrency: if elapsed > 0.0 { latency.mean_us * latency.count as f64 / 1e6 / elapsed } else { 0.0 },
+            successful: r.ok,
+            failed: r.http_errors + r.failed,
+            longest_us: latency.max_us,
+            shortest_us: latency.min_us,
+        }
+    }
+}

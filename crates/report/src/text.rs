@@ -1,0 +1,123 @@
+//! [`render_load`]: the terminal summary of one load run.
+
+use std::fmt::Write as _;
+
+use shootout_model::{LoadResult, StopCondition};
+
+use crate::summary::LoadSummary;
+use crate::units::{bytes, count, ms};
+
+/// The summary printed after `shootout load`: the run's shape, siege's fields, ab's percentile table, status
+/// codes, errors by kind, connections, and the client's own CPU with a warning when it was the bottleneck.
+pub fn render_load(result: &LoadResult) -> String {
+    let s = LoadSummary::of(result);
+    let o = &result.options;
+    let mut out = String::new();
+    let stop = match o.stop {
+        StopCondition::Duration(d) => format!("for {}", humantime_like(d.as_secs_f64())),
+        StopCondition::Requests(n) => format!("{} requests", count(n)),
+    };
+    let keepalive = if o.keepalive { "keep-alive" } else { "a new connection per request" };
+    let _ = writeln!(out, "{} {} ({})", o.method, o.url, result.address);
+    let _ = writeln!(out, "  {} connections on {} threads, {stop}, {keepalive}", o.connections, result.client.threads);
+    if !o.warmup.is_zero() {
+        let _ = writeln!(
+            out,
+            "  after a {} warm-up ({} requests, not counted)",
+            humantime_like(o.warmup.as_secs_f64()),
+            count(result.requests.warmup)
+        );
+    }
+    if result.interrupted {
+        let _ = writeln!(out, "  interrupted: these figures cover the {:.3} s measured before Ctrl-C", s.elapsed_s);
+    }
+    let _ = writeln!(out);
+    let rows: [(&str, String); 12] = [
+        ("Transactions:", format!("{} hits", count(s.transactions))),
+        ("Availability:", format!("{:.2} %", s.availability_pct)),
+        ("Elapsed time:", format!("{:.3} s", s.elapsed_s)),
+        ("Data transferred:", format!("{} ({} bytes)", bytes(s.data_bytes as f64), count(s.data_bytes))),
+        ("Response time:", format!("{} ms (mean)", ms(s.response_time_us))),
+        ("Transaction rate:", format!("{:.2} trans/s", s.transaction_rate)),
+        ("Throughput:", format!("{}/s", bytes(s.throughput_bytes))),
+        ("Concurrency:", format!("{:.2}", s.concurrency)),
+        ("Successful transactions:", count(s.successful)),
+        ("Failed transactions:", count(s.failed)),
+        ("Longest transaction:", format!("{} ms", ms(s.longest_us as f64))),
+        ("Shortest transaction:", format!("{} ms", ms(s.shortest_us as f64))),
+    ];
+    for (label, value) in rows {
+        let _ = writeln!(out, "{label:<26}{value}");
+    }
+
+    let _ = writeln!(out, "\nPercentage of the requests served within a certain time (ms)");
+    for p in &result.latency.percentiles {
+        let label = format!("{}%", p.percentile);
+        let tail = if p.percentile >= 100.0 { " (longest request)" } else { "" };
+        let _ = writeln!(out, "  {label:>7} {:>12}{tail}", ms(p.us as f64));
+    }
+
+    let _ = writeln!(out);
+    let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
+    let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };
+    let _ = writeln!(out, "{:<26}{statuses}", "Status codes:");
+    let errors: Vec<String> =
+        result.errors.iter().map(|(kind, n)| format!("{}: {}", kind.as_str(), count(*n))).collect();
+    let errors = if errors.is_empty() { "none".to_string() } else { errors.join(", ") };
+    let _ = writeln!(out, "{:<26}{errors}", "Errors:");
+    let c = &result.connections;
+    let connect = if result.connect.count > 0 {
+        format!(", connect mean {} ms, max {} ms", ms(result.connect.mean_us), ms(result.connect.max_us as f64))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{:<26}{} opened{connect}, {} closed by the server",
+        "Connections:",
+        count(c.opened),
+        count(c.closed_by_server)
+    );
+    let u = &result.client;
+    let _ = writeln!(
+        out,
+        "{:<26}{:.2} s user + {:.2} s system = {:.0}% of {} thread{} ({} CPUs available)",
+        "Client CPU:",
+        u.user_s,
+        u.sys_s,
+        u.busy * 100.0,
+        u.threads,
+        if u.threads == 1 { "" } else { "s" },
+        u.cpus_available
+    );
+    if s.transactions > 0 {
+        let _ = writeln!(
+            out,
+            "{:<26}{:.2} µs per response",
+            "Client CPU per request:",
+            u.cpu_s * 1e6 / s.transactions as f64
+        );
+    }
+    if u.saturated {
+        let _ = writeln!(
+            out,
+            "\nWARNING: the client was the bottleneck ({:.0}% busy): this measures shootout, not the server. \
+             Give the client more cores (-t), or pin the server elsewhere.",
+            u.busy * 100.0
+        );
+    }
+    out
+}
+
+/// Seconds as `10s`, `1.5s` or `2m30s`.
+fn humantime_like(seconds: f64) -> String {
+    if seconds >= 60.0 && seconds.fract() == 0.0 {
+        let whole = seconds as u64;
+        match (whole / 60, whole % 60) {
+            (m, 0) => format!("{m}m"),
+            (m, s) => format!("{m}m{s}s"),
+        }
+    } else {
+        format!("{seconds}s")
+    }
+}

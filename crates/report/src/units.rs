@@ -1,0 +1,52 @@
+//! How figures are written: durations in milliseconds with microsecond precision (nothing measured is rounded
+//! away), sizes in binary units.
+
+/// Microseconds as milliseconds with three decimals: 1234 µs is `1.234`.
+pub fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+/// A byte count in the largest binary unit that keeps it at or above 1.
+pub fn bytes(n: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+/// A whole number with thousands separators: 1234567 is `1,234,567`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(ms(1234.0), "1.234");
+        assert_eq!(ms(7.0), "0.007");
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.50 KiB");
+        assert_eq!(bytes(1073741824.0), "1.00 GiB");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,215 @@
+//! `shootout load URL`: checks what the user typed, runs the engine with a progress bar, prints the summary and
+//! writes the JSON result.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use shootout_engine::{limits, Plan, Progress};
+use shootout_model::units::parse_duration;
+use shootout_model::{LoadOptions, LoadResult, StopCondition};
+
+use super::Failure;
+
+/// How long a run lasts when neither `-d` nor `-n` is given (as wrk).
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// Options of `shootout load`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The URL to load (http://host:port/path).
+    url: String,
+    /// Concurrent connections, each with one request in flight (closed model).
+    #[arg(short = 'c', long, default_value_t = 50)]
+    connections: u32,
+    /// Worker threads (default: the CPUs available).
+    #[arg(short = 't', long)]
+    threads: Option<u32>,
+    /// How long to send, e.g. 30s or 2m (default 10s).
+    #[arg(short = 'd', long, value_parser = duration_arg, conflicts_with = "requests")]
+    duration: Option<Duration>,
+    /// Send exactly this many requests instead of running for a duration.
+    #[arg(short = 'n', long)]
+    requests: Option<u64>,
+    /// A request header, "Name: value"; repeatable.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    headers: Vec<String>,
+    /// HTTP method (default GET, or POST when a body is given).
+    #[arg(short = 'm', long)]
+    method: Option<String>,
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    body: Option<String>,
+    /// Request body, read from a file.
+    #[arg(long, value_name = "FILE")]
+    body_file: Option<PathBuf>,
+    /// Deadline for each request, from when it was due to its last response byte.
+    #[arg(long, value_parser = duration_arg, default_value = "30s")]
+    timeout: Duration,
+    /// Deadline for each TCP connect.
+    #[arg(long, value_parser = duration_arg, default_value = "5s")]
+    connect_timeout: Duration,
+    /// Open a new connection for every request (as ab without -k, or siege by default).
+    #[arg(long)]
+    no_keepalive: bool,
+    /// Send load for this long first, without counting it.
+    #[arg(long, value_parser = duration_arg, default_value = "0s")]
+    warmup: Duration,
+    /// Print the JSON result on stdout instead of the summary.
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON result to this file.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// Runs one load test.
+pub fn run(args: LoadArgs) -> Result<(), Failure> {
+    let (options, body) = validate(&args)?;
+    limits::ensure_open_files(u64::from(options.connections)).map_err(|e| Failure::Usage(e.to_string()))?;
+    let plan = Plan::new(options, &body).map_err(|e| Failure::Usage(e.to_string()))?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let handler_flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if handler_flag.swap(true, Ordering::Relaxed) {
+            std::process::exit(130); // a second Ctrl-C: leave at once
+        }
+    });
+    let bar = progress_bar(&plan.options);
+    let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| show(&bar, &plan.options, p));
+    bar.finish_and_clear();
+    let result = result.map_err(|e| Failure::Run(e.into()))?;
+    emit(&args, &result)?;
+    if result.interrupted {
+        return Err(Failure::Interrupted);
+    }
+    Ok(())
+}
+
+/// Turns the typed arguments into options, or one line naming what is wrong and how to fix it.
+fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
+    let usage = |message: String| Err(Failure::Usage(message));
+    if args.connections == 0 {
+        return usage("-c/--connections 0: at least 1 connection is needed, e.g. -c 50".into());
+    }
+    if args.threads == Some(0) {
+        return usage("-t/--threads 0: at least 1 thread is needed, e.g. -t 2".into());
+    }
+    if args.requests == Some(0) {
+        return usage("-n/--requests 0: send at least 1 request, or use -d for a timed run".into());
+    }
+    if args.duration.is_some_and(|d| d.is_zero()) {
+        return usage("-d/--duration 0s: give the run some time, e.g. -d 10s".into());
+    }
+    if args.timeout.is_zero() || args.connect_timeout.is_zero() {
+        return usage("--timeout and --connect-timeout must be longer than 0s, e.g. --timeout 30s".into());
+    }
+    let mut headers = Vec::with_capacity(args.headers.len());
+    for header in &args.headers {
+        match header.split_once(':') {
+            Some((name, value)) if !name.trim().is_empty() && httparse_token(name.trim()) => {
+                headers.push((name.trim().to_string(), value.trim().to_string()));
+            }
+            _ => {
+                return usage(format!(
+                    "-H '{header}': a header is written \"Name: value\", e.g. -H 'Accept: text/html'"
+                ))
+            }
+        }
+    }
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(path)) => std::fs::read(path).map_err(|e| {
+            Failure::Usage(format!("--body-file {}: cannot read it ({e}); check the path", path.display()))
+        })?,
+        (None, None) => Vec::new(),
+    };
+    let method = match &args.method {
+        Some(m) if !m.is_empty() && httparse_token(m) => m.to_ascii_uppercase(),
+        Some(m) => return usage(format!("-m '{m}': a method is one word such as GET, POST or PUT")),
+        None if args.body.is_some() || args.body_file.is_some() => "POST".into(),
+        None => "GET".into(),
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let threads = args.threads.unwrap_or(cpus).min(args.connections);
+    let stop = match (args.requests, args.duration) {
+        (Some(n), _) => StopCondition::Requests(n),
+        (None, Some(d)) => StopCondition::Duration(d),
+        (None, None) => StopCondition::Duration(DEFAULT_DURATION),
+    };
+    let options = LoadOptions {
+        url: args.url.clone(),
+        method,
+        headers,
+        body_bytes: body.len() as u64,
+        connections: args.connections,
+        threads,
+        stop,
+        timeout: args.timeout,
+        connect_timeout: args.connect_timeout,
+        keepalive: !args.no_keepalive,
+        warmup: args.warmup,
+    };
+    Ok((options, body))
+}
+
+/// True when `text` is an HTTP token (method or header name).
+fn httparse_token(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Prints the summary or the JSON, and writes the JSON file when asked.
+fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
+    let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
+    if let Some(path) = &args.output {
+        write_atomically(path, json.as_bytes())
+            .with_context(|| format!("cannot write the result to {}", path.display()))?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", shootout_report::text::render_load(result));
+    }
+    Ok(())
+}
+
+/// Writes through a temporary file in the same directory, then renames it into place.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, path)
+}
+
+fn progress_bar(options: &LoadOptions) -> ProgressBar {
+    let (length, template) = match options.stop {
+        StopCondition::Duration(d) => {
+            ((options.warmup + d).as_millis() as u64, "{spinner} [{elapsed_precise}] {wide_bar} {msg}")
+        }
+        StopCondition::Requests(n) => (n, "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}"),
+    };
+    let bar = ProgressBar::new(length);
+    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar
+}
+
+fn show(bar: &ProgressBar, options: &LoadOptions, p: &Progress) {
+    match options.stop {
+        StopCondition::Duration(_) => bar.set_position(p.elapsed.as_millis() as u64),
+        StopCondition::Requests(_) => bar.set_position(p.requests),
+    }
+    if p.measuring {
+        bar.set_message(format!("{:.0} req/s, {} errors", p.rate, p.errors));
+    } else {
+        bar.set_message("warming up");
+    }
+}

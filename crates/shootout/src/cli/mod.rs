@@ -1,0 +1,63 @@
+//! The command line: what the user typed ([`Cli`]) is parsed by clap, then each command validates it into a plan
+//! and runs. Errors in what the user typed exit with code 2 and one line naming the input and the fix.
+
+mod load;
+mod target;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Benchmark HTTP servers side by side, and tell the truth about them.
+#[derive(Debug, Parser)]
+#[command(name = "shootout", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load one URL and report throughput, the full latency distribution, errors and the client's own CPU.
+    Load(load::LoadArgs),
+    /// Run the built-in reference HTTP server.
+    Target(target::TargetArgs),
+}
+
+/// How a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Something the user typed is wrong: exit code 2.
+    Usage(String),
+    /// The command could not do its work: exit code 1.
+    Run(anyhow::Error),
+    /// The command was interrupted after reporting what it measured: exit code 130.
+    Interrupted,
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Run(e)
+    }
+}
+
+/// Parses the command line, runs the command, and turns its outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Load(args) => load::run(args),
+        Command::Target(args) => target::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(message)) => {
+            eprintln!("shootout: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(error)) => {
+            eprintln!("shootout: {error:#}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Interrupted) => ExitCode::from(130),
+    }
+}

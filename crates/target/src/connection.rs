@@ -1,0 +1,209 @@
+//! One connection of the reference server: parse the requests that arrived, answer them in order (pipelining
+//! allowed), write the answers in one go, read more.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::routes::{reason, Route, HELLO, INDEX};
+use crate::Stats;
+
+/// Bytes of body pattern written per write call for large bodies.
+const PATTERN_LEN: usize = 64 * 1024;
+/// The bytes bodies are made of: `abc…z` repeated, so a body of any length is predictable.
+static PATTERN: [u8; PATTERN_LEN] = pattern();
+/// Chunk size of `/chunked/N`.
+const CHUNK: u64 = 16 * 1024;
+/// Most headers accepted in a request.
+const MAX_HEADERS: usize = 64;
+
+const fn pattern() -> [u8; PATTERN_LEN] {
+    let mut bytes = [0u8; PATTERN_LEN];
+    let mut i = 0;
+    while i < PATTERN_LEN {
+        bytes[i] = b'a' + (i % 26) as u8;
+        i += 1;
+    }
+    bytes
+}
+
+/// What the parser found at the front of the input.
+struct Request {
+    route: Route,
+    head: bool,
+    close: bool,
+    body: u64,
+}
+
+/// Serves one connection until the client closes it, asks to close, or sends something unusable.
+pub async fn handle(mut stream: TcpStream, stats: Arc<Stats>) {
+    let mut input: Vec<u8> = Vec::with_capacity(8192);
+    let mut out: Vec<u8> = Vec::with_capacity(8192);
+    let mut skip: u64 = 0; // request body bytes still to discard
+    loop {
+        let mut at = 0;
+        loop {
+            if skip > 0 {
+                let take = skip.min((input.len() - at) as u64);
+                at += take as usize;
+                skip -= take;
+                if skip > 0 {
+                    break;
+                }
+            }
+            let request = match parse(&input[at..]) {
+                Ok(Some((used, request))) => {
+                    at += used;
+                    request
+                }
+                Ok(None) => break,
+                Err(()) => {
+                    out.extend_from_slice(
+                        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    );
+                    let _ = stream.write_all(&out).await;
+                    return;
+                }
+            };
+            skip = request.body;
+            if request.route != Route::Stats {
+                stats.count();
+            }
+            if answer(&mut stream, &mut out, &request, &stats).await.is_err() || request.close {
+                let _ = stream.write_all(&out).await;
+                return;
+            }
+        }
+        input.drain(..at);
+        if !out.is_empty() {
+            if stream.write_all(&out).await.is_err() {
+                return;
+            }
+            out.clear();
+        }
+        if input.len() > 64 * 1024 {
+            return; // a head that never ends
+        }
+        match stream.read_buf(&mut input).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Parses one request head. `Ok(None)` means more bytes are needed.
+fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
+    if input.is_empty() {
+        return Ok(None);
+    }
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    let used = match request.parse(input) {
+        Ok(httparse::Status::Complete(used)) => used,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(()),
+    };
+    let mut close = request.version == Some(0);
+    let mut body = 0;
+    for header in request.headers.iter() {
+        if header.name.eq_ignore_ascii_case("content-length") {
+            body = std::str::from_utf8(header.value).ok().and_then(|v| v.trim().parse().ok()).ok_or(())?;
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(()); // chunked request bodies are not needed by any load shootout sends
+        } else if header.name.eq_ignore_ascii_case("connection") {
+            let value = header.value.to_ascii_lowercase();
+            if value.windows(5).any(|w| w == b"close") {
+                close = true;
+            } else if value.windows(10).any(|w| w == b"keep-alive") {
+                close = false;
+            }
+        }
+    }
+    let route = Route::of(request.path.unwrap_or("/"));
+    let head = request.method == Some("HEAD");
+    Ok(Some((used, Request { route, head, close: close || route == Route::Close, body })))
+}
+
+/// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
+async fn answer(stream: &mut TcpStream, out: &mut Vec<u8>, request: &Request, stats: &Stats) -> std::io::Result<()> {
+    let connection = if request.close { "Connection: close\r\n" } else { "" };
+    let mut small = |status: u16, content_type: &str, body: &[u8]| {
+        let _ = write!(
+            out,
+            "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{connection}\r\n",
+            reason(status),
+            body.len()
+        );
+        if !request.head {
+            out.extend_from_slice(body);
+        }
+    };
+    match request.route {
+        Route::Hello | Route::Close => small(200, "text/plain", HELLO),
+        Route::Index => small(200, "text/plain", INDEX.as_bytes()),
+        Route::Stats => small(200, "application/json", format!("{{\"requests\":{}}}", stats.requests()).as_bytes()),
+        Route::Status(code) => small(code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
+        Route::NotFound => small(404, "text/plain", b"not found: try GET / for the list of paths\n"),
+        Route::Delay(wait) => {
+            if !out.is_empty() {
+                stream.write_all(out).await?;
+                out.clear();
+            }
+            tokio::time::sleep(wait).await;
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{connection}\r\n",
+                HELLO.len()
+            );
+            if !request.head {
+                out.extend_from_slice(HELLO);
+            }
+        }
+        Route::Bytes(size) => {
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\n{connection}\r\n"
+            );
+            stream.write_all(out).await?;
+            out.clear();
+            if !request.head {
+                write_pattern(stream, size).await?;
+            }
+        }
+        Route::Chunked(size) => {
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n{connection}\r\n"
+            );
+            if !request.head {
+                let mut left = size;
+                while left > 0 {
+                    let chunk = left.min(CHUNK);
+                    let _ = write!(out, "{chunk:x}\r\n");
+                    out.extend_from_slice(&PATTERN[..chunk as usize]);
+                    out.extend_from_slice(b"\r\n");
+                    left -= chunk;
+                    if out.len() >= PATTERN_LEN {
+                        stream.write_all(out).await?;
+                        out.clear();
+                    }
+                }
+                out.extend_from_slice(b"0\r\n\r\n");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `size` bytes of the pattern.
+async fn write_pattern(stream: &mut TcpStream, size: u64) -> std::io::Result<()> {
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(PATTERN_LEN as u64) as usize;
+        stream.write_all(&PATTERN[..n]).await?;
+        left -= n as u64;
+    }
+    Ok(())
+}

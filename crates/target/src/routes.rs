@@ -1,0 +1,112 @@
+//! [`Route`]: what each path of the reference server answers.
+
+use std::time::Duration;
+
+/// The body of `/hello`, `/delay/MS` and `/close`: the same 12 bytes as the example apps' "Hello World".
+pub const HELLO: &[u8] = b"Hello World\n";
+
+/// Largest size `/bytes/N` and `/chunked/N` serve: 64 GiB.
+pub const MAX_SIZE: u64 = 64 << 30;
+
+/// Longest delay `/delay/MS` waits: one hour.
+pub const MAX_DELAY_MS: u64 = 3_600_000;
+
+/// One answer of the reference server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// `/`: a short list of the endpoints.
+    Index,
+    /// `/hello`: 200 with [`HELLO`].
+    Hello,
+    /// `/bytes/N`: 200 with N bytes, Content-Length framed.
+    Bytes(u64),
+    /// `/chunked/N`: 200 with N bytes in chunked transfer coding.
+    Chunked(u64),
+    /// `/delay/MS`: [`HELLO`] after waiting MS milliseconds.
+    Delay(Duration),
+    /// `/status/CODE`: that status, with a short body.
+    Status(u16),
+    /// `/close`: [`HELLO`] with `Connection: close`, then the connection is closed.
+    Close,
+    /// `/stats`: `{"requests":N}`, the requests served so far (not counting `/stats`).
+    Stats,
+    /// Anything else: 404.
+    NotFound,
+}
+
+impl Route {
+    /// The route for a request target (the query string is ignored).
+    pub fn of(target: &str) -> Route {
+        let path = target.split('?').next().unwrap_or("");
+        let mut parts = path.trim_start_matches('/').splitn(2, '/');
+        let head = parts.next().unwrap_or("");
+        let arg = parts.next();
+        let number = || arg.and_then(|a| a.parse::<u64>().ok());
+        match (head, arg) {
+            ("", None) => Route::Index,
+            ("hello", None) => Route::Hello,
+            ("close", None) => Route::Close,
+            ("stats", None) => Route::Stats,
+            ("bytes", Some(_)) => number().filter(|&n| n <= MAX_SIZE).map_or(Route::NotFound, Route::Bytes),
+            ("chunked", Some(_)) => number().filter(|&n| n <= MAX_SIZE).map_or(Route::NotFound, Route::Chunked),
+            ("delay", Some(_)) => number()
+                .filter(|&ms| ms <= MAX_DELAY_MS)
+                .map_or(Route::NotFound, |ms| Route::Delay(Duration::from_millis(ms))),
+            ("status", Some(_)) => number()
+                .filter(|code| (100..=999).contains(code))
+                .map_or(Route::NotFound, |code| Route::Status(code as u16)),
+            _ => Route::NotFound,
+        }
+    }
+}
+
+/// The reason phrase for a status code (a generic one for codes without a well-known phrase).
+pub fn reason(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// The text of `/`.
+pub const INDEX: &str = "shootout target: a reference HTTP/1.1 server\n\
+GET /hello          200, \"Hello World\\n\" (12 bytes)\n\
+GET /bytes/N        200, N bytes (Content-Length)\n\
+GET /chunked/N      200, N bytes (chunked)\n\
+GET /delay/MS       200, \"Hello World\\n\" after MS milliseconds\n\
+GET /status/CODE    that status\n\
+GET /close          200, then the server closes the connection\n\
+GET /stats          {\"requests\":N}: requests served so far, /stats excluded\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_to_routes() {
+        assert_eq!(Route::of("/"), Route::Index);
+        assert_eq!(Route::of("/hello?x=1"), Route::Hello);
+        assert_eq!(Route::of("/bytes/1024"), Route::Bytes(1024));
+        assert_eq!(Route::of("/chunked/7"), Route::Chunked(7));
+        assert_eq!(Route::of("/delay/250"), Route::Delay(Duration::from_millis(250)));
+        assert_eq!(Route::of("/status/503"), Route::Status(503));
+        assert_eq!(Route::of("/status/42"), Route::NotFound);
+        assert_eq!(Route::of("/bytes/lots"), Route::NotFound);
+        assert_eq!(Route::of("/nope"), Route::NotFound);
+    }
+}
