@@ -217,7 +217,9 @@ impl Worker<'_> {
         match conn.phase {
             Phase::Connecting => self.on_connect(i),
             Phase::Writing if event.is_writable() || event.is_error() => self.write(i),
-            Phase::Reading if event.is_readable() || event.is_read_closed() || event.is_error() => self.read(i),
+            Phase::Reading if event.is_readable() || event.is_read_closed() || event.is_error() => {
+                self.read(i, event.is_read_closed())
+            }
             Phase::Idle if event.is_read_closed() || event.is_error() => {
                 self.conns[i].close();
                 self.recorder.closed_by_server();
@@ -273,7 +275,9 @@ impl Worker<'_> {
         conn.parser.reset(self.shared.head_request);
     }
 
-    fn read(&mut self, i: usize) {
+    /// Reads what has arrived. A read shorter than the buffer drained the socket, so the next arrival raises a new
+    /// edge; but when the peer has also closed (`read_closed`), that edge was already spent, so read on to the end.
+    fn read(&mut self, i: usize, read_closed: bool) {
         loop {
             let conn = &mut self.conns[i];
             let Some(socket) = conn.socket.as_mut() else { return };
@@ -290,7 +294,7 @@ impl Worker<'_> {
             match conn.parser.feed(&self.buffer[..n]) {
                 Ok(Progress::Complete { used }) if used == n => return self.complete(i),
                 Ok(Progress::Complete { .. }) | Err(_) => return self.fail(i, ErrorKind::Malformed, Instant::now()),
-                Ok(Progress::NeedMore) if n < self.buffer.len() => return,
+                Ok(Progress::NeedMore) if n < self.buffer.len() && !read_closed => return,
                 Ok(Progress::NeedMore) => {}
             }
         }

@@ -1,0 +1,90 @@
+//! Every kind of transport failure is classified, counted and survived; none crashes or hangs a run.
+
+use std::time::{Duration, Instant};
+
+use shootout_model::ErrorKind;
+
+use crate::support::{describe, fault_server, load, shootout, Fault};
+
+fn url(address: std::net::SocketAddr) -> String {
+    format!("http://{address}/")
+}
+
+fn count(result: &shootout_model::LoadResult, kind: ErrorKind) -> u64 {
+    result.errors.get(&kind).copied().unwrap_or(0)
+}
+
+#[test]
+fn a_silent_server_gives_read_timeouts_that_keep_their_latency() {
+    let address = fault_server(Fault::Silent);
+    let result = load(&["-d", "700ms", "-c", "2", "--timeout", "200ms", &url(address)]);
+    assert!(count(&result, ErrorKind::ReadTimeout) >= 4, "{:?}", result.errors);
+    assert_eq!(result.requests.ok, 0);
+    assert_eq!(result.latency.count, result.requests.failed, "every timeout records a latency");
+    // Histograms keep 3 significant digits, so a value is reported within 0.1% (the bucket's lowest equivalent).
+    assert!(result.latency.min_us >= 199_800, "a timed-out request waited at least the timeout");
+}
+
+#[test]
+fn a_resetting_server_gives_resets() {
+    let result = load(&["-n", "20", "-c", "2", &url(fault_server(Fault::Reset))]);
+    assert_eq!(count(&result, ErrorKind::Reset), 20, "{:?}", result.errors);
+    assert_eq!(result.requests.failed, 20);
+}
+
+#[test]
+fn a_server_closing_before_answering_gives_closed() {
+    let result = load(&["-n", "20", "-c", "2", &url(fault_server(Fault::Close))]);
+    assert_eq!(count(&result, ErrorKind::Closed), 20, "{:?}", result.errors);
+}
+
+#[test]
+fn garbage_is_malformed() {
+    let result = load(&["-n", "20", "-c", "2", &url(fault_server(Fault::Garbage))]);
+    assert_eq!(count(&result, ErrorKind::Malformed), 20, "{:?}", result.errors);
+    assert!(result.status_counts.is_empty());
+}
+
+#[test]
+fn a_full_accept_queue_gives_connect_timeouts() {
+    // The first connection is shootout's reachability check, the next two are served; then nothing is accepted.
+    let address = fault_server(Fault::AcceptOnly(3));
+    let result = load(&["-d", "1500ms", "-c", "1", "--connect-timeout", "150ms", "--timeout", "300ms", &url(address)]);
+    assert_eq!(result.requests.ok, 2, "{:?}", result.errors);
+    assert!(count(&result, ErrorKind::ConnectTimeout) >= 1, "{:?}", result.errors);
+}
+
+#[test]
+fn a_server_that_goes_away_gives_refused_connects_with_back_off() {
+    // Serves two connections then vanishes: later connects are refused, and shootout keeps trying politely.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(2) {
+            use std::io::{Read, Write};
+            let mut stream = stream.unwrap();
+            let mut buffer = [0u8; 1024];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    let result = load(&["-d", "1s", "-c", "1", &url(address)]);
+    assert_eq!(result.requests.ok, 1, "the first connection was the reachability check");
+    let refused = count(&result, ErrorKind::ConnectRefused);
+    assert!((1..=20).contains(&refused), "{refused} refused connects: back-off should keep this small");
+}
+
+#[test]
+fn a_server_that_is_down_is_a_clear_error_not_a_hang() {
+    let address = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let started = Instant::now();
+    let output = shootout().args(["load", "-d", "30s", &url(address)]).output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("cannot connect to {address}")), "{stderr}");
+    assert!(stderr.contains("is the server running"), "{stderr}");
+}

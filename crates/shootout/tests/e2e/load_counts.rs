@@ -1,0 +1,82 @@
+//! The counts shootout reports are the counts the server saw.
+
+use shootout_model::StopCondition;
+
+use crate::support::{load, Target};
+
+#[test]
+fn a_request_count_run_sends_exactly_that_many() {
+    let target = Target::start();
+    let result = load(&["-n", "5000", "-c", "10", "-t", "2", &target.url("/hello")]);
+    assert_eq!(result.options.stop, StopCondition::Requests(5000));
+    assert_eq!(result.requests.total, 5000);
+    assert_eq!(result.requests.ok, 5000);
+    assert_eq!(result.latency.count, 5000);
+    assert_eq!(result.status_counts.get("200"), Some(&5000));
+    assert_eq!(target.served(), 5000, "the server saw what shootout reported");
+    assert_eq!(result.connections.opened, 10, "keep-alive: one connection per slot");
+    assert!(result.bytes_received >= 5000 * 12);
+}
+
+#[test]
+fn a_timed_run_reports_what_the_server_served() {
+    let target = Target::start();
+    let result = load(&["-d", "1s", "-c", "8", &target.url("/hello")]);
+    assert!(result.requests.total > 100, "only {} requests in a second", result.requests.total);
+    assert_eq!(target.served(), result.requests.total);
+    assert!((0.99..1.5).contains(&result.duration_s), "duration {}", result.duration_s);
+    let timeline_total: u64 = result.timeline.iter().map(|s| s.requests).sum();
+    assert_eq!(timeline_total, result.requests.total, "the timeline accounts for every request");
+}
+
+#[test]
+fn warmup_requests_are_sent_but_not_counted() {
+    let target = Target::start();
+    let result = load(&["-d", "600ms", "--warmup", "400ms", "-c", "4", &target.url("/hello")]);
+    assert!(result.requests.warmup > 0);
+    assert_eq!(target.served(), result.requests.total + result.requests.warmup);
+    assert!(result.duration_s < 1.0, "the warm-up is not part of the measured window");
+}
+
+#[test]
+fn no_keepalive_opens_a_connection_per_request() {
+    let target = Target::start();
+    let result = load(&["-n", "300", "-c", "3", "--no-keepalive", &target.url("/hello")]);
+    assert_eq!(result.requests.ok, 300);
+    assert_eq!(result.connections.opened, 300);
+    assert_eq!(result.connect.count, 300);
+    assert_eq!(target.served(), 300);
+}
+
+#[test]
+fn a_server_closing_keepalive_connections_causes_counted_reconnects() {
+    let target = Target::start();
+    let result = load(&["-n", "200", "-c", "2", &target.url("/close")]);
+    assert_eq!(result.requests.ok, 200);
+    assert_eq!(result.requests.failed, 0, "a clean close between requests is not an error");
+    assert_eq!(result.connections.closed_by_server, 200);
+    assert_eq!(result.connections.opened, 200);
+}
+
+#[test]
+fn http_errors_are_answers_not_transport_failures() {
+    let target = Target::start();
+    let result = load(&["-n", "100", "-c", "2", &target.url("/status/503")]);
+    assert_eq!(result.requests.total, 100);
+    assert_eq!(result.requests.http_errors, 100);
+    assert_eq!(result.requests.failed, 0);
+    assert!(result.errors.is_empty());
+    assert_eq!(result.status_counts.get("503"), Some(&100));
+}
+
+#[test]
+fn post_bodies_are_sent() {
+    let target = Target::start();
+    let body = "x".repeat(10_000);
+    let result = load(&["-n", "50", "-c", "1", "--body", &body, &target.url("/hello")]);
+    assert_eq!(result.options.method, "POST");
+    assert_eq!(result.options.body_bytes, 10_000);
+    assert_eq!(result.requests.ok, 50);
+    assert!(result.bytes_sent >= 50 * 10_000);
+    assert_eq!(target.served(), 50);
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests of the `shootout` binary: real processes, real sockets on 127.0.0.1, ports bound to 0.
+//! One test binary (faster to link); one module per area.
+
+mod support;
+
+mod errors;
+mod framing;
+mod load_counts;
+mod result_json;
+mod usage;

@@ -1,0 +1,55 @@
+//! The JSON result follows the schema in `schema/load-result.v1.json`, and `-o` writes the same document.
+
+use crate::support::{describe, fault_server, shootout, Fault, Target};
+
+fn schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/load-result.v1.json"))
+        .expect("the schema file is in the repository");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
+}
+
+fn assert_valid(document: &serde_json::Value) {
+    let validator = schema();
+    let problems: Vec<String> =
+        validator.iter_errors(document).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(problems.is_empty(), "schema violations: {problems:#?}");
+}
+
+#[test]
+fn a_result_with_responses_and_errors_matches_the_schema() {
+    let target = Target::start();
+    let file = std::env::temp_dir().join(format!("shootout-result-{}.json", std::process::id()));
+    let output = shootout()
+        .args(["load", "--json", "-d", "1200ms", "-c", "4", "-o"])
+        .arg(&file)
+        .arg(target.url("/status/404"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(printed, written, "-o writes the document --json prints");
+    assert_valid(&printed);
+    assert_eq!(printed["schema_version"], 1);
+    assert!(printed["timeline"].as_array().unwrap().len() >= 2);
+    let histogram = printed["latency"]["histogram"].as_str().unwrap();
+    let decoded = shootout_metrics::decode_histogram(histogram).unwrap();
+    assert_eq!(decoded.len(), printed["latency"]["count"].as_u64().unwrap(), "the raw histogram is complete");
+
+    let failing = shootout()
+        .args(["load", "--json", "-n", "5", "-c", "1"])
+        .arg(format!("http://{}/", fault_server(Fault::Reset)))
+        .output()
+        .unwrap();
+    assert!(failing.status.success(), "{}", describe(&failing));
+    assert_valid(&serde_json::from_slice(&failing.stdout).unwrap());
+}
+
+#[test]
+fn the_schema_rejects_a_broken_document() {
+    let validator = schema();
+    let broken = serde_json::json!({"schema_version": 1, "requests": {"total": -1}});
+    assert!(!validator.is_valid(&broken));
+}

@@ -1,0 +1,182 @@
+//! Helpers for the end-to-end tests: the real `shootout` binary, a `shootout target` process, and
+//! purpose-built misbehaving servers. Every server binds port 0 on 127.0.0.1.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use shootout_model::LoadResult;
+
+/// A command for the `shootout` binary under test.
+pub fn shootout() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_shootout"))
+}
+
+/// Runs `shootout load --json ARGS` and parses its result; panics with the output if it failed.
+pub fn load(args: &[&str]) -> LoadResult {
+    let output = shootout().arg("load").arg("--json").args(args).output().expect("shootout runs");
+    assert!(output.status.success(), "shootout load {args:?} failed: {}", describe(&output));
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", describe(&output)))
+}
+
+/// Exit status, stdout and stderr of a finished command, for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A `shootout target` process on a free port, killed when dropped.
+pub struct Target {
+    child: Child,
+    /// Where it listens.
+    pub address: SocketAddr,
+}
+
+impl Target {
+    /// Starts `shootout target --port 0` with one thread and waits for its first line.
+    pub fn start() -> Target {
+        let mut child = shootout()
+            .args(["target", "--port", "0", "--threads", "1"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("shootout target starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let address = line
+            .trim()
+            .strip_prefix("shootout target listening on http://")
+            .and_then(|rest| rest.trim_end_matches('/').parse().ok())
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
+        Target { child, address }
+    }
+
+    /// The URL of `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    /// Requests the server has answered so far (`/stats`).
+    pub fn served(&self) -> u64 {
+        let body = get(self.address, "/stats");
+        let digits: String = body.chars().filter(char::is_ascii_digit).collect();
+        digits.parse().unwrap_or_else(|_| panic!("bad /stats body {body:?}"))
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A one-shot GET with `Connection: close`, returning the body.
+pub fn get(address: SocketAddr, path: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()
+}
+
+/// What a misbehaving server does with each connection.
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    /// Reads the request and never answers.
+    Silent,
+    /// Reads the request, then resets the connection (RST).
+    Reset,
+    /// Reads the request, then closes the connection (FIN) without answering.
+    Close,
+    /// Answers with something that is not HTTP.
+    Garbage,
+    /// Answers 200 with a body delimited by closing the connection (no Content-Length, no chunking).
+    CloseDelimited(usize),
+    /// Serves the first N connections (one `Connection: close` answer each), then stops accepting with a full
+    /// accept queue, so later connects time out.
+    AcceptOnly(usize),
+}
+
+/// Starts a server with the given fault on a free port; it lives until the test process ends.
+pub fn fault_server(fault: Fault) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    if matches!(fault, Fault::AcceptOnly(_)) {
+        // SAFETY: re-listening on our own listening socket only shrinks its accept queue.
+        unsafe { libc::listen(listener.as_raw_fd(), 0) };
+    }
+    std::thread::spawn(move || {
+        let mut accepted = 0;
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            accepted += 1;
+            if let Fault::AcceptOnly(n) = fault {
+                serve_once(stream);
+                if accepted >= n {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+                continue;
+            }
+            std::thread::spawn(move || misbehave(stream, fault));
+        }
+    });
+    address
+}
+
+/// Reads one request head (up to the blank line); false if the client went away first.
+fn read_head(stream: &mut TcpStream) -> bool {
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => seen.push(byte[0]),
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn serve_once(mut stream: TcpStream) {
+    if read_head(&mut stream) {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    }
+}
+
+fn misbehave(mut stream: TcpStream, fault: Fault) {
+    while read_head(&mut stream) {
+        match fault {
+            Fault::Silent => std::thread::sleep(Duration::from_secs(3600)),
+            Fault::Reset => {
+                let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+                // SAFETY: setting SO_LINGER on our own socket with a valid struct.
+                unsafe {
+                    libc::setsockopt(
+                        stream.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        libc::SO_LINGER,
+                        (&linger as *const libc::linger).cast(),
+                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                    )
+                };
+                return;
+            }
+            Fault::Close => return,
+            Fault::Garbage => {
+                let _ = stream.write_all(b"HTTP/1.1 abc Nope\r\n\r\n");
+                return;
+            }
+            Fault::CloseDelimited(size) => {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n");
+                let _ = stream.write_all(&vec![b'x'; size]);
+                return;
+            }
+            Fault::AcceptOnly(_) => unreachable!("served by the accept loop"),
+        }
+    }
+}

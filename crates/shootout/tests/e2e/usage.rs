@@ -1,0 +1,35 @@
+//! Bad input gets one clear line naming the input and the fix, and exit code 2.
+
+use crate::support::{describe, shootout, Target};
+
+fn refused(args: &[&str], names: &str) {
+    let output = shootout().args(args).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(names), "{args:?} should name {names:?}: {stderr}");
+    let lines = stderr.lines().filter(|l| !l.trim().is_empty() && !l.contains("--help")).count();
+    assert_eq!(lines, 1, "one line for {args:?}: {stderr}");
+}
+
+#[test]
+fn bad_urls() {
+    refused(&["load", "not a url"], "'not a url'");
+    refused(&["load", "ftp://127.0.0.1/x"], "'ftp'");
+    refused(&["load", "http://no-such-host.invalid/"], "no-such-host.invalid");
+}
+
+#[test]
+fn bad_numbers_and_durations() {
+    refused(&["load", "-c", "0", "http://127.0.0.1:1/"], "-c/--connections 0");
+    refused(&["load", "-t", "0", "http://127.0.0.1:1/"], "-t/--threads 0");
+    refused(&["load", "-n", "0", "http://127.0.0.1:1/"], "-n/--requests 0");
+    refused(&["load", "-d", "5 parsecs", "http://127.0.0.1:1/"], "'5 parsecs' is not a duration");
+    refused(&["load", "-H", "NoColon", "http://127.0.0.1:1/"], "-H 'NoColon'");
+    refused(&["load", "--body-file", "/no/such/file", "http://127.0.0.1:1/"], "/no/such/file");
+}
+
+#[test]
+fn more_connections_than_files_allowed() {
+    let target = Target::start();
+    refused(&["load", "-c", "4000000000", &target.url("/hello")], "ulimit -Hn");
+}
