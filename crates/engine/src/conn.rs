@@ -37,6 +37,8 @@ pub struct Conn {
     pub parser: ResponseParser,
     /// When the current request was due: latency is measured from here.
     pub due: Instant,
+    /// When the current request's first byte was written: service time is measured from here.
+    pub sent_at: Instant,
     /// When the current connect started.
     pub connect_started: Instant,
     /// Deadline of the current connect or request.
@@ -65,6 +67,7 @@ impl Conn {
             phase: Phase::Idle,
             parser: ResponseParser::new(),
             due: now,
+            sent_at: now,
             connect_started: now,
             deadline: now,
             written: 0,

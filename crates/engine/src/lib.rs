@@ -6,6 +6,8 @@
 //!   and assembles the [`LoadResult`](shootout_model::LoadResult).
 //! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once).
 //! - `conn`: one connection's state between events.
+//! - [`pacing`]: when requests start: the closed model's users ramp, the open model's [`Schedule`](pacing::Schedule)
+//!   of due times (constant or Poisson); `timer` wakes the loop when the next one falls due.
 //! - [`http`]: request encoding and the streaming response parser, free of I/O.
 //! - [`limits`]: raising the open-file limit for many connections.
 //! - [`cpu`]: the client's own CPU time.
@@ -16,10 +18,12 @@
 pub mod cpu;
 pub mod http;
 pub mod limits;
+pub mod pacing;
 pub mod plan;
 pub mod run;
 
 mod conn;
+mod timer;
 mod worker;
 
 pub use plan::{Plan, PlanError};

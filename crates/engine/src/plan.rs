@@ -99,7 +99,7 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
 mod tests {
     use std::time::Duration;
 
-    use shootout_model::StopCondition;
+    use shootout_model::{Pacing, StopCondition};
 
     use super::*;
 
@@ -110,6 +110,8 @@ mod tests {
             headers: vec![],
             body_bytes: 0,
             connections: 1,
+            pacing: Pacing::Closed,
+            stages: vec![],
             threads: 1,
             stop: StopCondition::Requests(1),
             timeout: Duration::from_secs(1),

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use shootout_metrics::{summarize, Recorder, Timeline};
 use shootout_model::result::ToolInfo;
-use shootout_model::{ClientUsage, LoadResult, StopCondition, Throughput, SCHEMA_VERSION};
+use shootout_model::{ClientUsage, LoadResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
+use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
-use crate::worker::{run_worker, Report};
+use crate::worker::{run_worker, share, Part, Report, WorkerPacing};
 
 /// How often the progress callback is called.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
@@ -88,6 +89,25 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         StopCondition::Duration(d) => (Some(measure_start + d), None),
         StopCondition::Requests(n) => (None, Some(n)),
     };
+    let ramp = level_ramp(plan);
+    let seed = wall_start.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let pacing_of = |part: Part| match options.pacing {
+        Pacing::Closed => WorkerPacing::Closed { users: ramp.clone(), quota: quota.map(|n| share(n, part)) },
+        Pacing::Open { arrival, rate } => WorkerPacing::Open(Schedule::new(
+            ramp.scaled(1.0 / part.of as f64),
+            arrival,
+            seed ^ part.index as u64,
+            measure_start,
+            // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
+            start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
+            send_until,
+            quota.map(|n| share(n, part)),
+        )),
+    };
+    let slots = match options.pacing {
+        Pacing::Closed => ramp.peak().ceil().max(1.0) as u64,
+        Pacing::Open { .. } => u64::from(options.connections),
+    };
     let shared = Shared {
         address: plan.address,
         request: plan.request.clone(),
@@ -107,12 +127,13 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     let mut cpu_start = None;
     let mut failure = None;
     std::thread::scope(|scope| {
-        for t in 0..threads {
+        for index in 0..threads {
             let tx = tx.clone();
             let shared = &shared;
-            let connections = share(u64::from(options.connections), threads, t) as usize;
-            let quota = quota.map(|n| share(n, threads, t));
-            scope.spawn(move || run_worker(shared, connections, quota, tx));
+            let part = Part { index, of: threads };
+            let connections = share(slots, part) as usize;
+            let pacing = pacing_of(part);
+            scope.spawn(move || run_worker(shared, part, connections, pacing, tx));
         }
         drop(tx);
         let mut done = 0;
@@ -165,26 +186,31 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     let cpu = CpuTimes::now().since(cpu_start.unwrap_or_default());
     let duration = ended.saturating_duration_since(measure_start);
     let wall_measure_start = wall_start + options.warmup;
-    Ok(assemble(plan, &total, &timeline, threads, cpu, duration, wall_measure_start, stop.load(Ordering::Relaxed)))
+    let run =
+        Measured { threads, cpu, duration, started: wall_measure_start, interrupted: stop.load(Ordering::Relaxed) };
+    Ok(assemble(plan, &ramp, &total, &timeline, &run))
 }
 
-/// The part of `total` that thread `index` of `threads` takes: as even as possible, earlier threads take the rest.
-fn share(total: u64, threads: usize, index: usize) -> u64 {
-    let threads = threads as u64;
-    total / threads + u64::from((index as u64) < total % threads)
+/// The level over time: users (closed model) or requests per second (open model), through the stages.
+fn level_ramp(plan: &Plan) -> Ramp {
+    let start = match plan.options.pacing {
+        Pacing::Closed => f64::from(plan.options.connections),
+        Pacing::Open { rate, .. } => rate,
+    };
+    Ramp::new(start, &plan.options.stages)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    plan: &Plan,
-    total: &Recorder,
-    timeline: &Timeline,
+/// Facts about the run itself, gathered by the coordinator.
+struct Measured {
     threads: usize,
     cpu: CpuTimes,
     duration: Duration,
     started: SystemTime,
     interrupted: bool,
-) -> LoadResult {
+}
+
+fn assemble(plan: &Plan, ramp: &Ramp, total: &Recorder, timeline: &Timeline, run: &Measured) -> LoadResult {
+    let Measured { threads, cpu, duration, started, interrupted } = *run;
     let seconds = duration.as_secs_f64();
     let requests = total.request_counts();
     let per_second = |count: u64| if seconds > 0.0 { count as f64 / seconds } else { 0.0 };
@@ -212,8 +238,22 @@ fn assemble(
             bytes_per_s: per_second(total.bytes_received),
         },
         latency: summarize(&total.latency),
+        service_time: summarize(&total.service),
+        sends: match plan.options.pacing {
+            Pacing::Closed => None,
+            Pacing::Open { rate, .. } => {
+                let sends = total.sends();
+                let offered_per_s = match plan.options.stop {
+                    StopCondition::Duration(window) => ramp.mean_over(window),
+                    StopCondition::Requests(_) => rate,
+                };
+                Some(Sends { offered_per_s, achieved_per_s: per_second(sends.sent), ..sends })
+            }
+        },
         connect: summarize(&total.connect),
-        timeline: timeline.to_seconds(seconds.ceil() as u32),
+        timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
+            ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
+        }),
         client: ClientUsage {
             threads: threads as u32,
             cpus_available,
@@ -223,20 +263,5 @@ fn assemble(
             busy,
             saturated: busy >= SATURATION,
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::share;
-
-    #[test]
-    fn shares_add_up() {
-        for (total, threads) in [(10, 3), (1, 4), (0, 2), (1000, 7)] {
-            let sum: u64 = (0..threads).map(|t| share(total, threads, t)).sum();
-            assert_eq!(sum, total);
-        }
-        assert_eq!(share(10, 3, 0), 4);
-        assert_eq!(share(10, 3, 2), 3);
     }
 }

@@ -5,9 +5,15 @@
 //! and one `read` plus a share of `epoll_wait`. A read shorter than the buffer means the socket was drained, so no
 //! extra read is spent waiting for `EAGAIN`: the next arrival raises a new edge.
 //!
-//! The loop knows nothing of what the run is for; it is handed its connection count, its share of the request
-//! quota and the run's clock, and reports per-second [`Interval`]s and its final [`Recorder`] over a channel.
+//! When requests start is decided by the [`WorkerPacing`] value the loop is handed, not by a copy of the loop:
+//! in the closed model a connection starts its next request as soon as its last one ends (while it is among the
+//! active users of the ramp); in the open model requests fall due on a [`Schedule`], take an idle connection or
+//! open a new one, and wait in a queue, keeping their due time, when the connection limit is reached.
+//!
+//! The loop knows nothing of what the run is for; it reports per-second [`Interval`]s and its final [`Recorder`]
+//! over a channel.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -15,20 +21,24 @@ use std::time::{Duration, Instant};
 
 use mio::event::Event;
 use mio::net::TcpStream;
-use mio::{Events, Interest, Poll};
+use mio::{Events, Interest, Poll, Token};
 use shootout_metrics::{Interval, Recorder};
 use shootout_model::ErrorKind;
 
 use crate::conn::{connect_error, transfer_error, untoken, Conn, Phase, MAX_BACKOFF, MIN_BACKOFF};
 use crate::http::response::Progress;
+use crate::pacing::{Ramp, Schedule};
 use crate::run::Shared;
+use crate::timer::DueTimer;
 
 /// Size of the read buffer each thread shares among its connections.
 const READ_BUFFER: usize = 64 * 1024;
-/// How often timers (timeouts, back-offs, the second boundary, the stop flag) are checked.
+/// How often timers (timeouts, back-offs, the second boundary, the stop flag, the ramp) are checked.
 const TICK: Duration = Duration::from_millis(5);
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// The poll token of the due-time timer.
+const TIMER: Token = Token(usize::MAX);
 
 /// What a worker sends to the coordinator.
 pub enum Report {
@@ -36,8 +46,38 @@ pub enum Report {
     Interval(Interval),
     /// The worker is done: its totals and when its last request ended.
     Done(Box<Recorder>, Instant),
-    /// The worker could not start (no poll instance).
+    /// The worker could not start (no poll instance or timer).
     Failed(io::Error),
+}
+
+/// How one worker paces its requests.
+#[derive(Debug)]
+pub enum WorkerPacing {
+    /// Closed model: the users ramp of the whole run (this thread takes its share), and this thread's share of a
+    /// request count, if the run has one.
+    Closed {
+        /// Users over time, for the whole run.
+        users: Ramp,
+        /// Counted requests this thread may still start.
+        quota: Option<u64>,
+    },
+    /// Open model: this thread's due times.
+    Open(Schedule),
+}
+
+/// Which of `threads` workers this is.
+#[derive(Debug, Clone, Copy)]
+pub struct Part {
+    /// This worker's index.
+    pub index: usize,
+    /// How many workers there are.
+    pub of: usize,
+}
+
+/// The part of `total` that worker `part` takes: as even as possible, earlier workers take the rest.
+pub fn share(total: u64, part: Part) -> u64 {
+    let of = part.of as u64;
+    total / of + u64::from((part.index as u64) < total % of)
 }
 
 /// Whether new requests may start.
@@ -47,42 +87,72 @@ enum Stage {
     Warmup,
     /// Sending and counting.
     Measure,
-    /// Not sending; waiting for in-flight requests until the given time at the latest.
-    Drain(Option<Instant>),
+    /// Past the end: no new requests; in the open model, requests already due still go out.
+    Ended,
+    /// Ctrl-C: nothing new goes out; requests in flight may finish until the given time.
+    Interrupted(Instant),
 }
 
 /// One worker thread's loop and state.
 struct Worker<'a> {
     shared: &'a Shared,
+    part: Part,
     poll: Poll,
     conns: Vec<Conn>,
+    max_conns: usize,
     buffer: Box<[u8]>,
     recorder: Recorder,
     stage: Stage,
-    quota: Option<u64>,
+    pacing: WorkerPacing,
+    /// Closed model: connections `0..active` are the current users.
+    active: usize,
+    /// Open model: due times waiting for a free connection, oldest first.
+    pending: VecDeque<Instant>,
+    /// Open model: connections with nothing to do, ready for the next due request.
+    idle: Vec<usize>,
+    timer: Option<DueTimer>,
     next_second: Instant,
     last_end: Instant,
     reports: Sender<Report>,
 }
 
-/// Runs one worker with `connections` connections and an optional share of the request quota.
-pub fn run_worker(shared: &Shared, connections: usize, quota: Option<u64>, reports: Sender<Report>) {
-    let poll = match Poll::new() {
-        Ok(poll) => poll,
+/// Runs one worker until its part of the run is done.
+pub fn run_worker(shared: &Shared, part: Part, connections: usize, pacing: WorkerPacing, reports: Sender<Report>) {
+    let now = Instant::now();
+    let setup = || -> io::Result<(Poll, Option<DueTimer>)> {
+        let poll = Poll::new()?;
+        let timer = match pacing {
+            WorkerPacing::Open(_) => {
+                let timer = DueTimer::new()?;
+                timer.register(poll.registry(), TIMER)?;
+                Some(timer)
+            }
+            WorkerPacing::Closed { .. } => None,
+        };
+        Ok((poll, timer))
+    };
+    let (poll, timer) = match setup() {
+        Ok(ready) => ready,
         Err(e) => {
             let _ = reports.send(Report::Failed(e));
             return;
         }
     };
-    let now = Instant::now();
+    let open = matches!(pacing, WorkerPacing::Open(_));
     let mut worker = Worker {
         shared,
+        part,
         poll,
-        conns: (0..connections).map(|_| Conn::new(now)).collect(),
+        conns: if open { Vec::new() } else { (0..connections).map(|_| Conn::new(now)).collect() },
+        max_conns: connections,
         buffer: vec![0; READ_BUFFER].into_boxed_slice(),
         recorder: Recorder::new(),
         stage: if shared.measure_start > now { Stage::Warmup } else { Stage::Measure },
-        quota,
+        pacing,
+        active: 0,
+        pending: VecDeque::new(),
+        idle: Vec::new(),
+        timer,
         next_second: shared.measure_start + Duration::from_secs(1),
         last_end: shared.measure_start,
         reports,
@@ -92,13 +162,15 @@ pub fn run_worker(shared: &Shared, connections: usize, quota: Option<u64>, repor
 
 impl Worker<'_> {
     fn run(&mut self, now: Instant) {
+        self.update_active(now);
         for i in 0..self.conns.len() {
-            self.begin(i, now);
+            self.next_request(i, now);
         }
         let mut events = Events::with_capacity(1024);
         let mut next_tick = now + TICK;
         loop {
             let now = Instant::now();
+            self.pump(now);
             let wait = next_tick.saturating_duration_since(now);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -109,6 +181,10 @@ impl Worker<'_> {
                 self.on_event(event);
             }
             let now = Instant::now();
+            if self.stage == Stage::Warmup && now >= self.shared.measure_start {
+                self.stage = Stage::Measure;
+                self.recorder.reset_after_warmup();
+            }
             if now >= next_tick {
                 next_tick = now + TICK;
                 if self.tick(now) {
@@ -124,22 +200,26 @@ impl Worker<'_> {
         let _ = self.reports.send(Report::Done(Box::new(recorder), self.last_end));
     }
 
-    /// Timers: stage changes, second boundaries, timeouts and back-offs. Returns true when the worker is done.
+    fn is_open(&self) -> bool {
+        matches!(self.pacing, WorkerPacing::Open(_))
+    }
+
+    /// Timers: stage changes, second boundaries, the ramp, timeouts and back-offs. Returns true when done.
     fn tick(&mut self, now: Instant) -> bool {
-        if self.stage == Stage::Warmup && now >= self.shared.measure_start {
-            self.stage = Stage::Measure;
-            self.recorder.reset_after_warmup();
+        if self.shared.stop.load(Ordering::Relaxed) && !matches!(self.stage, Stage::Interrupted(_)) {
+            self.stage = Stage::Interrupted(now + INTERRUPT_GRACE);
+            self.pending.clear();
         }
-        if self.shared.stop.load(Ordering::Relaxed) && !matches!(self.stage, Stage::Drain(Some(_))) {
-            self.stage = Stage::Drain(Some(now + INTERRUPT_GRACE));
-        }
-        if self.stage == Stage::Measure && self.shared.send_until.is_some_and(|end| now >= end) {
-            self.stage = Stage::Drain(None);
-        }
+        self.check_end(now);
         while now >= self.next_second && self.stage != Stage::Warmup {
             let next = self.recorder.current_second() + 1;
             let _ = self.reports.send(Report::Interval(self.recorder.take_interval(next)));
             self.next_second += Duration::from_secs(1);
+        }
+        self.update_active(now);
+        while self.pending.front().is_some_and(|&due| now.saturating_duration_since(due) >= self.shared.timeout) {
+            let due = self.pending.pop_front().expect("checked above");
+            self.not_sent(due, now);
         }
         let mut busy = false;
         for i in 0..self.conns.len() {
@@ -147,45 +227,129 @@ impl Worker<'_> {
             match conn.phase {
                 Phase::Connecting if now >= conn.deadline => self.fail(i, ErrorKind::ConnectTimeout, now),
                 Phase::Writing | Phase::Reading if now >= conn.deadline => self.fail(i, ErrorKind::ReadTimeout, now),
-                Phase::Backoff(until) if now >= until => self.begin(i, now),
+                Phase::Backoff(until) if now >= until => self.next_request(i, now),
+                Phase::Idle if !self.is_open() && i < self.active => self.next_request(i, now),
                 _ => {}
             }
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_));
         }
-        let out_of_time = matches!(self.stage, Stage::Drain(Some(limit)) if now >= limit);
+        let finished_sending = match (&self.pacing, self.stage) {
+            (_, Stage::Interrupted(_)) => true,
+            (WorkerPacing::Closed { quota, .. }, stage) => stage == Stage::Ended || *quota == Some(0),
+            (WorkerPacing::Open(schedule), _) => schedule.next_due().is_none() && self.pending.is_empty(),
+        };
+        let out_of_time = matches!(self.stage, Stage::Interrupted(limit) if now >= limit);
         if out_of_time && busy {
             self.last_end = now;
         }
-        !busy && (matches!(self.stage, Stage::Drain(_)) || self.quota == Some(0)) || out_of_time
+        (finished_sending && !busy) || out_of_time
     }
 
-    /// Starts the next request on slot `i`, if one may start now.
-    fn begin(&mut self, i: usize, now: Instant) {
-        if self.stage == Stage::Measure && self.shared.send_until.is_some_and(|end| now >= end) {
-            self.stage = Stage::Drain(None);
+    /// Moves to the end stage once sending time is over.
+    fn check_end(&mut self, now: Instant) {
+        if matches!(self.stage, Stage::Measure | Stage::Warmup) && self.shared.send_until.is_some_and(|end| now >= end)
+        {
+            self.stage = Stage::Ended;
         }
-        let counted = match self.stage {
-            Stage::Drain(_) => None,
-            Stage::Warmup => Some(false),
-            Stage::Measure => match &mut self.quota {
-                Some(0) => None,
-                Some(left) => {
-                    *left -= 1;
-                    Some(true)
-                }
-                None => Some(true),
-            },
-        };
-        let conn = &mut self.conns[i];
-        let Some(counted) = counted else {
-            conn.phase = Phase::Idle;
+    }
+
+    /// Closed model: how many of this thread's connections are users now.
+    fn update_active(&mut self, now: Instant) {
+        if let WorkerPacing::Closed { users, .. } = &self.pacing {
+            let elapsed = now.saturating_duration_since(self.shared.measure_start);
+            let users = users.at(elapsed).round().max(0.0) as u64;
+            self.active = (share(users, self.part) as usize).min(self.conns.len());
+        }
+    }
+
+    /// Open model: hands every request now due to an idle connection, a new one, or the queue, and sets the timer
+    /// for the next one.
+    fn pump(&mut self, now: Instant) {
+        if matches!(self.stage, Stage::Interrupted(_)) {
             return;
+        }
+        loop {
+            let WorkerPacing::Open(schedule) = &mut self.pacing else { return };
+            let Some(due) = schedule.next_due() else { return };
+            if due > now {
+                if let Some(timer) = &mut self.timer {
+                    timer.arm(due);
+                }
+                return;
+            }
+            schedule.advance();
+            if due >= self.shared.measure_start {
+                self.recorder.due();
+            }
+            if let Some(i) = self.idle.pop() {
+                self.start(i, now, due);
+            } else if self.conns.len() < self.max_conns {
+                self.conns.push(Conn::new(now));
+                self.start(self.conns.len() - 1, now, due);
+            } else {
+                self.pending.push_back(due);
+            }
+        }
+    }
+
+    /// Decides what connection `i` does next, now that it is free.
+    fn next_request(&mut self, i: usize, now: Instant) {
+        self.check_end(now);
+        let due = match (&mut self.pacing, self.stage) {
+            (_, Stage::Interrupted(_)) => None,
+            (WorkerPacing::Closed { .. }, Stage::Ended) => None,
+            (WorkerPacing::Closed { .. }, _) if i >= self.active => {
+                self.conns[i].close(); // a user the ramp no longer wants
+                None
+            }
+            (WorkerPacing::Closed { quota, .. }, stage) => match quota {
+                Some(0) if stage == Stage::Measure => None,
+                Some(left) if stage == Stage::Measure => {
+                    *left -= 1;
+                    Some(now)
+                }
+                _ => Some(now),
+            },
+            (WorkerPacing::Open(_), _) => self.pop_pending(now),
         };
-        conn.counted = counted;
-        conn.due = now;
-        conn.deadline = now + self.shared.timeout;
+        match due {
+            Some(due) => self.start(i, now, due),
+            None => {
+                self.conns[i].phase = Phase::Idle;
+                if self.is_open() {
+                    self.idle.push(i);
+                }
+            }
+        }
+    }
+
+    /// Open model: the oldest queued request still worth sending; older ones are failed as never sent.
+    fn pop_pending(&mut self, now: Instant) -> Option<Instant> {
+        while let Some(due) = self.pending.pop_front() {
+            if now.saturating_duration_since(due) < self.shared.timeout {
+                return Some(due);
+            }
+            self.not_sent(due, now);
+        }
+        None
+    }
+
+    /// A due request never went out: it counts as failed, with the time it waited as its latency.
+    fn not_sent(&mut self, due: Instant, now: Instant) {
+        if due >= self.shared.measure_start {
+            self.recorder.failure(ErrorKind::NotSent, Some(micros(now - due)), None);
+            self.last_end = now;
+        }
+    }
+
+    /// Starts a request that fell due at `due` on connection `i`.
+    fn start(&mut self, i: usize, now: Instant, due: Instant) {
+        let conn = &mut self.conns[i];
+        conn.counted = due >= self.shared.measure_start;
+        conn.due = due;
+        conn.deadline = due + self.shared.timeout;
         if conn.socket.is_some() {
-            self.write(i);
+            self.send(i, now);
         } else {
             self.connect(i, now);
         }
@@ -209,6 +373,9 @@ impl Worker<'_> {
     }
 
     fn on_event(&mut self, event: &Event) {
+        if event.token() == TIMER {
+            return; // the loop pumps due requests after every wake-up
+        }
         let (i, generation) = untoken(event.token());
         let Some(conn) = self.conns.get(i) else { return };
         if conn.generation != generation {
@@ -247,6 +414,19 @@ impl Worker<'_> {
             self.recorder.connected(micros(now - conn.connect_started));
         }
         conn.deadline = conn.due + self.shared.timeout;
+        self.send(i, now);
+    }
+
+    /// Notes when the request goes out, then writes it.
+    fn send(&mut self, i: usize, now: Instant) {
+        let open = self.is_open();
+        let conn = &mut self.conns[i];
+        conn.sent_at = now;
+        if conn.counted && open {
+            self.recorder.sent(micros(now.saturating_duration_since(conn.due)));
+        }
+        conn.phase = Phase::Writing;
+        conn.written = 0;
         self.write(i);
     }
 
@@ -254,10 +434,6 @@ impl Worker<'_> {
         let request = &self.shared.request[..];
         let conn = &mut self.conns[i];
         let Some(socket) = conn.socket.as_mut() else { return };
-        if conn.phase != Phase::Writing {
-            conn.phase = Phase::Writing;
-            conn.written = 0;
-        }
         while conn.written < request.len() {
             match socket.write(&request[conn.written..]) {
                 Ok(n) => {
@@ -313,7 +489,7 @@ impl Worker<'_> {
         let now = Instant::now();
         let conn = &mut self.conns[i];
         if conn.counted {
-            self.recorder.response(conn.parser.status(), micros(now - conn.due));
+            self.recorder.response(conn.parser.status(), micros(now - conn.due), micros(now - conn.sent_at));
             self.last_end = now;
         } else {
             self.recorder.warmup_requests += 1;
@@ -325,15 +501,17 @@ impl Worker<'_> {
             }
             conn.close();
         }
-        self.begin(i, now);
+        self.next_request(i, now);
     }
 
     /// A request failed: record it, drop the connection, and go on (after a pause if connecting failed).
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let conn = &mut self.conns[i];
+        let was_sent = matches!(conn.phase, Phase::Writing | Phase::Reading);
         let waited = matches!(kind, ErrorKind::ReadTimeout).then(|| micros(now - conn.due));
+        let served = (waited.is_some() && was_sent).then(|| micros(now - conn.sent_at));
         if conn.counted {
-            self.recorder.failure(kind, waited);
+            self.recorder.failure(kind, waited, served);
             self.last_end = now;
         } else {
             self.recorder.warmup_requests += 1;
@@ -343,11 +521,26 @@ impl Worker<'_> {
             conn.phase = Phase::Backoff(now + conn.backoff);
             conn.backoff = (conn.backoff * 2).min(MAX_BACKOFF);
         } else {
-            self.begin(i, now);
+            self.next_request(i, now);
         }
     }
 }
 
 fn micros(duration: Duration) -> u64 {
     duration.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{share, Part};
+
+    #[test]
+    fn shares_add_up() {
+        for (total, of) in [(10, 3), (1, 4), (0, 2), (1000, 7)] {
+            let sum: u64 = (0..of).map(|index| share(total, Part { index, of })).sum();
+            assert_eq!(sum, total);
+        }
+        assert_eq!(share(10, Part { index: 0, of: 3 }), 4);
+        assert_eq!(share(10, Part { index: 2, of: 3 }), 3);
+    }
 }

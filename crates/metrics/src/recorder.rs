@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::ops::AddAssign;
 
-use shootout_model::result::{ConnectionCounts, RequestCounts};
+use shootout_model::result::{ConnectionCounts, RequestCounts, Sends};
 use shootout_model::ErrorKind;
 
 use crate::histogram::{new_histogram, record_us, LatencyHistogram};
@@ -18,8 +18,10 @@ const STATUS_SLOTS: usize = 1000;
 /// Per-thread measurements of a load run.
 #[derive(Debug, Clone)]
 pub struct Recorder {
-    /// Latency of every response and every timed-out request, in µs.
+    /// Latency of every response and every timed-out or unsent request, in µs, from when each was due.
     pub latency: LatencyHistogram,
+    /// Service time of every request that was sent and ended, in µs, from its first byte written.
+    pub service: LatencyHistogram,
     /// Connect time of every connection opened, in µs.
     pub connect: LatencyHistogram,
     status: Vec<u64>,
@@ -33,8 +35,12 @@ pub struct Recorder {
     connections: ConnectionCounts,
     /// Requests completed during the warm-up (not counted elsewhere).
     pub warmup_requests: u64,
+    sends: Sends,
     interval: Interval,
 }
+
+/// A request written more than this long after it was due counts as late.
+pub const LATE_US: u64 = 1000;
 
 impl Default for Recorder {
     fn default() -> Self {
@@ -47,6 +53,7 @@ impl Recorder {
     pub fn new() -> Self {
         Recorder {
             latency: new_histogram(),
+            service: new_histogram(),
             connect: new_histogram(),
             status: vec![0; STATUS_SLOTS],
             errors: [0; ErrorKind::ALL.len()],
@@ -56,13 +63,15 @@ impl Recorder {
             bytes_sent: 0,
             connections: ConnectionCounts::default(),
             warmup_requests: 0,
+            sends: Sends::default(),
             interval: Interval::new(0),
         }
     }
 
-    /// A complete response with this status arrived `latency_us` after the request was due.
+    /// A complete response with this status arrived `latency_us` after the request was due and `service_us` after
+    /// its first byte was written.
     #[inline]
-    pub fn response(&mut self, status: u16, latency_us: u64) {
+    pub fn response(&mut self, status: u16, latency_us: u64, service_us: u64) {
         self.status[(status as usize).min(STATUS_SLOTS - 1)] += 1;
         let is_error = status >= 400;
         if is_error {
@@ -71,16 +80,20 @@ impl Recorder {
             self.ok += 1;
         }
         record_us(&mut self.latency, latency_us);
+        record_us(&mut self.service, service_us);
         self.interval.record(Some(latency_us), is_error);
     }
 
-    /// A request failed at the transport level. A latency is given for failures that waited (timeouts), so
-    /// the distribution keeps its tail.
+    /// A request failed at the transport level. A latency is given for failures that waited (timeouts, requests
+    /// never sent), so the distribution keeps its tail; a service time for those that had been sent.
     #[inline]
-    pub fn failure(&mut self, kind: ErrorKind, latency_us: Option<u64>) {
+    pub fn failure(&mut self, kind: ErrorKind, latency_us: Option<u64>, service_us: Option<u64>) {
         self.errors[kind.index()] += 1;
         if let Some(us) = latency_us {
             record_us(&mut self.latency, us);
+        }
+        if let Some(us) = service_us {
+            record_us(&mut self.service, us);
         }
         self.interval.record(latency_us, true);
     }
@@ -90,6 +103,24 @@ impl Recorder {
     pub fn connected(&mut self, connect_us: u64) {
         self.connections.opened += 1;
         record_us(&mut self.connect, connect_us);
+    }
+
+    /// Open model: a request fell due.
+    #[inline]
+    pub fn due(&mut self) {
+        self.sends.due += 1;
+    }
+
+    /// Open model: a request was written `delay_us` after it was due.
+    #[inline]
+    pub fn sent(&mut self, delay_us: u64) {
+        self.sends.sent += 1;
+        self.sends.late += u64::from(delay_us > LATE_US);
+    }
+
+    /// Open-model send counts (the rates are left for the caller, who knows the duration).
+    pub fn sends(&self) -> Sends {
+        self.sends
     }
 
     /// The server ended a keep-alive connection cleanly between requests.
@@ -150,6 +181,10 @@ impl AddAssign<&Recorder> for Recorder {
     fn add_assign(&mut self, other: &Recorder) {
         self.latency.add(&other.latency).expect("histograms share bounds");
         self.connect.add(&other.connect).expect("histograms share bounds");
+        self.service.add(&other.service).expect("histograms share bounds");
+        self.sends.due += other.sends.due;
+        self.sends.sent += other.sends.sent;
+        self.sends.late += other.sends.late;
         for (mine, theirs) in self.status.iter_mut().zip(&other.status) {
             *mine += theirs;
         }
@@ -173,15 +208,16 @@ mod tests {
     #[test]
     fn counts_by_outcome() {
         let mut r = Recorder::new();
-        r.response(200, 100);
-        r.response(404, 200);
-        r.response(503, 300);
-        r.failure(ErrorKind::ReadTimeout, Some(5_000_000));
-        r.failure(ErrorKind::ConnectRefused, None);
+        r.response(200, 100, 90);
+        r.response(404, 200, 190);
+        r.response(503, 300, 290);
+        r.failure(ErrorKind::ReadTimeout, Some(5_000_000), Some(4_000_000));
+        r.failure(ErrorKind::ConnectRefused, None, None);
         let c = r.request_counts();
         assert_eq!((c.total, c.ok, c.http_errors, c.failed), (5, 1, 2, 2));
         assert_eq!(r.latency.len(), 4, "the timeout keeps its latency, the refused connect has none");
         assert_eq!(r.latency.max(), r.latency.highest_equivalent(5_000_000));
+        assert_eq!(r.service.len(), 4);
         assert_eq!(r.status_counts().get("404"), Some(&1));
         assert_eq!(r.error_counts().get(&ErrorKind::ReadTimeout), Some(&1));
     }
@@ -190,9 +226,11 @@ mod tests {
     fn merging_adds_everything() {
         let mut a = Recorder::new();
         let mut b = Recorder::new();
-        a.response(200, 10);
-        b.response(200, 20);
-        b.failure(ErrorKind::Reset, None);
+        a.response(200, 10, 10);
+        b.response(200, 20, 20);
+        b.failure(ErrorKind::Reset, None, None);
+        b.due();
+        b.sent(5000);
         b.connected(50);
         b.bytes_received = 100;
         a += &b;
@@ -200,14 +238,15 @@ mod tests {
         assert_eq!(a.latency.len(), 2);
         assert_eq!(a.connection_counts().opened, 1);
         assert_eq!(a.bytes_received, 100);
+        assert_eq!((a.sends().due, a.sends().sent, a.sends().late), (1, 1, 1));
         assert_eq!(a.status_counts().get("200"), Some(&2));
     }
 
     #[test]
     fn warmup_reset_keeps_only_the_count() {
         let mut r = Recorder::new();
-        r.response(200, 10);
-        r.response(200, 10);
+        r.response(200, 10, 10);
+        r.response(200, 10, 10);
         r.reset_after_warmup();
         assert_eq!(r.request_counts().total, 0);
         assert_eq!(r.request_counts().warmup, 2);

@@ -68,8 +68,9 @@ impl Timeline {
     }
 
     /// The series for the result: one entry for every second from 0 to `seconds - 1` (empty seconds included,
-    /// so a stall shows as a gap), plus any later second that recorded requests.
-    pub fn to_seconds(&self, seconds: u32) -> Vec<Second> {
+    /// so a stall shows as a gap), plus any later second that recorded requests. `target` gives the level asked
+    /// for in each second.
+    pub fn to_seconds(&self, seconds: u32, target: impl Fn(u32) -> f64) -> Vec<Second> {
         let last = self.seconds.keys().next_back().map_or(0, |&s| s + 1).max(seconds);
         (0..last)
             .map(|second| match self.seconds.get(&second) {
@@ -79,8 +80,9 @@ impl Timeline {
                     errors: i.errors,
                     p50_us: (!i.latency.is_empty()).then(|| i.latency.value_at_quantile(0.5)),
                     p99_us: (!i.latency.is_empty()).then(|| i.latency.value_at_quantile(0.99)),
+                    target: target(second),
                 },
-                None => Second { second, requests: 0, errors: 0, p50_us: None, p99_us: None },
+                None => Second { second, requests: 0, errors: 0, p50_us: None, p99_us: None, target: target(second) },
             })
             .collect()
     }
@@ -102,7 +104,8 @@ mod tests {
         t.add(a);
         t.add(b);
         t.add(c);
-        let s = t.to_seconds(3);
+        let s = t.to_seconds(3, |second| f64::from(second) * 10.0);
+        assert_eq!(s[2].target, 20.0);
         assert_eq!(s.len(), 3);
         assert_eq!((s[0].requests, s[0].errors), (2, 1));
         assert_eq!(s[0].p99_us, Some(300));

@@ -23,11 +23,14 @@ pub enum ErrorKind {
     Closed,
     /// The response was not valid HTTP/1.x (bad status line, bad headers, bad chunk framing, extra bytes).
     Malformed,
+    /// Open model: the request was never sent, because no connection was free within `--timeout` of when it was
+    /// due (all were busy and `--max-connections` was reached). Its waiting time is still recorded as latency.
+    NotSent,
 }
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -35,6 +38,7 @@ impl ErrorKind {
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::Malformed,
+        ErrorKind::NotSent,
     ];
 
     /// The snake_case name used in JSON and in the text summary.
@@ -47,6 +51,7 @@ impl ErrorKind {
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
             ErrorKind::Malformed => "malformed",
+            ErrorKind::NotSent => "not_sent",
         }
     }
 

@@ -16,8 +16,8 @@ pub mod result;
 pub mod units;
 
 pub use errors::ErrorKind;
-pub use options::{LoadOptions, StopCondition};
+pub use options::{Arrival, LoadOptions, Pacing, Stage, StopCondition};
 pub use result::{
-    ClientUsage, ConnectionCounts, LatencySummary, LoadResult, RequestCounts, Second, Throughput, ToolInfo,
+    ClientUsage, ConnectionCounts, LatencySummary, LoadResult, RequestCounts, Second, Sends, Throughput, ToolInfo,
     SCHEMA_VERSION,
 };

@@ -17,6 +17,44 @@ pub enum StopCondition {
     Requests(u64),
 }
 
+/// How requests are paced.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// Closed model (wrk, ab, siege): `connections` users, each sending its next request as soon as its previous
+    /// response ends, so a slower server gets fewer requests.
+    Closed,
+    /// Open model (wrk2, k6's arrival rate): requests are due at a rate set in advance, whatever the server does,
+    /// and latency is measured from when each was due.
+    Open {
+        /// Requests per second (the starting rate when there are stages).
+        rate: f64,
+        /// How due times are spaced.
+        arrival: Arrival,
+    },
+}
+
+/// How the due times of an open-model run are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly: one request every 1/rate seconds.
+    Constant,
+    /// A Poisson process: exponentially distributed gaps with mean 1/rate, as independent users arrive.
+    Poisson,
+}
+
+/// One stage of a ramp: over `duration`, the level moves linearly from where the previous stage ended to
+/// `target` (users for the closed model, requests per second for the open model).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// How long the stage lasts.
+    #[serde(with = "secs")]
+    pub duration: Duration,
+    /// The level reached at its end.
+    pub target: f64,
+}
+
 /// The validated plan of one load run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadOptions {
@@ -28,8 +66,15 @@ pub struct LoadOptions {
     pub headers: Vec<(String, String)>,
     /// Length of the request body in bytes (the body itself is not recorded).
     pub body_bytes: u64,
-    /// Concurrent connections (closed model: each has at most one request in flight).
+    /// Closed model: concurrent connections (users), each with at most one request in flight; the starting level
+    /// when there are stages. Open model: the most connections that may be open at once (`--max-connections`);
+    /// they are opened as needed, when every open one is busy.
     pub connections: u32,
+    /// Closed or open model.
+    pub pacing: Pacing,
+    /// Ramps of the level (users or rate) over time; empty for a constant level. With stages, the run lasts
+    /// their total duration.
+    pub stages: Vec<Stage>,
     /// Worker threads, each owning its share of the connections.
     pub threads: u32,
     /// When to stop sending.
@@ -77,6 +122,8 @@ mod tests {
             headers: vec![("Accept".into(), "*/*".into())],
             body_bytes: 0,
             connections: 50,
+            pacing: Pacing::Open { rate: 100.0, arrival: Arrival::Poisson },
+            stages: vec![Stage { duration: Duration::from_secs(10), target: 500.0 }],
             threads: 2,
             stop: StopCondition::Duration(Duration::from_millis(1500)),
             timeout: Duration::from_secs(30),

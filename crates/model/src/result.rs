@@ -47,9 +47,16 @@ pub struct LoadResult {
     pub bytes_sent: u64,
     /// Rates over `duration_s`.
     pub throughput: Throughput,
-    /// Request latency: from when a request was due (including any connect it needed) to its last byte.
-    /// Requests that timed out are included, with at least the timeout as their latency.
+    /// Request latency: from when a request was due (including any connect it needed, and in the open model any
+    /// wait for a free connection) to its last byte. Requests that timed out, or were never sent, are included
+    /// with their waiting time (at least the timeout). This is the corrected view: it has no coordinated omission.
     pub latency: LatencySummary,
+    /// Service time: from when a request's first byte was written to its last response byte. This is the
+    /// uncorrected view most closed-loop tools report; it leaves out time spent waiting to be sent.
+    pub service_time: LatencySummary,
+    /// Open model only: how well the client kept to its schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sends: Option<Sends>,
     /// TCP connect time of every connection opened.
     pub connect: LatencySummary,
     /// One entry per second of the measured window.
@@ -101,6 +108,21 @@ pub struct Throughput {
     pub bytes_per_s: f64,
 }
 
+/// How well an open-model run kept to its schedule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sends {
+    /// Requests that fell due in the measured window.
+    pub due: u64,
+    /// Requests actually written.
+    pub sent: u64,
+    /// Of those, written more than 1 ms after they were due (no free connection, or a busy client).
+    pub late: u64,
+    /// Requests due per second, on average, as configured.
+    pub offered_per_s: f64,
+    /// Requests written per second: `sent / duration_s`.
+    pub achieved_per_s: f64,
+}
+
 /// One percentile of a distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Percentile {
@@ -143,6 +165,8 @@ pub struct Second {
     pub p50_us: Option<u64>,
     /// 99th percentile latency of the requests that ended in this second.
     pub p99_us: Option<u64>,
+    /// The level asked for in the middle of this second: users (closed model) or requests per second (open).
+    pub target: f64,
 }
 
 /// The load generator's own CPU use, to tell when the client rather than the server was the limit.

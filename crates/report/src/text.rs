@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use shootout_model::{LoadResult, StopCondition};
+use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, StopCondition};
 
 use crate::summary::LoadSummary;
 use crate::units::{bytes, count, ms};
@@ -19,7 +19,32 @@ pub fn render_load(result: &LoadResult) -> String {
     };
     let keepalive = if o.keepalive { "keep-alive" } else { "a new connection per request" };
     let _ = writeln!(out, "{} {} ({})", o.method, o.url, result.address);
-    let _ = writeln!(out, "  {} connections on {} threads, {stop}, {keepalive}", o.connections, result.client.threads);
+    let threads = result.client.threads;
+    match o.pacing {
+        Pacing::Closed => {
+            let _ = writeln!(
+                out,
+                "  closed model: {} connections on {threads} threads, {stop}, {keepalive}",
+                o.connections
+            );
+        }
+        Pacing::Open { rate, arrival } => {
+            let arrival = match arrival {
+                Arrival::Constant => "evenly spaced",
+                Arrival::Poisson => "Poisson arrivals",
+            };
+            let _ = writeln!(
+                out,
+                "  open model: {rate} requests/s ({arrival}), up to {} connections on {threads} threads, {stop}, {keepalive}",
+                o.connections
+            );
+        }
+    }
+    if !o.stages.is_empty() {
+        let stages: Vec<String> =
+            o.stages.iter().map(|s| format!("{} to {}", humantime_like(s.duration.as_secs_f64()), s.target)).collect();
+        let _ = writeln!(out, "  stages: {}", stages.join(", then "));
+    }
     if !o.warmup.is_zero() {
         let _ = writeln!(
             out,
@@ -50,11 +75,25 @@ pub fn render_load(result: &LoadResult) -> String {
         let _ = writeln!(out, "{label:<26}{value}");
     }
 
+    let open = result.sends.is_some();
     let _ = writeln!(out, "\nPercentage of the requests served within a certain time (ms)");
-    for p in &result.latency.percentiles {
+    if open {
+        let _ = writeln!(out, "  {:>7} {:>12} {:>14}", "", "latency", "service time");
+    }
+    for (p, service) in result.latency.percentiles.iter().zip(&result.service_time.percentiles) {
         let label = format!("{}%", p.percentile);
         let tail = if p.percentile >= 100.0 { " (longest request)" } else { "" };
-        let _ = writeln!(out, "  {label:>7} {:>12}{tail}", ms(p.us as f64));
+        if open {
+            let _ = writeln!(out, "  {label:>7} {:>12} {:>14}{tail}", ms(p.us as f64), ms(service.us as f64));
+        } else {
+            let _ = writeln!(out, "  {label:>7} {:>12}{tail}", ms(p.us as f64));
+        }
+    }
+    if open {
+        let _ = writeln!(
+            out,
+            "  latency is from when each request was due (corrected); service time from when it was sent (uncorrected)"
+        );
     }
 
     let _ = writeln!(out);
@@ -78,6 +117,18 @@ pub fn render_load(result: &LoadResult) -> String {
         count(c.opened),
         count(c.closed_by_server)
     );
+    if let Some(sends) = &result.sends {
+        let _ = writeln!(
+            out,
+            "{:<26}{} due, {} sent ({} more than 1 ms late); offered {:.2}/s, achieved {:.2}/s",
+            "Sends:",
+            count(sends.due),
+            count(sends.sent),
+            count(sends.late),
+            sends.offered_per_s,
+            sends.achieved_per_s
+        );
+    }
     let u = &result.client;
     let _ = writeln!(
         out,
@@ -97,6 +148,25 @@ pub fn render_load(result: &LoadResult) -> String {
             "Client CPU per request:",
             u.cpu_s * 1e6 / s.transactions as f64
         );
+    }
+    if let Some(sends) = &result.sends {
+        let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
+        if not_sent > 0 {
+            let _ = writeln!(
+                out,
+                "\nWARNING: {} requests were never sent: every connection was busy for longer than --timeout. The \
+                 server could not keep up with the offered rate (or raise --max-connections).",
+                count(not_sent)
+            );
+        }
+        if sends.sent > 0 && sends.late * 100 > sends.sent {
+            let _ = writeln!(
+                out,
+                "\nWARNING: {:.1}% of requests went out more than 1 ms late: every connection was busy (raise \
+                 --max-connections) or the client was short of CPU. Latency still counts from when each was due.",
+                100.0 * sends.late as f64 / sends.sent as f64
+            );
+        }
     }
     if u.saturated {
         let _ = writeln!(

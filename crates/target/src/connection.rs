@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::routes::{reason, Route, HELLO, INDEX};
-use crate::Stats;
+use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
 const PATTERN_LEN: usize = 64 * 1024;
@@ -38,7 +38,7 @@ struct Request {
 }
 
 /// Serves one connection until the client closes it, asks to close, or sends something unusable.
-pub async fn handle(mut stream: TcpStream, stats: Arc<Stats>) {
+pub async fn handle(mut stream: TcpStream, state: Arc<State>) {
     let mut input: Vec<u8> = Vec::with_capacity(8192);
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     let mut skip: u64 = 0; // request body bytes still to discard
@@ -69,9 +69,17 @@ pub async fn handle(mut stream: TcpStream, stats: Arc<Stats>) {
             };
             skip = request.body;
             if request.route != Route::Stats {
-                stats.count();
+                state.count();
             }
-            if answer(&mut stream, &mut out, &request, &stats).await.is_err() || request.close {
+            let frozen = state.stalled_for(std::time::Instant::now());
+            if !frozen.is_zero() {
+                if stream.write_all(&out).await.is_err() {
+                    return;
+                }
+                out.clear();
+                tokio::time::sleep(frozen).await;
+            }
+            if answer(&mut stream, &mut out, &request, &state).await.is_err() || request.close {
                 let _ = stream.write_all(&out).await;
                 return;
             }
@@ -127,7 +135,7 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
 }
 
 /// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
-async fn answer(stream: &mut TcpStream, out: &mut Vec<u8>, request: &Request, stats: &Stats) -> std::io::Result<()> {
+async fn answer(stream: &mut TcpStream, out: &mut Vec<u8>, request: &Request, state: &State) -> std::io::Result<()> {
     let connection = if request.close { "Connection: close\r\n" } else { "" };
     let mut small = |status: u16, content_type: &str, body: &[u8]| {
         let _ = write!(
@@ -143,7 +151,7 @@ async fn answer(stream: &mut TcpStream, out: &mut Vec<u8>, request: &Request, st
     match request.route {
         Route::Hello | Route::Close => small(200, "text/plain", HELLO),
         Route::Index => small(200, "text/plain", INDEX.as_bytes()),
-        Route::Stats => small(200, "application/json", format!("{{\"requests\":{}}}", stats.requests()).as_bytes()),
+        Route::Stats => small(200, "application/json", format!("{{\"requests\":{}}}", state.requests()).as_bytes()),
         Route::Status(code) => small(code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
         Route::NotFound => small(404, "text/plain", b"not found: try GET / for the list of paths\n"),
         Route::Delay(wait) => {

@@ -8,7 +8,9 @@
 //! - [`routes`]: [`Route`], what each path answers (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
 //!   `/status/CODE`, `/close`, `/stats`).
 //! - [`connection`]: reading requests off one connection and writing the answers.
-//! - this file: [`serve`], the accept loop, and [`Stats`], the request counter behind `/stats`.
+//! - this file: [`serve`], the accept loop, and [`State`], what every connection shares: the request counter
+//!   behind `/stats` and the optional [`Stall`] schedule (the whole server freezes now and then, to show what
+//!   coordinated omission hides).
 
 pub mod connection;
 pub mod routes;
@@ -17,18 +19,36 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 
 pub use routes::Route;
 
-/// Counts the requests served (all but `/stats` itself).
-#[derive(Debug, Default)]
-pub struct Stats {
-    requests: AtomicU64,
+/// A server-wide freeze: for `length` at the start of every `period` (from when the server started), no answer
+/// goes out; requests that arrive during a freeze are answered when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// Time from the start of one freeze to the start of the next.
+    pub period: Duration,
+    /// How long each freeze lasts.
+    pub length: Duration,
 }
 
-impl Stats {
+/// What every connection of one server shares.
+#[derive(Debug)]
+pub struct State {
+    requests: AtomicU64,
+    stall: Option<Stall>,
+    started: Instant,
+}
+
+impl State {
+    /// A fresh server state, freezing on `stall` if given.
+    pub fn new(stall: Option<Stall>) -> State {
+        State { requests: AtomicU64::new(0), stall, started: Instant::now() }
+    }
+
     /// Counts one request.
     pub fn count(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
@@ -38,10 +58,23 @@ impl Stats {
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
+
+    /// How long an answer due now must wait for the current freeze to end (zero outside freezes).
+    pub fn stalled_for(&self, now: Instant) -> Duration {
+        let Some(stall) = self.stall else { return Duration::ZERO };
+        let period = stall.period.as_nanos().max(1);
+        let into = now.saturating_duration_since(self.started).as_nanos() % period;
+        let length = stall.length.as_nanos();
+        if into < length {
+            Duration::from_nanos((length - into) as u64)
+        } else {
+            Duration::ZERO
+        }
+    }
 }
 
 /// Accepts connections on `listener` forever, each served by its own task.
-pub async fn serve(listener: TcpListener, stats: Arc<Stats>) -> io::Result<()> {
+pub async fn serve(listener: TcpListener, state: Arc<State>) -> io::Result<()> {
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -52,17 +85,39 @@ pub async fn serve(listener: TcpListener, stats: Arc<Stats>) -> io::Result<()> {
             }
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection::handle(stream, stats.clone()));
+        tokio::spawn(connection::handle(stream, state.clone()));
     }
 }
 
 /// Binds `address`, calls `on_bound` with the bound address, and serves on `threads` threads until the process
 /// ends.
-pub fn run(address: SocketAddr, threads: usize, on_bound: impl FnOnce(SocketAddr)) -> io::Result<()> {
+pub fn run(
+    address: SocketAddr,
+    threads: usize,
+    stall: Option<Stall>,
+    on_bound: impl FnOnce(SocketAddr),
+) -> io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads.max(1)).enable_all().build()?;
     runtime.block_on(async {
         let listener = TcpListener::bind(address).await?;
         on_bound(listener.local_addr()?);
-        serve(listener, Arc::new(Stats::default())).await
+        serve(listener, Arc::new(State::new(stall))).await
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freezes_come_back_every_period() {
+        let stall = Stall { period: Duration::from_secs(5), length: Duration::from_secs(1) };
+        let state = State::new(Some(stall));
+        let at = |ms| state.started + Duration::from_millis(ms);
+        assert_eq!(state.stalled_for(at(250)), Duration::from_millis(750));
+        assert_eq!(state.stalled_for(at(1000)), Duration::ZERO);
+        assert_eq!(state.stalled_for(at(4999)), Duration::ZERO);
+        assert_eq!(state.stalled_for(at(5400)), Duration::from_millis(600));
+        assert_eq!(State::new(None).stalled_for(at(10)), Duration::ZERO);
+    }
 }

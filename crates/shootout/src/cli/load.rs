@@ -11,21 +11,40 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_engine::{limits, Plan, Progress};
 use shootout_model::units::parse_duration;
-use shootout_model::{LoadOptions, LoadResult, StopCondition};
+use shootout_model::{Arrival, LoadOptions, LoadResult, Pacing, Stage, StopCondition};
 
 use super::Failure;
 
 /// How long a run lasts when neither `-d` nor `-n` is given (as wrk).
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Closed-model connections when `-c` is not given (and there are no stages).
+const DEFAULT_CONNECTIONS: u32 = 50;
+/// Open-model connection limit when `--max-connections` is not given.
+const DEFAULT_MAX_CONNECTIONS: u32 = 1000;
 
 /// Options of `shootout load`.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// The URL to load (http://host:port/path).
     url: String,
-    /// Concurrent connections, each with one request in flight (closed model).
-    #[arg(short = 'c', long, default_value_t = 50)]
-    connections: u32,
+    /// Concurrent connections, each with one request in flight (closed model) [default: 50; with --stages, the
+    /// starting number of users, default 0].
+    #[arg(short = 'c', long, conflicts_with = "rate")]
+    connections: Option<u32>,
+    /// Open model: send this many requests per second whatever the server does, and measure latency from when
+    /// each was due [with --stages: the starting rate].
+    #[arg(short = 'R', long, allow_negative_numbers = true)]
+    rate: Option<f64>,
+    /// Open model: how due times are spaced: evenly, or as a Poisson process (random, independent arrivals).
+    #[arg(long, value_enum, default_value = "constant", requires = "rate")]
+    arrival: ArrivalArg,
+    /// Open model: the most connections that may be open at once; more are opened only while all are busy.
+    #[arg(long, requires = "rate")]
+    max_connections: Option<u32>,
+    /// Ramp the users (closed) or the rate (with -R) linearly through stages, e.g. 30s:10,1m:100,30s:0: each
+    /// stage moves from the previous level to its target over its duration. The run lasts their total.
+    #[arg(long, value_parser = stages_arg, conflicts_with_all = ["duration", "requests"])]
+    stages: Option<Stages>,
     /// Worker threads (default: the CPUs available).
     #[arg(short = 't', long)]
     threads: Option<u32>,
@@ -67,14 +86,46 @@ pub struct LoadArgs {
     output: Option<PathBuf>,
 }
 
+/// The `--arrival` choices.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ArrivalArg {
+    Constant,
+    Poisson,
+}
+
 fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// The stages of `--stages`, as one value.
+#[derive(Debug, Clone)]
+struct Stages(Vec<Stage>);
+
+/// Reads `30s:10,1m:100,30s:0`.
+fn stages_arg(text: &str) -> Result<Stages, String> {
+    let bad = |part: &str| {
+        format!("stage '{part}' is not DURATION:TARGET: write stages like 30s:10,1m:100,30s:0 (TARGET is users, or requests/s with -R)")
+    };
+    text.split(',')
+        .map(|part| {
+            let (duration, target) = part.trim().split_once(':').ok_or_else(|| bad(part))?;
+            let duration = parse_duration(duration).map_err(|_| bad(part))?;
+            let target: f64 = target.trim().parse().map_err(|_| bad(part))?;
+            if !target.is_finite() || target < 0.0 {
+                return Err(bad(part));
+            }
+            Ok(Stage { duration, target })
+        })
+        .collect::<Result<_, _>>()
+        .map(Stages)
 }
 
 /// Runs one load test.
 pub fn run(args: LoadArgs) -> Result<(), Failure> {
     let (options, body) = validate(&args)?;
-    limits::ensure_open_files(u64::from(options.connections)).map_err(|e| Failure::Usage(e.to_string()))?;
+    let most = options.stages.iter().map(|s| s.target.ceil() as u64).fold(u64::from(options.connections), u64::max);
+    let most = if matches!(options.pacing, Pacing::Open { .. }) { u64::from(options.connections) } else { most };
+    limits::ensure_open_files(most).map_err(|e| Failure::Usage(e.to_string()))?;
     let plan = Plan::new(options, &body).map_err(|e| Failure::Usage(e.to_string()))?;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -98,8 +149,21 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
 /// Turns the typed arguments into options, or one line naming what is wrong and how to fix it.
 fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
     let usage = |message: String| Err(Failure::Usage(message));
-    if args.connections == 0 {
+    let stages = args.stages.clone().map(|s| s.0).unwrap_or_default();
+    if args.connections == Some(0) && stages.is_empty() {
         return usage("-c/--connections 0: at least 1 connection is needed, e.g. -c 50".into());
+    }
+    if args.max_connections == Some(0) {
+        return usage("--max-connections 0: at least 1 connection is needed, e.g. --max-connections 1000".into());
+    }
+    if let Some(rate) = args.rate {
+        if !rate.is_finite() || rate < 0.0 || (rate == 0.0 && stages.is_empty()) {
+            return usage(format!("-R/--rate {rate}: give a positive number of requests per second, e.g. -R 1000"));
+        }
+    }
+    let start_level = args.rate.unwrap_or(f64::from(args.connections.unwrap_or(0)));
+    if !stages.is_empty() && start_level == 0.0 && stages.iter().all(|s| s.target == 0.0) {
+        return usage("--stages: every level is 0, so nothing would be sent: give a stage a target above 0".into());
     }
     if args.threads == Some(0) {
         return usage("-t/--threads 0: at least 1 thread is needed, e.g. -t 2".into());
@@ -139,9 +203,25 @@ fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
         None if args.body.is_some() || args.body_file.is_some() => "POST".into(),
         None => "GET".into(),
     };
+    let (pacing, connections) = match args.rate {
+        Some(rate) => {
+            let arrival = match args.arrival {
+                ArrivalArg::Constant => Arrival::Constant,
+                ArrivalArg::Poisson => Arrival::Poisson,
+            };
+            (Pacing::Open { rate, arrival }, args.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS))
+        }
+        None if stages.is_empty() => (Pacing::Closed, args.connections.unwrap_or(DEFAULT_CONNECTIONS)),
+        None => (Pacing::Closed, args.connections.unwrap_or(0)),
+    };
+    let most_connections = match pacing {
+        Pacing::Closed => stages.iter().map(|s| s.target.ceil() as u32).fold(connections, u32::max),
+        Pacing::Open { .. } => connections,
+    };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    let threads = args.threads.unwrap_or(cpus).min(args.connections);
+    let threads = args.threads.unwrap_or(cpus).min(most_connections.max(1));
     let stop = match (args.requests, args.duration) {
+        _ if !stages.is_empty() => StopCondition::Duration(stages.iter().map(|s| s.duration).sum()),
         (Some(n), _) => StopCondition::Requests(n),
         (None, Some(d)) => StopCondition::Duration(d),
         (None, None) => StopCondition::Duration(DEFAULT_DURATION),
@@ -151,7 +231,9 @@ fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
         method,
         headers,
         body_bytes: body.len() as u64,
-        connections: args.connections,
+        connections,
+        pacing,
+        stages,
         threads,
         stop,
         timeout: args.timeout,

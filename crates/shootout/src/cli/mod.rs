@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Load one URL and report throughput, the full latency distribution, errors and the client's own CPU.
-    Load(load::LoadArgs),
+    Load(Box<load::LoadArgs>),
     /// Run the built-in reference HTTP server.
     Target(target::TargetArgs),
 }
@@ -45,7 +45,7 @@ impl From<anyhow::Error> for Failure {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Load(args) => load::run(args),
+        Command::Load(args) => load::run(*args),
         Command::Target(args) => target::run(args),
     };
     match outcome {

@@ -3,8 +3,12 @@
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
+use std::time::Duration;
+
 use anyhow::Context as _;
 use clap::Args;
+use shootout_model::units::parse_duration;
+use shootout_target::Stall;
 
 use super::Failure;
 
@@ -20,6 +24,17 @@ pub struct TargetArgs {
     /// Worker threads (default: the CPUs available).
     #[arg(short, long)]
     threads: Option<usize>,
+    /// Freeze the whole server for --stall-for at the start of every period this long, e.g. 5s (requests that
+    /// arrive meanwhile are answered when the freeze ends): a server with pauses, to see coordinated omission.
+    #[arg(long, value_parser = duration_arg, requires = "stall_for")]
+    stall_every: Option<Duration>,
+    /// How long each freeze lasts, e.g. 1s.
+    #[arg(long, value_parser = duration_arg, requires = "stall_every")]
+    stall_for: Option<Duration>,
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Serves until killed.
@@ -28,8 +43,17 @@ pub fn run(args: TargetArgs) -> Result<(), Failure> {
         return Err(Failure::Usage("--threads 0: the server needs at least 1 thread".into()));
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let stall = match (args.stall_every, args.stall_for) {
+        (Some(period), Some(length)) if length >= period || period.is_zero() => {
+            return Err(Failure::Usage(format!(
+                "--stall-for {length:?} must be shorter than --stall-every {period:?}, e.g. --stall-every 5s --stall-for 1s"
+            )));
+        }
+        (Some(period), Some(length)) => Some(Stall { period, length }),
+        _ => None,
+    };
     let address = SocketAddr::new(args.host, args.port);
-    shootout_target::run(address, threads, |bound| {
+    shootout_target::run(address, threads, stall, |bound| {
         println!("shootout target listening on http://{bound}/");
         let _ = std::io::stdout().flush();
     })

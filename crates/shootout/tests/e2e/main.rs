@@ -6,5 +6,6 @@ mod support;
 mod errors;
 mod framing;
 mod load_counts;
+mod open_model;
 mod result_json;
 mod usage;

@@ -45,6 +45,17 @@ fn a_result_with_responses_and_errors_matches_the_schema() {
         .unwrap();
     assert!(failing.status.success(), "{}", describe(&failing));
     assert_valid(&serde_json::from_slice(&failing.stdout).unwrap());
+
+    let open = shootout()
+        .args(["load", "--json", "-R", "100", "--arrival", "poisson", "--stages", "500ms:200,500ms:0"])
+        .arg(target.url("/hello"))
+        .output()
+        .unwrap();
+    assert!(open.status.success(), "{}", describe(&open));
+    let open: serde_json::Value = serde_json::from_slice(&open.stdout).unwrap();
+    assert_valid(&open);
+    assert!(open["sends"]["due"].as_u64().unwrap() > 0);
+    assert_eq!(open["options"]["pacing"]["open"]["arrival"], "poisson");
 }
 
 #[test]

@@ -41,8 +41,14 @@ pub struct Target {
 impl Target {
     /// Starts `shootout target --port 0` with one thread and waits for its first line.
     pub fn start() -> Target {
+        Target::start_with(&[])
+    }
+
+    /// Starts `shootout target --port 0 --threads 1 EXTRA…` and waits for its first line.
+    pub fn start_with(extra: &[&str]) -> Target {
         let mut child = shootout()
             .args(["target", "--port", "0", "--threads", "1"])
+            .args(extra)
             .stdout(Stdio::piped())
             .spawn()
             .expect("shootout target starts");

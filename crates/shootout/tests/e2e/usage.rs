@@ -33,3 +33,12 @@ fn more_connections_than_files_allowed() {
     let target = Target::start();
     refused(&["load", "-c", "4000000000", &target.url("/hello")], "ulimit -Hn");
 }
+
+#[test]
+fn bad_open_model_and_stage_options() {
+    refused(&["load", "-R", "0", "http://127.0.0.1:1/"], "-R/--rate 0");
+    refused(&["load", "-R", "-5", "http://127.0.0.1:1/"], "-R/--rate -5");
+    refused(&["load", "-R", "10", "--max-connections", "0", "http://127.0.0.1:1/"], "--max-connections 0");
+    refused(&["load", "--stages", "30s-10", "http://127.0.0.1:1/"], "stage '30s-10'");
+    refused(&["load", "--stages", "1s:0,1s:0", "http://127.0.0.1:1/"], "--stages: every level is 0");
+}

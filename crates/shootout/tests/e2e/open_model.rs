@@ -1,0 +1,100 @@
+//! The open model against ground truth: a server that freezes on a schedule, rates that must be kept, and ramps
+//! whose shape must show in the timeline.
+
+use shootout_model::{ErrorKind, LoadResult};
+
+use crate::support::{load, Target};
+
+fn percentile(summary: &shootout_model::LatencySummary, p: f64) -> u64 {
+    summary.percentiles.iter().find(|x| x.percentile == p).unwrap().us
+}
+
+fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
+    (actual - expected).abs() <= expected * tolerance
+}
+
+#[test]
+fn coordinated_omission_is_corrected() {
+    // The server freezes for S = 0.5 s every P = 2.5 s. At a fixed rate, a fifth of all requests fall due during
+    // a freeze and wait for its end, uniformly 0 to 0.5 s: so p90 is 0.25 s and p99 0.475 s. The run covers two
+    // whole periods, whatever their phase. With only 4 connections the rest queue up while frozen and go out in
+    // a burst afterwards, so their service time looks fast: the uncorrected view hides the freeze.
+    let target = Target::start_with(&["--stall-every", "2500ms", "--stall-for", "500ms"]);
+    let result = load(&["-R", "400", "-d", "5s", "-t", "1", "--max-connections", "4", &target.url("/hello")]);
+    assert_eq!(result.requests.failed, 0, "{:?}", result.errors);
+    let p90 = percentile(&result.latency, 90.0) as f64;
+    let p99 = percentile(&result.latency, 99.0) as f64;
+    assert!(within(p90, 250_000.0, 0.10), "corrected p90 {p90} µs, expected 250 ms");
+    assert!(within(p99, 475_000.0, 0.10), "corrected p99 {p99} µs, expected 475 ms");
+    let service_p90 = percentile(&result.service_time, 90.0);
+    assert!(service_p90 < 10_000, "uncorrected p90 {service_p90} µs should stay low");
+}
+
+#[test]
+fn the_achieved_rate_is_the_target_rate() {
+    let target = Target::start();
+    let result = load(&["-R", "1000", "-d", "2s", &target.url("/hello")]);
+    let sends = result.sends.expect("open-model results report sends");
+    assert_eq!(sends.offered_per_s, 1000.0);
+    assert!(within(sends.achieved_per_s, 1000.0, 0.01), "achieved {}/s", sends.achieved_per_s);
+    assert!(within(result.throughput.requests_per_s, 1000.0, 0.01), "{}", result.throughput.requests_per_s);
+    assert_eq!(sends.due, sends.sent);
+    assert_eq!(result.requests.ok, sends.sent);
+    assert_eq!(target.served(), result.requests.total);
+}
+
+#[test]
+fn poisson_arrivals_keep_the_mean_rate() {
+    let target = Target::start();
+    let result = load(&["-R", "2000", "--arrival", "poisson", "-d", "3s", &target.url("/hello")]);
+    let sends = result.sends.unwrap();
+    // 6,000 expected; a Poisson count has a standard deviation of about 77, so 5% is nearly 4 of them.
+    assert!(within(sends.achieved_per_s, 2000.0, 0.05), "achieved {}/s", sends.achieved_per_s);
+}
+
+fn second(result: &LoadResult, second: usize) -> (u64, f64) {
+    let s = &result.timeline[second];
+    (s.requests, s.target)
+}
+
+#[test]
+fn an_open_ramp_shows_in_the_timeline() {
+    let target = Target::start();
+    let result = load(&["-R", "200", "--stages", "2s:200,2s:600", &target.url("/hello")]);
+    let expected = [200.0, 200.0, 300.0, 500.0];
+    for (i, rate) in expected.iter().enumerate() {
+        let (requests, target_rate) = second(&result, i);
+        assert_eq!(target_rate, *rate, "target of second {i}");
+        assert!(within(requests as f64, *rate, 0.10), "second {i}: {requests} requests, expected about {rate}");
+    }
+}
+
+#[test]
+fn a_closed_ramp_adds_users() {
+    // Each user waits 50 ms per request, so throughput follows the number of users.
+    let target = Target::start();
+    let result = load(&["-t", "1", "-c", "2", "--stages", "1s:2,1s:2,1s:6", &target.url("/delay/50")]);
+    let (flat, flat_users) = second(&result, 1);
+    let (ramped, ramped_users) = second(&result, 2);
+    assert_eq!((flat_users, ramped_users), (2.0, 4.0));
+    assert!(within(flat as f64, 2.0 * 19.5, 0.2), "{flat} requests with 2 users");
+    assert!(ramped as f64 > 1.5 * flat as f64, "{ramped} requests while ramping to 6 users vs {flat} with 2");
+    assert!(result.connections.opened >= 5, "the ramp opened connections for its users");
+}
+
+#[test]
+fn requests_that_cannot_be_sent_in_time_count_as_not_sent() {
+    let target = Target::start();
+    let result =
+        load(&["-R", "200", "-d", "1s", "--max-connections", "1", "--timeout", "200ms", &target.url("/delay/500")]);
+    // One connection, answers that take longer than the timeout: every due request fails. Those that found no
+    // free connection within the timeout were never sent; those sent late ran out of time on the wire (the
+    // deadline counts from when a request was due).
+    let sends = result.sends.unwrap();
+    let kind = |k| result.errors.get(&k).copied().unwrap_or(0);
+    assert_eq!(result.requests.ok, 0);
+    assert_eq!(result.requests.failed, sends.due, "{:?}", result.errors);
+    assert!(kind(ErrorKind::NotSent) >= 1 && kind(ErrorKind::ReadTimeout) >= 1, "{:?}", result.errors);
+    assert!(result.latency.min_us >= 199_800, "unsent requests keep their waiting time");
+    assert!(sends.sent < sends.due);
+}
