@@ -8,6 +8,7 @@ use mio::Token;
 use shootout_model::ErrorKind;
 
 use crate::http::response::ResponseParser;
+use crate::workload::User;
 
 /// Where a connection is in its request cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub enum Phase {
     Writing,
     /// Response being read.
     Reading,
+    /// A scenario user pausing between two steps of its session, until the given time.
+    Thinking(Instant),
 }
 
 /// One connection slot. The socket is replaced on reconnect; the generation tells stale events apart.
@@ -51,6 +54,12 @@ pub struct Conn {
     pub served: u32,
     /// Wait before the next reconnect after a failed connect; grows while connects keep failing.
     pub backoff: Duration,
+    /// Index of the request in flight, in the workload.
+    pub request: usize,
+    /// The scenario user this connection plays (empty on the load path).
+    pub user: User,
+    /// The rendered request, for scenarios (reused from one request to the next).
+    pub out: Vec<u8>,
 }
 
 /// First wait after a failed connect; it doubles up to [`MAX_BACKOFF`].
@@ -74,6 +83,9 @@ impl Conn {
             counted: false,
             served: 0,
             backoff: MIN_BACKOFF,
+            request: 0,
+            user: User::default(),
+            out: Vec::new(),
         }
     }
 

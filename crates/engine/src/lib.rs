@@ -8,6 +8,8 @@
 //! - `conn`: one connection's state between events.
 //! - [`pacing`]: when requests start: the closed model's users ramp, the open model's [`Schedule`](pacing::Schedule)
 //!   of due times (constant or Poisson); `timer` wakes the loop when the next one falls due.
+//! - [`workload`]: [`Workload`](workload::Workload), what is sent: one pre-encoded request, or a scenario's
+//!   requests and sessions rendered for each virtual user, with cookies, checks and extracted values.
 //! - [`http`]: request encoding and the streaming response parser, free of I/O.
 //! - [`limits`]: raising the open-file limit for many connections.
 //! - [`cpu`]: the client's own CPU time.
@@ -21,6 +23,8 @@ pub mod limits;
 pub mod pacing;
 pub mod plan;
 pub mod run;
+
+pub mod workload;
 
 mod conn;
 mod timer;

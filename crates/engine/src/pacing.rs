@@ -183,6 +183,10 @@ mod tests {
         assert_eq!(ramp.peak(), 110.0);
         assert_eq!(ramp.length(), Some(Duration::from_secs(20)));
         assert!((ramp.mean_over(Duration::from_secs(10)) - 60.0).abs() < 0.01);
+        let steps = Ramp::new(0.0, &[stage(0, 5.0), stage(2, 5.0), stage(0, 9.0), stage(1, 9.0)]);
+        assert_eq!(steps.at(Duration::ZERO), 5.0, "a stage of no length is a jump");
+        assert_eq!(steps.at(Duration::from_millis(1999)), 5.0);
+        assert_eq!(steps.at(Duration::from_secs(2)), 9.0);
     }
 
     #[test]

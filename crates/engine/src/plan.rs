@@ -9,6 +9,7 @@ use thiserror::Error;
 use url::Url;
 
 use crate::http::request::{encode, RequestSpec};
+use crate::workload::Workload;
 
 /// Why a URL cannot be loaded. Each message names the input and says what to do.
 #[derive(Debug, Error)]
@@ -52,10 +53,8 @@ pub struct Plan {
     pub options: LoadOptions,
     /// Where to connect.
     pub address: SocketAddr,
-    /// The complete request, sent as is on every connection.
-    pub request: Arc<[u8]>,
-    /// True for HEAD requests, whose responses carry no body.
-    pub head_request: bool,
+    /// What is sent: one request encoded once, or a scenario.
+    pub workload: Arc<Workload>,
 }
 
 impl Plan {
@@ -85,7 +84,16 @@ impl Plan {
             close: !options.keepalive,
         });
         let head_request = options.method == "HEAD";
-        Ok(Plan { options, address, request: request.into(), head_request })
+        let workload = Workload::single(url.path().to_string(), request, head_request);
+        Ok(Plan { options, address, workload: Arc::new(workload) })
+    }
+
+    /// A plan that runs a scenario against its base URL (`options.url`).
+    pub fn with_scenario(options: LoadOptions, scenario: shootout_scenario::Scenario) -> Result<Plan, PlanError> {
+        let mut plan = Plan::new(LoadOptions { url: scenario.base.clone(), ..options }, b"")?;
+        let host = plan.options.url.trim_start_matches("http://").to_string();
+        plan.workload = Arc::new(Workload::scenario(scenario, host));
+        Ok(plan)
     }
 }
 
@@ -106,6 +114,7 @@ mod tests {
     fn options(url: &str) -> LoadOptions {
         LoadOptions {
             url: url.into(),
+            scenario: None,
             method: "GET".into(),
             headers: vec![],
             body_bytes: 0,
@@ -125,7 +134,8 @@ mod tests {
     fn resolves_and_encodes() {
         let plan = Plan::new(options("http://127.0.0.1:9999/x?y=1"), b"").unwrap();
         assert_eq!(plan.address, "127.0.0.1:9999".parse().unwrap());
-        assert!(plan.request.starts_with(b"GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9999\r\n"));
+        let request = plan.workload.requests[0].encoded.clone().unwrap();
+        assert!(request.starts_with(b"GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9999\r\n"));
         let v6 = Plan::new(options("http://[::1]:8080/"), b"").unwrap();
         assert_eq!(v6.address, "[::1]:8080".parse().unwrap());
     }

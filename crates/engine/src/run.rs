@@ -8,13 +8,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 use shootout_metrics::{summarize, Recorder, Timeline};
 use shootout_model::result::ToolInfo;
-use shootout_model::{ClientUsage, LoadResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
+use shootout_model::{ClientUsage, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
 use crate::worker::{run_worker, share, Part, Report, WorkerPacing};
+use crate::workload::Workload;
 
 /// How often the progress callback is called.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
@@ -26,10 +27,10 @@ pub const SATURATION: f64 = 0.9;
 pub struct Shared {
     /// Where to connect.
     pub address: SocketAddr,
-    /// The encoded request.
-    pub request: Arc<[u8]>,
-    /// HEAD responses have no body.
-    pub head_request: bool,
+    /// What is sent.
+    pub workload: Arc<Workload>,
+    /// Seeds each worker's random choices (arrivals, mixes, think times).
+    pub seed: u64,
     /// Reuse connections.
     pub keepalive: bool,
     /// Request deadline.
@@ -110,8 +111,8 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     };
     let shared = Shared {
         address: plan.address,
-        request: plan.request.clone(),
-        head_request: plan.head_request,
+        workload: plan.workload.clone(),
+        seed,
         keepalive: options.keepalive,
         timeout: options.timeout,
         connect_timeout: options.connect_timeout,
@@ -123,6 +124,7 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     let (tx, rx) = channel();
     let mut timeline = Timeline::new();
     let mut total = Recorder::new();
+    let mut per_request: Vec<Recorder> = Vec::new();
     let mut ended = measure_start;
     let mut cpu_start = None;
     let mut failure = None;
@@ -158,8 +160,13 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
                         seen.rate = merged.requests as f64;
                     }
                 }
-                Ok(Report::Done(recorder, last_end)) => {
+                Ok(Report::Done(recorder, named, last_end)) => {
                     total += &recorder;
+                    if per_request.is_empty() {
+                        per_request = named;
+                    } else {
+                        per_request.iter_mut().zip(&named).for_each(|(mine, theirs)| *mine += theirs);
+                    }
                     ended = ended.max(last_end);
                     done += 1;
                 }
@@ -188,7 +195,19 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     let wall_measure_start = wall_start + options.warmup;
     let run =
         Measured { threads, cpu, duration, started: wall_measure_start, interrupted: stop.load(Ordering::Relaxed) };
-    Ok(assemble(plan, &ramp, &total, &timeline, &run))
+    let mut result = assemble(plan, &ramp, &total, &timeline, &run);
+    result.by_request = per_request
+        .iter()
+        .zip(&plan.workload.requests)
+        .map(|(recorder, request)| NamedResult {
+            name: request.name.clone(),
+            requests: recorder.request_counts(),
+            status_counts: recorder.status_counts(),
+            errors: recorder.error_counts(),
+            latency: summarize(&recorder.latency),
+        })
+        .collect();
+    Ok(result)
 }
 
 /// The level over time: users (closed model) or requests per second (open model), through the stages.
@@ -239,6 +258,7 @@ fn assemble(plan: &Plan, ramp: &Ramp, total: &Recorder, timeline: &Timeline, run
         },
         latency: summarize(&total.latency),
         service_time: summarize(&total.service),
+        by_request: Vec::new(),
         sends: match plan.options.pacing {
             Pacing::Closed => None,
             Pacing::Open { rate, .. } => {

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use mio::event::Event;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use shootout_metrics::{Interval, Recorder};
 use shootout_model::ErrorKind;
 
@@ -44,8 +46,9 @@ const TIMER: Token = Token(usize::MAX);
 pub enum Report {
     /// One second of measurements.
     Interval(Interval),
-    /// The worker is done: its totals and when its last request ended.
-    Done(Box<Recorder>, Instant),
+    /// The worker is done: its totals, its totals per named request (scenarios), and when its last request
+    /// ended.
+    Done(Box<Recorder>, Vec<Recorder>, Instant),
     /// The worker could not start (no poll instance or timer).
     Failed(io::Error),
 }
@@ -111,6 +114,10 @@ struct Worker<'a> {
     /// Open model: connections with nothing to do, ready for the next due request.
     idle: Vec<usize>,
     timer: Option<DueTimer>,
+    /// Picks requests and sessions from their mixes, and think times.
+    rng: SmallRng,
+    /// Scenarios: measurements per named request.
+    per_request: Vec<Recorder>,
     next_second: Instant,
     last_end: Instant,
     reports: Sender<Report>,
@@ -153,6 +160,12 @@ pub fn run_worker(shared: &Shared, part: Part, connections: usize, pacing: Worke
         pending: VecDeque::new(),
         idle: Vec::new(),
         timer,
+        rng: SmallRng::seed_from_u64(shared.seed ^ (part.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        per_request: if shared.workload.has_users() {
+            shared.workload.requests.iter().map(|_| Recorder::new()).collect()
+        } else {
+            Vec::new()
+        },
         next_second: shared.measure_start + Duration::from_secs(1),
         last_end: shared.measure_start,
         reports,
@@ -184,6 +197,7 @@ impl Worker<'_> {
             if self.stage == Stage::Warmup && now >= self.shared.measure_start {
                 self.stage = Stage::Measure;
                 self.recorder.reset_after_warmup();
+                self.per_request.iter_mut().for_each(Recorder::reset_after_warmup);
             }
             if now >= next_tick {
                 next_tick = now + TICK;
@@ -197,7 +211,8 @@ impl Worker<'_> {
             let _ = self.reports.send(Report::Interval(final_interval));
         }
         let recorder = std::mem::take(&mut self.recorder);
-        let _ = self.reports.send(Report::Done(Box::new(recorder), self.last_end));
+        let per_request = std::mem::take(&mut self.per_request);
+        let _ = self.reports.send(Report::Done(Box::new(recorder), per_request, self.last_end));
     }
 
     fn is_open(&self) -> bool {
@@ -228,10 +243,11 @@ impl Worker<'_> {
                 Phase::Connecting if now >= conn.deadline => self.fail(i, ErrorKind::ConnectTimeout, now),
                 Phase::Writing | Phase::Reading if now >= conn.deadline => self.fail(i, ErrorKind::ReadTimeout, now),
                 Phase::Backoff(until) if now >= until => self.next_request(i, now),
+                Phase::Thinking(until) if now >= until || !self.sending() => self.next_request(i, now),
                 Phase::Idle if !self.is_open() && i < self.active => self.next_request(i, now),
                 _ => {}
             }
-            busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_));
+            busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
         let finished_sending = match (&self.pacing, self.stage) {
             (_, Stage::Interrupted(_)) => true,
@@ -292,9 +308,17 @@ impl Worker<'_> {
         }
     }
 
+    /// True while new requests may still start (for scenario users, also their next steps).
+    fn sending(&self) -> bool {
+        matches!(self.stage, Stage::Warmup | Stage::Measure)
+    }
+
     /// Decides what connection `i` does next, now that it is free.
     fn next_request(&mut self, i: usize, now: Instant) {
         self.check_end(now);
+        if self.conns[i].user.step > 0 {
+            return self.next_step(i, now);
+        }
         let due = match (&mut self.pacing, self.stage) {
             (_, Stage::Interrupted(_)) => None,
             (WorkerPacing::Closed { .. }, Stage::Ended) => None,
@@ -323,6 +347,33 @@ impl Worker<'_> {
         }
     }
 
+    /// A scenario user in the middle of its session goes on with its next step, unless sending is over.
+    fn next_step(&mut self, i: usize, now: Instant) {
+        let sending = self.sending();
+        let allowed = match &mut self.pacing {
+            _ if !sending => false,
+            WorkerPacing::Closed { quota: Some(left), .. } if self.stage == Stage::Measure => {
+                let allowed = *left > 0;
+                *left = left.saturating_sub(1);
+                allowed
+            }
+            _ => true,
+        };
+        if allowed {
+            self.start(i, now, now);
+        } else {
+            self.end_session(i, now);
+        }
+    }
+
+    /// The user of connection `i` is done (or gave up): a new user takes its place, on a new connection.
+    fn end_session(&mut self, i: usize, now: Instant) {
+        let conn = &mut self.conns[i];
+        conn.user = self.shared.workload.new_user();
+        conn.close();
+        self.next_request(i, now);
+    }
+
     /// Open model: the oldest queued request still worth sending; older ones are failed as never sent.
     fn pop_pending(&mut self, now: Instant) -> Option<Instant> {
         while let Some(due) = self.pending.pop_front() {
@@ -342,9 +393,25 @@ impl Worker<'_> {
         }
     }
 
-    /// Starts a request that fell due at `due` on connection `i`.
+    /// Starts a request that fell due at `due` on connection `i`: the next step of its user's session, or a
+    /// request from the mix.
     fn start(&mut self, i: usize, now: Instant, due: Instant) {
+        let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
+        if !workload.sessions.is_empty() {
+            if conn.user.step == 0 {
+                conn.user.session = workload.pick_session(self.rng.random());
+            }
+            conn.request = workload.step_request(&conn.user);
+        } else if workload.requests.len() > 1 {
+            conn.request = workload.pick_request(self.rng.random());
+        }
+        if workload.has_users() {
+            if conn.user.values.len() != workload.initial.len() {
+                conn.user = workload.new_user();
+            }
+            workload.render(conn.request, &conn.user, &mut conn.out);
+        }
         conn.counted = due >= self.shared.measure_start;
         conn.due = due;
         conn.deadline = due + self.shared.timeout;
@@ -431,8 +498,12 @@ impl Worker<'_> {
     }
 
     fn write(&mut self, i: usize) {
-        let request = &self.shared.request[..];
+        let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
+        let request = match &workload.requests[conn.request].encoded {
+            Some(bytes) => &bytes[..],
+            None => &conn.out[..],
+        };
         let Some(socket) = conn.socket.as_mut() else { return };
         while conn.written < request.len() {
             match socket.write(&request[conn.written..]) {
@@ -448,7 +519,8 @@ impl Worker<'_> {
             }
         }
         conn.phase = Phase::Reading;
-        conn.parser.reset(self.shared.head_request);
+        let head_request = workload.requests[conn.request].head_request;
+        conn.parser.reset_capturing(head_request, workload.capture(conn.request));
     }
 
     /// Reads what has arrived. A read shorter than the buffer drained the socket, so the next arrival raises a new
@@ -484,12 +556,23 @@ impl Worker<'_> {
         }
     }
 
-    /// A response arrived in full: record it and start the next request at once.
+    /// A response arrived in full: check it (scenarios), record it, and start the next request at once.
     fn complete(&mut self, i: usize) {
         let now = Instant::now();
+        let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
+        let status = conn.parser.status();
+        let passed = !workload.has_users()
+            || workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body());
+        let (latency, service) = (micros(now - conn.due), micros(now - conn.sent_at));
         if conn.counted {
-            self.recorder.response(conn.parser.status(), micros(now - conn.due), micros(now - conn.sent_at));
+            for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+                if passed {
+                    recorder.response(status, latency, service);
+                } else {
+                    recorder.failure(ErrorKind::CheckFailed, Some(latency), Some(service));
+                }
+            }
             self.last_end = now;
         } else {
             self.recorder.warmup_requests += 1;
@@ -501,7 +584,14 @@ impl Worker<'_> {
             }
             conn.close();
         }
-        self.next_request(i, now);
+        if workload.sessions.is_empty() {
+            return self.next_request(i, now);
+        }
+        match passed.then(|| workload.after_step(&mut conn.user, self.rng.random())).flatten() {
+            None => self.end_session(i, now),
+            Some(think) if think.is_zero() => self.next_request(i, now),
+            Some(think) => conn.phase = Phase::Thinking(now + think),
+        }
     }
 
     /// A request failed: record it, drop the connection, and go on (after a pause if connecting failed).
@@ -511,7 +601,9 @@ impl Worker<'_> {
         let waited = matches!(kind, ErrorKind::ReadTimeout).then(|| micros(now - conn.due));
         let served = (waited.is_some() && was_sent).then(|| micros(now - conn.sent_at));
         if conn.counted {
-            self.recorder.failure(kind, waited, served);
+            for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+                recorder.failure(kind, waited, served);
+            }
             self.last_end = now;
         } else {
             self.recorder.warmup_requests += 1;
@@ -520,8 +612,10 @@ impl Worker<'_> {
         if kind.is_connect() {
             conn.phase = Phase::Backoff(now + conn.backoff);
             conn.backoff = (conn.backoff * 2).min(MAX_BACKOFF);
-        } else {
+        } else if self.shared.workload.sessions.is_empty() {
             self.next_request(i, now);
+        } else {
+            self.end_session(i, now); // later steps depend on this one: the user gives up
         }
     }
 }

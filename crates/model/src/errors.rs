@@ -26,11 +26,14 @@ pub enum ErrorKind {
     /// Open model: the request was never sent, because no connection was free within `--timeout` of when it was
     /// due (all were busy and `--max-connections` was reached). Its waiting time is still recorded as latency.
     NotSent,
+    /// Scenarios: a response arrived but failed its check (unexpected status, missing body text) or a value to
+    /// extract from it was not there. Its latency is recorded.
+    CheckFailed,
 }
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 9] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -39,6 +42,7 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Malformed,
         ErrorKind::NotSent,
+        ErrorKind::CheckFailed,
     ];
 
     /// The snake_case name used in JSON and in the text summary.
@@ -52,6 +56,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::Malformed => "malformed",
             ErrorKind::NotSent => "not_sent",
+            ErrorKind::CheckFailed => "check_failed",
         }
     }
 

@@ -18,6 +18,6 @@ pub mod units;
 pub use errors::ErrorKind;
 pub use options::{Arrival, LoadOptions, Pacing, Stage, StopCondition};
 pub use result::{
-    ClientUsage, ConnectionCounts, LatencySummary, LoadResult, RequestCounts, Second, Sends, Throughput, ToolInfo,
-    SCHEMA_VERSION,
+    ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts, Second, Sends, Throughput,
+    ToolInfo, SCHEMA_VERSION,
 };

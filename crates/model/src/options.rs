@@ -58,8 +58,11 @@ pub struct Stage {
 /// The validated plan of one load run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadOptions {
-    /// The URL as the user gave it.
+    /// The URL as the user gave it (for a scenario, its server).
     pub url: String,
+    /// The scenario file, when the run sends one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
     /// HTTP method, upper case.
     pub method: String,
     /// Extra request headers, in order, as `(name, value)`.
@@ -118,6 +121,7 @@ mod tests {
     fn round_trips_through_json() {
         let options = LoadOptions {
             url: "http://127.0.0.1:8080/".into(),
+            scenario: None,
             method: "GET".into(),
             headers: vec![("Accept".into(), "*/*".into())],
             body_bytes: 0,

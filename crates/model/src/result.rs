@@ -54,6 +54,9 @@ pub struct LoadResult {
     /// Service time: from when a request's first byte was written to its last response byte. This is the
     /// uncorrected view most closed-loop tools report; it leaves out time spent waiting to be sent.
     pub service_time: LatencySummary,
+    /// Scenarios only: the same figures for each named request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_request: Vec<NamedResult>,
     /// Open model only: how well the client kept to its schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sends: Option<Sends>,
@@ -106,6 +109,21 @@ pub struct Throughput {
     pub requests_per_s: f64,
     /// `bytes_received / duration_s`.
     pub bytes_per_s: f64,
+}
+
+/// The results of one named request of a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedResult {
+    /// The request's name.
+    pub name: String,
+    /// Outcomes.
+    pub requests: RequestCounts,
+    /// Responses per status.
+    pub status_counts: BTreeMap<String, u64>,
+    /// Failures per kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Latency, from when each was due.
+    pub latency: LatencySummary,
 }
 
 /// How well an open-model run kept to its schedule.

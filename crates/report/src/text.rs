@@ -96,6 +96,28 @@ pub fn render_load(result: &LoadResult) -> String {
         );
     }
 
+    if !result.by_request.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{:<28} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+            "By request:", "requests", "ok", "failed", "mean ms", "p50 ms", "p99 ms"
+        );
+        for named in &result.by_request {
+            let at = |p: f64| named.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0, |x| x.us);
+            let _ = writeln!(
+                out,
+                "  {:<26} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+                named.name,
+                count(named.requests.total),
+                count(named.requests.ok),
+                count(named.requests.failed + named.requests.http_errors),
+                ms(named.latency.mean_us),
+                ms(at(50.0) as f64),
+                ms(at(99.0) as f64)
+            );
+        }
+    }
+
     let _ = writeln!(out);
     let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
     let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };

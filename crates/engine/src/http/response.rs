@@ -11,6 +11,8 @@ use thiserror::Error;
 const MAX_HEAD: usize = 64 * 1024;
 /// Most headers accepted in one response.
 const MAX_HEADERS: usize = 64;
+/// Most body bytes kept when a response is captured (for checks and extraction); the rest is still read.
+pub const MAX_CAPTURE: usize = 1 << 20;
 
 /// Why a response is not valid HTTP/1.x.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -73,6 +75,21 @@ pub struct ResponseParser {
     close: bool,
     no_body: bool,
     body_bytes: u64,
+    capture: Capture,
+    head: Vec<u8>,
+    body: Vec<u8>,
+}
+
+/// What of a response to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Capture {
+    /// Nothing: count and drop (the load path).
+    #[default]
+    Nothing,
+    /// The head (for cookies and headers).
+    Head,
+    /// The head and up to [`MAX_CAPTURE`] bytes of body.
+    HeadAndBody,
 }
 
 impl Default for ResponseParser {
@@ -84,11 +101,29 @@ impl Default for ResponseParser {
 impl ResponseParser {
     /// A parser waiting for a response head.
     pub fn new() -> Self {
-        ResponseParser { carry: Vec::new(), state: State::Head, status: 0, close: false, no_body: false, body_bytes: 0 }
+        ResponseParser {
+            carry: Vec::new(),
+            state: State::Head,
+            status: 0,
+            close: false,
+            no_body: false,
+            body_bytes: 0,
+            capture: Capture::Nothing,
+            head: Vec::new(),
+            body: Vec::new(),
+        }
     }
 
     /// Prepares for the next response. `no_body` is true when the request was HEAD.
     pub fn reset(&mut self, no_body: bool) {
+        self.reset_capturing(no_body, Capture::Nothing);
+    }
+
+    /// Prepares for the next response, keeping what `capture` says (see [`Self::head`], [`Self::body`]).
+    pub fn reset_capturing(&mut self, no_body: bool, capture: Capture) {
+        self.capture = capture;
+        self.head.clear();
+        self.body.clear();
         self.carry.clear();
         self.state = State::Head;
         self.status = 0;
@@ -117,6 +152,25 @@ impl ResponseParser {
         self.body_bytes
     }
 
+    /// The captured head (status line and headers), when capturing.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The captured body (at most [`MAX_CAPTURE`] bytes, de-chunked), when capturing it.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// Counts body bytes, keeping them when capturing.
+    fn take_body(&mut self, bytes: &[u8]) {
+        self.body_bytes += bytes.len() as u64;
+        if self.capture == Capture::HeadAndBody && self.body.len() < MAX_CAPTURE {
+            let room = MAX_CAPTURE - self.body.len();
+            self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+    }
+
     /// Feeds the next bytes read from the connection.
     pub fn feed(&mut self, data: &[u8]) -> Result<Progress, Malformed> {
         let mut at = 0;
@@ -128,8 +182,8 @@ impl ResponseParser {
                 },
                 State::Length(remaining) => {
                     let take = remaining.min((data.len() - at) as u64);
+                    self.take_body(&data[at..at + take as usize]);
                     at += take as usize;
-                    self.body_bytes += take;
                     if take == remaining {
                         self.state = State::Done;
                     } else {
@@ -144,7 +198,7 @@ impl ResponseParser {
                     }
                 }
                 State::UntilClose => {
-                    self.body_bytes += (data.len() - at) as u64;
+                    self.take_body(&data[at..]);
                     return Ok(Progress::NeedMore);
                 }
                 State::Done => return Ok(Progress::Complete { used: at }),
@@ -192,6 +246,10 @@ impl ResponseParser {
         let status = response.code.unwrap_or(0);
         let http10 = response.version == Some(0);
         let framing = Framing::of(response.headers, http10)?;
+        if self.capture != Capture::Nothing {
+            self.head.clear();
+            self.head.extend_from_slice(&input[..head_len]);
+        }
         let used = head_len - carried;
         self.carry.clear();
         if (100..200).contains(&status) && status != 101 {
@@ -223,8 +281,8 @@ impl ResponseParser {
         while at < data.len() {
             if let Chunk::Data(remaining) = chunk {
                 let take = remaining.min((data.len() - at) as u64);
+                self.take_body(&data[at..at + take as usize]);
                 at += take as usize;
-                self.body_bytes += take;
                 chunk = if take == remaining { Chunk::DataCr } else { Chunk::Data(remaining - take) };
                 continue;
             }
@@ -432,6 +490,24 @@ mod tests {
     fn truncated_body_is_an_error_at_eof() {
         let wire = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort";
         assert_eq!(parse_in_steps(wire, wire.len()), Err(Malformed::Truncated));
+    }
+
+    #[test]
+    fn captures_head_and_dechunked_body_when_asked() {
+        let wire =
+            b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+        let mut p = ResponseParser::new();
+        for step in [wire.len(), 1, 7] {
+            p.reset_capturing(false, Capture::HeadAndBody);
+            for piece in wire.chunks(step) {
+                let _ = p.feed(piece).unwrap();
+            }
+            assert!(p.head().starts_with(b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1"));
+            assert_eq!(p.body(), b"abcde");
+        }
+        p.reset(false);
+        p.feed(wire).unwrap();
+        assert!(p.head().is_empty() && p.body().is_empty(), "nothing kept on the load path");
     }
 
     #[test]

@@ -25,8 +25,12 @@ const DEFAULT_MAX_CONNECTIONS: u32 = 1000;
 /// Options of `shootout load`.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// The URL to load (http://host:port/path).
-    url: String,
+    /// The URL to load (http://host:port/path); with --scenario, the server to send it to (overrides its base).
+    #[arg(required_unless_present = "scenario")]
+    url: Option<String>,
+    /// Send the requests and sessions of a scenario file (TOML; see "Scenario files" in the README).
+    #[arg(short = 's', long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
     /// Concurrent connections, each with one request in flight (closed model) [default: 50; with --stages, the
     /// starting number of users, default 0].
     #[arg(short = 'c', long, conflicts_with = "rate")]
@@ -39,7 +43,7 @@ pub struct LoadArgs {
     #[arg(long, value_enum, default_value = "constant", requires = "rate")]
     arrival: ArrivalArg,
     /// Open model: the most connections that may be open at once; more are opened only while all are busy.
-    #[arg(long, requires = "rate")]
+    #[arg(long)]
     max_connections: Option<u32>,
     /// Ramp the users (closed) or the rate (with -R) linearly through stages, e.g. 30s:10,1m:100,30s:0: each
     /// stage moves from the previous level to its target over its duration. The run lasts their total.
@@ -122,11 +126,19 @@ fn stages_arg(text: &str) -> Result<Stages, String> {
 
 /// Runs one load test.
 pub fn run(args: LoadArgs) -> Result<(), Failure> {
-    let (options, body) = validate(&args)?;
+    let scenario = match &args.scenario {
+        Some(path) => Some(read_scenario(path, args.url.as_deref())?),
+        None => None,
+    };
+    let (options, body) = validate(&args, scenario.as_ref())?;
     let most = options.stages.iter().map(|s| s.target.ceil() as u64).fold(u64::from(options.connections), u64::max);
     let most = if matches!(options.pacing, Pacing::Open { .. }) { u64::from(options.connections) } else { most };
     limits::ensure_open_files(most).map_err(|e| Failure::Usage(e.to_string()))?;
-    let plan = Plan::new(options, &body).map_err(|e| Failure::Usage(e.to_string()))?;
+    let plan = match scenario {
+        Some(scenario) => Plan::with_scenario(options, scenario),
+        None => Plan::new(options, &body),
+    }
+    .map_err(|e| Failure::Usage(e.to_string()))?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let handler_flag = stop.clone();
@@ -146,10 +158,26 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Reads and validates a scenario file; its problems are reported as `file:line:column: …`.
+fn read_scenario(path: &std::path::Path, base: Option<&str>) -> Result<shootout_scenario::Scenario, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("--scenario {}: cannot read it ({e}); check the path", path.display())))?;
+    shootout_scenario::parse(&text, &path.display().to_string(), base).map_err(|e| Failure::Usage(e.to_string()))
+}
+
 /// Turns the typed arguments into options, or one line naming what is wrong and how to fix it.
-fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
+fn validate(
+    args: &LoadArgs,
+    scenario: Option<&shootout_scenario::Scenario>,
+) -> Result<(LoadOptions, Vec<u8>), Failure> {
     let usage = |message: String| Err(Failure::Usage(message));
-    let stages = args.stages.clone().map(|s| s.0).unwrap_or_default();
+    let mut stages = args.stages.clone().map(|s| s.0).unwrap_or_default();
+    // A scenario's phases bring in new users per second: an open model of sessions, unless -R/--stages say else.
+    let phases = scenario.map(|s| s.phases.clone()).unwrap_or_default();
+    let arrivals = !phases.is_empty() && args.rate.is_none() && stages.is_empty();
+    if arrivals {
+        stages = phases;
+    }
     if args.connections == Some(0) && stages.is_empty() {
         return usage("-c/--connections 0: at least 1 connection is needed, e.g. -c 50".into());
     }
@@ -204,6 +232,10 @@ fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
         None => "GET".into(),
     };
     let (pacing, connections) = match args.rate {
+        _ if arrivals => (
+            Pacing::Open { rate: 0.0, arrival: Arrival::Poisson },
+            args.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+        ),
         Some(rate) => {
             let arrival = match args.arrival {
                 ArrivalArg::Constant => Arrival::Constant,
@@ -227,7 +259,8 @@ fn validate(args: &LoadArgs) -> Result<(LoadOptions, Vec<u8>), Failure> {
         (None, None) => StopCondition::Duration(DEFAULT_DURATION),
     };
     let options = LoadOptions {
-        url: args.url.clone(),
+        url: scenario.map_or_else(|| args.url.clone().unwrap_or_default(), |s| s.base.clone()),
+        scenario: args.scenario.as_ref().map(|p| p.display().to_string()),
         method,
         headers,
         body_bytes: body.len() as u64,

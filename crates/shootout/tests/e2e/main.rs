@@ -8,4 +8,6 @@ mod framing;
 mod load_counts;
 mod open_model;
 mod result_json;
+mod scenarios;
+mod session_server;
 mod usage;

@@ -9,7 +9,8 @@ fn schema() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
 }
 
-fn assert_valid(document: &serde_json::Value) {
+/// Panics with every violation when `document` does not follow the schema.
+pub fn assert_valid(document: &serde_json::Value) {
     let validator = schema();
     let problems: Vec<String> =
         validator.iter_errors(document).map(|e| format!("{e} at {}", e.instance_path)).collect();

@@ -1,0 +1,292 @@
+//! [`Workload`]: what is sent. Either one request encoded once (the load path: every connection writes the same
+//! shared bytes), or a scenario: named requests picked by weight or strung into sessions, rendered per request
+//! for a virtual [`User`] (its variables and cookie jar) into a buffer the connection reuses.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shootout_scenario::{Request, Scenario, Session, Source};
+
+use crate::http::response::Capture;
+
+/// What the run sends.
+#[derive(Debug)]
+pub struct Workload {
+    /// The requests, by index.
+    pub requests: Vec<Planned>,
+    /// Sessions (empty: requests are picked from the mix).
+    pub sessions: Vec<Session>,
+    mix: Weights,
+    session_mix: Weights,
+    /// Starting variable values of every user.
+    pub initial: Vec<String>,
+    host: String,
+}
+
+/// One request, ready to send.
+#[derive(Debug)]
+pub struct Planned {
+    /// Its name.
+    pub name: String,
+    /// HEAD responses have no body.
+    pub head_request: bool,
+    /// The bytes, when the request never varies and no user state is kept (the load path).
+    pub encoded: Option<Arc<[u8]>>,
+    /// The scenario request it renders from.
+    scenario: Option<Request>,
+}
+
+/// A virtual user of a scenario: its variables, cookies, and where it is in its session.
+#[derive(Debug, Clone, Default)]
+pub struct User {
+    /// Variable values, by id.
+    pub values: Vec<String>,
+    /// Cookies the server set, as (name, value).
+    pub cookies: Vec<(String, String)>,
+    /// The session it runs.
+    pub session: usize,
+    /// The next step of that session.
+    pub step: usize,
+}
+
+/// Cumulative weights, to pick an index with probability proportional to its weight.
+#[derive(Debug, Clone, Default)]
+struct Weights(Vec<f64>);
+
+impl Weights {
+    fn new(weights: impl Iterator<Item = f64>) -> Weights {
+        let mut total = 0.0;
+        Weights(
+            weights
+                .map(|w| {
+                    total += w;
+                    total
+                })
+                .collect(),
+        )
+    }
+
+    /// The index for a uniform random `unit` in [0, 1).
+    fn pick(&self, unit: f64) -> usize {
+        let total = self.0.last().copied().unwrap_or(0.0);
+        let point = unit * total;
+        self.0.iter().position(|&c| point < c).unwrap_or(self.0.len().saturating_sub(1))
+    }
+}
+
+impl Workload {
+    /// One request, encoded once.
+    pub fn single(name: String, bytes: Vec<u8>, head_request: bool) -> Workload {
+        Workload {
+            requests: vec![Planned { name, head_request, encoded: Some(bytes.into()), scenario: None }],
+            sessions: Vec::new(),
+            mix: Weights::new([1.0].into_iter()),
+            session_mix: Weights::default(),
+            initial: Vec::new(),
+            host: String::new(),
+        }
+    }
+
+    /// A scenario, sent to `host` (the Host header value).
+    pub fn scenario(scenario: Scenario, host: String) -> Workload {
+        let mix = Weights::new(scenario.requests.iter().map(|r| r.weight));
+        let session_mix = Weights::new(scenario.sessions.iter().map(|s| s.weight));
+        let requests = scenario
+            .requests
+            .into_iter()
+            .map(|r| Planned {
+                name: r.name.clone(),
+                head_request: r.method == "HEAD",
+                encoded: None,
+                scenario: Some(r),
+            })
+            .collect();
+        Workload { requests, sessions: scenario.sessions, mix, session_mix, initial: scenario.initial, host }
+    }
+
+    /// True for a scenario (users keep state; requests are rendered).
+    pub fn has_users(&self) -> bool {
+        self.requests.iter().any(|r| r.scenario.is_some())
+    }
+
+    /// A request of the mix, for a uniform random `unit`.
+    pub fn pick_request(&self, unit: f64) -> usize {
+        self.mix.pick(unit)
+    }
+
+    /// A session, for a uniform random `unit`.
+    pub fn pick_session(&self, unit: f64) -> usize {
+        self.session_mix.pick(unit)
+    }
+
+    /// A fresh user.
+    pub fn new_user(&self) -> User {
+        User { values: self.initial.clone(), ..User::default() }
+    }
+
+    /// What of the response to `request` must be kept.
+    pub fn capture(&self, request: usize) -> Capture {
+        match &self.requests[request].scenario {
+            None => Capture::Nothing,
+            Some(r) if r.inspects_response() => Capture::HeadAndBody,
+            Some(_) => Capture::Head,
+        }
+    }
+
+    /// Renders `request` for `user` into `out` (cleared first).
+    pub fn render(&self, request: usize, user: &User, out: &mut Vec<u8>) {
+        out.clear();
+        let Some(r) = &self.requests[request].scenario else {
+            out.extend_from_slice(self.requests[request].encoded.as_deref().unwrap_or_default());
+            return;
+        };
+        out.extend_from_slice(r.method.as_bytes());
+        out.push(b' ');
+        r.target.render_into(&user.values, out);
+        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        out.extend_from_slice(self.host.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        let mut defaults = vec![("User-Agent", concat!("shootout/", env!("CARGO_PKG_VERSION")))];
+        defaults.push(("Accept", "*/*"));
+        for (name, value) in defaults {
+            if !r.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+            }
+        }
+        for (name, value) in &r.headers {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            value.render_into(&user.values, out);
+            out.extend_from_slice(b"\r\n");
+        }
+        if !user.cookies.is_empty() {
+            out.extend_from_slice(b"Cookie: ");
+            for (i, (name, value)) in user.cookies.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b"; ");
+                }
+                out.extend_from_slice(name.as_bytes());
+                out.push(b'=');
+                out.extend_from_slice(value.as_bytes());
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+        let body_len = r.body.rendered_len(&user.values);
+        if body_len > 0 || matches!(r.method.as_str(), "POST" | "PUT" | "PATCH") {
+            out.extend_from_slice(format!("Content-Length: {body_len}\r\n").as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+        r.body.render_into(&user.values, out);
+    }
+
+    /// Takes cookies and extracted values from a response into `user`, and checks it. Returns false when a check
+    /// failed or a value to extract was missing.
+    pub fn inspect(&self, request: usize, user: &mut User, status: u16, head: &[u8], body: &[u8]) -> bool {
+        let Some(r) = &self.requests[request].scenario else { return true };
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut response = httparse::Response::new(&mut headers);
+        let _ = response.parse(head);
+        for header in response.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("set-cookie")) {
+            let pair = header.value.split(|&b| b == b';').next().unwrap_or_default();
+            if let Some(eq) = pair.iter().position(|&b| b == b'=') {
+                let name = String::from_utf8_lossy(pair[..eq].trim_ascii()).into_owned();
+                let value = String::from_utf8_lossy(pair[eq + 1..].trim_ascii()).into_owned();
+                match user.cookies.iter_mut().find(|(n, _)| *n == name) {
+                    Some(slot) => slot.1 = value,
+                    None => user.cookies.push((name, value)),
+                }
+            }
+        }
+        let mut ok = if r.expect.status.is_empty() { status < 400 } else { r.expect.status.contains(&status) };
+        if let Some(text) = &r.expect.body {
+            ok &= body.windows(text.len().max(1)).any(|w| w == text.as_bytes());
+        }
+        for extract in &r.extract {
+            let value = match &extract.from {
+                Source::Header(name) => response
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case(name))
+                    .map(|h| String::from_utf8_lossy(h.value).into_owned()),
+                Source::Regex(pattern) => pattern
+                    .captures(body)
+                    .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                    .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned()),
+                Source::Json(pointer) => serde_json::from_slice::<serde_json::Value>(body).ok().and_then(|json| {
+                    json.pointer(pointer).map(|v| match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                }),
+            };
+            match value {
+                Some(value) => user.values[extract.variable] = value,
+                None => ok = false,
+            }
+        }
+        ok
+    }
+
+    /// After `user` finished step `user.step` of its session: the pause before the next step, or `None` when
+    /// the session is over. `unit` is a uniform random number for the think time.
+    pub fn after_step(&self, user: &mut User, unit: f64) -> Option<Duration> {
+        let session = self.sessions.get(user.session)?;
+        let think = session.steps.get(user.step)?.think;
+        user.step += 1;
+        (user.step < session.steps.len()).then(|| think.draw(unit))
+    }
+
+    /// The request of the user's current step.
+    pub fn step_request(&self, user: &User) -> usize {
+        self.sessions[user.session].steps[user.step].request
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(text: &str) -> Workload {
+        Workload::scenario(shootout_scenario::parse(text, "t.toml", Some("http://h:1")).unwrap(), "h:1".into())
+    }
+
+    #[test]
+    fn picks_by_weight() {
+        let w = Weights::new([1.0, 3.0].into_iter());
+        assert_eq!(w.pick(0.0), 0);
+        assert_eq!(w.pick(0.24), 0);
+        assert_eq!(w.pick(0.26), 1);
+        assert_eq!(w.pick(0.999), 1);
+    }
+
+    #[test]
+    fn renders_variables_and_cookies() {
+        let w = scenario(
+            "[vars]\nid = \"7\"\n[[request]]\nname = \"a\"\nurl = \"/items/${id}\"\nbody = \"x=${id}\"\nheaders = { X-Id = \"${id}\" }\n",
+        );
+        let mut user = w.new_user();
+        user.cookies.push(("s".into(), "abc".into()));
+        let mut out = Vec::new();
+        w.render(0, &user, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("POST /items/7 HTTP/1.1\r\nHost: h:1\r\n"), "{text}");
+        assert!(text.contains("X-Id: 7\r\n") && text.contains("Cookie: s=abc\r\n"), "{text}");
+        assert!(text.ends_with("Content-Length: 3\r\n\r\nx=7"), "{text}");
+    }
+
+    #[test]
+    fn inspects_cookies_checks_and_extracts() {
+        let w = scenario(concat!(
+            "[[request]]\nname = \"login\"\nurl = \"/login\"\nexpect = { status = 200, body = \"ok\" }\n",
+            "extract = [{ var = \"token\", json = \"/token\" }, { var = \"n\", regex = 'n=(\\d+)' }, ",
+            "{ var = \"loc\", header = \"X-Next\" }]\n"
+        ));
+        let mut user = w.new_user();
+        let head = b"HTTP/1.1 200 OK\r\nSet-Cookie: sid=42; Path=/\r\nX-Next: /home\r\n\r\n";
+        assert!(w.inspect(0, &mut user, 200, head, br#"{"token":"t1","ok":"n=5"}"#));
+        assert_eq!(user.cookies, [("sid".to_string(), "42".to_string())]);
+        assert_eq!(user.values, ["t1", "5", "/home"]);
+        assert!(!w.inspect(0, &mut user, 500, head, br#"{"token":"t1","ok":"n=5"}"#), "wrong status");
+        assert!(!w.inspect(0, &mut user, 200, head, br#"{"ok":"n=5"}"#), "missing token");
+    }
+}

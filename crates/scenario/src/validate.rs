@@ -1,0 +1,350 @@
+//! From the file as written to a [`Scenario`]: every name, reference, pattern and duration is checked before
+//! anything runs, and the first problem is reported as `file:line:column: what is wrong (hint)`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+
+use shootout_model::Stage;
+use toml::Spanned;
+
+use crate::raw::{self, StatusDef};
+use crate::template::Template;
+use crate::think::Think;
+use crate::{Expect, Extract, Request, Scenario, Session, Source, Step};
+
+/// A problem in a scenario file, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file, as named on the command line.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// What is wrong, and what to do about it.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Where errors point: the text and its name.
+struct Locator<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Locator<'_> {
+    fn at(&self, offset: usize, message: impl Into<String>) -> ScenarioError {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ScenarioError { file: self.file.to_string(), line, column, message: message.into() }
+    }
+
+    fn span(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
+        self.at(span.start, message)
+    }
+}
+
+/// Parses and validates a scenario. `base` (a URL given on the command line) overrides the file's `base`.
+pub fn parse(text: &str, file: &str, base: Option<&str>) -> Result<Scenario, ScenarioError> {
+    let at = Locator { text, file };
+    let raw: raw::File = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim().to_string();
+        at.at(e.span().map_or(0, |s| s.start), format!("{message} (see \"Scenario files\" in the README)"))
+    })?;
+    let base = match (base, &raw.base) {
+        (Some(url), _) => origin(url).map_err(|m| at.at(0, format!("the URL '{url}' {m}")))?,
+        (None, Some(url)) => {
+            origin(url.get_ref()).map_err(|m| at.span(url.span(), format!("base '{}' {m}", url.get_ref())))?
+        }
+        (None, None) => {
+            return Err(at.at(0, "no server to load: add base = \"http://host:port\" to the file, or give a URL"));
+        }
+    };
+    if raw.requests.is_empty() {
+        return Err(at.at(text.len(), "a scenario needs at least one [[request]] with a name and a url"));
+    }
+
+    let mut variables: Vec<String> = raw.vars.keys().cloned().collect();
+    let mut initial: Vec<String> = raw.vars.values().cloned().collect();
+    for request in &raw.requests {
+        for extract in &request.extract {
+            if !variables.contains(&extract.get_ref().var) {
+                variables.push(extract.get_ref().var.clone());
+                initial.push(String::new());
+            }
+        }
+    }
+    let id_of = |name: &str| variables.iter().position(|v| v == name);
+    let template = |value: &Spanned<String>| {
+        Template::parse(value.get_ref(), id_of).map_err(|unknown| {
+            let known = if variables.is_empty() { "none are defined".to_string() } else { variables.join(", ") };
+            at.at(
+                value.span().start + 1 + unknown.offset,
+                format!("unknown variable '${{{}}}': define it in [vars] or extract it (known: {known})", unknown.name),
+            )
+        })
+    };
+
+    let mut requests = Vec::with_capacity(raw.requests.len());
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for def in &raw.requests {
+        let name = def.name.get_ref();
+        if by_name.insert(name, requests.len()).is_some() {
+            return Err(at.span(def.name.span(), format!("request '{name}' is defined twice: give each a unique name")));
+        }
+        requests.push(request(def, &raw.headers, &base, &at, &template, &id_of)?);
+    }
+
+    let mut sessions = Vec::with_capacity(raw.sessions.len());
+    for def in &raw.sessions {
+        if def.steps.get_ref().is_empty() {
+            return Err(at.span(def.steps.span(), format!("session '{}' has no steps", def.name)));
+        }
+        let mut steps = Vec::new();
+        for step in def.steps.get_ref() {
+            let request = *by_name.get(step.request.get_ref().as_str()).ok_or_else(|| {
+                let names: Vec<&str> = raw.requests.iter().map(|r| r.name.get_ref().as_str()).collect();
+                at.span(
+                    step.request.span(),
+                    format!("no request named '{}' (the requests are: {})", step.request.get_ref(), names.join(", ")),
+                )
+            })?;
+            let think = match &step.think {
+                Some(text) => Think::parse(text.get_ref()).map_err(|m| {
+                    at.span(text.span(), format!("bad think time: {m}; write 2s, uniform(1s, 3s) or exponential(2s)"))
+                })?,
+                None => Think::None,
+            };
+            steps.push(Step { request, think });
+        }
+        sessions.push(Session { name: def.name.clone(), weight: weight(&def.weight, &at)?, steps });
+    }
+
+    let mut phases = Vec::with_capacity(raw.phases.len());
+    for phase in &raw.phases {
+        let duration = humantime::parse_duration(phase.duration.get_ref()).map_err(|_| {
+            at.span(phase.duration.span(), format!("'{}' is not a duration: write 30s, 2m…", phase.duration.get_ref()))
+        })?;
+        let target = *phase.users_per_second.get_ref();
+        if !target.is_finite() || target < 0.0 {
+            return Err(at.span(phase.users_per_second.span(), "users_per_second must be 0 or more"));
+        }
+        // A phase holds its rate for its whole duration (Tsung's arrival phases): a jump, then a level stretch.
+        phases.push(Stage { duration: std::time::Duration::ZERO, target });
+        phases.push(Stage { duration, target });
+    }
+    if !phases.is_empty() && sessions.is_empty() {
+        return Err(at.at(0, "phases bring in new users, who run sessions: add a [[session]]"));
+    }
+
+    Ok(Scenario { requests, sessions, phases, variables, initial, base })
+}
+
+/// One `[[request]]`.
+fn request(
+    def: &raw::RequestDef,
+    defaults: &std::collections::BTreeMap<String, Spanned<String>>,
+    base: &str,
+    at: &Locator<'_>,
+    template: &impl Fn(&Spanned<String>) -> Result<Template, ScenarioError>,
+    id_of: &impl Fn(&str) -> Option<usize>,
+) -> Result<Request, ScenarioError> {
+    let name = def.name.get_ref().clone();
+    let url = def.url.get_ref();
+    let target_text = if url.starts_with('/') {
+        url.clone()
+    } else if let Some(rest) = url.strip_prefix(base) {
+        if rest.is_empty() {
+            "/".to_string()
+        } else {
+            rest.to_string()
+        }
+    } else {
+        return Err(at.span(
+            def.url.span(),
+            format!(
+                "'{url}' is not on {base}: every request of a scenario goes to one server; write a path like /items"
+            ),
+        ));
+    };
+    if !target_text.starts_with('/') {
+        return Err(at.span(def.url.span(), format!("'{url}': the path must start with /")));
+    }
+    let target =
+        template(&Spanned::new(def.url.span(), target_text)).map_err(|e| ScenarioError { column: e.column, ..e })?;
+    let method = match &def.method {
+        Some(m) if !m.get_ref().is_empty() && m.get_ref().bytes().all(|b| b.is_ascii_alphabetic()) => {
+            m.get_ref().to_ascii_uppercase()
+        }
+        Some(m) => return Err(at.span(m.span(), format!("'{}' is not a method: write GET, POST…", m.get_ref()))),
+        None if def.body.is_some() => "POST".to_string(),
+        None => "GET".to_string(),
+    };
+    let mut headers = Vec::new();
+    for (header, value) in defaults.iter().filter(|(n, _)| !def.headers.keys().any(|m| m.eq_ignore_ascii_case(n))) {
+        headers.push((header.clone(), template(value)?));
+    }
+    for (header, value) in &def.headers {
+        headers.push((header.clone(), template(value)?));
+    }
+    let body = match &def.body {
+        Some(body) => template(body)?,
+        None => Template::default(),
+    };
+    let mut expect = Expect::default();
+    if let Some(e) = &def.expect {
+        if let Some(status) = &e.status {
+            let codes = match status.get_ref() {
+                StatusDef::One(code) => vec![*code],
+                StatusDef::Many(codes) => codes.clone(),
+            };
+            if codes.is_empty() || codes.iter().any(|c| !(100..=999).contains(c)) {
+                return Err(at.span(status.span(), "expect.status takes a status code (100-999) or a list of them"));
+            }
+            expect.status = codes.into_iter().map(|c| c as u16).collect();
+        }
+        expect.body = e.body.clone();
+    }
+    let mut extract = Vec::new();
+    for item in &def.extract {
+        let e = item.get_ref();
+        let from = match (&e.regex, &e.json, &e.header) {
+            (Some(pattern), None, None) => Source::Regex(
+                regex::bytes::Regex::new(pattern)
+                    .map_err(|err| at.span(item.span(), format!("bad regex for '{}': {err}", e.var)))?,
+            ),
+            (None, Some(pointer), None) if pointer.is_empty() || pointer.starts_with('/') => {
+                Source::Json(pointer.clone())
+            }
+            (None, Some(pointer), None) => {
+                return Err(at.span(
+                    item.span(),
+                    format!("'{pointer}' is not a JSON pointer: write it like /token or /items/0/id"),
+                ));
+            }
+            (None, None, Some(header)) => Source::Header(header.clone()),
+            _ => {
+                return Err(
+                    at.span(item.span(), format!("extract '{}' needs exactly one of regex, json or header", e.var))
+                );
+            }
+        };
+        extract.push(Extract { variable: id_of(&e.var).expect("extracted variables are registered"), from });
+    }
+    Ok(Request { name, method, target, headers, body, weight: weight(&def.weight, at)?, expect, extract })
+}
+
+fn weight(value: &Option<Spanned<f64>>, at: &Locator<'_>) -> Result<f64, ScenarioError> {
+    match value {
+        None => Ok(1.0),
+        Some(w) if w.get_ref().is_finite() && *w.get_ref() > 0.0 => Ok(*w.get_ref()),
+        Some(w) => Err(at.span(w.span(), "weight must be a number above 0")),
+    }
+}
+
+/// `scheme://host[:port]` of an http URL.
+fn origin(url: &str) -> Result<String, &'static str> {
+    let parsed = url::Url::parse(url).map_err(|_| "is not a URL: write it like http://127.0.0.1:8080")?;
+    if parsed.scheme() != "http" {
+        return Err("is not http://: scenarios speak http");
+    }
+    let host = parsed.host_str().ok_or("has no host")?;
+    Ok(match parsed.port() {
+        Some(port) => format!("http://{host}:{port}"),
+        None => format!("http://{host}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+base = "http://127.0.0.1:8080"
+[vars]
+user = "alice"
+[headers]
+Accept = "text/html"
+
+[[request]]
+name = "login"
+url = "/login"
+body = "user=${user}"
+expect = { status = [200, 302], body = "welcome" }
+extract = [{ var = "token", json = "/token" }, { var = "csrf", regex = 'csrf=(\w+)' }]
+
+[[request]]
+name = "home"
+url = "http://127.0.0.1:8080/home?t=${token}"
+headers = { Accept = "application/json", X-Csrf = "${csrf}" }
+weight = 3
+
+[[session]]
+name = "browse"
+steps = [{ request = "login", think = "uniform(1s, 2s)" }, { request = "home" }]
+
+[[phase]]
+duration = "10s"
+users_per_second = 5
+"#;
+
+    #[test]
+    fn a_good_file() {
+        let s = parse(GOOD, "good.toml", None).unwrap();
+        assert_eq!(s.base, "http://127.0.0.1:8080");
+        assert_eq!(s.variables, ["user", "token", "csrf"]);
+        assert_eq!(s.requests[0].method, "POST");
+        assert_eq!(s.requests[0].expect.status, [200, 302]);
+        assert_eq!(s.requests[1].weight, 3.0);
+        let accept: Vec<_> = s.requests[1].headers.iter().filter(|(n, _)| n == "Accept").collect();
+        assert_eq!(accept.len(), 1, "the request's own header replaces the default");
+        assert_eq!(s.sessions[0].steps[1].request, 1);
+        assert_eq!(s.phases.len(), 2, "a jump to the phase's rate, then the phase");
+        assert_eq!((s.phases[0].duration.as_secs(), s.phases[1].duration.as_secs()), (0, 10));
+        assert_eq!(s.phases[1].target, 5.0);
+    }
+
+    fn error(text: &str) -> String {
+        parse(text, "s.toml", Some("http://127.0.0.1:1")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_point_at_the_problem() {
+        let unknown_key = error("[[request]]\nname = \"a\"\nurl = \"/\"\ncolour = \"red\"\n");
+        assert!(unknown_key.starts_with("s.toml:4:1: unknown field `colour`"), "{unknown_key}");
+
+        let bad_ref = error("[[request]]\nname = \"a\"\nurl = \"/x/${nope}\"\n");
+        assert!(bad_ref.starts_with("s.toml:3:11: unknown variable '${nope}'"), "{bad_ref}");
+
+        let no_request =
+            error("[[request]]\nname = \"a\"\nurl = \"/\"\n[[session]]\nname = \"s\"\nsteps = [{ request = \"b\" }]\n");
+        assert!(no_request.starts_with("s.toml:6:22: no request named 'b' (the requests are: a)"), "{no_request}");
+
+        let think = error(
+            "[[request]]\nname = \"a\"\nurl = \"/\"\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\", think = \"later\" }]\n",
+        );
+        assert!(think.contains("s.toml:6:35: bad think time"), "{think}");
+
+        let regex = error("[[request]]\nname = \"a\"\nurl = \"/\"\nextract = [{ var = \"v\", regex = \"(\" }]\n");
+        assert!(regex.starts_with("s.toml:4:12: bad regex for 'v'"), "{regex}");
+
+        let twice = error("[[request]]\nname = \"a\"\nurl = \"/\"\n[[request]]\nname = \"a\"\nurl = \"/\"\n");
+        assert!(twice.starts_with("s.toml:5:8: request 'a' is defined twice"), "{twice}");
+
+        let elsewhere = error("[[request]]\nname = \"a\"\nurl = \"http://other:9/\"\n");
+        assert!(elsewhere.contains("is not on http://127.0.0.1:1"), "{elsewhere}");
+
+        assert!(error("").contains("at least one [[request]]"));
+        assert!(error("[[request]]\nname = 3\n").starts_with("s.toml:2:8: invalid type"));
+    }
+}

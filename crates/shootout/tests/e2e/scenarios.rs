@@ -1,0 +1,112 @@
+//! Scenario files: sessions with a login cookie and an extracted token, mixes by weight, arrival phases, and
+//! validation errors that point at the line.
+
+use std::sync::atomic::Ordering;
+
+use crate::session_server;
+use crate::support::{describe, load, shootout, Target};
+
+fn write(name: &str, text: &str) -> String {
+    let path = std::env::temp_dir().join(format!("shootout-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+const SESSION: &str = r#"
+[[request]]
+name = "login"
+method = "POST"
+url = "/login"
+body = "user=alice"
+expect = { status = 200 }
+extract = [{ var = "token", json = "/token" }]
+
+[[request]]
+name = "account"
+url = "/account"
+headers = { Authorization = "Bearer ${token}" }
+expect = { status = 200, body = "alice" }
+
+[[request]]
+name = "logout"
+url = "/logout"
+
+[[session]]
+name = "visit"
+steps = [{ request = "login", think = "5ms" }, { request = "account" }, { request = "logout" }]
+"#;
+
+#[test]
+fn a_session_with_a_login_cookie_and_an_extracted_token() {
+    let (address, counts) = session_server::start();
+    let file = write("session.toml", SESSION);
+    let result = load(&["--scenario", &file, "-d", "1s", "-c", "4", &format!("http://{address}")]);
+    assert_eq!(result.requests.failed + result.requests.http_errors, 0, "{:?}", result.errors);
+    assert_eq!(counts.refused.load(Ordering::Relaxed), 0, "every request carried the cookie and token");
+    let step = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap().requests.ok;
+    assert_eq!(step("login"), counts.login.load(Ordering::Relaxed));
+    assert_eq!(step("account"), counts.account.load(Ordering::Relaxed));
+    assert_eq!(step("logout"), counts.logout.load(Ordering::Relaxed));
+    assert!(step("account") >= 20, "{} sessions got to their account", step("account"));
+    assert!(step("login") >= step("account") && step("account") >= step("logout"));
+    assert!(step("login") - step("logout") <= 4, "only sessions cut by the end of the run are unfinished");
+    assert_eq!(result.requests.total, step("login") + step("account") + step("logout"));
+
+    let output = shootout()
+        .args(["load", "--json", "--scenario", &file, "-n", "30", "-c", "2", &format!("http://{address}")])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    crate::result_json::assert_valid(&serde_json::from_slice(&output.stdout).unwrap());
+}
+
+#[test]
+fn arrival_phases_bring_in_new_users() {
+    let (address, counts) = session_server::start();
+    let file = write("phases.toml", &format!("{SESSION}\n[[phase]]\nduration = \"2s\"\nusers_per_second = 40\n"));
+    let result = load(&["--scenario", &file, &format!("http://{address}")]);
+    let sends = result.sends.expect("phases run the open model");
+    // About 80 users arrive (a Poisson count: 80 ± 9); each logs in once.
+    assert!((50..=110).contains(&sends.due), "{} users arrived", sends.due);
+    assert_eq!(counts.login.load(Ordering::Relaxed), sends.due);
+    assert_eq!(counts.refused.load(Ordering::Relaxed), 0);
+    assert_eq!(result.requests.failed, 0, "{:?}", result.errors);
+}
+
+#[test]
+fn a_weighted_mix_follows_its_weights() {
+    let target = Target::start();
+    let file = write(
+        "mix.toml",
+        "[[request]]\nname = \"hello\"\nurl = \"/hello\"\nweight = 3\n\n[[request]]\nname = \"bytes\"\nurl = \"/bytes/10\"\nweight = 1\n",
+    );
+    let result = load(&["--scenario", &file, "-n", "4000", "-c", "4", &target.url("")]);
+    let count = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap().requests.ok as f64;
+    assert_eq!(count("hello") + count("bytes"), 4000.0);
+    let share = count("hello") / 4000.0;
+    assert!((share - 0.75).abs() < 0.03, "hello got {share} of the mix, weight 3 of 4");
+    assert_eq!(target.served(), 4000);
+}
+
+#[test]
+fn a_failed_check_is_counted_and_ends_the_session() {
+    let target = Target::start();
+    let file = write(
+        "check.toml",
+        "[[request]]\nname = \"a\"\nurl = \"/hello\"\nexpect = { body = \"Goodbye\" }\n\n[[request]]\nname = \"b\"\nurl = \"/hello\"\n\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\" }, { request = \"b\" }]\n",
+    );
+    let result = load(&["--scenario", &file, "-n", "50", "-c", "1", "-t", "1", &target.url("")]);
+    assert_eq!(result.errors.get(&shootout_model::ErrorKind::CheckFailed), Some(&50));
+    let b = result.by_request.iter().find(|r| r.name == "b").unwrap();
+    assert_eq!(b.requests.total, 0, "no session got past its failed first step");
+}
+
+#[test]
+fn a_bad_scenario_is_refused_with_its_line_and_column() {
+    let file = write("bad.toml", "[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = { X = \"${missing}\" }\n");
+    let output = shootout().args(["load", "--scenario", &file, "http://127.0.0.1:1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("{file}:4:18: unknown variable '${{missing}}'")), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
