@@ -126,6 +126,8 @@ mod tests {
             timeout: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(1),
             keepalive: true,
+            delay: None,
+            sequential: false,
             warmup: Duration::ZERO,
         }
     }

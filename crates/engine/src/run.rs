@@ -31,6 +31,10 @@ pub struct Shared {
     pub workload: Arc<Workload>,
     /// Seeds each worker's random choices (arrivals, mixes, think times).
     pub seed: u64,
+    /// Closed model: pause of 0 to this after every response.
+    pub delay: Option<Duration>,
+    /// Walk the requests in order rather than picking them by weight.
+    pub sequential: bool,
     /// Reuse connections.
     pub keepalive: bool,
     /// Request deadline.
@@ -113,6 +117,8 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         address: plan.address,
         workload: plan.workload.clone(),
         seed,
+        delay: options.delay.filter(|_| options.pacing == Pacing::Closed),
+        sequential: options.sequential,
         keepalive: options.keepalive,
         timeout: options.timeout,
         connect_timeout: options.connect_timeout,

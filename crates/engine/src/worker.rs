@@ -398,18 +398,21 @@ impl Worker<'_> {
     fn start(&mut self, i: usize, now: Instant, due: Instant) {
         let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
+        if conn.user.values.len() != workload.initial.len() {
+            conn.user = workload.new_user(); // a connection's first user
+        }
         if !workload.sessions.is_empty() {
             if conn.user.step == 0 {
                 conn.user.session = workload.pick_session(self.rng.random());
             }
             conn.request = workload.step_request(&conn.user);
+        } else if workload.requests.len() > 1 && self.shared.sequential {
+            conn.request = conn.user.cursor % workload.requests.len();
+            conn.user.cursor += 1;
         } else if workload.requests.len() > 1 {
             conn.request = workload.pick_request(self.rng.random());
         }
         if workload.has_users() {
-            if conn.user.values.len() != workload.initial.len() {
-                conn.user = workload.new_user();
-            }
             workload.render(conn.request, &conn.user, &mut conn.out);
         }
         conn.counted = due >= self.shared.measure_start;
@@ -585,7 +588,10 @@ impl Worker<'_> {
             conn.close();
         }
         if workload.sessions.is_empty() {
-            return self.next_request(i, now);
+            return match self.shared.delay {
+                Some(most) => conn.phase = Phase::Thinking(now + most.mul_f64(self.rng.random())),
+                None => self.next_request(i, now),
+            };
         }
         match passed.then(|| workload.after_step(&mut conn.user, self.rng.random())).flatten() {
             None => self.end_session(i, now),

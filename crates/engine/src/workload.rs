@@ -47,6 +47,8 @@ pub struct User {
     pub session: usize,
     /// The next step of that session.
     pub step: usize,
+    /// Requests sent so far, for walking a urls file in order.
+    pub cursor: usize,
 }
 
 /// Cumulative weights, to pick an index with probability proportional to its weight.

@@ -90,9 +90,35 @@ pub struct LoadOptions {
     pub connect_timeout: Duration,
     /// Reuse connections (HTTP keep-alive). When false, every request opens a new connection.
     pub keepalive: bool,
+    /// Closed model: each user pauses a random time between 0 and this after every response (siege's `-d`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_secs")]
+    pub delay: Option<Duration>,
+    /// A urls file is walked in order by every user (siege's default) rather than picked at random.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sequential: bool,
     /// Load sent before measuring starts; its requests are not counted.
     #[serde(with = "secs")]
     pub warmup: Duration,
+}
+
+/// Serialises an optional [`Duration`] as floating-point seconds.
+mod opt_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => serializer.serialize_some(&d.as_secs_f64()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(deserializer)?
+            .map(|s| Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Serialises a [`Duration`] as floating-point seconds.
@@ -133,6 +159,8 @@ mod tests {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
             keepalive: true,
+            delay: Some(Duration::from_millis(1500)),
+            sequential: true,
             warmup: Duration::ZERO,
         };
         let json = serde_json::to_string(&options).unwrap();

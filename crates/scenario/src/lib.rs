@@ -10,17 +10,20 @@
 //!   problem as `file:line:column: what is wrong (hint)` ([`ScenarioError`]).
 //! - [`template`]: [`Template`], text with `${variable}` references.
 //! - [`think`]: [`Think`], the pause between steps.
+//! - [`urls`]: siege's urls file (`-f urls.txt`), read into the same [`Scenario`].
 //! - this file: the validated [`Scenario`] and its parts, which the engine runs.
 
 pub mod raw;
 pub mod template;
 pub mod think;
+pub mod urls;
 pub mod validate;
 
 use std::time::Duration;
 
 pub use template::{Piece, Template};
 pub use think::Think;
+pub use urls::parse_urls;
 pub use validate::{parse, ScenarioError};
 
 /// A validated scenario, ready to run.

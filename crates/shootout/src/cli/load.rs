@@ -26,11 +26,20 @@ const DEFAULT_MAX_CONNECTIONS: u32 = 1000;
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// The URL to load (http://host:port/path); with --scenario, the server to send it to (overrides its base).
-    #[arg(required_unless_present = "scenario")]
+    #[arg(required_unless_present_any = ["scenario", "urls_file"])]
     url: Option<String>,
     /// Send the requests and sessions of a scenario file (TOML; see "Scenario files" in the README).
-    #[arg(short = 's', long, value_name = "FILE")]
+    #[arg(short = 's', long, value_name = "FILE", conflicts_with = "urls_file")]
     scenario: Option<PathBuf>,
+    /// Send the URLs of a siege urls file, each user walking them in order (siege -f).
+    #[arg(short = 'f', long = "file", value_name = "URLS_FILE")]
+    urls_file: Option<PathBuf>,
+    /// With -f: pick each URL at random instead of in order (siege -i).
+    #[arg(long, requires = "urls_file")]
+    random: bool,
+    /// Closed model: after every response, each user pauses a random time between 0 and this (siege -d).
+    #[arg(long, value_parser = duration_arg, conflicts_with = "rate")]
+    delay: Option<Duration>,
     /// Concurrent connections, each with one request in flight (closed model) [default: 50; with --stages, the
     /// starting number of users, default 0].
     #[arg(short = 'c', long, conflicts_with = "rate")]
@@ -126,9 +135,10 @@ fn stages_arg(text: &str) -> Result<Stages, String> {
 
 /// Runs one load test.
 pub fn run(args: LoadArgs) -> Result<(), Failure> {
-    let scenario = match &args.scenario {
-        Some(path) => Some(read_scenario(path, args.url.as_deref())?),
-        None => None,
+    let scenario = match (&args.scenario, &args.urls_file) {
+        (Some(path), _) => Some(read_scenario(path, args.url.as_deref())?),
+        (None, Some(path)) => Some(read_urls(path, args.url.as_deref())?),
+        (None, None) => None,
     };
     let (options, body) = validate(&args, scenario.as_ref())?;
     let most = options.stages.iter().map(|s| s.target.ceil() as u64).fold(u64::from(options.connections), u64::max);
@@ -163,6 +173,15 @@ fn read_scenario(path: &std::path::Path, base: Option<&str>) -> Result<shootout_
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("--scenario {}: cannot read it ({e}); check the path", path.display())))?;
     shootout_scenario::parse(&text, &path.display().to_string(), base).map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// Reads a siege urls file; its problems are reported as `file:line:column: …`.
+fn read_urls(path: &std::path::Path, base: Option<&str>) -> Result<shootout_scenario::Scenario, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("-f {}: cannot read it ({e}); check the path", path.display())))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    shootout_scenario::parse_urls(&text, &path.display().to_string(), dir, base)
+        .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// Turns the typed arguments into options, or one line naming what is wrong and how to fix it.
@@ -260,7 +279,9 @@ fn validate(
     };
     let options = LoadOptions {
         url: scenario.map_or_else(|| args.url.clone().unwrap_or_default(), |s| s.base.clone()),
-        scenario: args.scenario.as_ref().map(|p| p.display().to_string()),
+        scenario: args.scenario.as_ref().or(args.urls_file.as_ref()).map(|p| p.display().to_string()),
+        delay: args.delay.filter(|d| !d.is_zero()),
+        sequential: args.urls_file.is_some() && !args.random,
         method,
         headers,
         body_bytes: body.len() as u64,

@@ -110,3 +110,45 @@ fn a_bad_scenario_is_refused_with_its_line_and_column() {
     assert!(stderr.contains(&format!("{file}:4:18: unknown variable '${{missing}}'")), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+fn urls_file(target: &Target) -> String {
+    let text = format!(
+        "# siege's format\nHOST=http://{}\n$(HOST)/hello\n${{HOST}}/bytes/10\n$(HOST)/hello POST user=alice&pw=x\n",
+        target.address
+    );
+    write("urls.txt", &text)
+}
+
+fn by_name(result: &shootout_model::LoadResult, name: &str) -> u64 {
+    result.by_request.iter().filter(|r| r.name == name).map(|r| r.requests.ok).sum()
+}
+
+#[test]
+fn a_siege_urls_file_is_walked_in_order() {
+    let target = Target::start();
+    let result = load(&["-f", &urls_file(&target), "-n", "300", "-c", "1"]);
+    assert_eq!(by_name(&result, "GET /hello"), 100);
+    assert_eq!(by_name(&result, "GET /bytes/10"), 100);
+    assert_eq!(by_name(&result, "POST /hello"), 100);
+    assert!(result.bytes_sent > 300 * 60, "the POST bodies went out");
+    assert_eq!(target.served(), 300);
+}
+
+#[test]
+fn random_picks_urls_evenly() {
+    let target = Target::start();
+    let result = load(&["-f", &urls_file(&target), "--random", "-n", "3000", "-c", "2"]);
+    for name in ["GET /hello", "GET /bytes/10", "POST /hello"] {
+        let n = by_name(&result, name) as f64;
+        assert!((n - 1000.0).abs() < 100.0, "{name} got {n} of 3000 picks");
+    }
+}
+
+#[test]
+fn delay_pauses_each_user_like_siege() {
+    // Two users pausing 0 to 100 ms (50 ms on average) after each answer make about 40 requests a second.
+    let target = Target::start();
+    let result = load(&["--delay", "100ms", "-c", "2", "-d", "1s", &target.url("/hello")]);
+    assert!((20..=70).contains(&result.requests.ok), "{} requests", result.requests.ok);
+    assert_eq!(result.options.delay, Some(std::time::Duration::from_millis(100)));
+}

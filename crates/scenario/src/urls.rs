@@ -1,0 +1,186 @@
+//! siege's urls file (`siege -f urls.txt`), read into a [`Scenario`]: one request per line, in order.
+//!
+//! ```text
+//! # comments and blank lines are skipped
+//! HOST=http://127.0.0.1:8080        # NAME=value defines a variable
+//! $(HOST)/index.html                 # $(NAME) or ${NAME} uses one
+//! $(HOST)/login POST user=alice&pw=x # a POST with a form body
+//! $(HOST)/upload POST <data.json     # a POST whose body is a file (relative to the urls file)
+//! ```
+//!
+//! Every URL must be on one server. POST bodies go out as `application/x-www-form-urlencoded`, as siege sends
+//! them (`.json` files as `application/json`).
+
+use std::path::Path;
+
+use crate::template::Template;
+use crate::validate::ScenarioError;
+use crate::{Expect, Request, Scenario};
+
+/// Reads a urls file. `dir` is where `<file` bodies are looked up; `base` (a URL given on the command line)
+/// overrides the server of the URLs, keeping their paths.
+pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Result<Scenario, ScenarioError> {
+    let error =
+        |line: usize, column: usize, message: String| ScenarioError { file: file.to_string(), line, column, message };
+    let mut variables: Vec<(String, String)> = Vec::new();
+    let mut requests = Vec::new();
+    let mut origin: Option<String> = None;
+    for (index, raw_line) in text.lines().enumerate() {
+        let number = index + 1;
+        let line = raw_line.split(" #").next().unwrap_or("").trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let expanded = expand(line, &variables).map_err(|(column, name)| {
+            error(number, column, format!("unknown variable '{name}': define it on an earlier line as {name}=value"))
+        })?;
+        let mut words = expanded.splitn(3, char::is_whitespace);
+        let first = words.next().unwrap_or("");
+        if let Some((name, value)) = first.split_once('=').filter(|(n, _)| is_name(n)) {
+            variables.push((name.to_string(), value.to_string()));
+            continue;
+        }
+        let method = words.next().map(str::to_ascii_uppercase);
+        let body = words.next().map(str::trim).unwrap_or("");
+        let (server, path) = split_url(first).ok_or_else(|| {
+            error(number, 1, format!("'{first}' is not an http:// URL: write lines like http://127.0.0.1:8080/path"))
+        })?;
+        match &origin {
+            Some(seen) if *seen != server => {
+                return Err(error(
+                    number,
+                    1,
+                    format!("'{first}' is not on {seen}: every URL of a run goes to one server"),
+                ));
+            }
+            _ => origin = Some(server),
+        }
+        let (method, body, content_type) = match method.as_deref() {
+            None => ("GET".to_string(), String::new(), None),
+            Some("POST" | "PUT" | "PATCH") => {
+                let body = match body.strip_prefix('<') {
+                    Some(name) => std::fs::read_to_string(dir.join(name.trim())).map_err(|e| {
+                        error(
+                            number,
+                            1,
+                            format!(
+                                "cannot read the body file '{}' ({e}); paths are relative to {}",
+                                name.trim(),
+                                dir.display()
+                            ),
+                        )
+                    })?,
+                    None => body.to_string(),
+                };
+                let kind = if body.trim_start().starts_with('{') {
+                    "application/json"
+                } else {
+                    "application/x-www-form-urlencoded"
+                };
+                (method.unwrap_or_default(), body, Some(kind))
+            }
+            Some("GET" | "HEAD" | "DELETE") => (method.unwrap_or_default(), String::new(), None),
+            Some(other) => {
+                return Err(error(
+                    number,
+                    first.len() + 2,
+                    format!("'{other}' is not a method siege knows: use GET, POST or PUT"),
+                ));
+            }
+        };
+        requests.push(Request {
+            name: format!("{method} {path}"),
+            method,
+            target: Template::literal(&path),
+            headers: content_type.map(|t| ("Content-Type".to_string(), Template::literal(t))).into_iter().collect(),
+            body: Template::literal(&body),
+            weight: 1.0,
+            expect: Expect::default(),
+            extract: Vec::new(),
+        });
+    }
+    let base = match (base, origin) {
+        (Some(url), _) => split_url(url).map(|(server, _)| server).ok_or_else(|| {
+            error(0, 0, format!("the URL '{url}' is not an http:// URL: write it like http://127.0.0.1:8080"))
+        })?,
+        (None, Some(server)) => server,
+        (None, None) => return Err(error(text.lines().count().max(1), 1, "no URLs in the file".to_string())),
+    };
+    Ok(Scenario {
+        requests,
+        sessions: Vec::new(),
+        phases: Vec::new(),
+        variables: Vec::new(),
+        initial: Vec::new(),
+        base,
+    })
+}
+
+/// Replaces `$(NAME)` and `${NAME}` with earlier definitions; on an unknown one, its column and name.
+fn expand(line: &str, variables: &[(String, String)]) -> Result<String, (usize, String)> {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(start) = rest.find("$(").or_else(|| rest.find("${")) {
+        let close = if rest[start + 1..].starts_with('(') { ')' } else { '}' };
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find(close).unwrap_or(after.len());
+        let name = &after[..end];
+        let column = line.len() - rest.len() + start + 1;
+        let value = variables.iter().rev().find(|(n, _)| n == name).ok_or((column, name.to_string()))?;
+        out.push_str(&value.1);
+        rest = after.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn is_name(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// `http://host:port/path?q` into (`http://host:port`, `/path?q`).
+fn split_url(url: &str) -> Option<(String, String)> {
+    let rest = url.strip_prefix("http://")?;
+    let slash = rest.find('/').unwrap_or(rest.len());
+    let host = &rest[..slash];
+    if host.is_empty() {
+        return None;
+    }
+    let path = if slash == rest.len() { "/".to_string() } else { rest[slash..].to_string() };
+    Some((format!("http://{host}"), path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_siege_lines() {
+        let dir = std::env::temp_dir();
+        std::fs::write(dir.join("shootout-urls-body.json"), "{\"a\":1}").unwrap();
+        let text = "# a comment\nHOST=http://127.0.0.1:8080\n\n$(HOST)/index.html\n${HOST}/login POST user=alice&pw=x\n$(HOST)/api PUT <shootout-urls-body.json\n";
+        let s = parse_urls(text, "urls.txt", &dir, None).unwrap();
+        assert_eq!(s.base, "http://127.0.0.1:8080");
+        assert_eq!(s.requests.len(), 3);
+        assert_eq!(s.requests[0].name, "GET /index.html");
+        assert_eq!(
+            (s.requests[1].method.as_str(), s.requests[1].body.clone()),
+            ("POST", Template::literal("user=alice&pw=x"))
+        );
+        assert_eq!(s.requests[2].body, Template::literal("{\"a\":1}"));
+        assert_eq!(s.requests[2].headers[0].1, Template::literal("application/json"));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let dir = std::env::temp_dir();
+        let unknown = parse_urls("http://a:1/\n$(NOPE)/x\n", "u.txt", &dir, None).unwrap_err().to_string();
+        assert!(unknown.starts_with("u.txt:2:1: unknown variable 'NOPE'"), "{unknown}");
+        let two = parse_urls("http://a:1/\nhttp://b:2/\n", "u.txt", &dir, None).unwrap_err().to_string();
+        assert!(two.starts_with("u.txt:2:1: 'http://b:2/' is not on http://a:1"), "{two}");
+        let method = parse_urls("http://a:1/x FETCH\n", "u.txt", &dir, None).unwrap_err().to_string();
+        assert!(method.starts_with("u.txt:1:14: 'FETCH' is not a method"), "{method}");
+        assert!(parse_urls("# nothing\n", "u.txt", &dir, None).is_err());
+    }
+}
