@@ -19,6 +19,8 @@ pub enum Phase {
     Backoff(Instant),
     /// TCP connect in progress.
     Connecting,
+    /// TLS handshake in progress (https:// only).
+    Handshaking,
     /// Request bytes being written.
     Writing,
     /// Response being read.
@@ -32,6 +34,8 @@ pub enum Phase {
 pub struct Conn {
     /// The open socket, if any.
     pub socket: Option<TcpStream>,
+    /// The TLS session over it, for https:// URLs.
+    pub tls: Option<Box<rustls::ClientConnection>>,
     /// Bumped whenever the socket is replaced; part of the poll token.
     pub generation: u32,
     /// Where the request cycle is.
@@ -42,7 +46,7 @@ pub struct Conn {
     pub due: Instant,
     /// When the current request's first byte was written: service time is measured from here.
     pub sent_at: Instant,
-    /// When the current connect started.
+    /// When the current connect started (then, for TLS, when the handshake started).
     pub connect_started: Instant,
     /// Deadline of the current connect or request.
     pub deadline: Instant,
@@ -72,6 +76,7 @@ impl Conn {
     pub fn new(now: Instant) -> Conn {
         Conn {
             socket: None,
+            tls: None,
             generation: 0,
             phase: Phase::Idle,
             parser: ResponseParser::new(),
@@ -96,6 +101,7 @@ impl Conn {
 
     /// Drops the socket (closing it) and invalidates events still queued for it.
     pub fn close(&mut self) {
+        self.tls = None;
         self.socket = None;
         self.generation = self.generation.wrapping_add(1);
         self.served = 0;
@@ -120,6 +126,7 @@ pub fn connect_error(error: &io::Error) -> ErrorKind {
 pub fn transfer_error(error: &io::Error) -> ErrorKind {
     match error.kind() {
         io::ErrorKind::BrokenPipe | io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
+        io::ErrorKind::InvalidData => ErrorKind::Tls,
         _ => ErrorKind::Reset,
     }
 }

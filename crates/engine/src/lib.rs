@@ -13,6 +13,7 @@
 //! - [`http`]: request encoding and the streaming response parser, free of I/O.
 //! - [`limits`]: raising the open-file limit for many connections.
 //! - [`cpu`]: the client's own CPU time.
+//! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
 //!
 //! Rules of the hot path: no locks or shared counters per request (each thread records into its own
 //! [`Recorder`](shootout_metrics::Recorder)), no allocation per request, bodies counted and dropped as they stream.
@@ -23,11 +24,12 @@ pub mod limits;
 pub mod pacing;
 pub mod plan;
 pub mod run;
-
+pub mod tls;
 pub mod workload;
 
 mod conn;
 mod timer;
+mod transport;
 mod worker;
 
 pub use plan::{Plan, PlanError};

@@ -9,7 +9,9 @@ use thiserror::Error;
 use url::Url;
 
 use crate::http::request::{encode, RequestSpec};
+use crate::tls::{client_config, TlsPlan};
 use crate::workload::Workload;
+use rustls::pki_types::ServerName;
 
 /// Why a URL cannot be loaded. Each message names the input and says what to do.
 #[derive(Debug, Error)]
@@ -22,8 +24,8 @@ pub enum PlanError {
         /// What the URL parser said.
         reason: url::ParseError,
     },
-    /// A scheme other than http.
-    #[error("'{url}' uses the scheme '{scheme}', which shootout load does not speak: use an http:// URL")]
+    /// A scheme other than http and https.
+    #[error("'{url}' uses the scheme '{scheme}', which shootout load does not speak: use an http:// or https:// URL")]
     Scheme {
         /// The input.
         url: String,
@@ -36,6 +38,9 @@ pub enum PlanError {
         /// The input.
         url: String,
     },
+    /// The TLS configuration could not be made.
+    #[error("{0}")]
+    Tls(String),
     /// The host name did not resolve.
     #[error("cannot resolve the host of '{url}' ({reason}): check the host name, or use an IP address")]
     Resolve {
@@ -55,13 +60,15 @@ pub struct Plan {
     pub address: SocketAddr,
     /// What is sent: one request encoded once, or a scenario.
     pub workload: Arc<Workload>,
+    /// How to speak TLS, for https:// URLs.
+    pub tls: Option<TlsPlan>,
 }
 
 impl Plan {
     /// Parses and resolves the URL and encodes the request with `body`.
     pub fn new(options: LoadOptions, body: &[u8]) -> Result<Plan, PlanError> {
         let url = Url::parse(&options.url).map_err(|reason| PlanError::BadUrl { url: options.url.clone(), reason })?;
-        if url.scheme() != "http" {
+        if url.scheme() != "http" && url.scheme() != "https" {
             return Err(PlanError::Scheme { url: options.url.clone(), scheme: url.scheme().to_string() });
         }
         let host = url.host_str().ok_or_else(|| PlanError::NoHost { url: options.url.clone() })?;
@@ -85,13 +92,23 @@ impl Plan {
         });
         let head_request = options.method == "HEAD";
         let workload = Workload::single(url.path().to_string(), request, head_request);
-        Ok(Plan { options, address, workload: Arc::new(workload) })
+        let tls = match url.scheme() {
+            "https" => {
+                let config = client_config(options.insecure, options.cacert.as_deref().map(std::path::Path::new))
+                    .map_err(PlanError::Tls)?;
+                let server_name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']').to_string())
+                    .map_err(|e| PlanError::Tls(format!("'{host}' cannot be checked against a certificate: {e}")))?;
+                Some(TlsPlan { config, server_name })
+            }
+            _ => None,
+        };
+        Ok(Plan { options, address, workload: Arc::new(workload), tls })
     }
 
     /// A plan that runs a scenario against its base URL (`options.url`).
     pub fn with_scenario(options: LoadOptions, scenario: shootout_scenario::Scenario) -> Result<Plan, PlanError> {
         let mut plan = Plan::new(LoadOptions { url: scenario.base.clone(), ..options }, b"")?;
-        let host = plan.options.url.trim_start_matches("http://").to_string();
+        let host = plan.options.url.split_once("://").map_or("", |(_, rest)| rest).to_string();
         plan.workload = Arc::new(Workload::scenario(scenario, host));
         Ok(plan)
     }
@@ -126,6 +143,8 @@ mod tests {
             timeout: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(1),
             keepalive: true,
+            insecure: false,
+            cacert: None,
             delay: None,
             sequential: false,
             warmup: Duration::ZERO,

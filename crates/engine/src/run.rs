@@ -14,6 +14,7 @@ use thiserror::Error;
 use crate::cpu::CpuTimes;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
+use crate::tls::{check_handshake, TlsPlan};
 use crate::worker::{run_worker, share, Part, Report, WorkerPacing};
 use crate::workload::Workload;
 
@@ -35,6 +36,8 @@ pub struct Shared {
     pub delay: Option<Duration>,
     /// Walk the requests in order rather than picking them by weight.
     pub sequential: bool,
+    /// How to speak TLS, for https:// URLs.
+    pub tls: Option<TlsPlan>,
     /// Reuse connections.
     pub keepalive: bool,
     /// Request deadline.
@@ -75,6 +78,14 @@ pub enum RunError {
         /// What connect said.
         reason: std::io::Error,
     },
+    /// The TLS handshake failed before the run started.
+    #[error("TLS handshake with {address} failed: {reason}")]
+    Tls {
+        /// The address tried.
+        address: SocketAddr,
+        /// What went wrong, with the fix.
+        reason: String,
+    },
     /// A worker could not start.
     #[error("cannot start a worker thread: {0}")]
     Worker(std::io::Error),
@@ -85,6 +96,10 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     let options = &plan.options;
     TcpStream::connect_timeout(&plan.address, options.connect_timeout)
         .map_err(|reason| RunError::Unreachable { address: plan.address, reason })?;
+    if let Some(tls) = &plan.tls {
+        check_handshake(tls, plan.address, options.connect_timeout)
+            .map_err(|reason| RunError::Tls { address: plan.address, reason })?;
+    }
 
     let threads = options.threads.clamp(1, options.connections.max(1)) as usize;
     let wall_start = SystemTime::now();
@@ -119,6 +134,7 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         seed,
         delay: options.delay.filter(|_| options.pacing == Pacing::Closed),
         sequential: options.sequential,
+        tls: plan.tls.clone(),
         keepalive: options.keepalive,
         timeout: options.timeout,
         connect_timeout: options.connect_timeout,
@@ -277,6 +293,7 @@ fn assemble(plan: &Plan, ramp: &Ramp, total: &Recorder, timeline: &Timeline, run
             }
         },
         connect: summarize(&total.connect),
+        tls_handshake: plan.tls.as_ref().map(|_| summarize(&total.handshake)),
         timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
             ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
         }),

@@ -14,7 +14,7 @@
 //! over a channel.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -32,6 +32,7 @@ use crate::http::response::Progress;
 use crate::pacing::{Ramp, Schedule};
 use crate::run::Shared;
 use crate::timer::DueTimer;
+use crate::transport;
 
 /// Size of the read buffer each thread shares among its connections.
 const READ_BUFFER: usize = 64 * 1024;
@@ -240,7 +241,9 @@ impl Worker<'_> {
         for i in 0..self.conns.len() {
             let conn = &self.conns[i];
             match conn.phase {
-                Phase::Connecting if now >= conn.deadline => self.fail(i, ErrorKind::ConnectTimeout, now),
+                Phase::Connecting | Phase::Handshaking if now >= conn.deadline => {
+                    self.fail(i, ErrorKind::ConnectTimeout, now)
+                }
                 Phase::Writing | Phase::Reading if now >= conn.deadline => self.fail(i, ErrorKind::ReadTimeout, now),
                 Phase::Backoff(until) if now >= until => self.next_request(i, now),
                 Phase::Thinking(until) if now >= until || !self.sending() => self.next_request(i, now),
@@ -453,6 +456,7 @@ impl Worker<'_> {
         }
         match conn.phase {
             Phase::Connecting => self.on_connect(i),
+            Phase::Handshaking => self.handshake(i),
             Phase::Writing if event.is_writable() || event.is_error() => self.write(i),
             Phase::Reading if event.is_readable() || event.is_read_closed() || event.is_error() => {
                 self.read(i, event.is_read_closed())
@@ -483,6 +487,48 @@ impl Worker<'_> {
         if conn.counted {
             self.recorder.connected(micros(now - conn.connect_started));
         }
+        if let Some(tls) = &self.shared.tls {
+            match rustls::ClientConnection::new(tls.config.clone(), tls.server_name.clone()) {
+                Ok(session) => conn.tls = Some(Box::new(session)),
+                Err(_) => return self.fail(i, ErrorKind::Tls, now),
+            }
+            conn.phase = Phase::Handshaking;
+            conn.connect_started = now;
+            conn.deadline = now + self.shared.connect_timeout;
+            return self.handshake(i);
+        }
+        conn.deadline = conn.due + self.shared.timeout;
+        self.send(i, now);
+    }
+
+    /// Moves a TLS handshake on as far as the socket allows; sends the request once it is done.
+    fn handshake(&mut self, i: usize) {
+        let conn = &mut self.conns[i];
+        let (Some(socket), Some(tls)) = (conn.socket.as_mut(), conn.tls.as_deref_mut()) else { return };
+        loop {
+            if let Err(e) = transport::flush(socket, tls) {
+                return self.fail(i, transfer_error(&e), Instant::now());
+            }
+            if !tls.is_handshaking() {
+                break;
+            }
+            match tls.read_tls(socket) {
+                Ok(0) => return self.fail(i, ErrorKind::Closed, Instant::now()),
+                Ok(_) => {
+                    if tls.process_new_packets().is_err() {
+                        let _ = transport::flush(socket, tls); // send the alert
+                        return self.fail(i, ErrorKind::Tls, Instant::now());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+            }
+        }
+        let now = Instant::now();
+        if conn.counted {
+            self.recorder.handshake(micros(now - conn.connect_started));
+        }
         conn.deadline = conn.due + self.shared.timeout;
         self.send(i, now);
     }
@@ -508,18 +554,13 @@ impl Worker<'_> {
             None => &conn.out[..],
         };
         let Some(socket) = conn.socket.as_mut() else { return };
-        while conn.written < request.len() {
-            match socket.write(&request[conn.written..]) {
-                Ok(n) => {
-                    conn.written += n;
-                    if conn.counted {
-                        self.recorder.bytes_sent += n as u64;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
-            }
+        match transport::write(socket, conn.tls.as_deref_mut(), request, &mut conn.written) {
+            Ok(true) => {}
+            Ok(false) => return, // the socket is full: the next writable edge goes on
+            Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+        }
+        if conn.counted {
+            self.recorder.bytes_sent += request.len() as u64;
         }
         conn.phase = Phase::Reading;
         let head_request = workload.requests[conn.request].head_request;
@@ -528,11 +569,13 @@ impl Worker<'_> {
 
     /// Reads what has arrived. A read shorter than the buffer drained the socket, so the next arrival raises a new
     /// edge; but when the peer has also closed (`read_closed`), that edge was already spent, so read on to the end.
+    /// Through TLS a short read says nothing of the socket, so it reads on until `WouldBlock`.
     fn read(&mut self, i: usize, read_closed: bool) {
         loop {
             let conn = &mut self.conns[i];
             let Some(socket) = conn.socket.as_mut() else { return };
-            let n = match socket.read(&mut self.buffer) {
+            let drained_when_short = conn.tls.is_none() && !read_closed;
+            let n = match transport::read(socket, conn.tls.as_deref_mut(), &mut self.buffer) {
                 Ok(0) => return self.on_eof(i),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -545,7 +588,7 @@ impl Worker<'_> {
             match conn.parser.feed(&self.buffer[..n]) {
                 Ok(Progress::Complete { used }) if used == n => return self.complete(i),
                 Ok(Progress::Complete { .. }) | Err(_) => return self.fail(i, ErrorKind::Malformed, Instant::now()),
-                Ok(Progress::NeedMore) if n < self.buffer.len() && !read_closed => return,
+                Ok(Progress::NeedMore) if n < self.buffer.len() && drained_when_short => return,
                 Ok(Progress::NeedMore) => {}
             }
         }

@@ -24,6 +24,8 @@ pub struct Recorder {
     pub service: LatencyHistogram,
     /// Connect time of every connection opened, in µs.
     pub connect: LatencyHistogram,
+    /// TLS handshake time of every HTTPS connection opened, in µs.
+    pub handshake: LatencyHistogram,
     status: Vec<u64>,
     errors: [u64; ErrorKind::ALL.len()],
     ok: u64,
@@ -55,6 +57,7 @@ impl Recorder {
             latency: new_histogram(),
             service: new_histogram(),
             connect: new_histogram(),
+            handshake: new_histogram(),
             status: vec![0; STATUS_SLOTS],
             errors: [0; ErrorKind::ALL.len()],
             ok: 0,
@@ -123,6 +126,12 @@ impl Recorder {
         self.sends
     }
 
+    /// A TLS handshake completed after `us`.
+    #[inline]
+    pub fn handshake(&mut self, us: u64) {
+        record_us(&mut self.handshake, us);
+    }
+
     /// The server ended a keep-alive connection cleanly between requests.
     #[inline]
     pub fn closed_by_server(&mut self) {
@@ -182,6 +191,7 @@ impl AddAssign<&Recorder> for Recorder {
         self.latency.add(&other.latency).expect("histograms share bounds");
         self.connect.add(&other.connect).expect("histograms share bounds");
         self.service.add(&other.service).expect("histograms share bounds");
+        self.handshake.add(&other.handshake).expect("histograms share bounds");
         self.sends.due += other.sends.due;
         self.sends.sent += other.sends.sent;
         self.sends.late += other.sends.late;

@@ -29,11 +29,14 @@ pub enum ErrorKind {
     /// Scenarios: a response arrived but failed its check (unexpected status, missing body text) or a value to
     /// extract from it was not there. Its latency is recorded.
     CheckFailed,
+    /// HTTPS: the TLS handshake failed (a certificate that does not verify, no common protocol) or a TLS record
+    /// was invalid.
+    Tls,
 }
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -43,6 +46,7 @@ impl ErrorKind {
         ErrorKind::Malformed,
         ErrorKind::NotSent,
         ErrorKind::CheckFailed,
+        ErrorKind::Tls,
     ];
 
     /// The snake_case name used in JSON and in the text summary.
@@ -57,6 +61,7 @@ impl ErrorKind {
             ErrorKind::Malformed => "malformed",
             ErrorKind::NotSent => "not_sent",
             ErrorKind::CheckFailed => "check_failed",
+            ErrorKind::Tls => "tls",
         }
     }
 

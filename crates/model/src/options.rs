@@ -88,6 +88,12 @@ pub struct LoadOptions {
     /// Deadline for establishing a TCP connection.
     #[serde(with = "secs")]
     pub connect_timeout: Duration,
+    /// HTTPS: accept any server certificate (`--insecure`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+    /// HTTPS: a PEM file of extra trusted CA certificates (`--cacert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacert: Option<String>,
     /// Reuse connections (HTTP keep-alive). When false, every request opens a new connection.
     pub keepalive: bool,
     /// Closed model: each user pauses a random time between 0 and this after every response (siege's `-d`).
@@ -159,6 +165,8 @@ mod tests {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
             keepalive: true,
+            insecure: false,
+            cacert: None,
             delay: Some(Duration::from_millis(1500)),
             sequential: true,
             warmup: Duration::ZERO,

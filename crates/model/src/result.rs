@@ -62,6 +62,9 @@ pub struct LoadResult {
     pub sends: Option<Sends>,
     /// TCP connect time of every connection opened.
     pub connect: LatencySummary,
+    /// HTTPS only: TLS handshake time of every connection opened (after its TCP connect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_handshake: Option<LatencySummary>,
     /// One entry per second of the measured window.
     pub timeline: Vec<Second>,
     /// The load generator's own resource use.

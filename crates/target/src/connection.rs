@@ -4,8 +4,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::routes::{reason, Route, HELLO, INDEX};
 use crate::State;
@@ -38,7 +37,7 @@ struct Request {
 }
 
 /// Serves one connection until the client closes it, asks to close, or sends something unusable.
-pub async fn handle(mut stream: TcpStream, state: Arc<State>) {
+pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, state: Arc<State>) {
     let mut input: Vec<u8> = Vec::with_capacity(8192);
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     let mut skip: u64 = 0; // request body bytes still to discard
@@ -135,7 +134,12 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
 }
 
 /// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
-async fn answer(stream: &mut TcpStream, out: &mut Vec<u8>, request: &Request, state: &State) -> std::io::Result<()> {
+async fn answer<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    out: &mut Vec<u8>,
+    request: &Request,
+    state: &State,
+) -> std::io::Result<()> {
     let connection = if request.close { "Connection: close\r\n" } else { "" };
     let mut small = |status: u16, content_type: &str, body: &[u8]| {
         let _ = write!(
@@ -206,7 +210,7 @@ async fn answer(stream: &mut TcpStream, out: &mut Vec<u8>, request: &Request, st
 }
 
 /// Writes `size` bytes of the pattern.
-async fn write_pattern(stream: &mut TcpStream, size: u64) -> std::io::Result<()> {
+async fn write_pattern<S: AsyncWrite + Unpin>(stream: &mut S, size: u64) -> std::io::Result<()> {
     let mut left = size;
     while left > 0 {
         let n = left.min(PATTERN_LEN as u64) as usize;

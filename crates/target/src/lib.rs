@@ -7,13 +7,15 @@
 //! Layout:
 //! - [`routes`]: [`Route`], what each path answers (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
 //!   `/status/CODE`, `/close`, `/stats`).
-//! - [`connection`]: reading requests off one connection and writing the answers.
+//! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
+//! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.
 //! - this file: [`serve`], the accept loop, and [`State`], what every connection shares: the request counter
 //!   behind `/stats` and the optional [`Stall`] schedule (the whole server freezes now and then, to show what
 //!   coordinated omission hides).
 
 pub mod connection;
 pub mod routes;
+pub mod tls;
 
 use std::io;
 use std::net::SocketAddr;
@@ -22,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 pub use routes::Route;
 
@@ -73,8 +76,8 @@ impl State {
     }
 }
 
-/// Accepts connections on `listener` forever, each served by its own task.
-pub async fn serve(listener: TcpListener, state: Arc<State>) -> io::Result<()> {
+/// Accepts connections on `listener` forever, each served by its own task (through TLS when `tls` is given).
+pub async fn serve(listener: TcpListener, state: Arc<State>, tls: Option<TlsAcceptor>) -> io::Result<()> {
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -85,7 +88,20 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) -> io::Result<()> {
             }
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection::handle(stream, state.clone()));
+        let state = state.clone();
+        match &tls {
+            None => {
+                tokio::spawn(connection::handle(stream, state));
+            }
+            Some(acceptor) => {
+                let accepting = acceptor.accept(stream);
+                tokio::spawn(async move {
+                    if let Ok(stream) = accepting.await {
+                        connection::handle(stream, state).await;
+                    }
+                });
+            }
+        }
     }
 }
 
@@ -95,13 +111,14 @@ pub fn run(
     address: SocketAddr,
     threads: usize,
     stall: Option<Stall>,
+    tls: Option<TlsAcceptor>,
     on_bound: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads.max(1)).enable_all().build()?;
     runtime.block_on(async {
         let listener = TcpListener::bind(address).await?;
         on_bound(listener.local_addr()?);
-        serve(listener, Arc::new(State::new(stall))).await
+        serve(listener, Arc::new(State::new(stall)), tls).await
     })
 }
 

@@ -85,6 +85,12 @@ pub struct LoadArgs {
     /// Deadline for each TCP connect.
     #[arg(long, value_parser = duration_arg, default_value = "5s")]
     connect_timeout: Duration,
+    /// HTTPS: accept any server certificate (for self-signed test servers).
+    #[arg(short = 'k', long)]
+    insecure: bool,
+    /// HTTPS: also trust the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    cacert: Option<PathBuf>,
     /// Open a new connection for every request (as ab without -k, or siege by default).
     #[arg(long)]
     no_keepalive: bool,
@@ -293,6 +299,8 @@ fn validate(
         timeout: args.timeout,
         connect_timeout: args.connect_timeout,
         keepalive: !args.no_keepalive,
+        insecure: args.insecure,
+        cacert: args.cacert.as_ref().map(|p| p.display().to_string()),
         warmup: args.warmup,
     };
     Ok((options, body))

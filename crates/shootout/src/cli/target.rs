@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 use shootout_model::units::parse_duration;
+use shootout_target::tls::Certificate;
 use shootout_target::Stall;
 
 use super::Failure;
@@ -31,6 +32,15 @@ pub struct TargetArgs {
     /// How long each freeze lasts, e.g. 1s.
     #[arg(long, value_parser = duration_arg, requires = "stall_every")]
     stall_for: Option<Duration>,
+    /// Serve HTTPS (with a self-signed certificate for localhost and 127.0.0.1 unless --cert/--key are given).
+    #[arg(long)]
+    tls: bool,
+    /// HTTPS: the PEM certificate chain to serve.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "key"])]
+    cert: Option<std::path::PathBuf>,
+    /// HTTPS: the PEM private key of --cert.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "cert"])]
+    key: Option<std::path::PathBuf>,
 }
 
 fn duration_arg(text: &str) -> Result<Duration, String> {
@@ -52,9 +62,16 @@ pub fn run(args: TargetArgs) -> Result<(), Failure> {
         (Some(period), Some(length)) => Some(Stall { period, length }),
         _ => None,
     };
+    let tls = match (args.tls, &args.cert, &args.key) {
+        (false, _, _) => None,
+        (true, Some(cert), Some(key)) => Some(Certificate::Files { cert, key }),
+        (true, _, _) => Some(Certificate::SelfSigned),
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let acceptor = tls.map(shootout_target::tls::acceptor).transpose().map_err(Failure::Usage)?;
     let address = SocketAddr::new(args.host, args.port);
-    shootout_target::run(address, threads, stall, |bound| {
-        println!("shootout target listening on http://{bound}/");
+    shootout_target::run(address, threads, stall, acceptor, |bound| {
+        println!("shootout target listening on {scheme}://{bound}/");
         let _ = std::io::stdout().flush();
     })
     .with_context(|| format!("cannot serve on {address} (is the port already in use? try --port 0)"))?;

@@ -5,6 +5,7 @@ mod support;
 
 mod errors;
 mod framing;
+mod https;
 mod load_counts;
 mod open_model;
 mod result_json;

@@ -36,6 +36,7 @@ pub struct Target {
     child: Child,
     /// Where it listens.
     pub address: SocketAddr,
+    scheme: String,
 }
 
 impl Target {
@@ -54,22 +55,20 @@ impl Target {
             .expect("shootout target starts");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let address = line
-            .trim()
-            .strip_prefix("shootout target listening on http://")
-            .and_then(|rest| rest.trim_end_matches('/').parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
-        Target { child, address }
+        let rest = line.trim().strip_prefix("shootout target listening on ").unwrap_or_default();
+        let (scheme, address) = rest.split_once("://").unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
+        let address = address.trim_end_matches('/').parse().unwrap_or_else(|_| panic!("bad address in {line:?}"));
+        Target { child, address, scheme: scheme.to_string() }
     }
 
     /// The URL of `path` on this server.
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.address)
+        format!("{}://{}{path}", self.scheme, self.address)
     }
 
     /// Requests the server has answered so far (`/stats`).
     pub fn served(&self) -> u64 {
-        let body = get(self.address, "/stats");
+        let body = if self.scheme == "https" { get_tls(self.address, "/stats") } else { get(self.address, "/stats") };
         let digits: String = body.chars().filter(char::is_ascii_digit).collect();
         digits.parse().unwrap_or_else(|_| panic!("bad /stats body {body:?}"))
     }
@@ -88,6 +87,26 @@ pub fn get(address: SocketAddr, path: &str) -> String {
     write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
+    response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()
+}
+
+/// [`get`] over TLS, accepting any certificate.
+pub fn get_tls(address: SocketAddr, path: &str) -> String {
+    let config = shootout_engine::tls::client_config(true, None).unwrap();
+    let name = rustls::pki_types::ServerName::from(address.ip());
+    let session = rustls::ClientConnection::new(config, name).unwrap();
+    let mut stream = rustls::StreamOwned::new(session, TcpStream::connect(address).unwrap());
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // The server may close without close_notify, which rustls reports as an error after the data.
+    while let Ok(n) = stream.read(&mut chunk) {
+        if n == 0 {
+            break;
+        }
+        response.extend_from_slice(&chunk[..n]);
+    }
+    let response = String::from_utf8_lossy(&response).into_owned();
     response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()
 }
 

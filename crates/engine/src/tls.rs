@@ -1,0 +1,112 @@
+//! TLS for `https://` URLs, with rustls: the client configuration (certificates verified against the Mozilla
+//! roots, or a CA file, unless `--insecure`), and a blocking handshake used once before the run so that a
+//! certificate problem is one clear message instead of a run full of errors.
+
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+/// How to speak TLS to the server.
+#[derive(Debug, Clone)]
+pub struct TlsPlan {
+    /// The shared client configuration (session resumption state included).
+    pub config: Arc<ClientConfig>,
+    /// The name the certificate must carry (and the SNI sent).
+    pub server_name: ServerName<'static>,
+}
+
+/// Builds the client configuration. `cacert` adds the certificates of a PEM file to the trusted roots.
+pub fn client_config(insecure: bool, cacert: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let config = if insecure {
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(AcceptAnything(provider))).with_no_client_auth()
+    } else {
+        let mut roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        if let Some(path) = cacert {
+            let certificates = CertificateDer::pem_file_iter(path)
+                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| format!("--cacert {}: cannot read PEM certificates ({e})", path.display()))?;
+            if certificates.is_empty() {
+                return Err(format!("--cacert {}: no PEM certificate in it", path.display()));
+            }
+            for certificate in certificates {
+                roots.add(certificate).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            }
+        }
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    Ok(Arc::new(config))
+}
+
+/// Connects and completes one handshake, to report a TLS problem before the run starts.
+pub fn check_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -> Result<(), String> {
+    let mut tcp = TcpStream::connect_timeout(&address, timeout).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(timeout))
+        .and_then(|()| tcp.set_write_timeout(Some(timeout)))
+        .map_err(|e| e.to_string())?;
+    let mut tls = ClientConnection::new(plan.config.clone(), plan.server_name.clone()).map_err(|e| e.to_string())?;
+    while tls.is_handshaking() {
+        tls.complete_io(&mut tcp).map_err(|e| describe(&e))?;
+    }
+    Ok(())
+}
+
+/// What went wrong in a handshake, with the way out for the usual certificate problems.
+fn describe(error: &io::Error) -> String {
+    let text = error.to_string();
+    if text.contains("certificate") || text.contains("Certificate") {
+        format!("{text}: pass --insecure to skip verification, or --cacert FILE to trust the server's CA")
+    } else {
+        text
+    }
+}
+
+/// `--insecure`: any certificate is accepted; signatures are still checked, so the handshake stays real.
+#[derive(Debug)]
+struct AcceptAnything(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnything {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
