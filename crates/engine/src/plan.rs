@@ -109,7 +109,8 @@ impl Plan {
     pub fn with_scenario(options: LoadOptions, scenario: shootout_scenario::Scenario) -> Result<Plan, PlanError> {
         let mut plan = Plan::new(LoadOptions { url: scenario.base.clone(), ..options }, b"")?;
         let host = plan.options.url.split_once("://").map_or("", |(_, rest)| rest).to_string();
-        plan.workload = Arc::new(Workload::scenario(scenario, host));
+        let close = !plan.options.keepalive;
+        plan.workload = Arc::new(Workload::scenario(scenario, host, close));
         Ok(plan)
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use shootout_scenario::{Request, Scenario, Session, Source};
 
+use crate::http::request::Head;
 use crate::http::response::Capture;
 
 /// What the run sends.
@@ -21,6 +22,7 @@ pub struct Workload {
     /// Starting variable values of every user.
     pub initial: Vec<String>,
     host: String,
+    close: bool,
 }
 
 /// One request, ready to send.
@@ -86,11 +88,12 @@ impl Workload {
             session_mix: Weights::default(),
             initial: Vec::new(),
             host: String::new(),
+            close: false,
         }
     }
 
-    /// A scenario, sent to `host` (the Host header value).
-    pub fn scenario(scenario: Scenario, host: String) -> Workload {
+    /// A scenario, sent to `host` (the Host header value); `close` asks for a new connection per request.
+    pub fn scenario(scenario: Scenario, host: String, close: bool) -> Workload {
         let mix = Weights::new(scenario.requests.iter().map(|r| r.weight));
         let session_mix = Weights::new(scenario.sessions.iter().map(|s| s.weight));
         let requests = scenario
@@ -103,7 +106,7 @@ impl Workload {
                 scenario: Some(r),
             })
             .collect();
-        Workload { requests, sessions: scenario.sessions, mix, session_mix, initial: scenario.initial, host }
+        Workload { requests, sessions: scenario.sessions, mix, session_mix, initial: scenario.initial, host, close }
     }
 
     /// True for a scenario (users keep state; requests are rendered).
@@ -142,19 +145,10 @@ impl Workload {
             out.extend_from_slice(self.requests[request].encoded.as_deref().unwrap_or_default());
             return;
         };
-        out.extend_from_slice(r.method.as_bytes());
-        out.push(b' ');
-        r.target.render_into(&user.values, out);
-        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-        out.extend_from_slice(self.host.as_bytes());
-        out.extend_from_slice(b"\r\n");
-        let mut defaults = vec![("User-Agent", concat!("shootout/", env!("CARGO_PKG_VERSION")))];
-        defaults.push(("Accept", "*/*"));
-        for (name, value) in defaults {
-            if !r.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
-                out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-            }
-        }
+        let has = |name: &str| r.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let body_len = r.body.rendered_len(&user.values);
+        let head = Head { method: &r.method, host: &self.host, body_len, close: self.close };
+        head.start(out, |out| r.target.render_into(&user.values, out), has);
         for (name, value) in &r.headers {
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(b": ");
@@ -173,11 +167,7 @@ impl Workload {
             }
             out.extend_from_slice(b"\r\n");
         }
-        let body_len = r.body.rendered_len(&user.values);
-        if body_len > 0 || matches!(r.method.as_str(), "POST" | "PUT" | "PATCH") {
-            out.extend_from_slice(format!("Content-Length: {body_len}\r\n").as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
+        head.finish(out, has);
         r.body.render_into(&user.values, out);
     }
 
@@ -249,7 +239,7 @@ mod tests {
     use super::*;
 
     fn scenario(text: &str) -> Workload {
-        Workload::scenario(shootout_scenario::parse(text, "t.toml", Some("http://h:1")).unwrap(), "h:1".into())
+        Workload::scenario(shootout_scenario::parse(text, "t.toml", Some("http://h:1")).unwrap(), "h:1".into(), false)
     }
 
     #[test]

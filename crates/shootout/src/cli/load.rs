@@ -10,10 +10,9 @@ use anyhow::Context as _;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_engine::{limits, Plan, Progress};
-use shootout_model::units::parse_duration;
 use shootout_model::{Arrival, LoadOptions, LoadResult, Pacing, Stage, StopCondition};
 
-use super::Failure;
+use super::{duration_arg, Failure};
 
 /// How long a run lasts when neither `-d` nor `-n` is given (as wrk).
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -112,10 +111,6 @@ enum ArrivalArg {
     Poisson,
 }
 
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
-}
-
 /// The stages of `--stages`, as one value.
 #[derive(Debug, Clone)]
 struct Stages(Vec<Stage>);
@@ -128,7 +123,7 @@ fn stages_arg(text: &str) -> Result<Stages, String> {
     text.split(',')
         .map(|part| {
             let (duration, target) = part.trim().split_once(':').ok_or_else(|| bad(part))?;
-            let duration = parse_duration(duration).map_err(|_| bad(part))?;
+            let duration = duration_arg(duration).map_err(|_| bad(part))?;
             let target: f64 = target.trim().parse().map_err(|_| bad(part))?;
             if !target.is_finite() || target < 0.0 {
                 return Err(bad(part));

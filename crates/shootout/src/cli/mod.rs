@@ -24,6 +24,11 @@ enum Command {
     Target(target::TargetArgs),
 }
 
+/// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
+pub fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
+    shootout_model::units::parse_duration(text).map_err(|e| e.to_string())
+}
+
 /// How a command failed.
 #[derive(Debug)]
 pub enum Failure {

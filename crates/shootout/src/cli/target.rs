@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use shootout_model::units::parse_duration;
 use shootout_target::tls::Certificate;
 use shootout_target::Stall;
 
-use super::Failure;
+use super::{duration_arg, Failure};
 
 /// Options of `shootout target`.
 #[derive(Debug, Args)]
@@ -41,10 +40,6 @@ pub struct TargetArgs {
     /// HTTPS: the PEM private key of --cert.
     #[arg(long, value_name = "FILE", requires_all = ["tls", "cert"])]
     key: Option<std::path::PathBuf>,
-}
-
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Serves until killed.

@@ -152,3 +152,12 @@ fn delay_pauses_each_user_like_siege() {
     assert!((20..=70).contains(&result.requests.ok), "{} requests", result.requests.ok);
     assert_eq!(result.options.delay, Some(std::time::Duration::from_millis(100)));
 }
+
+#[test]
+fn a_scenario_without_keepalive_asks_for_a_new_connection_each_time() {
+    let target = Target::start();
+    let file = write("close.toml", "[[request]]\nname = \"a\"\nurl = \"/hello\"\n");
+    let result = load(&["--scenario", &file, "--no-keepalive", "-n", "40", "-c", "2", &target.url("")]);
+    assert_eq!(result.requests.ok, 40);
+    assert_eq!(result.connections.opened, 40);
+}
