@@ -178,9 +178,7 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
                     seen.errors += interval.errors;
                     let second = interval.second;
                     timeline.add(interval);
-                    if let Some(merged) = timeline.get(second) {
-                        seen.rate = merged.requests as f64;
-                    }
+                    seen.rate = timeline.requests_in(second) as f64;
                 }
                 Ok(Report::Done(recorder, named, last_end)) => {
                     total += &recorder;

@@ -36,10 +36,36 @@ impl Interval {
     }
 }
 
-/// Intervals from all threads, merged by second.
+/// Seconds whose histograms are kept open for late reports; older ones are reduced to their summary, so a run
+/// of any length holds a fixed number of histograms. (Threads report a second within one tick of its end.)
+const OPEN_SECONDS: usize = 4;
+
+/// The figures of one finished second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Closed {
+    requests: u64,
+    errors: u64,
+    p50_us: Option<u64>,
+    p99_us: Option<u64>,
+}
+
+impl Closed {
+    fn of(interval: &Interval) -> Closed {
+        let empty = interval.latency.is_empty();
+        Closed {
+            requests: interval.requests,
+            errors: interval.errors,
+            p50_us: (!empty).then(|| interval.latency.value_at_quantile(0.5)),
+            p99_us: (!empty).then(|| interval.latency.value_at_quantile(0.99)),
+        }
+    }
+}
+
+/// Intervals from all threads, merged by second: the latest few whole, the older ones as summaries.
 #[derive(Debug, Default)]
 pub struct Timeline {
-    seconds: BTreeMap<u32, Interval>,
+    open: BTreeMap<u32, Interval>,
+    closed: BTreeMap<u32, Closed>,
 }
 
 impl Timeline {
@@ -50,39 +76,52 @@ impl Timeline {
 
     /// Adds one thread's interval into the matching second.
     pub fn add(&mut self, interval: Interval) {
-        match self.seconds.get_mut(&interval.second) {
+        if let Some(closed) = self.closed.get_mut(&interval.second) {
+            // A very late report: its counts still count; the second's percentiles are already fixed.
+            closed.requests += interval.requests;
+            closed.errors += interval.errors;
+            return;
+        }
+        match self.open.get_mut(&interval.second) {
             Some(merged) => {
                 merged.requests += interval.requests;
                 merged.errors += interval.errors;
                 merged.latency.add(&interval.latency).expect("histograms share bounds");
             }
             None => {
-                self.seconds.insert(interval.second, interval);
+                self.open.insert(interval.second, interval);
             }
+        }
+        while self.open.len() > OPEN_SECONDS {
+            let (second, oldest) = self.open.pop_first().expect("more than zero open");
+            self.closed.insert(second, Closed::of(&oldest));
         }
     }
 
-    /// The merged interval of one second, if any thread reported it.
-    pub fn get(&self, second: u32) -> Option<&Interval> {
-        self.seconds.get(&second)
+    /// Requests that ended in `second`, as far as reported.
+    pub fn requests_in(&self, second: u32) -> u64 {
+        self.open.get(&second).map(|i| i.requests).or_else(|| self.closed.get(&second).map(|c| c.requests)).unwrap_or(0)
     }
 
     /// The series for the result: one entry for every second from 0 to `seconds - 1` (empty seconds included,
     /// so a stall shows as a gap), plus any later second that recorded requests. `target` gives the level asked
     /// for in each second.
     pub fn to_seconds(&self, seconds: u32, target: impl Fn(u32) -> f64) -> Vec<Second> {
-        let last = self.seconds.keys().next_back().map_or(0, |&s| s + 1).max(seconds);
+        let last_open = self.open.keys().next_back().copied();
+        let last_closed = self.closed.keys().next_back().copied();
+        let last = last_open.max(last_closed).map_or(0, |s| s + 1).max(seconds);
         (0..last)
-            .map(|second| match self.seconds.get(&second) {
-                Some(i) => Second {
+            .map(|second| {
+                let figures = self.open.get(&second).map(Closed::of).or_else(|| self.closed.get(&second).copied());
+                let figures = figures.unwrap_or(Closed { requests: 0, errors: 0, p50_us: None, p99_us: None });
+                Second {
                     second,
-                    requests: i.requests,
-                    errors: i.errors,
-                    p50_us: (!i.latency.is_empty()).then(|| i.latency.value_at_quantile(0.5)),
-                    p99_us: (!i.latency.is_empty()).then(|| i.latency.value_at_quantile(0.99)),
+                    requests: figures.requests,
+                    errors: figures.errors,
+                    p50_us: figures.p50_us,
+                    p99_us: figures.p99_us,
                     target: target(second),
-                },
-                None => Second { second, requests: 0, errors: 0, p50_us: None, p99_us: None, target: target(second) },
+                }
             })
             .collect()
     }
@@ -111,5 +150,25 @@ mod tests {
         assert_eq!(s[0].p99_us, Some(300));
         assert_eq!((s[1].requests, s[1].p50_us), (0, None));
         assert_eq!(s[2].p50_us, Some(50));
+    }
+
+    #[test]
+    fn a_long_run_keeps_few_histograms_and_every_figure() {
+        let mut t = Timeline::new();
+        for second in 0..1000 {
+            for thread in 0..2u64 {
+                let mut i = Interval::new(second);
+                i.record(Some(100 + thread * 100), thread == 1);
+                t.add(i);
+            }
+        }
+        assert!(t.open.len() <= OPEN_SECONDS, "histograms are not kept for every second");
+        let s = t.to_seconds(1000, |_| 0.0);
+        assert_eq!(s.len(), 1000);
+        assert!(s.iter().all(|x| x.requests == 2 && x.errors == 1 && x.p50_us == Some(100) && x.p99_us == Some(200)));
+        let mut late = Interval::new(3);
+        late.record(Some(1), false);
+        t.add(late);
+        assert_eq!(t.requests_in(3), 3, "a late report still counts");
     }
 }
