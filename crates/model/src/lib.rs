@@ -5,6 +5,9 @@
 //! - [`result`]: [`LoadResult`], the versioned JSON document a load run writes (`schema/load-result.v1.json`
 //!   describes it), with its parts: request counts, latency summaries, the per-second timeline, client CPU.
 //! - [`errors`]: [`ErrorKind`], how a failed request is classified.
+//! - [`run`]: [`run::TrialRecord`], what `shootout run` keeps per trial (a load result plus the server's
+//!   resource samples), and [`run::Environment`].
+//! - [`slo`]: [`slo::Slo`], a service-level objective such as `p99 < 200ms`.
 //! - [`units`]: parsing of user-facing durations such as `30s`, `2m` or `250ms`.
 //!
 //! Everything upstream (the engine) produces these types and everything downstream (reports, comparisons)
@@ -13,6 +16,8 @@
 pub mod errors;
 pub mod options;
 pub mod result;
+pub mod run;
+pub mod slo;
 pub mod units;
 
 pub use errors::ErrorKind;

@@ -1,12 +1,15 @@
 //! Turns results into what people read.
 //!
 //! Layout:
+//! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with bootstrap
+//!   confidence intervals, the SLO answer, the knee.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
 //!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
 //! - [`text`]: [`text::render_load`], the terminal summary of one `shootout load` run.
 //! - [`units`]: how durations, sizes and rates are written.
 
+pub mod analysis;
 pub mod summary;
 pub mod text;
 pub mod units;

@@ -7,7 +7,7 @@
 //! Layout:
 //! - [`raw`]: the file as written (serde types; unknown keys are rejected).
 //! - [`validate`]: raw → [`Scenario`], checking every reference, pattern and duration, and reporting the first
-//!   problem as `file:line:column: what is wrong (hint)` ([`ScenarioError`]).
+//!   problem as `file:line:column: what is wrong (hint)` ([`FileError`]).
 //! - [`template`]: [`Template`], text with `${variable}` references.
 //! - [`think`]: [`Think`], the pause between steps.
 //! - [`urls`]: siege's urls file (`-f urls.txt`), read into the same [`Scenario`].
@@ -24,7 +24,7 @@ use std::time::Duration;
 pub use template::{Piece, Template};
 pub use think::Think;
 pub use urls::parse_urls;
-pub use validate::{parse, ScenarioError};
+pub use validate::{parse, FileError, Locator};
 
 /// A validated scenario, ready to run.
 #[derive(Debug, Clone)]

@@ -14,14 +14,14 @@
 use std::path::Path;
 
 use crate::template::Template;
-use crate::validate::ScenarioError;
+use crate::validate::FileError;
 use crate::{Expect, Request, Scenario};
 
 /// Reads a urls file. `dir` is where `<file` bodies are looked up; `base` (a URL given on the command line)
 /// overrides the server of the URLs, keeping their paths.
-pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Result<Scenario, ScenarioError> {
+pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Result<Scenario, FileError> {
     let error =
-        |line: usize, column: usize, message: String| ScenarioError { file: file.to_string(), line, column, message };
+        |line: usize, column: usize, message: String| FileError { file: file.to_string(), line, column, message };
     let mut variables: Vec<(String, String)> = Vec::new();
     let mut requests = Vec::new();
     let mut origin: Option<String> = None;

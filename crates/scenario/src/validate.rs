@@ -13,9 +13,9 @@ use crate::template::Template;
 use crate::think::Think;
 use crate::{Expect, Extract, Request, Scenario, Session, Source, Step};
 
-/// A problem in a scenario file, with where it is.
+/// A problem in an input file (a scenario, a urls file, a suite), with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
+pub struct FileError {
     /// The file, as named on the command line.
     pub file: String,
     /// 1-based line.
@@ -26,41 +26,51 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-impl fmt::Display for ScenarioError {
+impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
     }
 }
 
-impl std::error::Error for ScenarioError {}
+impl std::error::Error for FileError {}
 
-/// Where errors point: the text and its name.
-struct Locator<'a> {
-    text: &'a str,
-    file: &'a str,
+/// Where errors point in an input file (a scenario, a suite): its text and its name.
+#[derive(Debug, Clone, Copy)]
+pub struct Locator<'a> {
+    /// The whole text.
+    pub text: &'a str,
+    /// The file's name, as the user gave it.
+    pub file: &'a str,
 }
 
 impl Locator<'_> {
-    fn at(&self, offset: usize, message: impl Into<String>) -> ScenarioError {
+    /// An error at byte `offset` of the text.
+    pub fn at(&self, offset: usize, message: impl Into<String>) -> FileError {
         let offset = offset.min(self.text.len());
         let before = &self.text[..offset];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        ScenarioError { file: self.file.to_string(), line, column, message: message.into() }
+        FileError { file: self.file.to_string(), line, column, message: message.into() }
     }
 
-    fn span(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
+    /// Reads TOML into `T`; a syntax error or an unknown key points at its place, with the README section to read.
+    pub fn toml<T: serde::de::DeserializeOwned>(&self, text: &str, section: &str) -> Result<T, FileError> {
+        toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().to_string();
+            self.at(e.span().map_or(0, |s| s.start), format!("{message} (see \"{section}\" in the README)"))
+        })
+    }
+
+    /// An error at the start of `span`.
+    pub fn span(&self, span: Range<usize>, message: impl Into<String>) -> FileError {
         self.at(span.start, message)
     }
 }
 
 /// Parses and validates a scenario. `base` (a URL given on the command line) overrides the file's `base`.
-pub fn parse(text: &str, file: &str, base: Option<&str>) -> Result<Scenario, ScenarioError> {
+pub fn parse(text: &str, file: &str, base: Option<&str>) -> Result<Scenario, FileError> {
     let at = Locator { text, file };
-    let raw: raw::File = toml::from_str(text).map_err(|e| {
-        let message = e.message().trim().to_string();
-        at.at(e.span().map_or(0, |s| s.start), format!("{message} (see \"Scenario files\" in the README)"))
-    })?;
+    let raw: raw::File = at.toml(text, "Scenario files")?;
     let base = match (base, &raw.base) {
         (Some(url), _) => origin(url).map_err(|m| at.at(0, format!("the URL '{url}' {m}")))?,
         (None, Some(url)) => {
@@ -156,9 +166,9 @@ fn request(
     defaults: &std::collections::BTreeMap<String, Spanned<String>>,
     base: &str,
     at: &Locator<'_>,
-    template: &impl Fn(&Spanned<String>) -> Result<Template, ScenarioError>,
+    template: &impl Fn(&Spanned<String>) -> Result<Template, FileError>,
     id_of: &impl Fn(&str) -> Option<usize>,
-) -> Result<Request, ScenarioError> {
+) -> Result<Request, FileError> {
     let name = def.name.get_ref().clone();
     let url = def.url.get_ref();
     let target_text = if url.starts_with('/') {
@@ -181,7 +191,7 @@ fn request(
         return Err(at.span(def.url.span(), format!("'{url}': the path must start with /")));
     }
     let target =
-        template(&Spanned::new(def.url.span(), target_text)).map_err(|e| ScenarioError { column: e.column, ..e })?;
+        template(&Spanned::new(def.url.span(), target_text)).map_err(|e| FileError { column: e.column, ..e })?;
     let method = match &def.method {
         Some(m) if !m.get_ref().is_empty() && m.get_ref().bytes().all(|b| b.is_ascii_alphabetic()) => {
             m.get_ref().to_ascii_uppercase()
@@ -244,7 +254,7 @@ fn request(
     Ok(Request { name, method, target, headers, body, weight: weight(&def.weight, at)?, expect, extract })
 }
 
-fn weight(value: &Option<Spanned<f64>>, at: &Locator<'_>) -> Result<f64, ScenarioError> {
+fn weight(value: &Option<Spanned<f64>>, at: &Locator<'_>) -> Result<f64, FileError> {
     match value {
         None => Ok(1.0),
         Some(w) if w.get_ref().is_finite() && *w.get_ref() > 0.0 => Ok(*w.get_ref()),

@@ -310,7 +310,7 @@ fn httparse_token(text: &str) -> bool {
 fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
     if let Some(path) = &args.output {
-        write_atomically(path, json.as_bytes())
+        shootout_harness::store::write_atomically(path, json.as_bytes())
             .with_context(|| format!("cannot write the result to {}", path.display()))?;
     }
     if args.json {
@@ -319,14 +319,6 @@ fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
         print!("{}", shootout_report::text::render_load(result));
     }
     Ok(())
-}
-
-/// Writes through a temporary file in the same directory, then renames it into place.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    std::fs::write(&temporary, bytes)?;
-    std::fs::rename(&temporary, path)
 }
 
 fn progress_bar(options: &LoadOptions) -> ProgressBar {

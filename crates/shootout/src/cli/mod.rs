@@ -2,6 +2,7 @@
 //! and runs. Errors in what the user typed exit with code 2 and one line naming the input and the fix.
 
 mod load;
+mod run;
 mod target;
 
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Load one URL and report throughput, the full latency distribution, errors and the client's own CPU.
     Load(Box<load::LoadArgs>),
+    /// Run a shootout: start each server of a suite, load it level by level, repeat, sample, compare.
+    Run(run::RunArgs),
     /// Run the built-in reference HTTP server.
     Target(target::TargetArgs),
 }
@@ -51,6 +54,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Load(args) => load::run(*args),
+        Command::Run(args) => run::run(args),
         Command::Target(args) => target::run(args),
     };
     match outcome {

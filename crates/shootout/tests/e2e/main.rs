@@ -9,6 +9,7 @@ mod https;
 mod load_counts;
 mod open_model;
 mod result_json;
+mod run;
 mod scenarios;
 mod session_server;
 mod usage;

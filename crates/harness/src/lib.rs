@@ -1,0 +1,23 @@
+//! `shootout run`: the shootout itself.
+//!
+//! For every repeat, and for every server in turn (interleaved, so drift on a shared machine hits every server
+//! alike), the runner starts the server in its own process group, waits until it answers, verifies one answer,
+//! then runs each load level (warm-up, then measurement) while sampling the server's whole process tree, and
+//! stops it, escalating to SIGKILL and leaving nothing behind. Every trial is written to the results directory
+//! as soon as it ends, atomically, so nothing measured is lost to a crash or Ctrl-C, and `--resume` finishes a
+//! suite.
+//!
+//! Layout:
+//! - [`suite`]: the suite file, parsed and validated into a [`Suite`](suite::Suite).
+//! - [`server`]: one server's lifecycle: spawn, ready probe, verification, stop; logs to a file.
+//! - [`tree`]: the server's process tree in `/proc` and its resource samples.
+//! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
+//! - [`store`]: the results directory: atomic writes, trial files, resume.
+//! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C.
+
+pub mod probe;
+pub mod runner;
+pub mod server;
+pub mod store;
+pub mod suite;
+pub mod tree;

@@ -1,0 +1,319 @@
+//! [`run_suite`]: the loop over repeats, servers and levels. Each server is started once per repeat and loaded at
+//! every level in turn; each trial is saved as soon as it ends. A server that fails to start, fails its
+//! verification or dies mid-run has its remaining trials of that repeat marked failed, and the suite goes on.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use shootout_engine::{Plan, Progress};
+use shootout_model::run::{Environment, ResourceSample, ServerUsage, TrialRecord};
+use shootout_model::{Arrival, LoadOptions, Pacing, StopCondition};
+
+use crate::server::{self, RunningServer};
+use crate::store::Store;
+use crate::suite::{Levels, Order, Suite};
+use crate::tree::Tree;
+use shootout_report::analysis::{analyze, Analysis};
+
+/// What the runner tells whoever draws the progress.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A trial starts: its place in the whole suite.
+    Trial {
+        /// Server.
+        server: String,
+        /// Level.
+        level: f64,
+        /// Repeat.
+        repeat: u32,
+        /// Trials done before this one.
+        done: usize,
+        /// Trials in the suite.
+        total: usize,
+    },
+    /// The running trial's progress.
+    Load(Progress),
+    /// Something the user should read (a server that failed, processes left behind).
+    Notice(String),
+}
+
+/// How a suite run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The results directory.
+    pub store: Store,
+    /// The analysis of every trial in it.
+    pub analysis: Analysis,
+    /// True when Ctrl-C stopped it.
+    pub interrupted: bool,
+    /// Trials that could not be measured, with why.
+    pub failures: Vec<String>,
+}
+
+/// Runs (or resumes, when `store` already holds trials) the suite.
+pub fn run_suite(
+    suite: &Suite,
+    store: Store,
+    stop: Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Outcome, String> {
+    if let Some(cpus) = suite.client_cpus.as_deref().and_then(server::parse_cpus) {
+        server::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
+    }
+    write_environment(suite, &store)?;
+    let levels = suite.levels.values();
+    let mut order: Vec<(usize, u32)> = Vec::new();
+    match suite.order {
+        Order::Interleaved => {
+            (1..=suite.repeats).for_each(|r| (0..suite.servers.len()).for_each(|s| order.push((s, r))))
+        }
+        Order::Grouped => (0..suite.servers.len()).for_each(|s| (1..=suite.repeats).for_each(|r| order.push((s, r)))),
+    }
+    let total = order.len() * levels.len();
+    let mut done = 0;
+    let mut failures = Vec::new();
+    for (index, repeat) in order {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let spec = &suite.servers[index];
+        let pending: Vec<f64> = levels.iter().copied().filter(|&l| !store.has_trial(&spec.name, l, repeat)).collect();
+        done += levels.len() - pending.len();
+        if pending.is_empty() {
+            continue;
+        }
+        let fail_rest = |from: usize, why: &str, failures: &mut Vec<String>| {
+            for &level in &pending[from..] {
+                let _ = store.write_failure(&spec.name, level, repeat, why);
+                failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.levels.unit()));
+            }
+        };
+        let mut running = match server::start(spec, &store.log_path(&spec.name, repeat)) {
+            Ok(running) => running,
+            Err(why) => {
+                on_event(Event::Notice(why.clone()));
+                fail_rest(0, why.lines().next().unwrap_or(&why), &mut failures);
+                done += pending.len();
+                continue;
+            }
+        };
+        for (i, &level) in pending.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(status) = running.exited() {
+                let why = format!("server '{}' exited ({status}) during the run", spec.name);
+                on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
+                fail_rest(i, &why, &mut failures);
+                break;
+            }
+            on_event(Event::Trial { server: spec.name.clone(), level, repeat, done, total });
+            match trial(suite, &mut running, level, repeat, stop.clone(), on_event) {
+                Ok(record) => {
+                    if !record.result.interrupted {
+                        store
+                            .write_trial(&record)
+                            .map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
+                    }
+                }
+                Err(why) => {
+                    on_event(Event::Notice(why.clone()));
+                    fail_rest(i, &why, &mut failures);
+                    break;
+                }
+            }
+            done += 1;
+        }
+        let stopped = running.stop();
+        if stopped.left > 0 {
+            on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, stopped.left)));
+        }
+        if let Some(teardown) = &spec.teardown {
+            if let Err(e) = server::run_hook(teardown, &spec.cwd, &spec.env, 0) {
+                on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
+            }
+        }
+    }
+    let trials =
+        store.trials().map_err(|e| format!("cannot read the trials back from {}: {e}", store.dir.display()))?;
+    let names: Vec<String> = suite.servers.iter().map(|s| s.name.clone()).collect();
+    let analysis = analyze(&trials, &names, &levels, &suite.slo);
+    store
+        .write("analysis.json", serde_json::to_string_pretty(&analysis).unwrap_or_default().as_bytes())
+        .map_err(|e| e.to_string())?;
+    store.write("summary.csv", summary_csv(&trials).as_bytes()).map_err(|e| e.to_string())?;
+    Ok(Outcome { store, analysis, interrupted: stop.load(Ordering::Relaxed), failures })
+}
+
+/// One trial: the load at `level` while a sampler watches the server's process tree.
+fn trial(
+    suite: &Suite,
+    running: &mut RunningServer,
+    level: f64,
+    repeat: u32,
+    stop: Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<TrialRecord, String> {
+    let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
+    let options = load_options(suite, &format!("{}{}", running.url, spec.path), level);
+    let plan = match &suite.load.scenario {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("scenario {}: {e}", path.display()))?;
+            let scenario = shootout_scenario::parse(&text, &path.display().to_string(), Some(&running.url))
+                .map_err(|e| e.to_string())?;
+            Plan::with_scenario(options, scenario)
+        }
+        None => Plan::new(options, suite.load.body.as_bytes()),
+    }
+    .map_err(|e| e.to_string())?;
+
+    let (stop_sampling, sampled) = mpsc::channel::<()>();
+    let root = running.tree_root();
+    let every = suite.sample_every;
+    let measure_start = Instant::now() + suite.warmup;
+    let sampler = std::thread::spawn(move || {
+        let mut tree = Tree::new(root);
+        tree.baseline();
+        let mut samples: Vec<ResourceSample> = Vec::new();
+        while let Err(mpsc::RecvTimeoutError::Timeout) = sampled.recv_timeout(every) {
+            let now = Instant::now();
+            let t = if now >= measure_start {
+                (now - measure_start).as_secs_f64()
+            } else {
+                -(measure_start - now).as_secs_f64()
+            };
+            samples.push(tree.sample(t));
+        }
+        samples
+    });
+    let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)));
+    let _ = stop_sampling.send(());
+    let samples = sampler.join().unwrap_or_default();
+    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
+    let usage = usage(&samples, result.requests.ok + result.requests.http_errors);
+    Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
+}
+
+/// The engine options of one level.
+fn load_options(suite: &Suite, url: &str, level: f64) -> LoadOptions {
+    let (pacing, connections) = match suite.levels {
+        Levels::Connections(_) => (Pacing::Closed, level as u32),
+        Levels::Rates(_) => (Pacing::Open { rate: level, arrival: Arrival::Constant }, 1000),
+    };
+    LoadOptions {
+        url: url.to_string(),
+        scenario: suite.load.scenario.as_ref().map(|p| p.display().to_string()),
+        method: suite.load.method.clone(),
+        headers: suite.load.headers.clone(),
+        body_bytes: suite.load.body.len() as u64,
+        connections,
+        pacing,
+        stages: Vec::new(),
+        threads: suite.threads.min(connections.max(1)),
+        stop: StopCondition::Duration(suite.duration),
+        timeout: suite.load.timeout,
+        connect_timeout: Duration::from_secs(5),
+        insecure: true,
+        cacert: None,
+        keepalive: suite.load.keepalive,
+        delay: None,
+        sequential: false,
+        warmup: suite.warmup,
+    }
+}
+
+/// Sums a trial's samples over its measured window.
+fn usage(samples: &[ResourceSample], responses: u64) -> ServerUsage {
+    let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
+    let cpu_s: f64 = measured.iter().map(|s| s.cpu_s).sum();
+    let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
+    ServerUsage {
+        cpu_s,
+        cpu_us_per_request: if responses > 0 { cpu_s * 1e6 / responses as f64 } else { 0.0 },
+        pss_mean_bytes: if pss.is_empty() { 0 } else { pss.iter().sum::<u64>() / pss.len() as u64 },
+        pss_max_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
+        rss_max_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
+        processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
+        threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
+    }
+}
+
+/// One row per trial.
+fn summary_csv(trials: &[TrialRecord]) -> String {
+    let mut sorted: Vec<&TrialRecord> = trials.iter().collect();
+    sorted.sort_by(|a, b| (&a.server, a.repeat).cmp(&(&b.server, b.repeat)).then(a.level.total_cmp(&b.level)));
+    let mut out = String::from(
+        "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,client_busy\n",
+    );
+    for t in sorted {
+        let r = &t.result;
+        let p = |q: f64| r.latency.percentiles.iter().find(|x| x.percentile == q).map_or(0, |x| x.us);
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{:.3},{:.1},{},{},{},{},{:.2},{},{},{:.3}\n",
+            csv_field(&t.server),
+            t.level,
+            t.repeat,
+            r.requests.total,
+            r.requests.ok,
+            r.requests.http_errors,
+            r.requests.failed,
+            r.throughput.requests_per_s,
+            r.latency.mean_us,
+            p(50.0),
+            p(90.0),
+            p(99.0),
+            r.latency.max_us,
+            t.usage.cpu_us_per_request,
+            t.usage.pss_mean_bytes,
+            t.usage.rss_max_bytes,
+            r.client.busy
+        ));
+    }
+    out
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Saves the suite's environment (machine, versions, CPU split), once.
+fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
+    if store.dir.join("environment.json").is_file() {
+        return Ok(());
+    }
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu_model =
+        cpuinfo.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("").trim();
+    let memory = read("/proc/meminfo")
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0);
+    let environment = Environment {
+        shootout: env!("CARGO_PKG_VERSION").into(),
+        kernel: read("/proc/sys/kernel/osrelease").trim().into(),
+        cpu_model: cpu_model.into(),
+        // Online CPUs, not this process's share: the client is pinned by now.
+        // SAFETY: sysconf has no preconditions.
+        cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32,
+        memory_bytes: memory * 1024,
+        client_cpus: suite.client_cpus.clone().unwrap_or_default(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        versions: suite
+            .servers
+            .iter()
+            .map(|s| {
+                (s.name.clone(), s.version_command.as_deref().map_or_else(String::new, |c| server::version(c, &s.cwd)))
+            })
+            .collect(),
+    };
+    store
+        .write("environment.json", serde_json::to_string_pretty(&environment).unwrap_or_default().as_bytes())
+        .map_err(|e| e.to_string())
+}

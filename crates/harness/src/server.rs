@@ -1,0 +1,289 @@
+//! One server's lifecycle: [`start`] (setup, spawn in its own process group, pinned, logging to a file; wait
+//! until it answers; verify one answer) and [`RunningServer::stop`] (the configured signal, then SIGKILL for the
+//! whole tree after the grace period, and a check that nothing is left).
+
+use std::fs::OpenOptions;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::probe;
+use crate::suite::ServerSpec;
+use crate::tree::Tree;
+
+/// A started server.
+#[derive(Debug)]
+pub struct RunningServer {
+    /// Its name.
+    pub name: String,
+    /// Its base URL, port filled in.
+    pub url: String,
+    /// Its process tree.
+    pub tree: Tree,
+    child: Child,
+    signal_group: bool,
+    stop_signal: i32,
+    grace: Duration,
+    log: PathBuf,
+}
+
+/// How a stop went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// The launched process's exit status (`None` if it was already reaped).
+    pub status: Option<ExitStatus>,
+    /// True when SIGKILL had to be sent after the grace period.
+    pub killed: bool,
+    /// Processes still alive after everything (should be 0).
+    pub left: usize,
+}
+
+/// Starts `spec`, logging to `log`, and returns once it answers and passes verification. Every error names the
+/// server and says what to look at.
+pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
+    let name = &spec.name;
+    let port = if spec.port == 0 {
+        free_port().map_err(|e| format!("server '{name}': no free port ({e})"))?
+    } else {
+        if TcpStream::connect(("127.0.0.1", spec.port)).is_ok() {
+            return Err(format!(
+                "server '{name}': port {} is already in use before it started: stop whatever listens there, or leave out port to let shootout pick one",
+                spec.port
+            ));
+        }
+        spec.port
+    };
+    let me = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "shootout".into());
+    let fill = |text: &str| text.replace("{port}", &port.to_string()).replace("{shootout}", &me);
+    if let Some(setup) = &spec.setup {
+        run_hook(&fill(setup), &spec.cwd, &spec.env, port)
+            .map_err(|e| format!("server '{name}': setup failed: {e}"))?;
+    }
+    let command = fill(&spec.command);
+    // A simple command is exec'd by the shell, so the stop signal reaches the server itself; a pipeline or list
+    // keeps its shell, and then the signal goes to the whole process group.
+    let simple = !command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']);
+    let script = if simple { format!("exec {command}") } else { command.clone() };
+    let output = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let errors = output.try_clone().map_err(|e| e.to_string())?;
+    let mut child = Command::new("sh");
+    child
+        .args(["-c", &script])
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(output)
+        .stderr(errors)
+        .process_group(0);
+    if let Some(cpus) = spec.cpus.as_deref().and_then(parse_cpus) {
+        // SAFETY: only sched_setaffinity, a plain system call, runs between fork and exec.
+        unsafe { child.pre_exec(move || pin(&cpus)) };
+    }
+    let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
+    let root = child.id() as i32;
+    let mut server = RunningServer {
+        name: name.clone(),
+        url: fill(&spec.url).trim_end_matches('/').to_string(),
+        tree: Tree::new(root),
+        child,
+        signal_group: !simple,
+        stop_signal: spec.stop_signal,
+        grace: spec.stop_grace,
+        log: log.to_path_buf(),
+    };
+    if let Err(e) = server.wait_ready(spec).and_then(|()| server.verify(spec)) {
+        server.stop();
+        return Err(e);
+    }
+    Ok(server)
+}
+
+impl RunningServer {
+    fn wait_ready(&mut self, spec: &ServerSpec) -> Result<(), String> {
+        let deadline = Instant::now() + spec.ready_timeout;
+        let url = format!("{}{}", self.url, spec.ready_path);
+        let mut last = String::from("no answer yet");
+        while Instant::now() < deadline {
+            if let Some(status) = self.exited() {
+                let hint = if status.code() == Some(127) {
+                    ": the command was not found; is it installed and on PATH?".to_string()
+                } else {
+                    String::new()
+                };
+                return Err(format!(
+                    "server '{}' exited ({}) before it answered{hint}\n{}",
+                    self.name,
+                    describe(status),
+                    self.log_tail()
+                ));
+            }
+            match probe::get(&url, Duration::from_secs(1)) {
+                Ok(answer) if answer.status == spec.ready_status => return Ok(()),
+                Ok(answer) => last = format!("status {}", answer.status),
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(format!(
+            "server '{}' was not ready within {:?} ({url}: {last}); raise ready.timeout if it is slow to start\n{}",
+            self.name,
+            spec.ready_timeout,
+            self.log_tail()
+        ))
+    }
+
+    fn verify(&mut self, spec: &ServerSpec) -> Result<(), String> {
+        let url = format!("{}{}", self.url, spec.path);
+        let answer =
+            probe::get(&url, Duration::from_secs(10)).map_err(|e| format!("server '{}': {url}: {e}", self.name))?;
+        let status_ok = spec.verify_status.map_or(answer.status < 400, |s| s == answer.status);
+        let body_ok = spec.verify_body.as_ref().is_none_or(|text| answer.body.contains(text.as_str()));
+        if status_ok && body_ok {
+            return Ok(());
+        }
+        let excerpt: String = answer.body.chars().take(120).collect();
+        Err(format!(
+            "server '{}' answered {url} with status {} and body {excerpt:?}, which fails its verify check: fix the server or its verify settings",
+            self.name, answer.status
+        ))
+    }
+
+    /// The PID of the launched process, the root (and process group) of the server's tree.
+    pub fn tree_root(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The launched process's exit status, if it has ended.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// The last lines of the server's log, indented, for error messages.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(15)..];
+        if tail.is_empty() {
+            format!("  (its log, {}, is empty)", self.log.display())
+        } else {
+            format!(
+                "  last lines of {}:\n{}",
+                self.log.display(),
+                tail.iter().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+            )
+        }
+    }
+
+    /// Stops the server: its stop signal, then SIGKILL to every process of its tree once the grace period is
+    /// over; waits until the tree is gone.
+    pub fn stop(mut self) -> Stopped {
+        let root = self.child.id() as i32;
+        // SAFETY: signalling our own child, or its process group.
+        unsafe { libc::kill(if self.signal_group { -root } else { root }, self.stop_signal) };
+        let deadline = Instant::now() + self.grace;
+        let mut status = None;
+        while Instant::now() < deadline {
+            status = status.or_else(|| self.exited());
+            if status.is_some() && self.tree.members().is_empty() {
+                return Stopped { status, killed: false, left: 0 };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.tree.signal_all(libc::SIGKILL);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && !self.tree.members().is_empty() {
+            std::thread::sleep(Duration::from_millis(20));
+            self.tree.signal_all(libc::SIGKILL);
+        }
+        status = status.or_else(|| self.child.wait().ok());
+        Stopped { status, killed: true, left: self.tree.members().len() }
+    }
+}
+
+/// Runs a setup or teardown command to its end.
+pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16) -> Result<(), String> {
+    let status = Command::new("sh")
+        .args(["-c", command])
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("'{command}' exited ({})", describe(status)))
+    }
+}
+
+/// The first line a version command prints.
+pub fn version(command: &str, cwd: &Path) -> String {
+    let output = Command::new("sh").args(["-c", command]).current_dir(cwd).stdin(Stdio::null()).output();
+    output
+        .ok()
+        .map(|o| {
+            let text = if o.stdout.is_empty() { o.stderr } else { o.stdout };
+            String::from_utf8_lossy(&text).lines().next().unwrap_or("").trim().to_string()
+        })
+        .unwrap_or_default()
+}
+
+fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => "unknown status".into(),
+    }
+}
+
+/// A port nothing listens on now.
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Reads a CPU list such as `1`, `0,2` or `1-3`.
+pub fn parse_cpus(text: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        match part.trim().split_once('-') {
+            Some((a, b)) => cpus.extend(a.trim().parse::<usize>().ok()?..=b.trim().parse::<usize>().ok()?),
+            None => cpus.push(part.trim().parse().ok()?),
+        }
+    }
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+/// Pins the calling thread (and the threads it starts later) to `cpus`.
+pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET and sched_setaffinity use it as documented.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("1"), Some(vec![1]));
+        assert_eq!(parse_cpus("0,2-4"), Some(vec![0, 2, 3, 4]));
+        assert_eq!(parse_cpus("x"), None);
+    }
+}

@@ -1,0 +1,415 @@
+//! The suite file (TOML) and its validated form, [`Suite`]. Problems are reported as `file:line:column`.
+//!
+//! ```toml
+//! name = "rack hello"
+//! repeats = 3                      # default 3
+//! duration = "10s"                 # per level, measured (default 10s)
+//! warmup = "2s"                    # per level, not counted (default 2s)
+//! connections = [1, 2, 4, 8, 16]   # closed-model sweep; or rates = [100, 200, 400] for the open model
+//! order = "interleaved"            # servers alternate within each repeat (default); or "grouped"
+//! slo = ["mean < 1s", "p99 < 200ms", "errors < 1%"]
+//! client_cpus = "0"                # where the load generator runs (default: CPU 0 when there are two or more)
+//! sample_every = "1s"
+//!
+//! [load]                           # what each request is (or scenario = "file.toml")
+//! path = "/hello"
+//!
+//! [[server]]
+//! name = "puma"
+//! command = "puma -b tcp://127.0.0.1:{port} config.ru"   # {port}: a free port chosen by shootout (also $PORT);
+//!                                                         # {shootout}: this shootout binary
+//! path = "/hello"                  # optional: this server's path, instead of load.path
+//! cwd = "apps/rack-hello"
+//! env = { RACK_ENV = "production" }
+//! ready = { path = "/", status = 200, timeout = "30s" }
+//! verify = { status = 200, body = "Hello World" }
+//! stop = { signal = "INT", grace = "10s" }
+//! version_command = "puma --version"
+//! cpus = "1"                       # default: every CPU but the client's
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use shootout_model::slo::{parse_slo, Slo};
+use shootout_scenario::{FileError, Locator};
+use toml::Spanned;
+
+/// A validated suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Its name (for the results directory).
+    pub name: String,
+    /// Repeats of the whole sweep.
+    pub repeats: u32,
+    /// Measured time per level.
+    pub duration: Duration,
+    /// Warm-up per level.
+    pub warmup: Duration,
+    /// The load levels.
+    pub levels: Levels,
+    /// How trials are ordered.
+    pub order: Order,
+    /// The service-level objectives.
+    pub slo: Vec<Slo>,
+    /// CPUs of the load generator (`None`: not pinned).
+    pub client_cpus: Option<String>,
+    /// Load generator threads.
+    pub threads: u32,
+    /// Time between two resource samples.
+    pub sample_every: Duration,
+    /// What each request is.
+    pub load: LoadSpec,
+    /// The servers.
+    pub servers: Vec<ServerSpec>,
+}
+
+/// The sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Levels {
+    /// Closed model: connections (users) per level.
+    Connections(Vec<u32>),
+    /// Open model: requests per second per level.
+    Rates(Vec<f64>),
+}
+
+impl Levels {
+    /// The levels as numbers.
+    pub fn values(&self) -> Vec<f64> {
+        match self {
+            Levels::Connections(c) => c.iter().map(|&c| f64::from(c)).collect(),
+            Levels::Rates(r) => r.clone(),
+        }
+    }
+
+    /// What a level counts: "users" or "req/s".
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Levels::Connections(_) => "users",
+            Levels::Rates(_) => "req/s",
+        }
+    }
+}
+
+/// Trial order within a repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Each server runs its whole sweep, then the next server, within every repeat.
+    Interleaved,
+    /// All repeats of one server, then the next server.
+    Grouped,
+}
+
+/// What each request is.
+#[derive(Debug, Clone, Default)]
+pub struct LoadSpec {
+    /// Path and query.
+    pub path: String,
+    /// Method.
+    pub method: String,
+    /// Headers.
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: String,
+    /// Request timeout.
+    pub timeout: Duration,
+    /// Keep connections alive.
+    pub keepalive: bool,
+    /// A scenario file instead of one request (resolved against the suite's folder).
+    pub scenario: Option<PathBuf>,
+}
+
+/// One server under test.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// Its name.
+    pub name: String,
+    /// The start command (run by `sh -c`), `{port}` not yet substituted.
+    pub command: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+    /// The base URL (`{port}` not yet substituted).
+    pub url: String,
+    /// The path loaded on this server (the suite's `load.path` unless the server says otherwise).
+    pub path: String,
+    /// A fixed port, or 0 to pick a free one.
+    pub port: u16,
+    /// Path probed until it answers `ready_status`.
+    pub ready_path: String,
+    /// Status that means ready.
+    pub ready_status: u16,
+    /// How long to wait for ready.
+    pub ready_timeout: Duration,
+    /// Status the verification request must get.
+    pub verify_status: Option<u16>,
+    /// Text the verification response must contain.
+    pub verify_body: Option<String>,
+    /// Signal that stops the server.
+    pub stop_signal: i32,
+    /// Time between the stop signal and SIGKILL.
+    pub stop_grace: Duration,
+    /// Run before the server starts (in its working directory).
+    pub setup: Option<String>,
+    /// Run after it stops.
+    pub teardown: Option<String>,
+    /// Prints the server's version.
+    pub version_command: Option<String>,
+    /// CPUs to pin the server to (`None`: not pinned).
+    pub cpus: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    name: Option<String>,
+    repeats: Option<Spanned<u32>>,
+    duration: Option<Spanned<String>>,
+    warmup: Option<Spanned<String>>,
+    connections: Option<Spanned<Vec<u32>>>,
+    rates: Option<Spanned<Vec<f64>>>,
+    order: Option<Spanned<String>>,
+    #[serde(default)]
+    slo: Vec<Spanned<String>>,
+    client_cpus: Option<String>,
+    threads: Option<u32>,
+    sample_every: Option<Spanned<String>>,
+    #[serde(default)]
+    load: LoadDef,
+    #[serde(default, rename = "server")]
+    servers: Vec<ServerDef>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadDef {
+    path: Option<String>,
+    method: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+    timeout: Option<Spanned<String>>,
+    keepalive: Option<bool>,
+    scenario: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerDef {
+    name: Spanned<String>,
+    command: Spanned<String>,
+    cwd: Option<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    path: Option<String>,
+    port: Option<u16>,
+    ready: Option<ReadyDef>,
+    verify: Option<VerifyDef>,
+    stop: Option<StopDef>,
+    setup: Option<String>,
+    teardown: Option<String>,
+    version_command: Option<String>,
+    cpus: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadyDef {
+    path: Option<String>,
+    status: Option<u16>,
+    timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifyDef {
+    status: Option<u16>,
+    body: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StopDef {
+    signal: Option<Spanned<String>>,
+    grace: Option<Spanned<String>>,
+}
+
+/// Parses and validates a suite; relative paths are taken from `dir` (the suite file's folder).
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
+    let at = Locator { text, file };
+    let raw: SuiteFile = at.toml(text, "Suites")?;
+    let duration_of = |value: &Option<Spanned<String>>, default: Duration| match value {
+        None => Ok(default),
+        Some(v) => humantime::parse_duration(v.get_ref())
+            .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref()))),
+    };
+    let levels = match (&raw.connections, &raw.rates) {
+        (Some(c), None) if !c.get_ref().is_empty() && c.get_ref().iter().all(|&n| n > 0) => {
+            Levels::Connections(c.get_ref().clone())
+        }
+        (None, Some(r)) if !r.get_ref().is_empty() && r.get_ref().iter().all(|&n| n.is_finite() && n > 0.0) => {
+            Levels::Rates(r.get_ref().clone())
+        }
+        (Some(c), None) => return Err(at.span(c.span(), "connections needs at least one level, each 1 or more")),
+        (None, Some(r)) => return Err(at.span(r.span(), "rates needs at least one level, each above 0")),
+        (Some(c), Some(_)) => {
+            return Err(at.span(c.span(), "give connections (closed model) or rates (open), not both"))
+        }
+        (None, None) => return Err(at.at(0, "no load levels: add connections = [1, 2, 4] or rates = [100, 200]")),
+    };
+    let order = match raw.order.as_ref().map(|o| o.get_ref().as_str()) {
+        None | Some("interleaved") => Order::Interleaved,
+        Some("grouped") => Order::Grouped,
+        Some(other) => {
+            let span = raw.order.as_ref().map(Spanned::span).unwrap_or_default();
+            return Err(at.span(span, format!("order '{other}': write \"interleaved\" or \"grouped\"")));
+        }
+    };
+    let slo =
+        raw.slo.iter().map(|s| parse_slo(s.get_ref()).map_err(|m| at.span(s.span(), m))).collect::<Result<_, _>>()?;
+    if raw.servers.is_empty() {
+        return Err(at.at(text.len(), "no servers: add a [[server]] with a name and a command"));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let client_cpus = raw.client_cpus.clone().or_else(|| (cpus >= 2).then(|| "0".to_string()));
+    let server_cpus =
+        client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| format!("1-{}", cpus - 1));
+    let load = LoadSpec {
+        path: raw.load.path.clone().unwrap_or_else(|| "/".into()),
+        method: raw.load.method.clone().unwrap_or_else(|| if raw.load.body.is_some() { "POST" } else { "GET" }.into()),
+        headers: raw.load.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        body: raw.load.body.clone().unwrap_or_default(),
+        timeout: duration_of(&raw.load.timeout, Duration::from_secs(30))?,
+        keepalive: raw.load.keepalive.unwrap_or(true),
+        scenario: raw.load.scenario.as_ref().map(|s| dir.join(s)),
+    };
+    let mut servers: Vec<ServerSpec> = Vec::new();
+    for def in &raw.servers {
+        let name = def.name.get_ref().clone();
+        if servers.iter().any(|s| s.name == name) {
+            return Err(at.span(def.name.span(), format!("server '{name}' is listed twice: give each a unique name")));
+        }
+        if def.command.get_ref().trim().is_empty() {
+            return Err(at.span(def.command.span(), format!("server '{name}' has an empty command")));
+        }
+        let ready = def.ready.as_ref();
+        let stop = def.stop.as_ref();
+        let signal = match stop.and_then(|s| s.signal.as_ref()) {
+            None => libc::SIGTERM,
+            Some(s) => signal_number(s.get_ref()).ok_or_else(|| {
+                at.span(s.span(), format!("'{}' is not a signal: write TERM, INT, QUIT or KILL", s.get_ref()))
+            })?,
+        };
+        servers.push(ServerSpec {
+            name,
+            command: def.command.get_ref().clone(),
+            cwd: def.cwd.as_ref().map_or_else(|| dir.to_path_buf(), |c| dir.join(c)),
+            env: def.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            url: def.url.clone().unwrap_or_else(|| "http://127.0.0.1:{port}".into()),
+            path: def.path.clone().unwrap_or_else(|| load.path.clone()),
+            port: def.port.unwrap_or(0),
+            ready_path: ready
+                .and_then(|r| r.path.clone())
+                .or_else(|| def.path.clone())
+                .unwrap_or_else(|| load.path.clone()),
+            ready_status: ready.and_then(|r| r.status).unwrap_or(200),
+            ready_timeout: duration_of(&ready.and_then(|r| r.timeout.clone()), Duration::from_secs(30))?,
+            verify_status: def.verify.as_ref().and_then(|v| v.status),
+            verify_body: def.verify.as_ref().and_then(|v| v.body.clone()),
+            stop_signal: signal,
+            stop_grace: duration_of(&stop.and_then(|s| s.grace.clone()), Duration::from_secs(10))?,
+            setup: def.setup.clone(),
+            teardown: def.teardown.clone(),
+            version_command: def.version_command.clone(),
+            cpus: def.cpus.clone().or_else(|| server_cpus.clone()),
+        });
+    }
+    Ok(Suite {
+        name: raw
+            .name
+            .clone()
+            .unwrap_or_else(|| Path::new(file).file_stem().map_or("suite".into(), |s| s.to_string_lossy().into())),
+        repeats: raw.repeats.as_ref().map_or(3, |r| *r.get_ref()).max(1),
+        duration: duration_of(&raw.duration, Duration::from_secs(10))?,
+        warmup: duration_of(&raw.warmup, Duration::from_secs(2))?,
+        levels,
+        order,
+        slo,
+        threads: raw
+            .threads
+            .unwrap_or(if client_cpus.as_deref().is_some_and(|c| !c.contains([',', '-'])) { 1 } else { 2 })
+            .max(1),
+        client_cpus,
+        sample_every: duration_of(&raw.sample_every, Duration::from_secs(1))?,
+        load,
+        servers,
+    })
+}
+
+/// A signal by name (`TERM`, `SIGINT`, `quit`…).
+pub fn signal_number(name: &str) -> Option<i32> {
+    let name = name.trim().to_ascii_uppercase();
+    Some(match name.trim_start_matches("SIG") {
+        "TERM" => libc::SIGTERM,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "HUP" => libc::SIGHUP,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "WINCH" => libc::SIGWINCH,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_suite() {
+        let text = r#"
+name = "hello"
+repeats = 2
+duration = "3s"
+warmup = "1s"
+connections = [1, 4]
+slo = ["mean < 1s", "p99 < 200ms", "errors < 1%"]
+[load]
+path = "/hello"
+[[server]]
+name = "a"
+command = "shootout target --port {port}"
+stop = { signal = "INT", grace = "2s" }
+[[server]]
+name = "b"
+command = "shootout target --port {port}"
+cwd = "sub"
+"#;
+        let s = parse(text, "hello.toml", Path::new("/x")).unwrap();
+        assert_eq!((s.repeats, s.duration.as_secs(), s.warmup.as_secs()), (2, 3, 1));
+        assert_eq!(s.levels, Levels::Connections(vec![1, 4]));
+        assert_eq!(s.slo[1].metric, shootout_model::slo::SloMetric::Percentile(990));
+        assert_eq!(s.slo[1].limit, 200_000.0);
+        assert_eq!(s.slo[2].limit, 1.0);
+        assert_eq!(s.servers[0].stop_signal, libc::SIGINT);
+        assert_eq!(s.servers[1].cwd, Path::new("/x/sub"));
+        assert_eq!(s.servers[0].ready_path, "/hello");
+    }
+
+    #[test]
+    fn errors_point_at_the_line() {
+        let e = |text: &str| parse(text, "s.toml", Path::new(".")).unwrap_err().to_string();
+        assert!(e("connections = [1]\ncolour = 1\n").starts_with("s.toml:2:1: unknown field `colour`"));
+        assert!(e("connections = [1]\n").contains("no servers"));
+        assert!(e("[[server]]\nname = \"a\"\ncommand = \"x\"\n").contains("no load levels"));
+        let slo = e("connections = [1]\nslo = [\"fast < 1s\"]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
+        assert!(slo.starts_with("s.toml:2:8: SLO 'fast < 1s'"), "{slo}");
+        let signal = e("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"x\"\nstop = { signal = \"NOPE\" }\n");
+        assert!(signal.starts_with("s.toml:5:19: 'NOPE' is not a signal"), "{signal}");
+    }
+}

@@ -1,0 +1,219 @@
+//! [`Tree`]: a server's whole live process tree, found in `/proc`, and its resource samples.
+//!
+//! A member is any process descended from the launched one (through its parent chain), any process in its
+//! process group, and any process ever seen as a member that is still alive (identified by PID and start time,
+//! so a reused PID is not mistaken for it). The last rule keeps daemonized helpers (which re-parent to init and
+//! may leave the group, as Passenger's watchdog does) in the tree once they have been seen.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+
+use shootout_model::run::ResourceSample;
+
+/// One process, as `/proc/PID/stat` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Process {
+    /// Process id.
+    pub pid: i32,
+    /// Parent's process id.
+    pub ppid: i32,
+    /// Process group.
+    pub pgrp: i32,
+    /// Start time since boot, in clock ticks (with the PID, a unique identity).
+    pub start: u64,
+    /// User + system CPU time, in clock ticks.
+    pub ticks: u64,
+    /// Threads.
+    pub threads: u32,
+}
+
+impl Process {
+    /// Reads `/proc/PID/stat`; `None` when the process is gone.
+    pub fn read(pid: i32) -> Option<Process> {
+        let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name is in parentheses and may hold anything; the fields start after the last ')'.
+        let fields: Vec<&str> = text.get(text.rfind(')')? + 2..)?.split_whitespace().collect();
+        let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<i64>().ok());
+        if matches!(fields.first(), Some(&"Z" | &"X")) {
+            return None; // dead, waiting to be reaped: nothing left to stop or measure
+        }
+        Some(Process {
+            pid,
+            ppid: field(4)? as i32,
+            pgrp: field(5)? as i32,
+            ticks: (field(14)? + field(15)?) as u64,
+            threads: field(20)? as u32,
+            start: field(22)? as u64,
+        })
+    }
+
+    fn identity(&self) -> (i32, u64) {
+        (self.pid, self.start)
+    }
+}
+
+/// Every process on the machine.
+pub fn all_processes() -> Vec<Process> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(Process::read).collect()
+}
+
+/// The process tree of one launched server.
+#[derive(Debug)]
+pub struct Tree {
+    root: i32,
+    seen: HashSet<(i32, u64)>,
+    last_ticks: HashMap<(i32, u64), u64>,
+    last_host: Option<(u64, u64)>,
+}
+
+impl Tree {
+    /// The tree rooted at `root` (also its process group leader).
+    pub fn new(root: i32) -> Tree {
+        Tree { root, seen: HashSet::new(), last_ticks: HashMap::new(), last_host: None }
+    }
+
+    /// The live members now (and remembers them).
+    pub fn members(&mut self) -> Vec<Process> {
+        let all = all_processes();
+        let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
+        for (i, p) in all.iter().enumerate() {
+            children.entry(p.ppid).or_default().push(i);
+        }
+        let mut member = vec![false; all.len()];
+        let mut stack: Vec<usize> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pid == self.root || p.pgrp == self.root || self.seen.contains(&p.identity()))
+            .map(|(i, _)| i)
+            .collect();
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut member[i], true) {
+                continue;
+            }
+            stack.extend(children.get(&all[i].pid).into_iter().flatten().copied());
+        }
+        let members: Vec<Process> = all.into_iter().zip(member).filter(|(_, m)| *m).map(|(p, _)| p).collect();
+        self.seen.extend(members.iter().map(Process::identity));
+        members
+    }
+
+    /// Starts CPU accounting from now (the next sample counts CPU used after this call).
+    pub fn baseline(&mut self) {
+        let members = self.members();
+        self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
+        self.last_host = host_ticks();
+    }
+
+    /// Samples the tree; `t_s` is the sample's time on the trial's clock.
+    pub fn sample(&mut self, t_s: f64) -> ResourceSample {
+        let members = self.members();
+        let tick = clock_tick();
+        let mut sample = ResourceSample {
+            t_s,
+            processes: members.len() as u32,
+            threads: 0,
+            fds: 0,
+            rss_bytes: 0,
+            pss_bytes: 0,
+            cpu_s: 0.0,
+            host_busy: 0.0,
+        };
+        let mut ticks = HashMap::with_capacity(members.len());
+        for p in &members {
+            sample.threads += p.threads;
+            sample.fds += fs::read_dir(format!("/proc/{}/fd", p.pid)).map_or(0, |d| d.count() as u32);
+            let (rss, pss) = memory(p.pid);
+            sample.rss_bytes += rss;
+            sample.pss_bytes += pss;
+            let before = self.last_ticks.get(&p.identity()).copied().unwrap_or(0);
+            sample.cpu_s += p.ticks.saturating_sub(before) as f64 / tick;
+            ticks.insert(p.identity(), p.ticks);
+        }
+        self.last_ticks = ticks;
+        let host = host_ticks();
+        if let (Some((busy0, total0)), Some((busy1, total1))) = (self.last_host, host) {
+            let total = total1.saturating_sub(total0);
+            sample.host_busy = if total > 0 { busy1.saturating_sub(busy0) as f64 / total as f64 } else { 0.0 };
+        }
+        self.last_host = host;
+        sample
+    }
+
+    /// Sends `signal` to the process group and to every member.
+    pub fn signal_all(&mut self, signal: i32) {
+        // SAFETY: kill(2) with a negative pid signals the group; errors (no such group) are harmless.
+        unsafe { libc::kill(-self.root, signal) };
+        for p in self.members() {
+            // SAFETY: signalling a process we identified as a live member.
+            unsafe { libc::kill(p.pid, signal) };
+        }
+    }
+}
+
+/// RSS and PSS of one process, in bytes, from `smaps_rollup`.
+fn memory(pid: i32) -> (u64, u64) {
+    let Ok(text) = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else { return (0, 0) };
+    let kib = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    (kib("Rss:"), kib("Pss:"))
+}
+
+/// (busy, total) CPU ticks of the whole host, from `/proc/stat`.
+fn host_ticks() -> Option<(u64, u64)> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let values: Vec<u64> = text.lines().next()?.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    let total: u64 = values.iter().take(8).sum();
+    let idle = values.get(3).copied().unwrap_or(0) + values.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+fn clock_tick() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn finds_children_and_grandchildren_and_samples_them() {
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & (sleep 30 & wait) & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let root = child.id() as i32;
+        let mut tree = Tree::new(root);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while tree.members().len() < 5 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        tree.baseline();
+        let sample = tree.sample(0.0);
+        assert_eq!(sample.processes, 5, "sh, two sleeps, a subshell and its sleep");
+        assert!(sample.rss_bytes > 0 && sample.pss_bytes > 0 && sample.pss_bytes <= sample.rss_bytes);
+        assert!(sample.threads >= 5 && sample.fds >= 5);
+        tree.signal_all(libc::SIGKILL);
+        let _ = child.wait();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !tree.members().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(tree.members().is_empty(), "nothing of the tree is left");
+    }
+}

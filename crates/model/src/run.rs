@@ -1,0 +1,85 @@
+//! What `shootout run` writes for each trial: one load result plus the resource samples of the server's process
+//! tree, and the environment of the whole run. Reports read these files alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::LoadResult;
+
+/// One trial: a server at one load level, in one repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// The server's name in the suite.
+    pub server: String,
+    /// The load level: connections (closed model) or requests per second (open model).
+    pub level: f64,
+    /// Repeat number, from 1.
+    pub repeat: u32,
+    /// The load result (the `shootout load` JSON document).
+    pub result: LoadResult,
+    /// Samples of the server's process tree, every `sample_every`, from the start of the warm-up.
+    pub samples: Vec<ResourceSample>,
+    /// What the samples add up to over the measured window.
+    pub usage: ServerUsage,
+}
+
+/// One sample of the server's whole live process tree.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ResourceSample {
+    /// Seconds since the start of the measured window (negative during the warm-up).
+    pub t_s: f64,
+    /// Processes in the tree.
+    pub processes: u32,
+    /// Threads, all processes together.
+    pub threads: u32,
+    /// Open file descriptors, all processes together.
+    pub fds: u32,
+    /// Resident set size, summed (counts shared pages once per process).
+    pub rss_bytes: u64,
+    /// Proportional set size, summed (shared pages split between their users): the honest memory figure for
+    /// pre-forking servers.
+    pub pss_bytes: u64,
+    /// User + system CPU seconds used by the tree since the previous sample.
+    pub cpu_s: f64,
+    /// Busy share of the whole host's CPUs since the previous sample (0 to 1).
+    pub host_busy: f64,
+}
+
+/// The server's resource use over one trial's measured window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerUsage {
+    /// CPU seconds used by the server tree in the measured window.
+    pub cpu_s: f64,
+    /// CPU time per response, µs.
+    pub cpu_us_per_request: f64,
+    /// Mean PSS over the measured window.
+    pub pss_mean_bytes: u64,
+    /// Largest PSS seen.
+    pub pss_max_bytes: u64,
+    /// Largest RSS seen.
+    pub rss_max_bytes: u64,
+    /// Most processes seen at once.
+    pub processes_max: u32,
+    /// Most threads seen at once.
+    pub threads_max: u32,
+}
+
+/// The machine and the software a suite ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// shootout's version.
+    pub shootout: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// CPUs online.
+    pub cpus: u32,
+    /// Total memory.
+    pub memory_bytes: u64,
+    /// CPUs the load generator was pinned to (empty: not pinned).
+    pub client_cpus: String,
+    /// When the suite started, RFC 3339.
+    pub started_at: String,
+    /// Each server's `version_command` output (first line).
+    pub versions: Vec<(String, String)>,
+}

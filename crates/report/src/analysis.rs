@@ -1,0 +1,268 @@
+//! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
+//! classic shootouts reported); ratios between servers with bootstrap 95% confidence intervals; the SLO answer
+//! (the highest level, and its throughput, that meets every objective); the knee (where throughput stops rising);
+//! and whether the client was ever the bottleneck.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use shootout_model::run::TrialRecord;
+
+use shootout_model::slo::{Slo, SloMetric};
+
+/// One server at one level, over its repeats.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Server name.
+    pub server: String,
+    /// Level.
+    pub level: f64,
+    /// Requests per second of each repeat.
+    pub rps: Vec<f64>,
+    /// Median requests per second.
+    pub rps_median: f64,
+    /// Lowest and highest.
+    pub rps_min: f64,
+    /// Highest (the classic shootouts' "best of").
+    pub rps_max: f64,
+    /// Median of the repeats' mean latency, µs.
+    pub mean_us: f64,
+    /// Median of the repeats' latency percentiles, µs: 50, 90, 99.
+    pub p50_us: f64,
+    /// 90th.
+    pub p90_us: f64,
+    /// 99th.
+    pub p99_us: f64,
+    /// Median share of requests that failed or got status >= 400, percent.
+    pub errors_pct: f64,
+    /// Median server CPU time per response, µs.
+    pub server_cpu_us: f64,
+    /// Median of the mean PSS, bytes.
+    pub pss_bytes: f64,
+    /// True when the client was the bottleneck in any repeat.
+    pub client_bound: bool,
+}
+
+/// `faster` served `ratio` times the requests/s of `slower` at `level`, with a 95% interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// Level.
+    pub level: f64,
+    /// The faster server.
+    pub faster: String,
+    /// The slower one.
+    pub slower: String,
+    /// Ratio of the medians.
+    pub ratio: f64,
+    /// Bootstrap 2.5th percentile.
+    pub low: f64,
+    /// Bootstrap 97.5th percentile.
+    pub high: f64,
+}
+
+/// A server's answer to the SLO.
+#[derive(Debug, Clone, Serialize)]
+pub struct SloAnswer {
+    /// Server.
+    pub server: String,
+    /// Highest level meeting every objective (none when even the lowest fails).
+    pub level: Option<f64>,
+    /// Median requests per second at that level.
+    pub rps: Option<f64>,
+}
+
+/// Everything the summary says.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    /// Cells, by server then level.
+    pub cells: Vec<Cell>,
+    /// At every level, the fastest server against each other one.
+    pub ratios: Vec<Ratio>,
+    /// The SLO answer per server (empty without objectives).
+    pub slo: Vec<SloAnswer>,
+    /// Per server: the last level whose next one added less than 10% throughput.
+    pub knees: Vec<(String, Option<f64>)>,
+}
+
+/// Analyses `trials` for `servers` (in suite order) at `levels`.
+pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: &[Slo]) -> Analysis {
+    let mut cells = Vec::new();
+    for server in servers {
+        for &level in levels {
+            let runs: Vec<&TrialRecord> = trials.iter().filter(|t| &t.server == server && t.level == level).collect();
+            if !runs.is_empty() {
+                cells.push(cell(server, level, &runs));
+            }
+        }
+    }
+    let mut ratios = Vec::new();
+    for &level in levels {
+        let mut here: Vec<&Cell> = cells.iter().filter(|c| c.level == level).collect();
+        here.sort_by(|a, b| b.rps_median.total_cmp(&a.rps_median));
+        if let Some((fastest, others)) = here.split_first() {
+            for other in others {
+                ratios.push(ratio(fastest, other, level));
+            }
+        }
+    }
+    let slo_answers = if slo.is_empty() {
+        Vec::new()
+    } else {
+        servers
+            .iter()
+            .map(|server| {
+                let best = cells
+                    .iter()
+                    .filter(|c| &c.server == server && meets(c, slo))
+                    .max_by(|a, b| a.level.total_cmp(&b.level));
+                SloAnswer { server: server.clone(), level: best.map(|c| c.level), rps: best.map(|c| c.rps_median) }
+            })
+            .collect()
+    };
+    let knees = servers
+        .iter()
+        .map(|server| {
+            let mine: Vec<&Cell> = cells.iter().filter(|c| &c.server == server).collect();
+            let knee = mine.windows(2).find(|w| w[1].rps_median < 1.1 * w[0].rps_median).map(|w| w[0].level);
+            (server.clone(), knee)
+        })
+        .collect();
+    Analysis { cells, ratios, slo: slo_answers, knees }
+}
+
+fn cell(server: &str, level: f64, runs: &[&TrialRecord]) -> Cell {
+    let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
+    let percentile = |t: &TrialRecord, p: f64| {
+        t.result.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0.0, |x| x.us as f64)
+    };
+    let rps: Vec<f64> = runs.iter().map(|t| t.result.throughput.requests_per_s).collect();
+    Cell {
+        server: server.to_string(),
+        level,
+        rps_median: median(&rps),
+        rps_min: rps.iter().copied().fold(f64::INFINITY, f64::min),
+        rps_max: rps.iter().copied().fold(0.0, f64::max),
+        rps,
+        mean_us: of(&|t| t.result.latency.mean_us),
+        p50_us: of(&|t| percentile(t, 50.0)),
+        p90_us: of(&|t| percentile(t, 90.0)),
+        p99_us: of(&|t| percentile(t, 99.0)),
+        errors_pct: of(&|t| {
+            let r = &t.result.requests;
+            if r.total == 0 {
+                100.0
+            } else {
+                100.0 * (r.failed + r.http_errors) as f64 / r.total as f64
+            }
+        }),
+        server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
+        pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
+        client_bound: runs.iter().any(|t| t.result.client.saturated),
+    }
+}
+
+/// True when the cell's medians meet every objective.
+fn meets(cell: &Cell, slo: &[Slo]) -> bool {
+    slo.iter().all(|o| {
+        let value = match o.metric {
+            SloMetric::Mean => cell.mean_us,
+            SloMetric::Errors => cell.errors_pct,
+            SloMetric::Percentile(500) => cell.p50_us,
+            SloMetric::Percentile(900) => cell.p90_us,
+            SloMetric::Percentile(_) => cell.p99_us,
+        };
+        value < o.limit
+    })
+}
+
+/// Ratio of medians with a bootstrap 95% interval (10,000 resamples of each side's repeats, fixed seed).
+fn ratio(faster: &Cell, slower: &Cell, level: f64) -> Ratio {
+    let mut rng = SmallRng::seed_from_u64(0x5eed);
+    let mut resample = |values: &[f64]| {
+        let drawn: Vec<f64> = (0..values.len()).map(|_| values[rng.random_range(0..values.len())]).collect();
+        median(&drawn)
+    };
+    let mut ratios: Vec<f64> = (0..10_000)
+        .map(|_| {
+            let (a, b) = (resample(&faster.rps), resample(&slower.rps));
+            if b > 0.0 {
+                a / b
+            } else {
+                f64::INFINITY
+            }
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    Ratio {
+        level,
+        faster: faster.server.clone(),
+        slower: slower.server.clone(),
+        ratio: if slower.rps_median > 0.0 { faster.rps_median / slower.rps_median } else { f64::INFINITY },
+        low: at(0.025),
+        high: at(0.975),
+    }
+}
+
+/// The median (the mean of the middle two for an even count; 0 for none).
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(server: &str, level: f64, rps: &[f64], mean_us: f64) -> Cell {
+        Cell {
+            server: server.into(),
+            level,
+            rps: rps.to_vec(),
+            rps_median: median(rps),
+            rps_min: 0.0,
+            rps_max: 0.0,
+            mean_us,
+            p50_us: mean_us,
+            p90_us: mean_us,
+            p99_us: mean_us * 2.0,
+            errors_pct: 0.0,
+            server_cpu_us: 0.0,
+            pss_bytes: 0.0,
+            client_bound: false,
+        }
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    #[test]
+    fn a_ratio_and_its_interval() {
+        let a = cell("a", 8.0, &[200.0, 210.0, 190.0, 205.0, 195.0], 1.0);
+        let b = cell("b", 8.0, &[100.0, 104.0, 96.0, 102.0, 98.0], 1.0);
+        let r = ratio(&a, &b, 8.0);
+        assert!((r.ratio - 2.0).abs() < 1e-9);
+        assert!(r.low <= 2.0 && r.high >= 2.0 && r.low > 1.7 && r.high < 2.3, "{r:?}");
+    }
+
+    #[test]
+    fn the_slo_answer_is_the_highest_level_that_meets_it() {
+        let slo = vec![shootout_model::slo::parse_slo("mean < 1s").unwrap()];
+        let cells =
+            [cell("a", 1.0, &[10.0], 100_000.0), cell("a", 2.0, &[20.0], 900_000.0), cell("a", 4.0, &[22.0], 2e6)];
+        assert!(meets(&cells[1], &slo) && !meets(&cells[2], &slo));
+    }
+}

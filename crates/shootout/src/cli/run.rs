@@ -1,0 +1,104 @@
+//! `shootout run SUITE.toml`: runs a suite with one progress bar for the whole of it, then prints the comparison.
+//! `--resume DIR` finishes an interrupted run in its own results directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use shootout_harness::runner::{run_suite, Event};
+use shootout_harness::store::Store;
+use shootout_harness::suite::{self, Suite};
+
+use super::Failure;
+
+/// Options of `shootout run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The suite file (TOML; see "Suites" in the README).
+    #[arg(required_unless_present = "resume")]
+    suite: Option<PathBuf>,
+    /// Where results directories are made.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    results: PathBuf,
+    /// Finish an interrupted run: the trials already in DIR are kept, the rest are run.
+    #[arg(long, value_name = "DIR", conflicts_with = "suite")]
+    resume: Option<PathBuf>,
+}
+
+/// Runs the suite.
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let (suite, store) = match (&args.suite, &args.resume) {
+        (_, Some(dir)) => {
+            let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
+            let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
+            (read_suite(&dir.join("suite.toml"), Path::new(home.trim()))?, store)
+        }
+        (Some(path), None) => {
+            let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+            let suite = read_suite(path, &home)?;
+            let store = Store::create(&args.results, &suite.name).map_err(|e| {
+                Failure::Usage(format!("--results {}: cannot make a results directory ({e})", args.results.display()))
+            })?;
+            let text = std::fs::read(path).unwrap_or_default();
+            store
+                .write("suite.toml", &text)
+                .and_then(|()| store.write("suite-dir", home.display().to_string().as_bytes()))
+                .map_err(|e| Failure::Run(e.into()))?;
+            (suite, store)
+        }
+        (None, None) => unreachable!("clap requires one"),
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    });
+    let trial_ms = (suite.warmup + suite.duration).as_millis() as u64;
+    let total = suite.servers.len() as u64 * u64::from(suite.repeats) * suite.levels.values().len() as u64;
+    let bar = ProgressBar::new(total * trial_ms);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    eprintln!("results: {}", store.dir.display());
+    let mut base = 0;
+    let unit = suite.levels.unit();
+    let outcome = run_suite(&suite, store, stop, &mut |event| match event {
+        Event::Trial { server, level, repeat, done, .. } => {
+            base = done as u64 * trial_ms;
+            bar.set_position(base);
+            bar.set_message(format!("{server} at {level} {unit}, repeat {repeat}"));
+        }
+        Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(trial_ms)),
+        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+    });
+    bar.finish_and_clear();
+    let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+    let slo: Vec<String> = suite.slo.iter().map(|s| s.text.clone()).collect();
+    print!("{}", shootout_report::text::render_run(&outcome.analysis, unit, &slo));
+    println!("\nResults: {}", outcome.store.dir.display());
+    if outcome.interrupted {
+        eprintln!("shootout: interrupted; finish it with: shootout run --resume {}", outcome.store.dir.display());
+        return Err(Failure::Interrupted);
+    }
+    if !outcome.failures.is_empty() {
+        return Err(Failure::Run(anyhow::anyhow!(
+            "{} trials could not be measured:\n  {}",
+            outcome.failures.len(),
+            outcome.failures.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+fn read_suite(path: &Path, home: &Path) -> Result<Suite, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
+    suite::parse(&text, &path.display().to_string(), home).map_err(|e| Failure::Usage(e.to_string()))
+}

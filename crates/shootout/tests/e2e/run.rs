@@ -1,0 +1,190 @@
+//! `shootout run` end to end, with `shootout target` instances as the servers: the ordering and ratio come out
+//! right, and every fault (a crash, a server that never answers, one that ignores SIGTERM and forks, Ctrl-C) is
+//! survived with nothing measured lost and no process left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{describe, shootout};
+
+/// A fresh folder for one test's suite and results.
+fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shootout-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run_suite(dir: &Path, suite: &str) -> Output {
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
+}
+
+/// The one results directory under `dir/results`.
+fn results(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
+}
+
+fn files(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for server in std::fs::read_dir(dir.join("trials")).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(server.path()).into_iter().flatten().flatten() {
+            if file.path().extension().is_some_and(|e| e == extension) {
+                found.push(file.path());
+            }
+        }
+    }
+    found
+}
+
+/// True while any process's command line contains `marker`.
+fn running(marker: &str) -> bool {
+    let output = Command::new("pgrep").args(["-f", marker]).output().unwrap();
+    !output.stdout.is_empty()
+}
+
+const QUICK: &str = "repeats = 1\nduration = \"500ms\"\nwarmup = \"200ms\"\nsample_every = \"100ms\"\n";
+
+#[test]
+fn three_servers_in_the_right_order_with_the_right_ratio() {
+    let dir = workdir("ratio");
+    let suite =
+        "name = \"ratio\"\nrepeats = 2\nduration = \"1s\"\nwarmup = \"300ms\"\nsample_every = \"200ms\"\nconnections = [4]\n\
+         slo = [\"mean < 15ms\"]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"fast\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
+         [[server]]\nname = \"10ms\"\ncommand = \"{shootout} target --port {port} --threads 1\"\npath = \"/delay/10\"\n\
+         [[server]]\nname = \"20ms\"\ncommand = \"{shootout} target --port {port} --threads 1\"\npath = \"/delay/20\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    let results = results(&dir);
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("analysis.json")).unwrap()).unwrap();
+    let rps = |server: &str| {
+        analysis["cells"].as_array().unwrap().iter().find(|c| c["server"] == server).unwrap()["rps_median"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(rps("fast") > rps("10ms") && rps("10ms") > rps("20ms"), "{out}");
+    let ratio = rps("10ms") / rps("20ms");
+    assert!((1.6..2.2).contains(&ratio), "a 10 ms server serves about twice a 20 ms one: {ratio}");
+    assert!(out.contains("fast served") && out.contains("the requests/s of 20ms at 4 users"), "{out}");
+    assert!(out.contains("10ms: up to 4 users") && out.contains("20ms: not met"), "the SLO answer: {out}");
+
+    assert_eq!(files(&results, "json").len(), 6, "3 servers × 1 level × 2 repeats");
+    for name in ["suite.toml", "environment.json", "summary.csv", "logs/fast-r1.log", "logs/20ms-r2.log"] {
+        assert!(results.join(name).is_file(), "{name} is in the results");
+    }
+    assert_eq!(std::fs::read_to_string(results.join("summary.csv")).unwrap().lines().count(), 7);
+    let trial: shootout_model::run::TrialRecord =
+        serde_json::from_str(&std::fs::read_to_string(results.join("trials/10ms/4-r1.json")).unwrap()).unwrap();
+    assert!(trial.samples.len() >= 4, "sampled every 200 ms");
+    assert!(trial.usage.pss_mean_bytes > 0 && trial.usage.cpu_us_per_request > 0.0, "{:?}", trial.usage);
+    assert!(trial.samples.iter().all(|s| s.processes >= 1 && s.threads >= 1));
+}
+
+#[test]
+fn a_server_that_crashes_mid_run_fails_its_remaining_levels_and_the_suite_goes_on() {
+    let dir = workdir("crash");
+    let suite = format!(
+        "{QUICK}connections = [1, 2, 4]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"crashy\"\ncommand = \"timeout 1 {{shootout}} target --port {{port}} --threads 1\"\n\
+         [[server]]\nname = \"steady\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'crashy' exited"), "{stderr}");
+    let results = results(&dir);
+    let steady = files(&results, "json").iter().filter(|p| p.to_string_lossy().contains("steady")).count();
+    assert_eq!(steady, 3, "the next server ran all its levels");
+    assert!(!files(&results, "failed").is_empty(), "the levels it could not serve are marked failed");
+}
+
+#[test]
+fn a_server_that_never_becomes_ready_is_reported_and_stopped() {
+    let dir = workdir("never");
+    let suite = format!(
+        "{QUICK}connections = [1]\n[[server]]\nname = \"sleepy\"\ncommand = \"sleep 31\"\nready = {{ timeout = \"500ms\" }}\n"
+    );
+    let started = Instant::now();
+    let output = run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'sleepy' was not ready within 500ms"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert!(!running("sleep 31"), "the server was stopped");
+}
+
+#[test]
+fn a_server_that_forks_and_ignores_sigterm_leaves_nothing_behind() {
+    let dir = workdir("stubborn");
+    let suite = format!(
+        "{QUICK}connections = [1]\n[load]\npath = \"/hello\"\n[[server]]\nname = \"stubborn\"\n\
+         command = \"trap '' TERM; sleep 32 & sleep 32 & exec {{shootout}} target --port {{port}} --threads 1\"\n\
+         stop = {{ signal = \"TERM\", grace = \"500ms\" }}\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(files(&results(&dir), "json").len(), 1);
+    assert!(!running("sleep 32"), "the forked children were killed");
+}
+
+#[test]
+fn a_port_already_in_use_is_named() {
+    let dir = workdir("port");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let suite = format!("{QUICK}connections = [1]\n[[server]]\nname = \"late\"\ncommand = \"true\"\nport = {port}\n");
+    let output = run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(&format!("port {port} is already in use")));
+}
+
+#[test]
+fn a_bad_suite_is_refused_with_its_line() {
+    let dir = workdir("bad");
+    let output = run_suite(&dir, "connections = [1]\nspeed = \"fast\"\n");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("suite.toml:2:1: unknown field `speed`"), "{stderr}");
+}
+
+#[test]
+fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
+    let dir = workdir("resume");
+    let suite = "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n[load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"a\"\ncommand = \"sleep 33 & exec {shootout} target --port {port} --threads 1\"\n\
+                 [[server]]\nname = \"b\"\ncommand = \"sleep 33 & exec {shootout} target --port {port} --threads 1\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let child = shootout()
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if dir.join("results").exists() && !files(&results(&dir), "json").is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    let results = results(&dir);
+    let kept = files(&results, "json").len();
+    assert!((1..4).contains(&kept), "{kept} trials kept after Ctrl-C");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--resume"));
+    assert!(!running("sleep 33"), "no server is left running");
+
+    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    assert_eq!(files(&results, "json").len(), 4, "the suite is complete");
+}
