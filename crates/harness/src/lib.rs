@@ -11,10 +11,12 @@
 //! - [`suite`]: the suite file, parsed and validated into a [`Suite`](suite::Suite).
 //! - [`server`]: one server's lifecycle: spawn, ready probe, verification, stop; logs to a file.
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
+//! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
 //! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
 //! - [`store`]: the results directory: atomic writes, trial files, resume.
 //! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C.
 
+pub mod cgroup;
 pub mod probe;
 pub mod runner;
 pub mod server;

@@ -170,10 +170,11 @@ fn trial(
 
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let root = running.tree_root();
+    let cgroup = running.cgroup.as_ref().map(|g| g.path().to_path_buf());
     let every = suite.sample_every;
     let measure_start = Instant::now() + suite.warmup;
     let sampler = std::thread::spawn(move || {
-        let mut tree = Tree::new(root);
+        let mut tree = Tree::with_cgroup(root, cgroup);
         tree.baseline();
         let mut samples: Vec<ResourceSample> = Vec::new();
         while let Err(mpsc::RecvTimeoutError::Timeout) = sampled.recv_timeout(every) {
@@ -304,6 +305,8 @@ fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
         cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32,
         memory_bytes: memory * 1024,
         client_cpus: suite.client_cpus.clone().unwrap_or_default(),
+        server_cpus: suite.servers.iter().map(|s| (s.name.clone(), s.cpus.clone().unwrap_or_default())).collect(),
+        isolation: if crate::cgroup::Cgroup::create("probe").is_some() { "cgroup v2" } else { "process group" }.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         versions: suite
             .servers

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use crate::cgroup::Cgroup;
 use crate::probe;
 use crate::suite::ServerSpec;
 use crate::tree::Tree;
@@ -22,6 +25,8 @@ pub struct RunningServer {
     pub url: String,
     /// Its process tree.
     pub tree: Tree,
+    /// Its own cgroup, where the machine allows one.
+    pub cgroup: Option<Arc<Cgroup>>,
     child: Child,
     signal_group: bool,
     stop_signal: i32,
@@ -82,16 +87,28 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         .stdout(output)
         .stderr(errors)
         .process_group(0);
-    if let Some(cpus) = spec.cpus.as_deref().and_then(parse_cpus) {
-        // SAFETY: only sched_setaffinity, a plain system call, runs between fork and exec.
-        unsafe { child.pre_exec(move || pin(&cpus)) };
-    }
+    let cgroup = Cgroup::create(name).map(Arc::new);
+    let cpus = spec.cpus.as_deref().and_then(parse_cpus);
+    let joining = cgroup.clone();
+    // SAFETY: between fork and exec only system calls run: joining a cgroup (a prepared path) and pinning.
+    unsafe {
+        child.pre_exec(move || {
+            if let Some(group) = &joining {
+                group.join_self()?;
+            }
+            match &cpus {
+                Some(cpus) => pin(cpus),
+                None => Ok(()),
+            }
+        })
+    };
     let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
     let root = child.id() as i32;
     let mut server = RunningServer {
         name: name.clone(),
         url: fill(&spec.url).trim_end_matches('/').to_string(),
-        tree: Tree::new(root),
+        tree: Tree::with_cgroup(root, cgroup.as_ref().map(|g| g.path().to_path_buf())),
+        cgroup,
         child,
         signal_group: !simple,
         stop_signal: spec.stop_signal,
@@ -195,6 +212,9 @@ impl RunningServer {
                 return Stopped { status, killed: false, left: 0 };
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(group) = &self.cgroup {
+            group.kill();
         }
         self.tree.signal_all(libc::SIGKILL);
         let deadline = Instant::now() + Duration::from_secs(5);

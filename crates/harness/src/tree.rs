@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::path::PathBuf;
 
 use shootout_model::run::ResourceSample;
 
@@ -62,20 +63,40 @@ pub fn all_processes() -> Vec<Process> {
 #[derive(Debug)]
 pub struct Tree {
     root: i32,
+    cgroup: Option<PathBuf>,
     seen: HashSet<(i32, u64)>,
     last_ticks: HashMap<(i32, u64), u64>,
+    last_cgroup_us: Option<u64>,
     last_host: Option<(u64, u64)>,
 }
 
 impl Tree {
     /// The tree rooted at `root` (also its process group leader).
     pub fn new(root: i32) -> Tree {
-        Tree { root, seen: HashSet::new(), last_ticks: HashMap::new(), last_host: None }
+        Tree {
+            root,
+            cgroup: None,
+            seen: HashSet::new(),
+            last_ticks: HashMap::new(),
+            last_cgroup_us: None,
+            last_host: None,
+        }
+    }
+
+    /// The tree rooted at `root`, plus every process in the cgroup at `cgroup`.
+    pub fn with_cgroup(root: i32, cgroup: Option<PathBuf>) -> Tree {
+        Tree { cgroup, ..Tree::new(root) }
     }
 
     /// The live members now (and remembers them).
     pub fn members(&mut self) -> Vec<Process> {
         let all = all_processes();
+        let in_cgroup: HashSet<i32> = self
+            .cgroup
+            .as_ref()
+            .and_then(|dir| fs::read_to_string(dir.join("cgroup.procs")).ok())
+            .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default();
         let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
         for (i, p) in all.iter().enumerate() {
             children.entry(p.ppid).or_default().push(i);
@@ -84,7 +105,12 @@ impl Tree {
         let mut stack: Vec<usize> = all
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.pid == self.root || p.pgrp == self.root || self.seen.contains(&p.identity()))
+            .filter(|(_, p)| {
+                p.pid == self.root
+                    || p.pgrp == self.root
+                    || in_cgroup.contains(&p.pid)
+                    || self.seen.contains(&p.identity())
+            })
             .map(|(i, _)| i)
             .collect();
         while let Some(i) = stack.pop() {
@@ -102,7 +128,15 @@ impl Tree {
     pub fn baseline(&mut self) {
         let members = self.members();
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
+        self.last_cgroup_us = self.cgroup_usage_us();
         self.last_host = host_ticks();
+    }
+
+    /// CPU time used by every process ever in the cgroup, µs (exact, and it keeps the time of processes that
+    /// have exited), where there is a cgroup.
+    fn cgroup_usage_us(&self) -> Option<u64> {
+        let text = fs::read_to_string(self.cgroup.as_ref()?.join("cpu.stat")).ok()?;
+        text.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|v| v.trim().parse().ok())
     }
 
     /// Samples the tree; `t_s` is the sample's time on the trial's clock.
@@ -131,6 +165,11 @@ impl Tree {
             ticks.insert(p.identity(), p.ticks);
         }
         self.last_ticks = ticks;
+        if let (Some(before), Some(now)) = (self.last_cgroup_us, self.cgroup_usage_us()) {
+            // The cgroup's count is exact; /proc's clock ticks are 10 ms each.
+            sample.cpu_s = now.saturating_sub(before) as f64 / 1e6;
+            self.last_cgroup_us = Some(now);
+        }
         let host = host_ticks();
         if let (Some((busy0, total0)), Some((busy1, total1))) = (self.last_host, host) {
             let total = total1.saturating_sub(total0);

@@ -38,7 +38,8 @@ pub struct ResourceSample {
     /// Proportional set size, summed (shared pages split between their users): the honest memory figure for
     /// pre-forking servers.
     pub pss_bytes: u64,
-    /// User + system CPU seconds used by the tree since the previous sample.
+    /// User + system CPU seconds used by the tree since the previous sample (from the server's cgroup, exact to the
+    /// microsecond, where it has one; else from /proc in clock ticks of 10 ms).
     pub cpu_s: f64,
     /// Busy share of the whole host's CPUs since the previous sample (0 to 1).
     pub host_busy: f64,
@@ -78,6 +79,11 @@ pub struct Environment {
     pub memory_bytes: u64,
     /// CPUs the load generator was pinned to (empty: not pinned).
     pub client_cpus: String,
+    /// CPUs each server was pinned to, by name (empty: not pinned).
+    pub server_cpus: Vec<(String, String)>,
+    /// How each server's processes were kept together: "cgroup v2" (its own cgroup), or "process group" (its
+    /// process group and every descendant seen in /proc).
+    pub isolation: String,
     /// When the suite started, RFC 3339.
     pub started_at: String,
     /// Each server's `version_command` output (first line).

@@ -1,0 +1,119 @@
+//! [`Cgroup`]: a cgroup v2 of its own for each server, where the machine allows one. Every process the server
+//! starts stays in it, whatever it does (daemonize, change its process group), so the tree is complete and
+//! `cgroup.kill` ends all of it at once. Where cgroup v2 is missing or not writable, [`Cgroup::create`] gives
+//! `None` and the process group with the `/proc` walk of [`Tree`](crate::tree::Tree) do the job alone.
+
+use std::ffi::CString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A cgroup made for one server.
+#[derive(Debug)]
+pub struct Cgroup {
+    path: PathBuf,
+    procs: CString,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+impl Cgroup {
+    /// Makes a new cgroup under the cgroup v2 hierarchy, or `None` when that is not possible here.
+    pub fn create(label: &str) -> Option<Cgroup> {
+        let mount = cgroup2_mount()?;
+        let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let name = format!("shootout-{}-{}-{safe}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let path = mount.join(name);
+        fs::create_dir(&path).ok()?;
+        let procs = CString::new(path.join("cgroup.procs").into_os_string().into_encoded_bytes()).ok()?;
+        Some(Cgroup { path, procs })
+    }
+
+    /// Moves the calling process into the cgroup. Meant for between fork and exec: it only opens and writes.
+    pub fn join_self(&self) -> std::io::Result<()> {
+        // SAFETY: open/write/close on a path prepared before the fork; no allocation happens here.
+        unsafe {
+            let fd = libc::open(self.procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+            libc::close(fd);
+            if written != 1 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+
+    /// The processes in it now.
+    pub fn pids(&self) -> Vec<i32> {
+        fs::read_to_string(self.path.join("cgroup.procs"))
+            .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Kills every process in it (`cgroup.kill`); false where the kernel has no such file.
+    pub fn kill(&self) -> bool {
+        fs::write(self.path.join("cgroup.kill"), "1").is_ok()
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // Emptied by the stop; a cgroup with processes left cannot be removed, which is the right outcome.
+        for _ in 0..50 {
+            if fs::remove_dir(&self.path).is_ok() || !self.path.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// The mount point of the cgroup v2 hierarchy, if there is one.
+fn cgroup2_mount() -> Option<PathBuf> {
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(fields[1]))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn holds_and_kills_a_whole_tree_where_available() {
+        let Some(group) = Cgroup::create("test") else {
+            eprintln!("no writable cgroup v2 here: the process-group fallback is what runs");
+            return;
+        };
+        let group = std::sync::Arc::new(group);
+        let joiner = group.clone();
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 30 & setsid sleep 30 & wait"]);
+        // SAFETY: join_self only opens and writes a prepared path.
+        let mut child = unsafe { command.pre_exec(move || joiner.join_self()) }.spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while group.pids().len() < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(group.pids().len(), 3, "sh and both sleeps, the one in a new session too");
+        assert!(group.kill());
+        let _ = child.wait();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !group.pids().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(group.pids().is_empty());
+    }
+}
