@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use shootout_model::slo::{parse_slo, Slo};
+use shootout_model::slo::{parse_condition, Slo};
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
@@ -269,8 +269,11 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
             return Err(at.span(span, format!("order '{other}': write \"interleaved\" or \"grouped\"")));
         }
     };
-    let slo =
-        raw.slo.iter().map(|s| parse_slo(s.get_ref()).map_err(|m| at.span(s.span(), m))).collect::<Result<_, _>>()?;
+    let slo = raw
+        .slo
+        .iter()
+        .map(|s| parse_condition(s.get_ref()).map_err(|m| at.span(s.span(), m)))
+        .collect::<Result<_, _>>()?;
     if raw.servers.is_empty() {
         return Err(at.at(text.len(), "no servers: add a [[server]] with a name and a command"));
     }
@@ -393,7 +396,7 @@ cwd = "sub"
         let s = parse(text, "hello.toml", Path::new("/x")).unwrap();
         assert_eq!((s.repeats, s.duration.as_secs(), s.warmup.as_secs()), (2, 3, 1));
         assert_eq!(s.levels, Levels::Connections(vec![1, 4]));
-        assert_eq!(s.slo[1].metric, shootout_model::slo::SloMetric::Percentile(990));
+        assert_eq!(s.slo[1].metric, shootout_model::slo::Metric::Percentile(99.0));
         assert_eq!(s.slo[1].limit, 200_000.0);
         assert_eq!(s.slo[2].limit, 1.0);
         assert_eq!(s.servers[0].stop_signal, libc::SIGINT);
@@ -408,7 +411,7 @@ cwd = "sub"
         assert!(e("connections = [1]\n").contains("no servers"));
         assert!(e("[[server]]\nname = \"a\"\ncommand = \"x\"\n").contains("no load levels"));
         let slo = e("connections = [1]\nslo = [\"fast < 1s\"]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
-        assert!(slo.starts_with("s.toml:2:8: SLO 'fast < 1s'"), "{slo}");
+        assert!(slo.starts_with("s.toml:2:8: 'fast < 1s' is not a condition"), "{slo}");
         let signal = e("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"x\"\nstop = { signal = \"NOPE\" }\n");
         assert!(signal.starts_with("s.toml:5:19: 'NOPE' is not a signal"), "{signal}");
     }

@@ -1,49 +1,103 @@
-//! Service-level objectives: [`Slo`], a latency or error metric that must stay below a limit, as a suite writes
-//! it (`mean < 1s`, `p99 < 200ms`, `errors < 1%`).
+//! [`Condition`]: a bound on one figure of a result, such as `p99 < 200ms`, `errors < 1%` or `rps >= 1000`.
+//! A suite's SLO is a list of conditions that must hold; `shootout load --fail-if` takes conditions that must
+//! not. One parser and one meaning for both.
 
 use serde::{Deserialize, Serialize};
 
-/// One objective: a metric that must stay below a limit.
+/// A service-level objective: a condition that must hold.
+pub type Slo = Condition;
+
+/// `METRIC OP LIMIT`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Slo {
+pub struct Condition {
     /// What is measured.
-    pub metric: SloMetric,
-    /// The limit (µs for latencies, percent for errors).
+    pub metric: Metric,
+    /// How it is compared.
+    pub op: Op,
+    /// The limit: µs for latencies, percent for errors, requests per second for rps.
     pub limit: f64,
     /// As written.
     pub text: String,
 }
 
-/// Metrics an SLO can bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SloMetric {
+/// A figure of a result a condition can bound.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
     /// Mean latency.
     Mean,
-    /// A latency percentile, in tenths: 500, 900 or 990.
-    Percentile(u16),
-    /// Failed and HTTP-error responses, in percent of requests.
+    /// A latency percentile, 0 to 100 (`p99`, `p99.9`, `p50`).
+    Percentile(f64),
+    /// Largest latency.
+    Max,
+    /// Failed requests and HTTP errors, percent of all requests.
     Errors,
+    /// Responses per second.
+    Rps,
 }
 
-/// Reads `mean < 1s`, `p99 < 200ms`, `errors < 1%`.
-pub fn parse_slo(text: &str) -> Result<Slo, String> {
-    let bad =
-        || format!("SLO '{text}': write it like \"mean < 1s\", \"p99 < 200ms\" (p50, p90, p99) or \"errors < 1%\"");
-    let (metric, limit) = text.split_once('<').ok_or_else(bad)?;
-    let (metric, limit) = (metric.trim(), limit.trim().trim_start_matches('='));
+/// A comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl Condition {
+    /// True when `value` satisfies the condition.
+    pub fn holds(&self, value: f64) -> bool {
+        match self.op {
+            Op::Lt => value < self.limit,
+            Op::Le => value <= self.limit,
+            Op::Gt => value > self.limit,
+            Op::Ge => value >= self.limit,
+        }
+    }
+}
+
+/// Reads `mean < 1s`, `p99>200ms`, `p99.9 <= 1s`, `max < 2s`, `errors < 1%`, `rps >= 1000`.
+pub fn parse_condition(text: &str) -> Result<Condition, String> {
+    let bad = || {
+        format!(
+            "'{text}' is not a condition: write METRIC OP LIMIT, like \"p99 < 200ms\", \"mean < 1s\", \"errors < 1%\" \
+             or \"rps >= 1000\" (metrics: mean, p50, p90, p99, p99.9, max, errors, rps)"
+        )
+    };
+    let at = text.find(['<', '>']).ok_or_else(bad)?;
+    let (metric, rest) = (text[..at].trim(), &text[at..]);
+    let (op, limit) = if let Some(limit) = rest.strip_prefix("<=") {
+        (Op::Le, limit)
+    } else if let Some(limit) = rest.strip_prefix(">=") {
+        (Op::Ge, limit)
+    } else if let Some(limit) = rest.strip_prefix('<') {
+        (Op::Lt, limit)
+    } else {
+        (Op::Gt, &rest[1..])
+    };
+    let limit = limit.trim();
     let metric = match metric {
-        "mean" => SloMetric::Mean,
-        "errors" => SloMetric::Errors,
-        "p50" => SloMetric::Percentile(500),
-        "p90" => SloMetric::Percentile(900),
-        "p99" => SloMetric::Percentile(990),
-        _ => return Err(bad()),
+        "mean" => Metric::Mean,
+        "max" => Metric::Max,
+        "errors" => Metric::Errors,
+        "rps" => Metric::Rps,
+        p => match p.strip_prefix('p').map(str::parse::<f64>) {
+            Some(Ok(v)) if v > 0.0 && v < 100.0 => Metric::Percentile(v),
+            _ => return Err(bad()),
+        },
     };
     let limit = match metric {
-        SloMetric::Errors => limit.trim().trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad())?,
-        _ => crate::units::parse_duration(limit.trim()).map_err(|_| bad())?.as_secs_f64() * 1e6,
+        Metric::Errors => limit.trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad())?,
+        Metric::Rps => limit.parse::<f64>().map_err(|_| bad())?,
+        _ => crate::units::parse_duration(limit).map_err(|_| bad())?.as_secs_f64() * 1e6,
     };
-    Ok(Slo { metric, limit, text: text.to_string() })
+    Ok(Condition { metric, op, limit, text: text.to_string() })
 }
 
 #[cfg(test)]
@@ -51,11 +105,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_three_kinds() {
-        assert_eq!(parse_slo("mean < 1s").unwrap().limit, 1e6);
-        assert_eq!(parse_slo("p99 < 200ms").unwrap().metric, SloMetric::Percentile(990));
-        assert_eq!(parse_slo("errors < 1%").unwrap().limit, 1.0);
-        assert!(parse_slo("p95 < 1s").is_err());
-        assert!(parse_slo("fast").is_err());
+    fn reads_every_form() {
+        let c = parse_condition("p99>200ms").unwrap();
+        assert_eq!((c.metric, c.op, c.limit), (Metric::Percentile(99.0), Op::Gt, 200_000.0));
+        assert_eq!(parse_condition("mean < 1s").unwrap().limit, 1e6);
+        assert_eq!(parse_condition("p99.9 <= 1s").unwrap().metric, Metric::Percentile(99.9));
+        assert_eq!(parse_condition("errors < 1%").unwrap().limit, 1.0);
+        let rps = parse_condition("rps >= 1000").unwrap();
+        assert_eq!((rps.metric, rps.op, rps.limit), (Metric::Rps, Op::Ge, 1000.0));
+        assert!(rps.holds(1000.0) && !rps.holds(999.0));
+        for bad in ["fast", "p200 < 1s", "mean < soon", "errors > lots"] {
+            assert!(parse_condition(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -8,7 +8,9 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
 
-use shootout_model::slo::{Slo, SloMetric};
+use shootout_model::slo::Slo;
+
+use crate::figures::{errors_pct, value};
 
 /// One server at one level, over its repeats.
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +43,8 @@ pub struct Cell {
     pub pss_bytes: f64,
     /// True when the client was the bottleneck in any repeat.
     pub client_bound: bool,
+    /// True when the medians across repeats meet every SLO condition.
+    pub meets_slo: bool,
 }
 
 /// `faster` served `ratio` times the requests/s of `slower` at `level`, with a 95% interval.
@@ -91,7 +95,7 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
         for &level in levels {
             let runs: Vec<&TrialRecord> = trials.iter().filter(|t| &t.server == server && t.level == level).collect();
             if !runs.is_empty() {
-                cells.push(cell(server, level, &runs));
+                cells.push(cell(server, level, &runs, slo));
             }
         }
     }
@@ -113,7 +117,7 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
             .map(|server| {
                 let best = cells
                     .iter()
-                    .filter(|c| &c.server == server && meets(c, slo))
+                    .filter(|c| &c.server == server && c.meets_slo)
                     .max_by(|a, b| a.level.total_cmp(&b.level));
                 SloAnswer { server: server.clone(), level: best.map(|c| c.level), rps: best.map(|c| c.rps_median) }
             })
@@ -130,7 +134,7 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
     Analysis { cells, ratios, slo: slo_answers, knees }
 }
 
-fn cell(server: &str, level: f64, runs: &[&TrialRecord]) -> Cell {
+fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
     let percentile = |t: &TrialRecord, p: f64| {
         t.result.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0.0, |x| x.us as f64)
@@ -147,61 +151,36 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord]) -> Cell {
         p50_us: of(&|t| percentile(t, 50.0)),
         p90_us: of(&|t| percentile(t, 90.0)),
         p99_us: of(&|t| percentile(t, 99.0)),
-        errors_pct: of(&|t| {
-            let r = &t.result.requests;
-            if r.total == 0 {
-                100.0
-            } else {
-                100.0 * (r.failed + r.http_errors) as f64 / r.total as f64
-            }
-        }),
+        errors_pct: of(&|t| errors_pct(&t.result)),
         server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
         pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
         client_bound: runs.iter().any(|t| t.result.client.saturated),
+        meets_slo: slo.iter().all(|c| c.holds(of(&|t| value(c.metric, &t.result)))),
     }
 }
 
-/// True when the cell's medians meet every objective.
-fn meets(cell: &Cell, slo: &[Slo]) -> bool {
-    slo.iter().all(|o| {
-        let value = match o.metric {
-            SloMetric::Mean => cell.mean_us,
-            SloMetric::Errors => cell.errors_pct,
-            SloMetric::Percentile(500) => cell.p50_us,
-            SloMetric::Percentile(900) => cell.p90_us,
-            SloMetric::Percentile(_) => cell.p99_us,
-        };
-        value < o.limit
-    })
+/// The fastest cell's median against another's, with a bootstrap 95% interval.
+fn ratio(faster: &Cell, slower: &Cell, level: f64) -> Ratio {
+    let (ratio, low, high) = bootstrap_ratio(&faster.rps, &slower.rps);
+    Ratio { level, faster: faster.server.clone(), slower: slower.server.clone(), ratio, low, high }
 }
 
-/// Ratio of medians with a bootstrap 95% interval (10,000 resamples of each side's repeats, fixed seed).
-fn ratio(faster: &Cell, slower: &Cell, level: f64) -> Ratio {
+/// The ratio of the medians of `a` and `b`, and its bootstrap 95% interval: 10,000 resamples of each side with
+/// replacement, a fixed seed so the same results always give the same report.
+pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
     let mut rng = SmallRng::seed_from_u64(0x5eed);
     let mut resample = |values: &[f64]| {
         let drawn: Vec<f64> = (0..values.len()).map(|_| values[rng.random_range(0..values.len())]).collect();
         median(&drawn)
     };
-    let mut ratios: Vec<f64> = (0..10_000)
-        .map(|_| {
-            let (a, b) = (resample(&faster.rps), resample(&slower.rps));
-            if b > 0.0 {
-                a / b
-            } else {
-                f64::INFINITY
-            }
-        })
-        .collect();
+    let divide = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
+    if a.is_empty() || b.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mut ratios: Vec<f64> = (0..10_000).map(|_| divide(resample(a), resample(b))).collect();
     ratios.sort_by(f64::total_cmp);
     let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    Ratio {
-        level,
-        faster: faster.server.clone(),
-        slower: slower.server.clone(),
-        ratio: if slower.rps_median > 0.0 { faster.rps_median / slower.rps_median } else { f64::INFINITY },
-        low: at(0.025),
-        high: at(0.975),
-    }
+    (divide(median(a), median(b)), at(0.025), at(0.975))
 }
 
 /// The median (the mean of the middle two for an even count; 0 for none).
@@ -239,6 +218,7 @@ mod tests {
             server_cpu_us: 0.0,
             pss_bytes: 0.0,
             client_bound: false,
+            meets_slo: true,
         }
     }
 
@@ -256,13 +236,5 @@ mod tests {
         let r = ratio(&a, &b, 8.0);
         assert!((r.ratio - 2.0).abs() < 1e-9);
         assert!(r.low <= 2.0 && r.high >= 2.0 && r.low > 1.7 && r.high < 2.3, "{r:?}");
-    }
-
-    #[test]
-    fn the_slo_answer_is_the_highest_level_that_meets_it() {
-        let slo = vec![shootout_model::slo::parse_slo("mean < 1s").unwrap()];
-        let cells =
-            [cell("a", 1.0, &[10.0], 100_000.0), cell("a", 2.0, &[20.0], 900_000.0), cell("a", 4.0, &[22.0], 2e6)];
-        assert!(meets(&cells[1], &slo) && !meets(&cells[2], &slo));
     }
 }

@@ -3,6 +3,9 @@
 //! Layout:
 //! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with bootstrap
 //!   confidence intervals, the SLO answer, the knee.
+//! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level.
+//! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
+//!   and comparisons.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
 //!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
@@ -10,6 +13,8 @@
 //! - [`units`]: how durations, sizes and rates are written.
 
 pub mod analysis;
+pub mod compare;
+pub mod figures;
 pub mod summary;
 pub mod text;
 pub mod units;

@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_engine::{limits, Plan, Progress};
+use shootout_model::slo::{parse_condition, Condition};
 use shootout_model::{Arrival, LoadOptions, LoadResult, Pacing, Stage, StopCondition};
 
 use super::{duration_arg, Failure};
@@ -96,12 +97,20 @@ pub struct LoadArgs {
     /// Send load for this long first, without counting it.
     #[arg(long, value_parser = duration_arg, default_value = "0s")]
     warmup: Duration,
+    /// Exit with code 3 when this condition holds after the run, e.g. 'p99>200ms', 'errors>1%', 'rps<1000'
+    /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, rps).
+    #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
+    fail_if: Vec<Condition>,
     /// Print the JSON result on stdout instead of the summary.
     #[arg(long)]
     json: bool,
     /// Also write the JSON result to this file.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+fn condition_arg(text: &str) -> Result<Condition, String> {
+    parse_condition(text)
 }
 
 /// The `--arrival` choices.
@@ -165,6 +174,14 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     emit(&args, &result)?;
     if result.interrupted {
         return Err(Failure::Interrupted);
+    }
+    let crossed = shootout_report::figures::holding(&args.fail_if, &result);
+    if !crossed.is_empty() {
+        let lines: Vec<String> = crossed
+            .iter()
+            .map(|(c, v)| format!("{} (it was {})", c.text, shootout_report::figures::show(c.metric, *v)))
+            .collect();
+        return Err(Failure::Threshold(format!("threshold failed: {}", lines.join("; "))));
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The command line: what the user typed ([`Cli`]) is parsed by clap, then each command validates it into a plan
 //! and runs. Errors in what the user typed exit with code 2 and one line naming the input and the fix.
 
+mod compare;
 mod load;
 mod run;
 mod target;
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// Load one URL and report throughput, the full latency distribution, errors and the client's own CPU.
     Load(Box<load::LoadArgs>),
+    /// Compare two results (directories of `run`, or JSON files of `load`): improved, regressed or within noise.
+    Compare(compare::CompareArgs),
     /// Run a shootout: start each server of a suite, load it level by level, repeat, sample, compare.
     Run(run::RunArgs),
     /// Run the built-in reference HTTP server.
@@ -41,6 +44,8 @@ pub enum Failure {
     Run(anyhow::Error),
     /// The command was interrupted after reporting what it measured: exit code 130.
     Interrupted,
+    /// A threshold (`--fail-if`, `--max-regression`) was crossed: exit code 3.
+    Threshold(String),
 }
 
 impl From<anyhow::Error> for Failure {
@@ -55,6 +60,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Load(args) => load::run(*args),
         Command::Run(args) => run::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Target(args) => target::run(args),
     };
     match outcome {
@@ -68,5 +74,9 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(Failure::Interrupted) => ExitCode::from(130),
+        Err(Failure::Threshold(message)) => {
+            eprintln!("shootout: {message}");
+            ExitCode::from(3)
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod compare;
 mod errors;
 mod framing;
 mod https;
