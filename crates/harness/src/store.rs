@@ -7,8 +7,10 @@
 //!   environment.json      machine, versions, CPU split
 //!   trials/SERVER/LEVEL-rREPEAT.json        one TrialRecord per trial
 //!   trials/SERVER/LEVEL-rREPEAT.failed      why a trial could not run (retried by --resume)
+//!   trials/SERVER/LEVEL-rREPEAT.hgrm        its latency distribution in HdrHistogram's text format
 //!   logs/SERVER-rREPEAT.log                  the server's stdout and stderr
 //!   summary.csv, analysis.json               written at the end
+//!   report.html, report.md                   the report (shootout report DIR makes them again)
 //! ```
 
 use std::fs;
@@ -59,6 +61,11 @@ impl Store {
 
     fn trial_base(&self, server: &str, level: f64, repeat: u32) -> PathBuf {
         self.dir.join("trials").join(file_name(server)).join(format!("{level}-r{repeat}"))
+    }
+
+    /// The file of a trial with this extension (`json`, `failed`, `hgrm`).
+    pub fn trial_file(&self, server: &str, level: f64, repeat: u32, extension: &str) -> PathBuf {
+        self.trial_base(server, level, repeat).with_extension(extension)
     }
 
     /// True when this trial was measured already.

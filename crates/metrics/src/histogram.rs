@@ -50,6 +50,35 @@ pub fn encode_histogram(histogram: &LatencyHistogram) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The histogram as HdrHistogram's percentile distribution text (`.hgrm`, values in milliseconds, 5 ticks per
+/// half distance), which HdrHistogram's plotter and wrk2's users read.
+pub fn hgrm(histogram: &LatencyHistogram) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("{:>12} {:>14} {:>10} {:>14}\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
+    for v in histogram.iter_quantiles(5) {
+        let q = v.quantile_iterated_to();
+        let inverse = if q < 1.0 { format!("{:>14.2}", 1.0 / (1.0 - q)) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "{:>12.3} {:>14.12} {:>10} {inverse}",
+            v.value_iterated_to() as f64 / 1000.0,
+            q,
+            v.count_since_last_iteration()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "#[Mean    = {:>12.3}, StdDeviation   = {:>12.3}]\n#[Max     = {:>12.3}, Total count    = {:>12}]",
+        histogram.mean() / 1000.0,
+        histogram.stdev() / 1000.0,
+        histogram.max() as f64 / 1000.0,
+        histogram.len()
+    );
+    let _ =
+        writeln!(out, "#[Buckets = {:>12}, SubBuckets     = {:>12}]", histogram.buckets(), histogram.distinct_values());
+    out
+}
+
 /// Why an encoded histogram could not be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
@@ -80,6 +109,19 @@ mod tests {
         let back = decode_histogram(&encode_histogram(&h)).unwrap();
         assert_eq!(back.len(), 6);
         assert_eq!(back, h);
+    }
+
+    #[test]
+    fn hgrm_lists_the_distribution() {
+        let mut h = new_histogram();
+        for us in 1..=1000 {
+            record_us(&mut h, us);
+        }
+        let text = hgrm(&h);
+        assert!(text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
+        assert!(text.contains("#[Max     =        1.000, Total count    =         1000]"), "{text}");
+        let last_value = text.lines().rfind(|l| !l.starts_with('#') && !l.trim().is_empty()).unwrap();
+        assert!(last_value.trim_start().starts_with("1.000 1.0000"), "{last_value}");
     }
 
     #[test]

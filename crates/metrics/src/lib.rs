@@ -14,6 +14,6 @@ pub mod histogram;
 pub mod recorder;
 pub mod timeline;
 
-pub use histogram::{decode_histogram, encode_histogram, summarize, LatencyHistogram, AB_PERCENTILES};
+pub use histogram::{decode_histogram, encode_histogram, hgrm, summarize, LatencyHistogram, AB_PERCENTILES};
 pub use recorder::Recorder;
 pub use timeline::{Interval, Timeline};

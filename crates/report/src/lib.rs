@@ -4,6 +4,9 @@
 //! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with bootstrap
 //!   confidence intervals, the SLO answer, the knee.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level.
+//! - [`suite_report`]: [`suite_report::SuiteReport`], a results directory gathered for rendering.
+//! - [`html`]: the self-contained HTML report, with [`charts`] (SVG line charts drawn by plotters).
+//! - [`markdown`]: the same content as Markdown, for a pull-request comment.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
@@ -13,8 +16,12 @@
 //! - [`units`]: how durations, sizes and rates are written.
 
 pub mod analysis;
+pub mod charts;
 pub mod compare;
 pub mod figures;
+pub mod html;
+pub mod markdown;
+pub mod suite_report;
 pub mod summary;
 pub mod text;
 pub mod units;

@@ -3,6 +3,7 @@
 
 mod compare;
 mod load;
+mod report;
 mod run;
 mod target;
 
@@ -24,6 +25,8 @@ enum Command {
     Load(Box<load::LoadArgs>),
     /// Compare two results (directories of `run`, or JSON files of `load`): improved, regressed or within noise.
     Compare(compare::CompareArgs),
+    /// Write the HTML report (charts), Markdown and .hgrm files of a results directory or a load JSON.
+    Report(report::ReportArgs),
     /// Run a shootout: start each server of a suite, load it level by level, repeat, sample, compare.
     Run(run::RunArgs),
     /// Run the built-in reference HTTP server.
@@ -61,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Load(args) => load::run(*args),
         Command::Run(args) => run::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
         Command::Target(args) => target::run(args),
     };
     match outcome {

@@ -82,7 +82,13 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
     let slo: Vec<String> = suite.slo.iter().map(|s| s.text.clone()).collect();
     print!("{}", shootout_report::text::render_run(&outcome.analysis, unit, &slo));
-    println!("\nResults: {}", outcome.store.dir.display());
+    match super::report::suite(&outcome.store.dir) {
+        Ok(files) => println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), files[0].display()),
+        Err(_) => println!(
+            "\nResults: {} (the report could not be written: run shootout report on it)",
+            outcome.store.dir.display()
+        ),
+    }
     if outcome.interrupted {
         eprintln!("shootout: interrupted; finish it with: shootout run --resume {}", outcome.store.dir.display());
         return Err(Failure::Interrupted);

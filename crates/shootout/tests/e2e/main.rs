@@ -9,6 +9,7 @@ mod framing;
 mod https;
 mod load_counts;
 mod open_model;
+mod report;
 mod result_json;
 mod run;
 mod scenarios;

@@ -1,0 +1,92 @@
+//! [`SuiteReport`]: what a report of a `shootout run` shows, gathered from its results directory alone (the
+//! trials, `environment.json` and `suite.toml`), so it can be made on another machine, later.
+
+use std::path::Path;
+
+use shootout_model::result::Second;
+use shootout_model::run::{Environment, TrialRecord};
+use shootout_model::slo::{parse_condition, Condition};
+use shootout_model::Pacing;
+
+use crate::analysis::{analyze, Analysis};
+
+/// A suite's results, ready to render.
+#[derive(Debug, Clone)]
+pub struct SuiteReport {
+    /// The suite's name.
+    pub name: String,
+    /// What a level counts: "users" or "req/s".
+    pub unit: &'static str,
+    /// The SLO conditions.
+    pub slo: Vec<Condition>,
+    /// The analysis of every trial.
+    pub analysis: Analysis,
+    /// The machine and versions, when recorded.
+    pub environment: Option<Environment>,
+    /// The level whose per-second timelines are shown (the highest measured).
+    pub timeline_level: f64,
+    /// Per server, the timeline of its first repeat at that level.
+    pub timelines: Vec<(String, Vec<Second>)>,
+    /// All trials.
+    pub trials: Vec<TrialRecord>,
+}
+
+impl SuiteReport {
+    /// Builds the report from a results directory's contents. `servers` keeps the suite's order when known.
+    pub fn new(
+        name: &str,
+        suite_toml: &str,
+        environment: Option<Environment>,
+        trials: Vec<TrialRecord>,
+    ) -> SuiteReport {
+        let suite: toml::Value = toml::from_str(suite_toml).unwrap_or(toml::Value::Table(Default::default()));
+        let slo: Vec<Condition> = suite
+            .get("slo")
+            .and_then(|v| v.as_array())
+            .map(|items| items.iter().filter_map(|i| i.as_str()).filter_map(|t| parse_condition(t).ok()).collect())
+            .unwrap_or_default();
+        let mut servers: Vec<String> = suite
+            .get("server")
+            .and_then(|v| v.as_array())
+            .map(|list| list.iter().filter_map(|s| s.get("name")?.as_str().map(String::from)).collect())
+            .unwrap_or_default();
+        for t in &trials {
+            if !servers.contains(&t.server) {
+                servers.push(t.server.clone());
+            }
+        }
+        let mut levels: Vec<f64> = trials.iter().map(|t| t.level).collect();
+        levels.sort_by(f64::total_cmp);
+        levels.dedup();
+        let unit = match trials.first().map(|t| t.result.options.pacing) {
+            Some(Pacing::Open { .. }) => "req/s",
+            _ => "users",
+        };
+        let analysis = analyze(&trials, &servers, &levels, &slo);
+        let timeline_level = levels.last().copied().unwrap_or(0.0);
+        let timelines = servers
+            .iter()
+            .filter_map(|server| {
+                let trial = trials
+                    .iter()
+                    .filter(|t| &t.server == server && t.level == timeline_level)
+                    .min_by_key(|t| t.repeat)?;
+                Some((server.clone(), trial.result.timeline.clone()))
+            })
+            .collect();
+        SuiteReport { name: name.to_string(), unit, slo, analysis, environment, timeline_level, timelines, trials }
+    }
+
+    /// Reads a results directory: its trials, environment and suite.
+    pub fn load(dir: &Path, trials: Vec<TrialRecord>) -> SuiteReport {
+        let suite = std::fs::read_to_string(dir.join("suite.toml")).unwrap_or_default();
+        let environment = std::fs::read_to_string(dir.join("environment.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+        let name = toml::from_str::<toml::Value>(&suite)
+            .ok()
+            .and_then(|v| v.get("name")?.as_str().map(String::from))
+            .unwrap_or_else(|| dir.file_name().map_or("shootout".into(), |n| n.to_string_lossy().into_owned()));
+        SuiteReport::new(&name, &suite, environment, trials)
+    }
+}

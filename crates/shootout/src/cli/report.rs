@@ -1,0 +1,63 @@
+//! `shootout report PATH`: for a results directory of `shootout run`, writes `report.html` (charts), `report.md`
+//! and an HdrHistogram `.hgrm` file beside each trial; for a `shootout load` JSON file, writes `FILE.html` (its
+//! latency distribution and timeline) and `FILE.hgrm`. Works from saved results alone.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use shootout_harness::store::{write_atomically, Store};
+use shootout_model::LoadResult;
+use shootout_report::suite_report::SuiteReport;
+
+use super::Failure;
+
+/// Options of `shootout report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results directory of `shootout run`, or a JSON result of `shootout load`.
+    path: PathBuf,
+}
+
+/// Writes the report files and names them.
+pub fn run(args: ReportArgs) -> Result<(), Failure> {
+    let written = if args.path.is_dir() { suite(&args.path)? } else { single(&args.path)? };
+    for file in written {
+        println!("{}", file.display());
+    }
+    Ok(())
+}
+
+/// Writes the reports of a results directory; returns the main files.
+pub fn suite(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write the report in {}: {e}", dir.display()));
+    for trial in &trials {
+        if let Ok(histogram) = shootout_metrics::decode_histogram(&trial.result.latency.histogram) {
+            let file = store.trial_file(&trial.server, trial.level, trial.repeat, "hgrm");
+            write_atomically(&file, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
+        }
+    }
+    let report = SuiteReport::load(dir, trials);
+    store.write("report.html", shootout_report::html::render_suite(&report).as_bytes()).map_err(failed)?;
+    store.write("report.md", shootout_report::markdown::render_suite(&report).as_bytes()).map_err(failed)?;
+    Ok(vec![dir.join("report.html"), dir.join("report.md")])
+}
+
+fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::Usage(format!("{}: cannot read it ({e}); give a results directory or a load JSON", path.display()))
+    })?;
+    let result: LoadResult = serde_json::from_str(&text)
+        .map_err(|e| Failure::Usage(format!("{}: not a shootout load result ({e})", path.display())))?;
+    let html = path.with_extension("html");
+    let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write beside {}: {e}", path.display()));
+    write_atomically(&html, shootout_report::html::render_load(&result).as_bytes()).map_err(failed)?;
+    let mut written = vec![html];
+    if let Ok(histogram) = shootout_metrics::decode_histogram(&result.latency.histogram) {
+        let hgrm = path.with_extension("hgrm");
+        write_atomically(&hgrm, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
+        written.push(hgrm);
+    }
+    Ok(written)
+}

@@ -1,0 +1,92 @@
+//! The HTML report opened in a real headless Chromium: no console errors, every chart there and drawn, and a
+//! screenshot saved as a test artifact (in the target directory's tmp folder).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{describe, shootout};
+
+fn chromium(args: &[&str], page: &Path) -> std::process::Output {
+    let profile = std::env::temp_dir().join(format!("shootout-chromium-{}", std::process::id()));
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed (scripts/test.sh installs Debian's chromium)")
+}
+
+#[test]
+fn the_report_renders_in_a_browser_with_every_chart() {
+    let dir = std::env::temp_dir().join(format!("shootout-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = "name = \"report\"\nrepeats = 1\nduration = \"1200ms\"\nwarmup = \"200ms\"\nsample_every = \"200ms\"\n\
+                 connections = [1, 4]\nslo = [\"p99 < 20ms\", \"errors < 1%\"]\n[load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"fast <b>\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
+                 [[server]]\nname = \"slow\"\ncommand = \"{shootout} target --port {port} --threads 1\"\npath = \"/delay/3\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let run =
+        shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap();
+    assert!(run.status.success(), "{}", describe(&run));
+    let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
+    let page = results.join("report.html");
+    let html = std::fs::read_to_string(&page).expect("shootout run writes the report");
+    assert!(html.contains("fast &lt;b&gt;") && !html.contains("fast <b>"), "names are escaped");
+    for fetch in ["src=\"http", "href=\"http", "<link", "<script", "@import"] {
+        assert!(!html.contains(fetch), "nothing is fetched from the network ({fetch})");
+    }
+    assert!(results.join("report.md").is_file());
+    assert!(results.join("trials/slow/4-r1.hgrm").is_file());
+
+    let dom = chromium(&["--dump-dom"], &page);
+    assert!(dom.status.success(), "{}", describe(&dom));
+    let rendered = String::from_utf8_lossy(&dom.stdout);
+    let charts: Vec<&str> = rendered.split("<figure class=\"chart\">").skip(1).collect();
+    assert_eq!(charts.len(), 10, "throughput, 4 latencies, errors, CPU, memory and 2 timelines");
+    for chart in &charts {
+        assert!(
+            chart.contains("<svg") && chart.contains("<polyline"),
+            "every chart is drawn: {}",
+            &chart[..200.min(chart.len())]
+        );
+    }
+    assert!(rendered.contains("SLO: p99 &lt; 20ms"), "the SLO is drawn as a line");
+    let log = String::from_utf8_lossy(&dom.stderr);
+    let console_errors: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
+
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    let screenshot = chromium(&["--window-size=1400,3000", &format!("--screenshot={}", shot.display())], &page);
+    assert!(screenshot.status.success(), "{}", describe(&screenshot));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "a screenshot with something in it");
+}
+
+#[test]
+fn a_single_load_result_gets_its_own_report() {
+    let target = crate::support::Target::start();
+    let file = std::env::temp_dir().join(format!("shootout-single-{}.json", std::process::id()));
+    let load =
+        shootout().args(["load", "-d", "2s", "-c", "4", "-o"]).arg(&file).arg(target.url("/hello")).output().unwrap();
+    assert!(load.status.success(), "{}", describe(&load));
+    let report = shootout().arg("report").arg(&file).output().unwrap();
+    assert!(report.status.success(), "{}", describe(&report));
+    let html = std::fs::read_to_string(file.with_extension("html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 3, "percentile distribution, throughput and p99 per second");
+    assert!(html.contains("Transactions:"));
+    let hgrm = std::fs::read_to_string(file.with_extension("hgrm")).unwrap();
+    assert!(hgrm.contains("1/(1-Percentile)") && hgrm.contains("#[Max"));
+}
