@@ -101,6 +101,7 @@ mod tests {
         let report = SuiteReport {
             name: "rack hello".into(),
             unit: "users",
+            servers: vec!["puma".into(), "unicorn|3".into()],
             slo: vec![shootout_model::slo::parse_condition("mean < 1s").unwrap()],
             analysis: Analysis {
                 cells: vec![cell("puma", 16.0, 1320.0, false), cell("unicorn|3", 16.0, 1000.0, true)],

@@ -17,13 +17,15 @@ pub struct SuiteReport {
     pub name: String,
     /// What a level counts: "users" or "req/s".
     pub unit: &'static str,
+    /// The servers, in the suite's order.
+    pub servers: Vec<String>,
     /// The SLO conditions.
     pub slo: Vec<Condition>,
     /// The analysis of every trial.
     pub analysis: Analysis,
     /// The machine and versions, when recorded.
     pub environment: Option<Environment>,
-    /// The level whose per-second timelines are shown (the highest measured).
+    /// The level whose per-second timelines are shown (chosen, or the highest measured).
     pub timeline_level: f64,
     /// Per server, the timeline of its first repeat at that level.
     pub timelines: Vec<(String, Vec<Second>)>,
@@ -32,7 +34,7 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    /// Builds the report from a results directory's contents. `servers` keeps the suite's order when known.
+    /// Builds the report from a results directory's contents (servers in the suite's order when known).
     pub fn new(
         name: &str,
         suite_toml: &str,
@@ -64,17 +66,25 @@ impl SuiteReport {
         };
         let analysis = analyze(&trials, &servers, &levels, &slo);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
-        let timelines = servers
-            .iter()
-            .filter_map(|server| {
-                let trial = trials
-                    .iter()
-                    .filter(|t| &t.server == server && t.level == timeline_level)
-                    .min_by_key(|t| t.repeat)?;
-                Some((server.clone(), trial.result.timeline.clone()))
-            })
-            .collect();
-        SuiteReport { name: name.to_string(), unit, slo, analysis, environment, timeline_level, timelines, trials }
+        let timelines = timelines(&trials, servers.iter().map(String::as_str), timeline_level);
+        SuiteReport {
+            name: name.to_string(),
+            unit,
+            servers,
+            slo,
+            analysis,
+            environment,
+            timeline_level,
+            timelines,
+            trials,
+        }
+    }
+
+    /// Shows the per-second timelines of `level` instead of the highest level.
+    pub fn with_timeline_level(mut self, level: f64) -> SuiteReport {
+        self.timeline_level = level;
+        self.timelines = timelines(&self.trials, self.servers.iter().map(String::as_str), level);
+        self
     }
 
     /// Reads a results directory: its trials, environment and suite.
@@ -89,4 +99,18 @@ impl SuiteReport {
             .unwrap_or_else(|| dir.file_name().map_or("shootout".into(), |n| n.to_string_lossy().into_owned()));
         SuiteReport::new(&name, &suite, environment, trials)
     }
+}
+
+/// Per server, the timeline of its first repeat at `level`.
+fn timelines<'a>(
+    trials: &[TrialRecord],
+    servers: impl Iterator<Item = &'a str>,
+    level: f64,
+) -> Vec<(String, Vec<Second>)> {
+    servers
+        .filter_map(|server| {
+            let trial = trials.iter().filter(|t| t.server == server && t.level == level).min_by_key(|t| t.repeat)?;
+            Some((server.to_string(), trial.result.timeline.clone()))
+        })
+        .collect()
 }

@@ -16,11 +16,14 @@ use super::Failure;
 pub struct ReportArgs {
     /// A results directory of `shootout run`, or a JSON result of `shootout load`.
     path: PathBuf,
+    /// The load level whose second-by-second timelines the report shows (default: the highest).
+    #[arg(long)]
+    level: Option<f64>,
 }
 
 /// Writes the report files and names them.
 pub fn run(args: ReportArgs) -> Result<(), Failure> {
-    let written = if args.path.is_dir() { suite(&args.path)? } else { single(&args.path)? };
+    let written = if args.path.is_dir() { suite(&args.path, args.level)? } else { single(&args.path)? };
     for file in written {
         println!("{}", file.display());
     }
@@ -28,7 +31,7 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
 }
 
 /// Writes the reports of a results directory; returns the main files.
-pub fn suite(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+pub fn suite(dir: &Path, level: Option<f64>) -> Result<Vec<PathBuf>, Failure> {
     let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
     let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
     let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write the report in {}: {e}", dir.display()));
@@ -38,7 +41,13 @@ pub fn suite(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
             write_atomically(&file, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
         }
     }
-    let report = SuiteReport::load(dir, trials);
+    let mut report = SuiteReport::load(dir, trials);
+    if let Some(level) = level {
+        if !report.trials.iter().any(|t| t.level == level) {
+            return Err(Failure::Usage(format!("--level {level}: no trial at that level in {}", dir.display())));
+        }
+        report = report.with_timeline_level(level);
+    }
     store.write("report.html", shootout_report::html::render_suite(&report).as_bytes()).map_err(failed)?;
     store.write("report.md", shootout_report::markdown::render_suite(&report).as_bytes()).map_err(failed)?;
     Ok(vec![dir.join("report.html"), dir.join("report.md")])

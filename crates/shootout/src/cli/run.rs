@@ -82,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
     let slo: Vec<String> = suite.slo.iter().map(|s| s.text.clone()).collect();
     print!("{}", shootout_report::text::render_run(&outcome.analysis, unit, &slo));
-    match super::report::suite(&outcome.store.dir) {
+    match super::report::suite(&outcome.store.dir, None) {
         Ok(files) => println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), files[0].display()),
         Err(_) => println!(
             "\nResults: {} (the report could not be written: run shootout report on it)",
