@@ -244,7 +244,7 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
     let raw: SuiteFile = at.toml(text, "Suites")?;
     let duration_of = |value: &Option<Spanned<String>>, default: Duration| match value {
         None => Ok(default),
-        Some(v) => humantime::parse_duration(v.get_ref())
+        Some(v) => shootout_model::units::parse_duration(v.get_ref())
             .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref()))),
     };
     let levels = match (&raw.connections, &raw.rates) {

@@ -142,7 +142,7 @@ pub fn parse(text: &str, file: &str, base: Option<&str>) -> Result<Scenario, Fil
 
     let mut phases = Vec::with_capacity(raw.phases.len());
     for phase in &raw.phases {
-        let duration = humantime::parse_duration(phase.duration.get_ref()).map_err(|_| {
+        let duration = shootout_model::units::parse_duration(phase.duration.get_ref()).map_err(|_| {
             at.span(phase.duration.span(), format!("'{}' is not a duration: write 30s, 2m…", phase.duration.get_ref()))
         })?;
         let target = *phase.users_per_second.get_ref();
