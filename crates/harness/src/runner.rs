@@ -14,7 +14,7 @@ use crate::server::{self, RunningServer};
 use crate::store::Store;
 use crate::suite::{Levels, Order, Suite};
 use crate::tree::Tree;
-use shootout_report::analysis::{analyze, Analysis};
+use shootout_report::analysis::{analyze_by, Analysis};
 
 /// What the runner tells whoever draws the progress.
 #[derive(Debug, Clone)]
@@ -138,7 +138,7 @@ pub fn run_suite(
     let trials =
         store.trials().map_err(|e| format!("cannot read the trials back from {}: {e}", store.dir.display()))?;
     let names: Vec<String> = suite.servers.iter().map(|s| s.name.clone()).collect();
-    let analysis = analyze(&trials, &names, &levels, &suite.slo);
+    let analysis = analyze_by(&trials, &names, &levels, &suite.slo, suite.statistic);
     store
         .write("analysis.json", serde_json::to_string_pretty(&analysis).unwrap_or_default().as_bytes())
         .map_err(|e| e.to_string())?;

@@ -7,6 +7,7 @@
 //! warmup = "2s"                    # per level, not counted (default 2s)
 //! connections = [1, 2, 4, 8, 16]   # closed-model sweep; or rates = [100, 200, 400] for the open model
 //! order = "interleaved"            # servers alternate within each repeat (default); or "grouped"
+//! statistic = "median"             # what the verdicts compare; "best" for the best repeat, as classic shootouts
 //! slo = ["mean < 1s", "p99 < 200ms", "errors < 1%"]
 //! client_cpus = "0"                # where the load generator runs (default: CPU 0 when there are two or more)
 //! sample_every = "1s"
@@ -34,6 +35,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use shootout_model::slo::{parse_condition, Slo};
+use shootout_report::analysis::Statistic;
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
@@ -52,6 +54,8 @@ pub struct Suite {
     pub levels: Levels,
     /// How trials are ordered.
     pub order: Order,
+    /// The repeat figure the verdicts use: the median, or the best repeat.
+    pub statistic: Statistic,
     /// The service-level objectives.
     pub slo: Vec<Slo>,
     /// CPUs of the load generator (`None`: not pinned).
@@ -172,6 +176,7 @@ struct SuiteFile {
     connections: Option<Spanned<Vec<u32>>>,
     rates: Option<Spanned<Vec<f64>>>,
     order: Option<Spanned<String>>,
+    statistic: Option<Spanned<String>>,
     #[serde(default)]
     slo: Vec<Spanned<String>>,
     client_cpus: Option<String>,
@@ -269,6 +274,11 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
             return Err(at.span(span, format!("order '{other}': write \"interleaved\" or \"grouped\"")));
         }
     };
+    let statistic = match &raw.statistic {
+        None => Statistic::Median,
+        Some(s) => Statistic::parse(s.get_ref())
+            .ok_or_else(|| at.span(s.span(), format!("statistic '{}': write \"median\" or \"best\"", s.get_ref())))?,
+    };
     let slo = raw
         .slo
         .iter()
@@ -341,6 +351,7 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
         warmup: duration_of(&raw.warmup, Duration::from_secs(2))?,
         levels,
         order,
+        statistic,
         slo,
         threads: raw
             .threads

@@ -23,6 +23,8 @@ pub struct Cell {
     pub rps: Vec<f64>,
     /// Median requests per second.
     pub rps_median: f64,
+    /// The figure servers are compared by: the median, or the best repeat with [`Statistic::Best`].
+    pub rps_headline: f64,
     /// Lowest and highest.
     pub rps_min: f64,
     /// Highest (the classic shootouts' "best of").
@@ -86,9 +88,66 @@ pub struct Analysis {
     pub slo: Vec<SloAnswer>,
     /// Per server: the last level whose next one added less than 10% throughput.
     pub knees: Vec<(String, Option<f64>)>,
+    /// The repeat figure the verdicts use.
+    pub statistic: Statistic,
 }
 
 /// Analyses `trials` for `servers` (in suite order) at `levels`.
+/// Which repeat figure the verdicts use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The median across repeats (the default: robust to one bad repeat).
+    #[default]
+    Median,
+    /// The best repeat, as the classic shootouts reported ("best of 3").
+    Best,
+}
+
+impl Statistic {
+    /// Reads `median` or `best`.
+    pub fn parse(text: &str) -> Option<Statistic> {
+        match text {
+            "median" => Some(Statistic::Median),
+            "best" => Some(Statistic::Best),
+            _ => None,
+        }
+    }
+
+    fn of(self, values: &[f64]) -> f64 {
+        match self {
+            Statistic::Median => median(values),
+            Statistic::Best => values.iter().copied().fold(0.0, f64::max),
+        }
+    }
+}
+
+/// Analyses `trials` for `servers` (in suite order) at `levels`, comparing by `statistic`.
+pub fn analyze_by(
+    trials: &[TrialRecord],
+    servers: &[String],
+    levels: &[f64],
+    slo: &[Slo],
+    statistic: Statistic,
+) -> Analysis {
+    let mut analysis = analyze(trials, servers, levels, slo);
+    if statistic == Statistic::Best {
+        for cell in &mut analysis.cells {
+            cell.rps_headline = cell.rps_max;
+        }
+        analysis.ratios = ratios(&analysis.cells, levels, statistic);
+        analysis.slo.iter_mut().for_each(|answer| {
+            answer.rps = answer.level.and_then(|level| {
+                analysis.cells.iter().find(|c| c.server == answer.server && c.level == level).map(|c| c.rps_headline)
+            });
+        });
+        analysis.knees = knees(&analysis.cells, servers);
+    }
+    analysis.statistic = statistic;
+    analysis
+}
+
+/// Analyses `trials` for `servers` (in suite order) at `levels`, comparing medians.
 pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: &[Slo]) -> Analysis {
     let mut cells = Vec::new();
     for server in servers {
@@ -99,16 +158,7 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
             }
         }
     }
-    let mut ratios = Vec::new();
-    for &level in levels {
-        let mut here: Vec<&Cell> = cells.iter().filter(|c| c.level == level).collect();
-        here.sort_by(|a, b| b.rps_median.total_cmp(&a.rps_median));
-        if let Some((fastest, others)) = here.split_first() {
-            for other in others {
-                ratios.push(ratio(fastest, other, level));
-            }
-        }
-    }
+    let ratios = ratios(&cells, levels, Statistic::Median);
     let slo_answers = if slo.is_empty() {
         Vec::new()
     } else {
@@ -119,19 +169,39 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
                     .iter()
                     .filter(|c| &c.server == server && c.meets_slo)
                     .max_by(|a, b| a.level.total_cmp(&b.level));
-                SloAnswer { server: server.clone(), level: best.map(|c| c.level), rps: best.map(|c| c.rps_median) }
+                SloAnswer { server: server.clone(), level: best.map(|c| c.level), rps: best.map(|c| c.rps_headline) }
             })
             .collect()
     };
-    let knees = servers
+    let knees = knees(&cells, servers);
+    Analysis { cells, ratios, slo: slo_answers, knees, statistic: Statistic::Median }
+}
+
+/// At every level, the fastest server against each other one.
+fn ratios(cells: &[Cell], levels: &[f64], statistic: Statistic) -> Vec<Ratio> {
+    let mut ratios = Vec::new();
+    for &level in levels {
+        let mut here: Vec<&Cell> = cells.iter().filter(|c| c.level == level).collect();
+        here.sort_by(|a, b| b.rps_headline.total_cmp(&a.rps_headline));
+        if let Some((fastest, others)) = here.split_first() {
+            for other in others {
+                ratios.push(ratio(fastest, other, level, statistic));
+            }
+        }
+    }
+    ratios
+}
+
+/// Per server, the last level whose next one adds less than 10% throughput.
+fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
+    servers
         .iter()
         .map(|server| {
             let mine: Vec<&Cell> = cells.iter().filter(|c| &c.server == server).collect();
-            let knee = mine.windows(2).find(|w| w[1].rps_median < 1.1 * w[0].rps_median).map(|w| w[0].level);
+            let knee = mine.windows(2).find(|w| w[1].rps_headline < 1.1 * w[0].rps_headline).map(|w| w[0].level);
             (server.clone(), knee)
         })
-        .collect();
-    Analysis { cells, ratios, slo: slo_answers, knees }
+        .collect()
 }
 
 fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
@@ -144,6 +214,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         server: server.to_string(),
         level,
         rps_median: median(&rps),
+        rps_headline: median(&rps),
         rps_min: rps.iter().copied().fold(f64::INFINITY, f64::min),
         rps_max: rps.iter().copied().fold(0.0, f64::max),
         rps,
@@ -160,18 +231,23 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
 }
 
 /// The fastest cell's median against another's, with a bootstrap 95% interval.
-fn ratio(faster: &Cell, slower: &Cell, level: f64) -> Ratio {
-    let (ratio, low, high) = bootstrap_ratio(&faster.rps, &slower.rps);
+fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
+    let (ratio, low, high) = bootstrap_ratio_of(&faster.rps, &slower.rps, statistic);
     Ratio { level, faster: faster.server.clone(), slower: slower.server.clone(), ratio, low, high }
 }
 
 /// The ratio of the medians of `a` and `b`, and its bootstrap 95% interval: 10,000 resamples of each side with
 /// replacement, a fixed seed so the same results always give the same report.
 pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    bootstrap_ratio_of(a, b, Statistic::Median)
+}
+
+/// [`bootstrap_ratio`] for the median or the best of each side.
+pub fn bootstrap_ratio_of(a: &[f64], b: &[f64], statistic: Statistic) -> (f64, f64, f64) {
     let mut rng = SmallRng::seed_from_u64(0x5eed);
     let mut resample = |values: &[f64]| {
         let drawn: Vec<f64> = (0..values.len()).map(|_| values[rng.random_range(0..values.len())]).collect();
-        median(&drawn)
+        statistic.of(&drawn)
     };
     let divide = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
     if a.is_empty() || b.is_empty() {
@@ -180,7 +256,7 @@ pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
     let mut ratios: Vec<f64> = (0..10_000).map(|_| divide(resample(a), resample(b))).collect();
     ratios.sort_by(f64::total_cmp);
     let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    (divide(median(a), median(b)), at(0.025), at(0.975))
+    (divide(statistic.of(a), statistic.of(b)), at(0.025), at(0.975))
 }
 
 /// The median (the mean of the middle two for an even count; 0 for none).
@@ -208,6 +284,7 @@ mod tests {
             level,
             rps: rps.to_vec(),
             rps_median: median(rps),
+            rps_headline: median(rps),
             rps_min: 0.0,
             rps_max: 0.0,
             mean_us,
@@ -230,10 +307,34 @@ mod tests {
     }
 
     #[test]
+    fn best_of_compares_the_best_repeats() {
+        let trial = |server: &str, rps: f64| -> TrialRecord {
+            let mut t: TrialRecord = serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+            t.server = server.into();
+            t.result.throughput.requests_per_s = rps;
+            t
+        };
+        let trials = vec![
+            trial("a", 100.0),
+            trial("a", 300.0),
+            trial("a", 110.0),
+            trial("b", 150.0),
+            trial("b", 160.0),
+            trial("b", 155.0),
+        ];
+        let servers = vec!["a".to_string(), "b".to_string()];
+        let by_median = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Median);
+        assert_eq!(by_median.ratios[0].faster, "b", "the median says b");
+        let by_best = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Best);
+        assert_eq!(by_best.ratios[0].faster, "a", "the best repeat says a");
+        assert!((by_best.ratios[0].ratio - 300.0 / 160.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn a_ratio_and_its_interval() {
         let a = cell("a", 8.0, &[200.0, 210.0, 190.0, 205.0, 195.0], 1.0);
         let b = cell("b", 8.0, &[100.0, 104.0, 96.0, 102.0, 98.0], 1.0);
-        let r = ratio(&a, &b, 8.0);
+        let r = ratio(&a, &b, 8.0, Statistic::Median);
         assert!((r.ratio - 2.0).abs() < 1e-9);
         assert!(r.low <= 2.0 && r.high >= 2.0 && r.low > 1.7 && r.high < 2.3, "{r:?}");
     }

@@ -52,8 +52,8 @@ pub fn render_suite(report: &SuiteReport) -> String {
         "responses per second",
         false,
         None,
-        per_server(&|c| c.rps_median),
-        "Median across repeats of each repeat's responses per second.",
+        per_server(&|c| c.rps_headline),
+        "Each repeat's responses per second: the median across repeats, or the best with statistic = best.",
     );
     add(
         "Mean latency",
@@ -182,10 +182,10 @@ fn comparison(report: &SuiteReport) -> Markup {
     html! {
         h2 { "Comparison" }
         table {
-            tr { th { "server" } th { (report.unit) } th { "req/s median" } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "" } }
+            tr { th { "server" } th { (report.unit) } th { (if report.analysis.statistic == crate::analysis::Statistic::Best { "req/s best" } else { "req/s median" }) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "" } }
             @for c in &report.analysis.cells {
                 tr {
-                    td { (c.server) } td { (c.level) } td { (format!("{:.1}", c.rps_median)) } td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
+                    td { (c.server) } td { (c.level) } td { (format!("{:.1}", c.rps_headline)) } td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
                     td { (ms(c.mean_us)) } td { (ms(c.p50_us)) } td { (ms(c.p90_us)) } td { (ms(c.p99_us)) }
                     td { (format!("{:.2}%", c.errors_pct)) } td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
                     td class="warn" { @if c.client_bound { "client-bound" } }

@@ -8,7 +8,7 @@ use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::{parse_condition, Condition};
 use shootout_model::Pacing;
 
-use crate::analysis::{analyze, Analysis};
+use crate::analysis::{analyze_by, Analysis, Statistic};
 
 /// A suite's results, ready to render.
 #[derive(Debug, Clone)]
@@ -64,7 +64,8 @@ impl SuiteReport {
             Some(Pacing::Open { .. }) => "req/s",
             _ => "users",
         };
-        let analysis = analyze(&trials, &servers, &levels, &slo);
+        let statistic = suite.get("statistic").and_then(|s| s.as_str()).and_then(Statistic::parse).unwrap_or_default();
+        let analysis = analyze_by(&trials, &servers, &levels, &slo, statistic);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
         let timelines = timelines(&trials, servers.iter().map(String::as_str), timeline_level);
         SuiteReport {

@@ -218,13 +218,17 @@ fn humantime_like(seconds: f64) -> String {
 /// more and by how much (with a 95% interval), the SLO answer, the knees, and any client-bound warnings.
 pub fn render_run(analysis: &crate::analysis::Analysis, unit: &str, slo: &[String]) -> String {
     let mut out = String::new();
+    let headline = match analysis.statistic {
+        crate::analysis::Statistic::Best => "req/s best [min–max]",
+        crate::analysis::Statistic::Median => "req/s median [min–max]",
+    };
     let _ = writeln!(
         out,
         "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}",
-        "server", unit, "req/s median [min–max]", "mean ms", "p99 ms", "errors", "CPU µs/req", "PSS MiB"
+        "server", unit, headline, "mean ms", "p99 ms", "errors", "CPU µs/req", "PSS MiB"
     );
     for c in &analysis.cells {
-        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_median, c.rps_min, c.rps_max);
+        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
         let _ = writeln!(
             out,
             "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}{}",
