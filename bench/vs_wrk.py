@@ -161,15 +161,21 @@ def main():
 
     wrk_rate = statistics.median(r for r, _ in samples["wrk"])
     wrk_cpu = statistics.median(c for _, c in samples["wrk"])
+    # Rounds are interleaved, so each round pairs the tools under the same machine load: the median of the
+    # per-round ratios is less exposed to drift than the ratio of the medians.
+    def paired(name, field):
+        return statistics.median(mine[field] / theirs[field] for mine, theirs in zip(samples[name], samples["wrk"]))
     print(f"nginx (1 worker) on CPU {args.server_cpu}; each generator on CPU {args.client_cpu}, 1 thread, "
           f"{args.connections} connections, keep-alive, 6-byte body; {args.rounds} interleaved rounds of {args.seconds} s; medians")
     print()
-    print("| generator | requests/s | CPU µs per request | req/s vs wrk | CPU per request vs wrk |")
-    print("|---|---:|---:|---:|---:|")
+    print("| generator | requests/s | CPU µs per request | req/s vs wrk | CPU per request vs wrk | same, per-round median (min–max) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, _, _ in table:
         rate = statistics.median(r for r, _ in samples[name])
         cpu = statistics.median(c for _, c in samples[name])
-        print(f"| {name} | {rate:,.0f} | {cpu:.2f} | {rate / wrk_rate:.2f}× | {cpu / wrk_cpu:.2f}× |")
+        rounds = [mine[1] / theirs[1] for mine, theirs in zip(samples[name], samples["wrk"])]
+        print(f"| {name} | {rate:,.0f} | {cpu:.2f} | {rate / wrk_rate:.2f}× | {cpu / wrk_cpu:.2f}× | "
+              f"{paired(name, 1):.2f}× ({min(rounds):.2f}–{max(rounds):.2f}) |")
 
 
 if __name__ == "__main__":
