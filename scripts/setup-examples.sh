@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the servers of the example suites from Debian's packages. Safe to run again: it installs only what is
+# missing, and says clearly which package could not be had. Services are kept from starting on install (the
+# examples start their own servers on free ports), as on machines without systemd's policy file.
+set -euo pipefail
+
+packages=(puma unicorn thin ruby-rack)
+
+if [ "$(id -u)" != 0 ]; then
+  echo "setup-examples: run as root (it calls apt-get install ${packages[*]})" >&2
+  exit 2
+fi
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-examples: everything is installed (${packages[*]})"
+  exit 0
+fi
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+fi
+apt-get update -qq
+for package in "${missing[@]}"; do
+  if ! apt-cache show "$package" >/dev/null 2>&1; then
+    echo "setup-examples: Debian has no package '$package' on this machine; the suites that need it will fail to start" >&2
+  fi
+done
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+echo "setup-examples: installed ${missing[*]}"
