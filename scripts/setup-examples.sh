@@ -4,7 +4,7 @@
 # examples start their own servers on free ports), as on machines without systemd's policy file.
 set -euo pipefail
 
-packages=(puma unicorn thin ruby-rack)
+packages=(puma unicorn thin ruby-rack nginx apache2)
 
 if [ "$(id -u)" != 0 ]; then
   echo "setup-examples: run as root (it calls apt-get install ${packages[*]})" >&2

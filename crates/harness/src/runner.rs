@@ -125,12 +125,13 @@ pub fn run_suite(
             }
             done += 1;
         }
+        let port = running.port;
         let stopped = running.stop();
         if stopped.left > 0 {
             on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, stopped.left)));
         }
         if let Some(teardown) = &spec.teardown {
-            if let Err(e) = server::run_hook(teardown, &spec.cwd, &spec.env, 0) {
+            if let Err(e) = server::run_hook(&server::fill(teardown, port), &spec.cwd, &spec.env, port) {
                 on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
             }
         }

@@ -23,6 +23,8 @@ pub struct RunningServer {
     pub name: String,
     /// Its base URL, port filled in.
     pub url: String,
+    /// The port it was given.
+    pub port: u16,
     /// Its process tree.
     pub tree: Tree,
     /// Its own cgroup, where the machine allows one.
@@ -60,8 +62,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         }
         spec.port
     };
-    let me = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "shootout".into());
-    let fill = |text: &str| text.replace("{port}", &port.to_string()).replace("{shootout}", &me);
+    let fill = |text: &str| fill(text, port);
     if let Some(setup) = &spec.setup {
         run_hook(&fill(setup), &spec.cwd, &spec.env, port)
             .map_err(|e| format!("server '{name}': setup failed: {e}"))?;
@@ -107,6 +108,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     let mut server = RunningServer {
         name: name.clone(),
         url: fill(&spec.url).trim_end_matches('/').to_string(),
+        port,
         tree: Tree::with_cgroup(root, cgroup.as_ref().map(|g| g.path().to_path_buf())),
         cgroup,
         child,
@@ -225,6 +227,12 @@ impl RunningServer {
         status = status.or_else(|| self.child.wait().ok());
         Stopped { status, killed: true, left: self.tree.members().len() }
     }
+}
+
+/// Fills `{port}` and `{shootout}` (this binary) into a command, URL or hook of a suite.
+pub fn fill(text: &str, port: u16) -> String {
+    let me = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "shootout".into());
+    text.replace("{port}", &port.to_string()).replace("{shootout}", &me)
 }
 
 /// Runs a setup or teardown command to its end.
