@@ -54,8 +54,6 @@ pub struct Conn {
     pub written: usize,
     /// True when the current request counts (it was due after the warm-up).
     pub counted: bool,
-    /// Responses received on the current socket.
-    pub served: u32,
     /// Wait before the next reconnect after a failed connect; grows while connects keep failing.
     pub backoff: Duration,
     /// Index of the request in flight, in the workload.
@@ -86,7 +84,6 @@ impl Conn {
             deadline: now,
             written: 0,
             counted: false,
-            served: 0,
             backoff: MIN_BACKOFF,
             request: 0,
             user: User::default(),
@@ -104,7 +101,6 @@ impl Conn {
         self.tls = None;
         self.socket = None;
         self.generation = self.generation.wrapping_add(1);
-        self.served = 0;
     }
 }
 

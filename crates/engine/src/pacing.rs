@@ -53,11 +53,6 @@ impl Ramp {
         }
     }
 
-    /// The highest level the ramp reaches.
-    pub fn peak(&self) -> f64 {
-        self.points.iter().map(|&(_, level)| level).fold(self.start, f64::max)
-    }
-
     /// Total length of the stages, if there are any.
     pub fn length(&self) -> Option<Duration> {
         self.points.last().map(|&(end, _)| end)
@@ -180,7 +175,6 @@ mod tests {
         assert_eq!(ramp.at(Duration::from_secs(12)), 110.0);
         assert_eq!(ramp.at(Duration::from_millis(17_500)), 55.0);
         assert_eq!(ramp.at(Duration::from_secs(30)), 0.0);
-        assert_eq!(ramp.peak(), 110.0);
         assert_eq!(ramp.length(), Some(Duration::from_secs(20)));
         assert!((ramp.mean_over(Duration::from_secs(10)) - 60.0).abs() < 0.01);
         let steps = Ramp::new(0.0, &[stage(0, 5.0), stage(2, 5.0), stage(0, 9.0), stage(1, 9.0)]);

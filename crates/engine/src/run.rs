@@ -124,10 +124,7 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
             quota.map(|n| share(n, part)),
         )),
     };
-    let slots = match options.pacing {
-        Pacing::Closed => ramp.peak().ceil().max(1.0) as u64,
-        Pacing::Open { .. } => u64::from(options.connections),
-    };
+    let slots = options.most_connections().max(1);
     let shared = Shared {
         address: plan.address,
         workload: plan.workload.clone(),

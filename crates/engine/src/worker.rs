@@ -623,7 +623,6 @@ impl Worker<'_> {
         } else {
             self.recorder.warmup_requests += 1;
         }
-        conn.served += 1;
         if conn.parser.closes_connection() || !self.shared.keepalive {
             if self.shared.keepalive && conn.counted {
                 self.recorder.closed_by_server();

@@ -107,6 +107,19 @@ pub struct LoadOptions {
     pub warmup: Duration,
 }
 
+impl LoadOptions {
+    /// The most connections the run can hold open at once: the peak of the users ramp (closed model), or the
+    /// connection limit (open model). Threads, connection slots and the open-file limit are sized from it.
+    pub fn most_connections(&self) -> u64 {
+        match self.pacing {
+            Pacing::Closed => {
+                self.stages.iter().map(|s| s.target.ceil() as u64).fold(u64::from(self.connections), u64::max)
+            }
+            Pacing::Open { .. } => u64::from(self.connections),
+        }
+    }
+}
+
 /// Serialises an optional [`Duration`] as floating-point seconds.
 mod opt_secs {
     use std::time::Duration;
@@ -149,9 +162,9 @@ pub mod secs {
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trips_through_json() {
-        let options = LoadOptions {
+    /// Options that use every field.
+    fn sample() -> LoadOptions {
+        LoadOptions {
             url: "http://127.0.0.1:8080/".into(),
             scenario: None,
             method: "GET".into(),
@@ -170,7 +183,27 @@ mod tests {
             delay: Some(Duration::from_millis(1500)),
             sequential: true,
             warmup: Duration::ZERO,
-        };
+        }
+    }
+
+    #[test]
+    fn the_most_connections_of_each_model() {
+        let stage = |target| Stage { duration: Duration::from_secs(1), target };
+        let mut options: LoadOptions = sample();
+        options.pacing = Pacing::Closed;
+        options.connections = 10;
+        options.stages = vec![stage(99.5), stage(0.0)];
+        assert_eq!(options.most_connections(), 100, "the peak of the users ramp, rounded up");
+        options.stages.clear();
+        assert_eq!(options.most_connections(), 10);
+        options.pacing = Pacing::Open { rate: 50.0, arrival: Arrival::Constant };
+        options.stages = vec![stage(5000.0)];
+        assert_eq!(options.most_connections(), 10, "open model: the connection limit, whatever the rate");
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let options = sample();
         let json = serde_json::to_string(&options).unwrap();
         assert!(json.contains("\"duration\":1.5"), "{json}");
         let back: LoadOptions = serde_json::from_str(&json).unwrap();

@@ -151,9 +151,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         (None, None) => None,
     };
     let (options, body) = validate(&args, scenario.as_ref())?;
-    let most = options.stages.iter().map(|s| s.target.ceil() as u64).fold(u64::from(options.connections), u64::max);
-    let most = if matches!(options.pacing, Pacing::Open { .. }) { u64::from(options.connections) } else { most };
-    limits::ensure_open_files(most).map_err(|e| Failure::Usage(e.to_string()))?;
+    limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     let plan = match scenario {
         Some(scenario) => Plan::with_scenario(options, scenario),
         None => Plan::new(options, &body),
@@ -283,19 +281,13 @@ fn validate(
         None if stages.is_empty() => (Pacing::Closed, args.connections.unwrap_or(DEFAULT_CONNECTIONS)),
         None => (Pacing::Closed, args.connections.unwrap_or(0)),
     };
-    let most_connections = match pacing {
-        Pacing::Closed => stages.iter().map(|s| s.target.ceil() as u32).fold(connections, u32::max),
-        Pacing::Open { .. } => connections,
-    };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    let threads = args.threads.unwrap_or(cpus).min(most_connections.max(1));
     let stop = match (args.requests, args.duration) {
         _ if !stages.is_empty() => StopCondition::Duration(stages.iter().map(|s| s.duration).sum()),
         (Some(n), _) => StopCondition::Requests(n),
         (None, Some(d)) => StopCondition::Duration(d),
         (None, None) => StopCondition::Duration(DEFAULT_DURATION),
     };
-    let options = LoadOptions {
+    let mut options = LoadOptions {
         url: scenario.map_or_else(|| args.url.clone().unwrap_or_default(), |s| s.base.clone()),
         scenario: args.scenario.as_ref().or(args.urls_file.as_ref()).map(|p| p.display().to_string()),
         delay: args.delay.filter(|d| !d.is_zero()),
@@ -306,7 +298,7 @@ fn validate(
         connections,
         pacing,
         stages,
-        threads,
+        threads: 1,
         stop,
         timeout: args.timeout,
         connect_timeout: args.connect_timeout,
@@ -315,6 +307,8 @@ fn validate(
         cacert: args.cacert.as_ref().map(|p| p.display().to_string()),
         warmup: args.warmup,
     };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    options.threads = args.threads.map_or(cpus, u64::from).min(options.most_connections().max(1)) as u32;
     Ok((options, body))
 }
 
