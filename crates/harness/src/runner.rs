@@ -159,12 +159,7 @@ fn trial(
     let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
     let options = load_options(suite, &format!("{}{}", running.url, spec.path), level);
     let plan = match &suite.load.scenario {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("scenario {}: {e}", path.display()))?;
-            let scenario = shootout_scenario::parse(&text, &path.display().to_string(), Some(&running.url))
-                .map_err(|e| e.to_string())?;
-            Plan::with_scenario(options, scenario)
-        }
+        Some(file) => Plan::with_scenario(options, file.parse(&running.url).map_err(|e| e.to_string())?),
         None => Plan::new(options, suite.load.body.as_bytes()),
     }
     .map_err(|e| e.to_string())?;
@@ -205,7 +200,7 @@ fn load_options(suite: &Suite, url: &str, level: f64) -> LoadOptions {
     };
     LoadOptions {
         url: url.to_string(),
-        scenario: suite.load.scenario.as_ref().map(|p| p.display().to_string()),
+        scenario: suite.load.scenario.as_ref().map(|f| f.path.display().to_string()),
         method: suite.load.method.clone(),
         headers: suite.load.headers.clone(),
         body_bytes: suite.load.body.len() as u64,

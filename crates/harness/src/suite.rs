@@ -121,8 +121,25 @@ pub struct LoadSpec {
     pub timeout: Duration,
     /// Keep connections alive.
     pub keepalive: bool,
-    /// A scenario file instead of one request (resolved against the suite's folder).
-    pub scenario: Option<PathBuf>,
+    /// A scenario file instead of one request, read and validated once when the suite is (so every trial sends
+    /// the same scenario, and a bad one stops the suite before any server starts).
+    pub scenario: Option<ScenarioFile>,
+}
+
+/// A scenario file as the suite read it.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    /// Where it is (resolved against the suite's folder).
+    pub path: PathBuf,
+    /// Its text, as read when the suite was.
+    pub text: String,
+}
+
+impl ScenarioFile {
+    /// The scenario, sent to `base` (a server's URL).
+    pub fn parse(&self, base: &str) -> Result<shootout_scenario::Scenario, FileError> {
+        shootout_scenario::parse(&self.text, &self.path.display().to_string(), Some(base))
+    }
 }
 
 /// One server under test.
@@ -198,7 +215,7 @@ struct LoadDef {
     body: Option<String>,
     timeout: Option<Spanned<String>>,
     keepalive: Option<bool>,
-    scenario: Option<String>,
+    scenario: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -298,7 +315,19 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
         body: raw.load.body.clone().unwrap_or_default(),
         timeout: duration_of(&raw.load.timeout, Duration::from_secs(30))?,
         keepalive: raw.load.keepalive.unwrap_or(true),
-        scenario: raw.load.scenario.as_ref().map(|s| dir.join(s)),
+        scenario: match &raw.load.scenario {
+            None => None,
+            Some(name) => {
+                let path = dir.join(name.get_ref());
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    at.span(name.span(), format!("scenario {}: cannot read it ({e}); check the path", path.display()))
+                })?;
+                let file = ScenarioFile { path, text };
+                // Checked now against a stand-in server; each trial binds it to the real one.
+                file.parse("http://127.0.0.1:1").map_err(|e| at.span(name.span(), format!("scenario: {e}")))?;
+                Some(file)
+            }
+        },
     };
     let mut servers: Vec<ServerSpec> = Vec::new();
     for def in &raw.servers {
@@ -416,6 +445,26 @@ cwd = "sub"
     }
 
     #[test]
+    fn a_scenario_is_read_and_checked_with_the_suite() {
+        let dir = std::env::temp_dir().join(format!("shootout-suite-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("good.toml"), "[[request]]\nname = \"a\"\nurl = \"/a\"\n").unwrap();
+        std::fs::write(dir.join("bad.toml"), "[[request]]\nname = \"a\"\nurl = \"/${nope}\"\n").unwrap();
+        let suite = |file: &str| {
+            format!("connections = [1]\n[load]\nscenario = \"{file}\"\n[[server]]\nname = \"s\"\ncommand = \"x\"\n")
+        };
+        let good = parse(&suite("good.toml"), "s.toml", &dir).unwrap();
+        let scenario = good.load.scenario.expect("the scenario is kept with the suite");
+        assert_eq!(scenario.parse("http://127.0.0.1:8080").unwrap().base, "http://127.0.0.1:8080");
+        let bad = parse(&suite("bad.toml"), "s.toml", &dir).unwrap_err().to_string();
+        assert!(
+            bad.starts_with("s.toml:3:12: scenario: ") && bad.contains("bad.toml:3:9: unknown variable '${nope}'"),
+            "{bad}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn errors_point_at_the_line() {
         let e = |text: &str| parse(text, "s.toml", Path::new(".")).unwrap_err().to_string();
         assert!(e("connections = [1]\ncolour = 1\n").starts_with("s.toml:2:1: unknown field `colour`"));
@@ -423,6 +472,9 @@ cwd = "sub"
         assert!(e("[[server]]\nname = \"a\"\ncommand = \"x\"\n").contains("no load levels"));
         let slo = e("connections = [1]\nslo = [\"fast < 1s\"]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
         assert!(slo.starts_with("s.toml:2:8: 'fast < 1s' is not a condition"), "{slo}");
+        let missing =
+            e("connections = [1]\n[load]\nscenario = \"nowhere.toml\"\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
+        assert!(missing.starts_with("s.toml:3:12: scenario ./nowhere.toml: cannot read it"), "{missing}");
         let signal = e("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"x\"\nstop = { signal = \"NOPE\" }\n");
         assert!(signal.starts_with("s.toml:5:19: 'NOPE' is not a signal"), "{signal}");
     }
