@@ -107,7 +107,8 @@ impl Plan {
 
     /// A plan that runs a scenario against its base URL (`options.url`).
     pub fn with_scenario(options: LoadOptions, scenario: shootout_scenario::Scenario) -> Result<Plan, PlanError> {
-        let mut plan = Plan::new(LoadOptions { url: scenario.base.clone(), ..options }, b"")?;
+        let sessions = !scenario.sessions.is_empty();
+        let mut plan = Plan::new(LoadOptions { url: scenario.base.clone(), sessions, ..options }, b"")?;
         let host = plan.options.url.split_once("://").map_or("", |(_, rest)| rest).to_string();
         let close = !plan.options.keepalive;
         plan.workload = Arc::new(Workload::scenario(scenario, host, close));
@@ -148,6 +149,7 @@ mod tests {
             cacert: None,
             delay: None,
             sequential: false,
+            sessions: false,
             warmup: Duration::ZERO,
         }
     }

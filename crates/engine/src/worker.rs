@@ -322,6 +322,7 @@ impl Worker<'_> {
         if self.conns[i].user.step > 0 {
             return self.next_step(i, now);
         }
+        let measuring = now >= self.shared.measure_start;
         let due = match (&mut self.pacing, self.stage) {
             (_, Stage::Interrupted(_)) => None,
             (WorkerPacing::Closed { .. }, Stage::Ended) => None,
@@ -329,9 +330,11 @@ impl Worker<'_> {
                 self.conns[i].close(); // a user the ramp no longer wants
                 None
             }
-            (WorkerPacing::Closed { quota, .. }, stage) => match quota {
-                Some(0) if stage == Stage::Measure => None,
-                Some(left) if stage == Stage::Measure => {
+            // A request is charged to the quota exactly when it will be counted (see `start`): by its due time,
+            // not by the stage, which turns only after this loop turn's events.
+            (WorkerPacing::Closed { quota, .. }, _) => match quota {
+                Some(0) if measuring => None,
+                Some(left) if measuring => {
                     *left -= 1;
                     Some(now)
                 }
@@ -353,9 +356,10 @@ impl Worker<'_> {
     /// A scenario user in the middle of its session goes on with its next step, unless sending is over.
     fn next_step(&mut self, i: usize, now: Instant) {
         let sending = self.sending();
+        let measuring = now >= self.shared.measure_start;
         let allowed = match &mut self.pacing {
             _ if !sending => false,
-            WorkerPacing::Closed { quota: Some(left), .. } if self.stage == Stage::Measure => {
+            WorkerPacing::Closed { quota: Some(left), .. } if measuring => {
                 let allowed = *left > 0;
                 *left = left.saturating_sub(1);
                 allowed

@@ -86,7 +86,7 @@ pub fn run_suite(
         let fail_rest = |from: usize, why: &str, failures: &mut Vec<String>| {
             for &level in &pending[from..] {
                 let _ = store.write_failure(&spec.name, level, repeat, why);
-                failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.levels.unit()));
+                failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.unit()));
             }
         };
         let mut running = match server::start(spec, &store.log_path(&spec.name, repeat)) {
@@ -131,7 +131,8 @@ pub fn run_suite(
             on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, stopped.left)));
         }
         if let Some(teardown) = &spec.teardown {
-            if let Err(e) = server::run_hook(&server::fill(teardown, port), &spec.cwd, &spec.env, port) {
+            let log = store.log_path(&spec.name, repeat);
+            if let Err(e) = server::run_hook(&server::fill(teardown, port), &spec.cwd, &spec.env, port, &log) {
                 on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
             }
         }
@@ -208,7 +209,7 @@ fn load_options(suite: &Suite, url: &str, level: f64) -> LoadOptions {
         pacing,
         stages: Vec::new(),
         threads: suite.threads.min(connections.max(1)),
-        stop: StopCondition::Duration(suite.duration),
+        stop: suite.requests.map_or(StopCondition::Duration(suite.duration), StopCondition::Requests),
         timeout: suite.load.timeout,
         connect_timeout: Duration::from_secs(5),
         insecure: true,
@@ -216,6 +217,7 @@ fn load_options(suite: &Suite, url: &str, level: f64) -> LoadOptions {
         keepalive: suite.load.keepalive,
         delay: None,
         sequential: false,
+        sessions: false,
         warmup: suite.warmup,
     }
 }

@@ -32,6 +32,8 @@ pub struct RunningServer {
     child: Child,
     signal_group: bool,
     stop_signal: i32,
+    /// Where the PID to signal is written, for servers that daemonize their master.
+    stop_pidfile: Option<PathBuf>,
     grace: Duration,
     log: PathBuf,
 }
@@ -64,7 +66,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     };
     let fill = |text: &str| fill(text, port);
     if let Some(setup) = &spec.setup {
-        run_hook(&fill(setup), &spec.cwd, &spec.env, port)
+        run_hook(&fill(setup), &spec.cwd, &spec.env, port, log)
             .map_err(|e| format!("server '{name}': setup failed: {e}"))?;
     }
     let command = fill(&spec.command);
@@ -82,7 +84,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     child
         .args(["-c", &script])
         .current_dir(&spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(spec.env.iter().map(|(k, v)| (k, fill(v))))
         .env("PORT", port.to_string())
         .stdin(Stdio::null())
         .stdout(output)
@@ -114,6 +116,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         child,
         signal_group: !simple,
         stop_signal: spec.stop_signal,
+        stop_pidfile: spec.stop_pidfile.as_ref().map(|f| spec.cwd.join(fill(f))),
         grace: spec.stop_grace,
         log: log.to_path_buf(),
     };
@@ -200,12 +203,23 @@ impl RunningServer {
         }
     }
 
-    /// Stops the server: its stop signal, then SIGKILL to every process of its tree once the grace period is
-    /// over; waits until the tree is gone.
+    /// Stops the server: its stop signal (to the PID in its pidfile, when it has one that names a process of its
+    /// tree), then SIGKILL to every process of its tree once the grace period is over; waits until the tree is gone.
     pub fn stop(mut self) -> Stopped {
         let root = self.child.id() as i32;
-        // SAFETY: signalling our own child, or its process group.
-        unsafe { libc::kill(if self.signal_group { -root } else { root }, self.stop_signal) };
+        let daemon = self
+            .stop_pidfile
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|text| text.trim().parse::<i32>().ok())
+            .filter(|pid| *pid > 1 && self.tree.members().iter().any(|p| p.pid == *pid));
+        let target = match daemon {
+            Some(pid) => pid,
+            None if self.signal_group => -root,
+            None => root,
+        };
+        // SAFETY: signalling our own child, its process group, or a process of the server's own tree.
+        unsafe { libc::kill(target, self.stop_signal) };
         let deadline = Instant::now() + self.grace;
         let mut status = None;
         while Instant::now() < deadline {
@@ -235,20 +249,28 @@ pub fn fill(text: &str, port: u16) -> String {
     text.replace("{port}", &port.to_string()).replace("{shootout}", &me)
 }
 
-/// Runs a setup or teardown command to its end.
-pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16) -> Result<(), String> {
+/// Runs a setup or teardown command to its end, its output appended to the server's log.
+pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<(), String> {
+    let output = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let errors = output.try_clone().map_err(|e| e.to_string())?;
     let status = Command::new("sh")
         .args(["-c", command])
         .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(env.iter().map(|(k, v)| (k, fill(v, port))))
         .env("PORT", port.to_string())
         .stdin(Stdio::null())
+        .stdout(output)
+        .stderr(errors)
         .status()
         .map_err(|e| e.to_string())?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("'{command}' exited ({})", describe(status)))
+        Err(format!("'{command}' exited ({}); its output is in {}", describe(status), log.display()))
     }
 }
 

@@ -11,6 +11,11 @@
 //! slo = ["mean < 1s", "p99 < 200ms", "errors < 1%"]
 //! client_cpus = "0"                # where the load generator runs (default: CPU 0 when there are two or more)
 //! sample_every = "1s"
+//! requests = 2000                  # optional: each level ends after this many measured responses (ab's -n)
+//!
+//! [full]                           # the long sweep, taken with `shootout run --full`: any of repeats, duration,
+//! connections = [1, 2, 4, 8, 16, 32, 64, 128]   # warmup, connections, rates, requests
+//! duration = "30s"
 //!
 //! [load]                           # what each request is (or scenario = "file.toml")
 //! path = "/hello"
@@ -21,10 +26,10 @@
 //!                                                         # {shootout}: this shootout binary
 //! path = "/hello"                  # optional: this server's path, instead of load.path
 //! cwd = "apps/rack-hello"
-//! env = { RACK_ENV = "production" }
+//! env = { RACK_ENV = "production" }          # {port} and {shootout} are filled in here too
 //! ready = { path = "/", status = 200, timeout = "30s" }
 //! verify = { status = 200, body = "Hello World" }
-//! stop = { signal = "INT", grace = "10s" }
+//! stop = { signal = "INT", grace = "10s", pidfile = "tmp/server.pid" }   # pidfile: signal that PID instead
 //! version_command = "puma --version"
 //! cpus = "1"                       # default: every CPU but the client's
 //! ```
@@ -50,6 +55,8 @@ pub struct Suite {
     pub duration: Duration,
     /// Warm-up per level.
     pub warmup: Duration,
+    /// When set, each level ends after this many measured responses instead of after `duration` (ab's `-n`).
+    pub requests: Option<u64>,
     /// The load levels.
     pub levels: Levels,
     /// How trials are ordered.
@@ -70,6 +77,45 @@ pub struct Suite {
     pub servers: Vec<ServerSpec>,
 }
 
+impl Suite {
+    /// What a level counts: "users", "req/s", or "users/s" for arriving users that each run a session.
+    pub fn unit(&self) -> &'static str {
+        self.levels.unit(self.load.scenario.as_ref().is_some_and(|s| s.sessions))
+    }
+}
+
+/// Which sweep of a suite to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sweep {
+    /// The suite's own keys: the short run.
+    #[default]
+    Short,
+    /// The suite's `[full]` table over its own keys: the classic, long sweep.
+    Full,
+    /// A check that every server runs: the first and last level, 2 s each, one repeat.
+    Smoke,
+}
+
+impl Sweep {
+    /// Its name, as stored with a results directory.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sweep::Short => "short",
+            Sweep::Full => "full",
+            Sweep::Smoke => "smoke",
+        }
+    }
+
+    /// The sweep of a stored name (`short` for anything unknown).
+    pub fn from_name(name: &str) -> Sweep {
+        match name.trim() {
+            "full" => Sweep::Full,
+            "smoke" => Sweep::Smoke,
+            _ => Sweep::Short,
+        }
+    }
+}
+
 /// The sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Levels {
@@ -88,10 +134,11 @@ impl Levels {
         }
     }
 
-    /// What a level counts: "users" or "req/s".
-    pub fn unit(&self) -> &'static str {
+    /// What a level counts: "users", "req/s", or with sessions in the open model "users/s" (arriving users).
+    pub fn unit(&self, sessions: bool) -> &'static str {
         match self {
             Levels::Connections(_) => "users",
+            Levels::Rates(_) if sessions => "users/s",
             Levels::Rates(_) => "req/s",
         }
     }
@@ -133,6 +180,8 @@ pub struct ScenarioFile {
     pub path: PathBuf,
     /// Its text, as read when the suite was.
     pub text: String,
+    /// It strings its requests into user sessions.
+    pub sessions: bool,
 }
 
 impl ScenarioFile {
@@ -173,6 +222,9 @@ pub struct ServerSpec {
     pub stop_signal: i32,
     /// Time between the stop signal and SIGKILL.
     pub stop_grace: Duration,
+    /// A file (from `cwd`, `{port}` filled in) holding the PID to signal instead of the launched process, for
+    /// servers that daemonize their master (Passenger's watchdog).
+    pub stop_pidfile: Option<String>,
     /// Run before the server starts (in its working directory).
     pub setup: Option<String>,
     /// Run after it stops.
@@ -199,10 +251,24 @@ struct SuiteFile {
     client_cpus: Option<String>,
     threads: Option<u32>,
     sample_every: Option<Spanned<String>>,
+    requests: Option<Spanned<u64>>,
+    full: Option<FullDef>,
     #[serde(default)]
     load: LoadDef,
     #[serde(default, rename = "server")]
     servers: Vec<ServerDef>,
+}
+
+/// The `[full]` table: the keys of the long sweep.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FullDef {
+    repeats: Option<Spanned<u32>>,
+    duration: Option<Spanned<String>>,
+    warmup: Option<Spanned<String>>,
+    connections: Option<Spanned<Vec<u32>>>,
+    rates: Option<Spanned<Vec<f64>>>,
+    requests: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -258,12 +324,34 @@ struct VerifyDef {
 struct StopDef {
     signal: Option<Spanned<String>>,
     grace: Option<Spanned<String>>,
+    pidfile: Option<String>,
 }
 
-/// Parses and validates a suite; relative paths are taken from `dir` (the suite file's folder).
+/// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
+    parse_sweep(text, file, dir, Sweep::Short)
+}
+
+/// Parses and validates a suite for one of its sweeps.
+pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<Suite, FileError> {
     let at = Locator { text, file };
-    let raw: SuiteFile = at.toml(text, "Suites")?;
+    let mut raw: SuiteFile = at.toml(text, "Suites")?;
+    match (sweep, raw.full.take()) {
+        (Sweep::Full, None) => {
+            return Err(at.at(0, "--full: this suite has no [full] table; add one with the long sweep's connections (or rates), duration and repeats"))
+        }
+        (Sweep::Full, Some(full)) => {
+            if full.connections.is_some() || full.rates.is_some() {
+                raw.connections = full.connections;
+                raw.rates = full.rates;
+            }
+            raw.repeats = full.repeats.or(raw.repeats);
+            raw.duration = full.duration.or(raw.duration);
+            raw.warmup = full.warmup.or(raw.warmup);
+            raw.requests = full.requests.or(raw.requests);
+        }
+        _ => {}
+    }
     let duration_of = |value: &Option<Spanned<String>>, default: Duration| match value {
         None => Ok(default),
         Some(v) => shootout_model::units::parse_duration(v.get_ref())
@@ -283,6 +371,9 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
         }
         (None, None) => return Err(at.at(0, "no load levels: add connections = [1, 2, 4] or rates = [100, 200]")),
     };
+    if let Some(n) = raw.requests.as_ref().filter(|n| *n.get_ref() == 0) {
+        return Err(at.span(n.span(), "requests must be 1 or more (or left out, to run each level for its duration)"));
+    }
     let order = match raw.order.as_ref().map(|o| o.get_ref().as_str()) {
         None | Some("interleaved") => Order::Interleaved,
         Some("grouped") => Order::Grouped,
@@ -322,9 +413,11 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
                 let text = std::fs::read_to_string(&path).map_err(|e| {
                     at.span(name.span(), format!("scenario {}: cannot read it ({e}); check the path", path.display()))
                 })?;
-                let file = ScenarioFile { path, text };
+                let mut file = ScenarioFile { path, text, sessions: false };
                 // Checked now against a stand-in server; each trial binds it to the real one.
-                file.parse("http://127.0.0.1:1").map_err(|e| at.span(name.span(), format!("scenario: {e}")))?;
+                let scenario =
+                    file.parse("http://127.0.0.1:1").map_err(|e| at.span(name.span(), format!("scenario: {e}")))?;
+                file.sessions = !scenario.sessions.is_empty();
                 Some(file)
             }
         },
@@ -364,13 +457,14 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
             verify_body: def.verify.as_ref().and_then(|v| v.body.clone()),
             stop_signal: signal,
             stop_grace: duration_of(&stop.and_then(|s| s.grace.clone()), Duration::from_secs(10))?,
+            stop_pidfile: stop.and_then(|s| s.pidfile.clone()),
             setup: def.setup.clone(),
             teardown: def.teardown.clone(),
             version_command: def.version_command.clone(),
             cpus: def.cpus.clone().or_else(|| server_cpus.clone()),
         });
     }
-    Ok(Suite {
+    let suite = Suite {
         name: raw
             .name
             .clone()
@@ -378,6 +472,7 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
         repeats: raw.repeats.as_ref().map_or(3, |r| *r.get_ref()).max(1),
         duration: duration_of(&raw.duration, Duration::from_secs(10))?,
         warmup: duration_of(&raw.warmup, Duration::from_secs(2))?,
+        requests: raw.requests.as_ref().map(|n| *n.get_ref()),
         levels,
         order,
         statistic,
@@ -390,7 +485,31 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
         sample_every: duration_of(&raw.sample_every, Duration::from_secs(1))?,
         load,
         servers,
-    })
+    };
+    Ok(if sweep == Sweep::Smoke { smoke(suite) } else { suite })
+}
+
+/// The smoke sweep of a suite: its first and last level, 2 s each after at most 1 s of warm-up, once.
+fn smoke(suite: Suite) -> Suite {
+    fn ends<T: Clone + PartialEq>(values: &[T]) -> Vec<T> {
+        let mut out = vec![values[0].clone()];
+        if values[values.len() - 1] != values[0] {
+            out.push(values[values.len() - 1].clone());
+        }
+        out
+    }
+    let levels = match &suite.levels {
+        Levels::Connections(c) => Levels::Connections(ends(c)),
+        Levels::Rates(r) => Levels::Rates(ends(r)),
+    };
+    Suite {
+        levels,
+        repeats: 1,
+        duration: Duration::from_secs(2),
+        warmup: suite.warmup.min(Duration::from_secs(1)),
+        requests: None,
+        ..suite
+    }
 }
 
 /// A signal by name (`TERM`, `SIGINT`, `quit`…).
@@ -442,6 +561,40 @@ cwd = "sub"
         assert_eq!(s.servers[0].stop_signal, libc::SIGINT);
         assert_eq!(s.servers[1].cwd, Path::new("/x/sub"));
         assert_eq!(s.servers[0].ready_path, "/hello");
+    }
+
+    #[test]
+    fn the_full_and_smoke_sweeps() {
+        let text = r#"
+repeats = 2
+duration = "3s"
+warmup = "2s"
+connections = [1, 8, 64]
+[full]
+connections = [1, 2, 4, 8, 16, 32, 64, 128]
+duration = "30s"
+repeats = 3
+[[server]]
+name = "a"
+command = "x"
+stop = { signal = "TERM", pidfile = "run/{port}.pid" }
+"#;
+        let short = parse(text, "s.toml", Path::new(".")).unwrap();
+        assert_eq!((short.repeats, short.duration.as_secs(), short.levels.values().len()), (2, 3, 3));
+        assert_eq!(short.servers[0].stop_pidfile.as_deref(), Some("run/{port}.pid"));
+        let full = parse_sweep(text, "s.toml", Path::new("."), Sweep::Full).unwrap();
+        assert_eq!((full.repeats, full.duration.as_secs(), full.warmup.as_secs()), (3, 30, 2));
+        assert_eq!(full.levels, Levels::Connections(vec![1, 2, 4, 8, 16, 32, 64, 128]));
+        let smoke = parse_sweep(text, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
+        assert_eq!((smoke.repeats, smoke.duration.as_secs(), smoke.warmup.as_secs()), (1, 2, 1));
+        assert_eq!(smoke.levels, Levels::Connections(vec![1, 64]));
+        let no_full = "connections = [1]\nrequests = 500\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+        assert_eq!(parse(no_full, "s.toml", Path::new(".")).unwrap().requests, Some(500));
+        let e = parse_sweep(no_full, "s.toml", Path::new("."), Sweep::Full).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:1:1: --full: this suite has no [full] table"), "{e}");
+        for name in ["short", "full", "smoke"] {
+            assert_eq!(Sweep::from_name(name).name(), name);
+        }
     }
 
     #[test]

@@ -102,6 +102,10 @@ pub struct LoadOptions {
     /// A urls file is walked in order by every user (siege's default) rather than picked at random.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential: bool,
+    /// The scenario strings requests into user sessions: in the open model the rate counts arriving users (each
+    /// runs one session), not requests.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sessions: bool,
     /// Load sent before measuring starts; its requests are not counted.
     #[serde(with = "secs")]
     pub warmup: Duration,
@@ -182,6 +186,7 @@ mod tests {
             cacert: None,
             delay: Some(Duration::from_millis(1500)),
             sequential: true,
+            sessions: false,
             warmup: Duration::ZERO,
         }
     }

@@ -60,8 +60,9 @@ impl SuiteReport {
         let mut levels: Vec<f64> = trials.iter().map(|t| t.level).collect();
         levels.sort_by(f64::total_cmp);
         levels.dedup();
-        let unit = match trials.first().map(|t| t.result.options.pacing) {
-            Some(Pacing::Open { .. }) => "req/s",
+        let unit = match trials.first().map(|t| (t.result.options.pacing, t.result.options.sessions)) {
+            Some((Pacing::Open { .. }, true)) => "users/s",
+            Some((Pacing::Open { .. }, false)) => "req/s",
             _ => "users",
         };
         let statistic = suite.get("statistic").and_then(|s| s.as_str()).and_then(Statistic::parse).unwrap_or_default();

@@ -292,6 +292,7 @@ fn validate(
         scenario: args.scenario.as_ref().or(args.urls_file.as_ref()).map(|p| p.display().to_string()),
         delay: args.delay.filter(|d| !d.is_zero()),
         sequential: args.urls_file.is_some() && !args.random,
+        sessions: false,
         method,
         headers,
         body_bytes: body.len() as u64,

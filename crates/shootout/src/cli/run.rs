@@ -1,5 +1,6 @@
 //! `shootout run SUITE.toml`: runs a suite with one progress bar for the whole of it, then prints the comparison.
-//! `--resume DIR` finishes an interrupted run in its own results directory.
+//! `--full` takes the suite's long sweep (its `[full]` table), `--smoke` a two-level check that every server runs;
+//! `--resume DIR` finishes an interrupted run in its own results directory, with the sweep it was started with.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
-use shootout_harness::suite::{self, Suite};
+use shootout_harness::suite::{self, Suite, Sweep};
 
 use super::Failure;
 
@@ -25,6 +26,12 @@ pub struct RunArgs {
     /// Finish an interrupted run: the trials already in DIR are kept, the rest are run.
     #[arg(long, value_name = "DIR", conflicts_with = "suite")]
     resume: Option<PathBuf>,
+    /// Run the suite's long sweep, its [full] table (the classic levels, durations and repeats).
+    #[arg(long, conflicts_with_all = ["smoke", "resume"])]
+    full: bool,
+    /// Check that every server runs: the first and last level only, 2 s each, one repeat.
+    #[arg(long, conflicts_with = "resume")]
+    smoke: bool,
 }
 
 /// Runs the suite.
@@ -33,12 +40,18 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         (_, Some(dir)) => {
             let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
             let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
-            (read_suite(&dir.join("suite.toml"), Path::new(home.trim()))?, store)
+            let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
+            (read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep)?, store)
         }
         (Some(path), None) => {
             let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-            let suite = read_suite(path, &home)?;
+            let sweep = match (args.full, args.smoke) {
+                (true, _) => Sweep::Full,
+                (_, true) => Sweep::Smoke,
+                _ => Sweep::Short,
+            };
+            let suite = read_suite(path, &home, sweep)?;
             let store = Store::create(&args.results, &suite.name).map_err(|e| {
                 Failure::Usage(format!("--results {}: cannot make a results directory ({e})", args.results.display()))
             })?;
@@ -46,6 +59,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             store
                 .write("suite.toml", &text)
                 .and_then(|()| store.write("suite-dir", home.display().to_string().as_bytes()))
+                .and_then(|()| store.write("sweep", sweep.name().as_bytes()))
                 .map_err(|e| Failure::Run(e.into()))?;
             (suite, store)
         }
@@ -59,7 +73,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             std::process::exit(130);
         }
     });
-    let trial_ms = (suite.warmup + suite.duration).as_millis() as u64;
+    // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time.
+    let trial_ms = if suite.requests.is_some() { 1 } else { (suite.warmup + suite.duration).as_millis() as u64 };
     let total = suite.servers.len() as u64 * u64::from(suite.repeats) * suite.levels.values().len() as u64;
     let bar = ProgressBar::new(total * trial_ms);
     bar.set_style(
@@ -68,7 +83,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     );
     eprintln!("results: {}", store.dir.display());
     let mut base = 0;
-    let unit = suite.levels.unit();
+    let unit = suite.unit();
     let outcome = run_suite(&suite, store, stop, &mut |event| match event {
         Event::Trial { server, level, repeat, done, .. } => {
             base = done as u64 * trial_ms;
@@ -103,8 +118,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn read_suite(path: &Path, home: &Path) -> Result<Suite, Failure> {
+fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
-    suite::parse(&text, &path.display().to_string(), home).map_err(|e| Failure::Usage(e.to_string()))
+    suite::parse_sweep(&text, &path.display().to_string(), home, sweep).map_err(|e| Failure::Usage(e.to_string()))
 }

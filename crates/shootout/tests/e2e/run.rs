@@ -205,3 +205,74 @@ fn a_command_that_is_not_found_is_named() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("server 'ghost' exited (exit status 127)") && stderr.contains("not found"), "{stderr}");
 }
+
+#[test]
+fn ab_style_request_counts_and_the_full_and_smoke_sweeps() {
+    let dir = workdir("sweeps");
+    let suite = "repeats = 1\nwarmup = \"200ms\"\nsample_every = \"100ms\"\nrequests = 300\nconnections = [1, 4, 8]\n\
+                 [full]\nconnections = [2]\nrequests = 500\n[load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"a\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
+                 setup = \"echo setup says hello; touch $MARK\"\nenv = { MARK = \"mark-{port}\" }\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let run = |sweep: &[&str], into: &str| {
+        let output = shootout()
+            .arg("run")
+            .args(sweep)
+            .arg(dir.join("suite.toml"))
+            .arg("--results")
+            .arg(dir.join(into))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        let results = std::fs::read_dir(dir.join(into)).unwrap().next().unwrap().unwrap().path();
+        let mut trials: Vec<(f64, u64, f64)> = files(&results, "json")
+            .iter()
+            .map(|f| {
+                let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+                let r = &t["result"];
+                (
+                    t["level"].as_f64().unwrap(),
+                    r["requests"]["total"].as_u64().unwrap(),
+                    r["duration_s"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        trials.sort_by(|a, b| a.0.total_cmp(&b.0));
+        (results, trials)
+    };
+    let (short, trials) = run(&[], "short");
+    assert_eq!(trials.iter().map(|t| (t.0, t.1)).collect::<Vec<_>>(), [(1.0, 300), (4.0, 300), (8.0, 300)]);
+    let log = std::fs::read_to_string(short.join("logs/a-r1.log")).unwrap();
+    assert!(log.contains("setup says hello"), "the setup's output is in the server's log: {log}");
+    let marks =
+        std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("mark-"));
+    assert!(marks.count() >= 1, "{{port}} is filled into env values");
+
+    let (_, trials) = run(&["--full"], "full");
+    assert_eq!(trials.iter().map(|t| (t.0, t.1)).collect::<Vec<_>>(), [(2.0, 500)]);
+
+    let (smoke, trials) = run(&["--smoke"], "smoke");
+    assert_eq!(trials.iter().map(|t| t.0).collect::<Vec<_>>(), [1.0, 8.0], "the first and last level");
+    assert!(trials.iter().all(|t| (t.2 - 2.0).abs() < 0.3 && t.1 > 300), "2 s each, not 300 requests: {trials:?}");
+    assert_eq!(std::fs::read_to_string(smoke.join("sweep")).unwrap(), "smoke", "kept for --resume");
+}
+
+#[test]
+fn a_daemonized_master_is_stopped_through_its_pid_file() {
+    let dir = workdir("pidfile");
+    // Like Passenger: the launched process waits on a "watchdog" that must be signalled itself; the launched
+    // process notes any signal it gets, and would only end after the grace period if the watchdog lived on.
+    let suite = format!(
+        "{QUICK}connections = [1]\n[load]\npath = \"/hello\"\n[[server]]\nname = \"daemon\"\n\
+         command = \"sleep 35 & w=$!; echo $w > watchdog-{{port}}.pid; {{shootout}} target --port {{port}} --threads 1 & t=$!; \
+         trap 'echo TERM > front-signalled' TERM; wait $w; kill $t; wait $t\"\n\
+         stop = {{ signal = \"TERM\", grace = \"20s\", pidfile = \"watchdog-{{port}}.pid\" }}\n"
+    );
+    let started = Instant::now();
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(started.elapsed() < Duration::from_secs(15), "stopped without waiting out the grace period");
+    assert!(!dir.join("front-signalled").exists(), "the signal went to the watchdog, not the launched shell");
+    assert!(!running("sleep 35"), "the watchdog is gone");
+    assert_eq!(files(&results(&dir), "json").len(), 1);
+}
