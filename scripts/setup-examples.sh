@@ -4,7 +4,13 @@
 # examples start their own servers on free ports), as on machines without systemd's policy file.
 set -euo pipefail
 
-packages=(puma unicorn thin ruby-rack nginx apache2)
+# Ruby app servers and Rails (not the `rails` metapackage: it pulls in webpacker, which the machine's Node.js
+# cannot satisfy; ruby-rails is Rails itself), the web servers with mod_lua and mod_passenger, the JVM servers,
+# and JRuby.
+packages=(
+  puma unicorn thin ruby-rack passenger libapache2-mod-passenger ruby-rails ruby-sqlite3
+  nginx apache2 tomcat10 jetty9 jruby
+)
 
 if [ "$(id -u)" != 0 ]; then
   echo "setup-examples: run as root (it calls apt-get install ${packages[*]})" >&2
