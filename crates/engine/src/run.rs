@@ -15,7 +15,7 @@ use crate::cpu::CpuTimes;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
 use crate::tls::{check_handshake, TlsPlan};
-use crate::worker::{run_worker, share, Part, Report, WorkerPacing};
+use crate::worker::{run_worker, share, Ends, Part, Report, WorkerPacing};
 use crate::workload::Workload;
 
 /// How often the progress callback is called.
@@ -177,14 +177,14 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
                     timeline.add(interval);
                     seen.rate = timeline.requests_in(second) as f64;
                 }
-                Ok(Report::Done(recorder, named, last_end)) => {
+                Ok(Report::Done(recorder, named, ends)) => {
                     total += &recorder;
                     if per_request.is_empty() {
                         per_request = named;
                     } else {
                         per_request.iter_mut().zip(&named).for_each(|(mine, theirs)| *mine += theirs);
                     }
-                    ended = ended.max(last_end);
+                    ended = ended.max(window_end(ends, send_until, stop.load(Ordering::Relaxed)));
                     done += 1;
                 }
                 Ok(Report::Failed(e)) => {
@@ -301,5 +301,16 @@ fn assemble(plan: &Plan, ramp: &Ramp, total: &Recorder, timeline: &Timeline, run
             busy,
             saturated: busy >= SATURATION,
         },
+    }
+}
+
+/// Where a worker's measured window ends. A timed run's window is its sending time, stretched by responses that
+/// came after it, but not by requests that only failed later (a request left to time out 30 s after the others
+/// would otherwise dilute the throughput), nor shortened when the server stopped answering early. A run to a
+/// request count, or an interrupted one, lasts until its last request ended, answered or not (as ab's total time).
+fn window_end(ends: Ends, send_until: Option<Instant>, interrupted: bool) -> Instant {
+    match (send_until, interrupted) {
+        (Some(until), false) => ends.response.map_or(until, |r| r.max(until)),
+        _ => ends.any,
     }
 }

@@ -43,13 +43,21 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// The poll token of the due-time timer.
 const TIMER: Token = Token(usize::MAX);
 
+/// When a worker's counted requests ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ends {
+    /// Its last response (any status), if it had one.
+    pub response: Option<Instant>,
+    /// Its last request, answered or failed (or the interruption).
+    pub any: Instant,
+}
+
 /// What a worker sends to the coordinator.
 pub enum Report {
     /// One second of measurements.
     Interval(Interval),
-    /// The worker is done: its totals, its totals per named request (scenarios), and when its last request
-    /// ended.
-    Done(Box<Recorder>, Vec<Recorder>, Instant),
+    /// The worker is done: its totals, its totals per named request (scenarios), and when its requests ended.
+    Done(Box<Recorder>, Vec<Recorder>, Ends),
     /// The worker could not start (no poll instance or timer).
     Failed(io::Error),
 }
@@ -120,7 +128,10 @@ struct Worker<'a> {
     /// Scenarios: measurements per named request.
     per_request: Vec<Recorder>,
     next_second: Instant,
+    /// When the last counted request ended, answered or failed.
     last_end: Instant,
+    /// When the last counted response arrived.
+    last_response: Option<Instant>,
     reports: Sender<Report>,
 }
 
@@ -169,6 +180,7 @@ pub fn run_worker(shared: &Shared, part: Part, connections: usize, pacing: Worke
         },
         next_second: shared.measure_start + Duration::from_secs(1),
         last_end: shared.measure_start,
+        last_response: None,
         reports,
     };
     worker.run(now);
@@ -213,7 +225,8 @@ impl Worker<'_> {
         }
         let recorder = std::mem::take(&mut self.recorder);
         let per_request = std::mem::take(&mut self.per_request);
-        let _ = self.reports.send(Report::Done(Box::new(recorder), per_request, self.last_end));
+        let ends = Ends { response: self.last_response, any: self.last_end };
+        let _ = self.reports.send(Report::Done(Box::new(recorder), per_request, ends));
     }
 
     fn is_open(&self) -> bool {
@@ -624,6 +637,7 @@ impl Worker<'_> {
                 }
             }
             self.last_end = now;
+            self.last_response = Some(now);
         } else {
             self.recorder.warmup_requests += 1;
         }

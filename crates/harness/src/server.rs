@@ -74,22 +74,8 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     // keeps its shell, and then the signal goes to the whole process group.
     let simple = !command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']);
     let script = if simple { format!("exec {command}") } else { command.clone() };
-    let output = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
-    let errors = output.try_clone().map_err(|e| e.to_string())?;
-    let mut child = Command::new("sh");
-    child
-        .args(["-c", &script])
-        .current_dir(&spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, fill(v))))
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(output)
-        .stderr(errors)
-        .process_group(0);
+    let mut child = shell(&script, &spec.cwd, &spec.env, port, log)?;
+    child.process_group(0);
     let cgroup = Cgroup::create(name).map(Arc::new);
     let cpus = spec.cpus.as_deref().and_then(parse_cpus);
     let joining = cgroup.clone();
@@ -249,24 +235,30 @@ pub fn fill(text: &str, port: u16) -> String {
     text.replace("{port}", &port.to_string()).replace("{shootout}", &me)
 }
 
-/// Runs a setup or teardown command to its end, its output appended to the server's log.
-pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<(), String> {
+/// A `sh -c script` for a server or its hooks: in `cwd`, with the suite's environment (`{port}` filled in) and
+/// `$PORT`, no input, its output appended to the server's log.
+fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<Command, String> {
     let output = OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
     let errors = output.try_clone().map_err(|e| e.to_string())?;
-    let status = Command::new("sh")
-        .args(["-c", command])
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", script])
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, fill(v, port))))
         .env("PORT", port.to_string())
         .stdin(Stdio::null())
         .stdout(output)
-        .stderr(errors)
-        .status()
-        .map_err(|e| e.to_string())?;
+        .stderr(errors);
+    Ok(command)
+}
+
+/// Runs a setup or teardown command to its end, its output appended to the server's log.
+pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<(), String> {
+    let status = shell(command, cwd, env, port, log)?.status().map_err(|e| e.to_string())?;
     if status.success() {
         Ok(())
     } else {

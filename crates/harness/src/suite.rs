@@ -607,8 +607,18 @@ stop = { signal = "TERM", pidfile = "run/{port}.pid" }
             format!("connections = [1]\n[load]\nscenario = \"{file}\"\n[[server]]\nname = \"s\"\ncommand = \"x\"\n")
         };
         let good = parse(&suite("good.toml"), "s.toml", &dir).unwrap();
+        assert_eq!(good.unit(), "users");
         let scenario = good.load.scenario.expect("the scenario is kept with the suite");
         assert_eq!(scenario.parse("http://127.0.0.1:8080").unwrap().base, "http://127.0.0.1:8080");
+        std::fs::write(
+            dir.join("visit.toml"),
+            "[[request]]\nname = \"a\"\nurl = \"/a\"\n[[session]]\nname = \"v\"\nsteps = [{ request = \"a\" }]\n",
+        )
+        .unwrap();
+        let arrivals = suite("visit.toml").replace("connections = [1]", "rates = [5]");
+        assert_eq!(parse(&arrivals, "s.toml", &dir).unwrap().unit(), "users/s", "arriving users, not requests");
+        let rates = suite("good.toml").replace("connections = [1]", "rates = [5]");
+        assert_eq!(parse(&rates, "s.toml", &dir).unwrap().unit(), "req/s");
         let bad = parse(&suite("bad.toml"), "s.toml", &dir).unwrap_err().to_string();
         assert!(
             bad.starts_with("s.toml:3:12: scenario: ") && bad.contains("bad.toml:3:9: unknown variable '${nope}'"),

@@ -209,7 +209,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let percentile = |t: &TrialRecord, p: f64| {
         t.result.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0.0, |x| x.us as f64)
     };
-    let rps: Vec<f64> = runs.iter().map(|t| t.result.throughput.requests_per_s).collect();
+    let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
     Cell {
         server: server.to_string(),
         level,

@@ -84,7 +84,7 @@ pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> V
             if before.is_empty() {
                 return None;
             }
-            let rps = |runs: &[LoadResult]| runs.iter().map(|r| r.throughput.requests_per_s).collect::<Vec<_>>();
+            let rps = |runs: &[LoadResult]| runs.iter().map(crate::figures::successful_per_s).collect::<Vec<_>>();
             let p99 = |runs: &[LoadResult]| {
                 median(&runs.iter().map(|r| value(Metric::Percentile(99.0), r)).collect::<Vec<_>>())
             };

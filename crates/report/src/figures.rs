@@ -5,18 +5,28 @@ use shootout_metrics::decode_histogram;
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
 
-/// `metric` in `result`: µs for latencies, percent for errors, responses per second for rps. Percentiles not in
-/// the stored table are read from the raw histogram.
+/// `metric` in `result`: µs for latencies, percent for errors, successful responses per second for rps.
+/// Percentiles not in the stored table are read from the raw histogram.
 pub fn value(metric: Metric, result: &LoadResult) -> f64 {
     match metric {
         Metric::Mean => result.latency.mean_us,
         Metric::Max => result.latency.max_us as f64,
         Metric::Errors => errors_pct(result),
-        Metric::Rps => result.throughput.requests_per_s,
+        Metric::Rps => successful_per_s(result),
         Metric::Percentile(p) => match result.latency.percentiles.iter().find(|x| x.percentile == p) {
             Some(stored) => stored.us as f64,
             None => decode_histogram(&result.latency.histogram).map_or(0.0, |h| h.value_at_percentile(p) as f64),
         },
+    }
+}
+
+/// Responses with a status below 400 per second: the throughput servers are compared on, so that a server
+/// answering 503 quickly does not pass for a fast one (`throughput.requests_per_s` counts every response).
+pub fn successful_per_s(result: &LoadResult) -> f64 {
+    let r = &result.requests;
+    match r.ok + r.http_errors {
+        0 => 0.0,
+        answered => result.throughput.requests_per_s * r.ok as f64 / answered as f64,
     }
 }
 
@@ -42,4 +52,21 @@ pub fn show(metric: Metric, value: f64) -> String {
 /// The conditions of `conditions` that hold for `result`, each with the value that made it hold.
 pub fn holding<'a>(conditions: &'a [Condition], result: &LoadResult) -> Vec<(&'a Condition, f64)> {
     conditions.iter().map(|c| (c, value(c.metric, result))).filter(|(c, v)| c.holds(*v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_answering_errors_fast_is_not_counted_fast() {
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        let mut result = trial.result;
+        let all = result.throughput.requests_per_s;
+        assert_eq!(successful_per_s(&result), all, "every response was a success");
+        result.requests.http_errors = result.requests.ok * 9;
+        result.throughput.requests_per_s = all * 10.0;
+        assert!((value(Metric::Rps, &result) - all).abs() < 1e-6, "nine 503s for every 200 count for nothing");
+    }
 }

@@ -49,11 +49,11 @@ pub fn render_suite(report: &SuiteReport) -> String {
         };
     add(
         "Throughput",
-        "responses per second",
+        "successful responses per second",
         false,
         None,
         per_server(&|c| c.rps_headline),
-        "Each repeat's responses per second: the median across repeats, or the best with statistic = best.",
+        "Each repeat's responses with a status below 400 per second: the median across repeats, or the best with statistic = best.",
     );
     add(
         "Mean latency",

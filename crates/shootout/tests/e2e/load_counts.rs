@@ -80,3 +80,30 @@ fn post_bodies_are_sent() {
     assert!(result.bytes_sent >= 50 * 10_000);
     assert_eq!(target.served(), 50);
 }
+
+#[test]
+fn requests_left_to_time_out_do_not_stretch_the_measured_window() {
+    let target = Target::start();
+    // One request in fifty never gets its answer in time: those users wait out the 2 s timeout, long after
+    // the 1 s of sending. The throughput is still per second of that 1 s window, not of the 3 s run.
+    let scenario = std::env::temp_dir().join(format!("shootout-timeouts-{}.toml", std::process::id()));
+    std::fs::write(
+        &scenario,
+        "[[request]]\nname = \"fast\"\nurl = \"/hello\"\nweight = 49\n\
+         [[request]]\nname = \"stuck\"\nurl = \"/delay/10000\"\nweight = 1\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let result =
+        load(&["-d", "1s", "-c", "8", "--timeout", "2s", "--scenario", scenario.to_str().unwrap(), &target.url("/")]);
+    assert!(started.elapsed().as_secs_f64() > 2.0, "the stuck requests were waited for");
+    assert!(
+        result.errors.get(&shootout_model::ErrorKind::ReadTimeout).copied().unwrap_or(0) > 0,
+        "{:?}",
+        result.errors
+    );
+    assert!((0.99..1.5).contains(&result.duration_s), "measured window {} s", result.duration_s);
+    let answered = (result.requests.ok + result.requests.http_errors) as f64;
+    assert!((result.throughput.requests_per_s - answered / result.duration_s).abs() < 1.0);
+    std::fs::remove_file(&scenario).unwrap();
+}
