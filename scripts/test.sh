@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, as the README gives it: formatting, lints with warnings denied, then every unit and
+# The whole test suite, as the README gives it: formatting, lints with warnings denied, every unit and
 # end-to-end test of the workspace (the end-to-end tests drive the real `shootout` binary over loopback, and open
-# the HTML report in a headless Chromium).
+# the HTML report in a headless Chromium), then, where the example servers are installed
+# (scripts/setup-examples.sh), a smoke run of every example suite on its real servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,3 +25,9 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+if bash scripts/setup-examples.sh --check; then
+  bash scripts/smoke-examples.sh
+else
+  echo "test: the example suites' smoke runs were skipped: their servers are not installed (scripts/setup-examples.sh)" >&2
+fi

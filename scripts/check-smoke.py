@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Checks one smoke run of an example suite (shootout run --smoke): every server of the suite answered (each of
+its trials has responses with status < 400 and no trial failed), was sampled (its process tree was read while
+measured, with CPU time spent), and appears in the HTML report.
+
+    python3 scripts/check-smoke.py examples/rack-hello.toml results/rack-hello-20261122-101500
+"""
+import html
+import json
+import pathlib
+import sys
+import tomllib
+
+
+def main(suite_file: str, results_dir: str) -> int:
+    suite = tomllib.loads(pathlib.Path(suite_file).read_text())
+    results = pathlib.Path(results_dir)
+    report = (results / "report.html").read_text()
+    trials = [json.loads(p.read_text()) for p in sorted(results.glob("trials/*/*.json"))]
+    failed = sorted(str(p.relative_to(results)) for p in results.glob("trials/*/*.failed"))
+    problems = [f"{name}: {(results / name).read_text().strip()}" for name in failed]
+    for server in suite["server"]:
+        name = server["name"]
+        mine = [t for t in trials if t["server"] == name]
+        if not mine:
+            problems.append(f"{name}: no trial was measured")
+            continue
+        for t in mine:
+            where = f"{name} at {t['level']:g}"
+            if t["result"]["requests"]["ok"] == 0:
+                problems.append(f"{where}: no successful response ({t['result']['status_counts']}, {t['result']['errors']})")
+            measured = [s for s in t["samples"] if s["t_s"] > 0]
+            if not measured or t["usage"]["cpu_s"] <= 0 or t["usage"]["pss_max_bytes"] <= 0:
+                problems.append(f"{where}: its process tree was not sampled ({len(measured)} samples, usage {t['usage']})")
+        if html.escape(name) not in report:
+            problems.append(f"{name}: missing from {results / 'report.html'}")
+    for line in problems:
+        print(f"check-smoke: {suite_file}: {line}", file=sys.stderr)
+    if not problems:
+        print(f"check-smoke: {suite_file}: {len(suite['server'])} servers answered, were sampled and are in the report")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        print("usage: check-smoke.py SUITE.toml RESULTS_DIR", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1], sys.argv[2]))

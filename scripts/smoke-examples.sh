@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the smoke sweep of every example suite on its real servers (`shootout run --smoke`: the first and last
+# level, 2 s each, once) and checks each run with check-smoke.py: every server answered, was sampled and is in
+# the report. The servers come from scripts/setup-examples.sh. Results are kept under the folder printed first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -q
+out="$(mktemp -d /tmp/shootout-smoke.XXXXXX)"
+echo "smoke-examples: results under $out"
+failed=()
+for suite in examples/*.toml; do
+  name="$(basename "$suite" .toml)"
+  echo "smoke-examples: $suite"
+  if ! target/release/shootout run --smoke "$suite" --results "$out/$name" > "$out/$name.out"; then
+    failed+=("$suite (shootout run failed; see $out/$name.out)")
+    continue
+  fi
+  python3 scripts/check-smoke.py "$suite" "$(ls -d "$out/$name"/*/ | head -1)" || failed+=("$suite")
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'smoke-examples: failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "smoke-examples: every example suite ran end to end"
