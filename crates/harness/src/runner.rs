@@ -174,22 +174,26 @@ fn trial(
         let mut tree = Tree::with_cgroup(root, cgroup);
         tree.baseline();
         let mut samples: Vec<ResourceSample> = Vec::new();
-        while let Err(mpsc::RecvTimeoutError::Timeout) = sampled.recv_timeout(every) {
+        loop {
+            let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
             let now = Instant::now();
             let t = if now >= measure_start {
                 (now - measure_start).as_secs_f64()
             } else {
                 -(measure_start - now).as_secs_f64()
             };
+            // One more sample when the load ends, so the window's last part is not left out.
             samples.push(tree.sample(t));
+            if ended {
+                break samples;
+            }
         }
-        samples
     });
     let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)));
     let _ = stop_sampling.send(());
     let samples = sampler.join().unwrap_or_default();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
-    let usage = usage(&samples, result.requests.ok + result.requests.http_errors);
+    let usage = usage(&samples, result.requests.ok + result.requests.http_errors, suite.warmup.as_secs_f64());
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
 }
 
@@ -222,10 +226,20 @@ fn load_options(suite: &Suite, url: &str, level: f64) -> LoadOptions {
     }
 }
 
-/// Sums a trial's samples over its measured window.
-fn usage(samples: &[ResourceSample], responses: u64) -> ServerUsage {
+/// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the
+/// first: since the trial started, `warmup_s` before the window); the interval that straddles the window's start
+/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses.
+fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64) -> ServerUsage {
     let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
-    let cpu_s: f64 = measured.iter().map(|s| s.cpu_s).sum();
+    let mut cpu_s = 0.0;
+    let mut previous = -warmup_s;
+    for sample in samples {
+        if sample.t_s > 0.0 {
+            let share = if previous < 0.0 { sample.t_s / (sample.t_s - previous) } else { 1.0 };
+            cpu_s += sample.cpu_s * share;
+        }
+        previous = sample.t_s;
+    }
     let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
     ServerUsage {
         cpu_s,
@@ -317,4 +331,25 @@ fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
     store
         .write("environment.json", serde_json::to_string_pretty(&environment).unwrap_or_default().as_bytes())
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_s: f64, cpu_s: f64) -> ResourceSample {
+        ResourceSample { t_s, cpu_s, pss_bytes: 1, ..ResourceSample::default() }
+    }
+
+    #[test]
+    fn the_warm_up_is_not_charged_to_the_measured_responses() {
+        // 1 s of warm-up, samples every 0.8 s at a steady 0.5 CPU-seconds per second, the load ending at 2 s.
+        let samples = [sample(-0.2, 0.4), sample(0.6, 0.4), sample(1.4, 0.4), sample(2.0, 0.3)];
+        let usage = usage(&samples, 1000, 1.0);
+        assert!((usage.cpu_s - 1.0).abs() < 1e-9, "2 s at 0.5 CPU: {}", usage.cpu_s);
+        assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
+        // No warm-up: the first sample covers the window from its start.
+        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0);
+        assert!((usage.cpu_s - 0.5).abs() < 1e-9);
+    }
 }

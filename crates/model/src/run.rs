@@ -23,7 +23,7 @@ pub struct TrialRecord {
 }
 
 /// One sample of the server's whole live process tree.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResourceSample {
     /// Seconds since the start of the measured window (negative during the warm-up).
     pub t_s: f64,
