@@ -136,11 +136,7 @@ impl Levels {
 
     /// What a level counts: "users", "req/s", or with sessions in the open model "users/s" (arriving users).
     pub fn unit(&self, sessions: bool) -> &'static str {
-        match self {
-            Levels::Connections(_) => "users",
-            Levels::Rates(_) if sessions => "users/s",
-            Levels::Rates(_) => "req/s",
-        }
+        shootout_report::units::level_unit(matches!(self, Levels::Rates(_)), sessions)
     }
 }
 

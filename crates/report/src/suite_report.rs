@@ -60,11 +60,10 @@ impl SuiteReport {
         let mut levels: Vec<f64> = trials.iter().map(|t| t.level).collect();
         levels.sort_by(f64::total_cmp);
         levels.dedup();
-        let unit = match trials.first().map(|t| (t.result.options.pacing, t.result.options.sessions)) {
-            Some((Pacing::Open { .. }, true)) => "users/s",
-            Some((Pacing::Open { .. }, false)) => "req/s",
-            _ => "users",
-        };
+        let unit = trials.first().map_or("users", |t| {
+            let options = &t.result.options;
+            crate::units::level_unit(matches!(options.pacing, Pacing::Open { .. }), options.sessions)
+        });
         let statistic = suite.get("statistic").and_then(|s| s.as_str()).and_then(Statistic::parse).unwrap_or_default();
         let analysis = analyze_by(&trials, &servers, &levels, &slo, statistic);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
