@@ -1,40 +1,53 @@
 #!/usr/bin/env bash
-# Installs the servers of the example suites from Debian's packages. Safe to run again: it installs only what is
-# missing, and says clearly which package could not be had. Services are kept from starting on install (the
-# examples start their own servers on free ports), as on machines without systemd's policy file.
+# Installs what the example suites need. Each suite says it in its own [requires] table: Debian's packages, the
+# build steps for what Debian lacks (Puma's JVM parser), and the commands that prove each piece really loads
+# (`ruby -e 'require "sinatra/base"'`, a configuration test of Apache with its modules), which are what
+# --check runs: an installed package whose library does not load is still missing. Safe to run again: it
+# installs only what is missing. Services are kept from starting on install (the examples start their own
+# servers on free ports), as on machines without systemd's policy file.
 #
-#     scripts/setup-examples.sh            # as root: install what is missing, build Puma's JVM parser
-#     scripts/setup-examples.sh --check    # exit 0 when everything is there, else name what is missing
+#     scripts/setup-examples.sh                    # as root: install the union of every suite's packages, build,
+#                                                  # then check every suite (exit 1 when a check fails)
+#     scripts/setup-examples.sh --check [SUITE…]   # exit 0 when every check of those suites (default: all)
+#                                                  # passes, else name each failed check and its fix
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-puma_jar="$here/../examples/apps/jruby/lib/puma/puma_http11.jar"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+requires=(python3 "$root/scripts/requires.py")
 
-# Ruby app servers and Rails (not the `rails` metapackage: it pulls in webpacker, which the machine's Node.js
-# cannot satisfy; ruby-rails is Rails itself), the web servers with mod_lua and mod_passenger, the JVM servers,
-# and JRuby.
-packages=(
-  puma unicorn thin ruby-rack passenger libapache2-mod-passenger ruby-rails ruby-sqlite3
-  nginx apache2 tomcat10 jetty9 jruby openjdk-17-jdk-headless
-)
+# Runs every check of the suites given (default: all); names each failure with the packages that suite needs.
+check() {
+  local failed=() suite command output checks
+  checks="$("${requires[@]}" check "$@")" || return 2
+  while IFS=$'\t' read -r suite command; do
+    [ -n "$command" ] || continue
+    if ! output="$(cd "$(dirname "$suite")" && sh -c "$command" 2>&1 </dev/null)"; then
+      echo "setup-examples: $suite: \`$command\` failed: $(printf '%s\n' "$output" | grep -v '^\s*$' | head -1 | cut -c1-300)" >&2
+      [[ " ${failed[*]} " == *" $suite "* ]] || failed+=("$suite")
+    fi
+  done <<< "$checks"
+  for suite in "${failed[@]}"; do
+    echo "setup-examples: $suite needs $("${requires[@]}" packages "$suite" | tr '\n' ' ')(scripts/setup-examples.sh installs them)" >&2
+  done
+  [ ${#failed[@]} -eq 0 ]
+}
 
-missing=()
-for package in "${packages[@]}"; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
 if [ "${1:-}" = --check ]; then
-  [ -f "$puma_jar" ] || missing+=("(Puma's JVM parser, $puma_jar)")
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "setup-examples: missing ${missing[*]}: run scripts/setup-examples.sh as root" >&2
-    exit 1
-  fi
-  exit 0
+  shift
+  check "$@"
+  exit
 fi
 if [ "$(id -u)" != 0 ]; then
-  echo "setup-examples: run as root (it calls apt-get install ${packages[*]})" >&2
+  echo "setup-examples: run as root (it calls apt-get install $("${requires[@]}" packages | tr '\n' ' '))" >&2
   exit 2
 fi
+
+mapfile -t packages < <("${requires[@]}" packages)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q '^install ok installed' || missing+=("$package")
+done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup-examples: everything is installed (${packages[*]})"
+  echo "setup-examples: every package is installed (${packages[*]})"
 else
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
@@ -45,8 +58,16 @@ else
       echo "setup-examples: Debian has no package '$package' on this machine; the suites that need it will fail to start" >&2
     fi
   done
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   echo "setup-examples: installed ${missing[*]}"
 fi
-# Puma's HTTP parser for the JVM, which Debian does not package, for examples/jruby.toml.
-"$here/../examples/apps/jruby/build-puma-jar.sh"
+builds="$("${requires[@]}" build)"
+while IFS=$'\t' read -r suite command; do
+  [ -z "$command" ] || (cd "$(dirname "$suite")" && sh -c "$command")
+done <<< "$builds"
+if check; then
+  echo "setup-examples: every example suite's checks pass"
+else
+  echo "setup-examples: some checks failed after installing: see above" >&2
+  exit 1
+fi

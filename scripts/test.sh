@@ -26,8 +26,13 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 
+# Under CI (CI=true, where .ci/run has run setup-examples.sh first) every example must load and run; elsewhere a
+# machine without the example servers skips their smoke runs, and says so.
 if bash scripts/setup-examples.sh --check; then
   bash scripts/smoke-examples.sh
+elif [ -n "${CI:-}" ]; then
+  echo "test: the example suites' checks failed under CI (above): scripts/setup-examples.sh must make them pass" >&2
+  exit 1
 else
   echo "test: the example suites' smoke runs were skipped: their servers are not installed (scripts/setup-examples.sh)" >&2
 fi

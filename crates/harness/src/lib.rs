@@ -7,8 +7,9 @@
 //! as soon as it ends, atomically, so nothing measured is lost to a crash or Ctrl-C, and `--resume` finishes a
 //! suite.
 //!
+//! The suite it runs comes from `shootout_suite`, which parses and validates it.
+//!
 //! Layout:
-//! - [`suite`]: the suite file, parsed and validated into a [`Suite`](suite::Suite).
 //! - [`server`]: one server's lifecycle: spawn, ready probe, verification, stop; logs to a file.
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
@@ -21,5 +22,4 @@ pub mod probe;
 pub mod runner;
 pub mod server;
 pub mod store;
-pub mod suite;
 pub mod tree;

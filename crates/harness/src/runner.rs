@@ -12,9 +12,9 @@ use shootout_model::{Arrival, LoadOptions, Pacing, StopCondition};
 
 use crate::server::{self, RunningServer};
 use crate::store::Store;
-use crate::suite::{Levels, Order, Suite};
 use crate::tree::Tree;
 use shootout_report::analysis::{analyze_by, Analysis};
+use shootout_suite::{Levels, Order, Suite};
 
 /// What the runner tells whoever draws the progress.
 #[derive(Debug, Clone)]

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use crate::cgroup::Cgroup;
 use crate::probe;
-use crate::suite::ServerSpec;
 use crate::tree::Tree;
+use shootout_suite::ServerSpec;
 
 /// A started server.
 #[derive(Debug)]

@@ -8,7 +8,7 @@
 //! - [`run`]: [`run::TrialRecord`], what `shootout run` keeps per trial (a load result plus the server's
 //!   resource samples), and [`run::Environment`].
 //! - [`slo`]: [`slo::Slo`], a service-level objective such as `p99 < 200ms`.
-//! - [`units`]: parsing of user-facing durations such as `30s`, `2m` or `250ms`.
+//! - [`units`]: parsing of user-facing durations such as `30s`, `2m` or `250ms`, and what a load level counts.
 //!
 //! Everything upstream (the engine) produces these types and everything downstream (reports, comparisons)
 //! reads them, so a results file from another machine is all a report needs.

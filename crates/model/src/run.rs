@@ -1,9 +1,32 @@
 //! What `shootout run` writes for each trial: one load result plus the resource samples of the server's process
-//! tree, and the environment of the whole run. Reports read these files alone.
+//! tree, and the environment of the whole run. Reports read these files alone. [`Statistic`] is the repeat figure
+//! a suite's verdicts use.
 
 use serde::{Deserialize, Serialize};
 
 use crate::LoadResult;
+
+/// Which repeat figure the verdicts of a suite use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The median across repeats (the default: robust to one bad repeat).
+    #[default]
+    Median,
+    /// The best repeat, as the classic shootouts reported ("best of 3").
+    Best,
+}
+
+impl Statistic {
+    /// Reads `median` or `best`.
+    pub fn parse(text: &str) -> Option<Statistic> {
+        match text {
+            "median" => Some(Statistic::Median),
+            "best" => Some(Statistic::Best),
+            _ => None,
+        }
+    }
+}
 
 /// One trial: a server at one load level, in one repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

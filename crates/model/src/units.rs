@@ -1,4 +1,5 @@
-//! User-facing durations: `30s`, `2m`, `1h30m`, `250ms`, or a bare number of seconds as wrk accepts.
+//! User-facing durations: `30s`, `2m`, `1h30m`, `250ms`, or a bare number of seconds as wrk accepts; and what a
+//! load level counts ([`level_unit`]).
 
 use std::time::Duration;
 
@@ -21,6 +22,16 @@ pub fn parse_duration(input: &str) -> Result<Duration, BadDuration> {
         return if secs.is_finite() && secs >= 0.0 { Ok(Duration::from_secs_f64(secs)) } else { Err(bad()) };
     }
     humantime::parse_duration(text).map_err(|_| bad())
+}
+
+/// What a load level counts: users (closed model), requests per second (open model), or arriving users per
+/// second (open model of a scenario with sessions: each arrival runs one session).
+pub fn level_unit(open: bool, sessions: bool) -> &'static str {
+    match (open, sessions) {
+        (false, _) => "users",
+        (true, true) => "users/s",
+        (true, false) => "req/s",
+    }
 }
 
 #[cfg(test)]

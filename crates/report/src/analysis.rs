@@ -6,6 +6,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
+use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
 
 use shootout_model::slo::Slo;
@@ -92,33 +93,11 @@ pub struct Analysis {
     pub statistic: Statistic,
 }
 
-/// Analyses `trials` for `servers` (in suite order) at `levels`.
-/// Which repeat figure the verdicts use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Statistic {
-    /// The median across repeats (the default: robust to one bad repeat).
-    #[default]
-    Median,
-    /// The best repeat, as the classic shootouts reported ("best of 3").
-    Best,
-}
-
-impl Statistic {
-    /// Reads `median` or `best`.
-    pub fn parse(text: &str) -> Option<Statistic> {
-        match text {
-            "median" => Some(Statistic::Median),
-            "best" => Some(Statistic::Best),
-            _ => None,
-        }
-    }
-
-    fn of(self, values: &[f64]) -> f64 {
-        match self {
-            Statistic::Median => median(values),
-            Statistic::Best => values.iter().copied().fold(0.0, f64::max),
-        }
+/// The repeat figure `statistic` names, out of the repeats' `values`.
+fn pick(statistic: Statistic, values: &[f64]) -> f64 {
+    match statistic {
+        Statistic::Median => median(values),
+        Statistic::Best => values.iter().copied().fold(0.0, f64::max),
     }
 }
 
@@ -247,7 +226,7 @@ pub fn bootstrap_ratio_of(a: &[f64], b: &[f64], statistic: Statistic) -> (f64, f
     let mut rng = SmallRng::seed_from_u64(0x5eed);
     let mut resample = |values: &[f64]| {
         let drawn: Vec<f64> = (0..values.len()).map(|_| values[rng.random_range(0..values.len())]).collect();
-        statistic.of(&drawn)
+        pick(statistic, &drawn)
     };
     let divide = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
     if a.is_empty() || b.is_empty() {
@@ -256,7 +235,7 @@ pub fn bootstrap_ratio_of(a: &[f64], b: &[f64], statistic: Statistic) -> (f64, f
     let mut ratios: Vec<f64> = (0..10_000).map(|_| divide(resample(a), resample(b))).collect();
     ratios.sort_by(f64::total_cmp);
     let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    (divide(statistic.of(a), statistic.of(b)), at(0.025), at(0.975))
+    (divide(pick(statistic, a), pick(statistic, b)), at(0.025), at(0.975))
 }
 
 /// The median (the mean of the middle two for an even count; 0 for none).

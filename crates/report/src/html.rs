@@ -182,7 +182,7 @@ fn comparison(report: &SuiteReport) -> Markup {
     html! {
         h2 { "Comparison" }
         table {
-            tr { th { "server" } th { (report.unit) } th { (if report.analysis.statistic == crate::analysis::Statistic::Best { "req/s best" } else { "req/s median" }) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "" } }
+            tr { th { "server" } th { (report.unit) } th { (if report.analysis.statistic == shootout_model::run::Statistic::Best { "req/s best" } else { "req/s median" }) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "" } }
             @for c in &report.analysis.cells {
                 tr {
                     td { (c.server) } td { (c.level) } td { (format!("{:.1}", c.rps_headline)) } td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }

@@ -116,7 +116,7 @@ mod tests {
                 }],
                 slo: vec![SloAnswer { server: "puma".into(), level: Some(16.0), rps: Some(1320.0) }],
                 knees: vec![],
-                statistic: crate::analysis::Statistic::Median,
+                statistic: shootout_model::run::Statistic::Median,
             },
             environment: None,
             timeline_level: 16.0,

@@ -1,14 +1,17 @@
 //! [`SuiteReport`]: what a report of a `shootout run` shows, gathered from its results directory alone (the
-//! trials, `environment.json` and `suite.toml`), so it can be made on another machine, later.
+//! trials, `environment.json` and the outline of `suite.toml`), so it can be made on another machine, later.
 
 use std::path::Path;
 
 use shootout_model::result::Second;
-use shootout_model::run::{Environment, TrialRecord};
-use shootout_model::slo::{parse_condition, Condition};
+use shootout_model::run::{Environment, Statistic, TrialRecord};
+use shootout_model::slo::Condition;
+use shootout_model::units::level_unit;
 use shootout_model::Pacing;
+use shootout_scenario::FileError;
+use shootout_suite::Outline;
 
-use crate::analysis::{analyze_by, Analysis, Statistic};
+use crate::analysis::{analyze_by, Analysis};
 
 /// A suite's results, ready to render.
 #[derive(Debug, Clone)]
@@ -34,24 +37,10 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    /// Builds the report from a results directory's contents (servers in the suite's order when known).
-    pub fn new(
-        name: &str,
-        suite_toml: &str,
-        environment: Option<Environment>,
-        trials: Vec<TrialRecord>,
-    ) -> SuiteReport {
-        let suite: toml::Value = toml::from_str(suite_toml).unwrap_or(toml::Value::Table(Default::default()));
-        let slo: Vec<Condition> = suite
-            .get("slo")
-            .and_then(|v| v.as_array())
-            .map(|items| items.iter().filter_map(|i| i.as_str()).filter_map(|t| parse_condition(t).ok()).collect())
-            .unwrap_or_default();
-        let mut servers: Vec<String> = suite
-            .get("server")
-            .and_then(|v| v.as_array())
-            .map(|list| list.iter().filter_map(|s| s.get("name")?.as_str().map(String::from)).collect())
-            .unwrap_or_default();
+    /// Builds the report of `trials` from the suite's outline (servers in the suite's order, then any others the
+    /// trials name).
+    pub fn new(outline: Outline, environment: Option<Environment>, trials: Vec<TrialRecord>) -> SuiteReport {
+        let Outline { name, mut servers, slo, statistic } = outline;
         for t in &trials {
             if !servers.contains(&t.server) {
                 servers.push(t.server.clone());
@@ -62,23 +51,12 @@ impl SuiteReport {
         levels.dedup();
         let unit = trials.first().map_or("users", |t| {
             let options = &t.result.options;
-            crate::units::level_unit(matches!(options.pacing, Pacing::Open { .. }), options.sessions)
+            level_unit(matches!(options.pacing, Pacing::Open { .. }), options.sessions)
         });
-        let statistic = suite.get("statistic").and_then(|s| s.as_str()).and_then(Statistic::parse).unwrap_or_default();
         let analysis = analyze_by(&trials, &servers, &levels, &slo, statistic);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
         let timelines = timelines(&trials, servers.iter().map(String::as_str), timeline_level);
-        SuiteReport {
-            name: name.to_string(),
-            unit,
-            servers,
-            slo,
-            analysis,
-            environment,
-            timeline_level,
-            timelines,
-            trials,
-        }
+        SuiteReport { name, unit, servers, slo, analysis, environment, timeline_level, timelines, trials }
     }
 
     /// Shows the per-second timelines of `level` instead of the highest level.
@@ -88,17 +66,23 @@ impl SuiteReport {
         self
     }
 
-    /// Reads a results directory: its trials, environment and suite.
-    pub fn load(dir: &Path, trials: Vec<TrialRecord>) -> SuiteReport {
-        let suite = std::fs::read_to_string(dir.join("suite.toml")).unwrap_or_default();
+    /// Reads a results directory: its trials, environment and suite (a directory without `suite.toml` is
+    /// named after itself; a `suite.toml` that does not parse is an error that names its place).
+    pub fn load(dir: &Path, trials: Vec<TrialRecord>) -> Result<SuiteReport, FileError> {
+        let suite_file = dir.join("suite.toml");
+        let outline = match std::fs::read_to_string(&suite_file) {
+            Ok(text) => shootout_suite::outline(&text, &suite_file.display().to_string())?,
+            Err(_) => Outline {
+                name: dir.file_name().map_or("shootout".into(), |n| n.to_string_lossy().into_owned()),
+                servers: Vec::new(),
+                slo: Vec::new(),
+                statistic: Statistic::default(),
+            },
+        };
         let environment = std::fs::read_to_string(dir.join("environment.json"))
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok());
-        let name = toml::from_str::<toml::Value>(&suite)
-            .ok()
-            .and_then(|v| v.get("name")?.as_str().map(String::from))
-            .unwrap_or_else(|| dir.file_name().map_or("shootout".into(), |n| n.to_string_lossy().into_owned()));
-        SuiteReport::new(&name, &suite, environment, trials)
+        Ok(SuiteReport::new(outline, environment, trials))
     }
 }
 

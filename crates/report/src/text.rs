@@ -219,8 +219,8 @@ fn humantime_like(seconds: f64) -> String {
 pub fn render_run(analysis: &crate::analysis::Analysis, unit: &str, slo: &[String]) -> String {
     let mut out = String::new();
     let headline = match analysis.statistic {
-        crate::analysis::Statistic::Best => "req/s best [min–max]",
-        crate::analysis::Statistic::Median => "req/s median [min–max]",
+        shootout_model::run::Statistic::Best => "req/s best [min–max]",
+        shootout_model::run::Statistic::Median => "req/s median [min–max]",
     };
     let _ = writeln!(
         out,

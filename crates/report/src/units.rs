@@ -1,16 +1,6 @@
 //! How figures are written: durations in milliseconds with microsecond precision (nothing measured is rounded
 //! away), sizes in binary units.
 
-/// What a load level counts: users (closed model), requests per second (open model), or arriving users per
-/// second (open model of a scenario with sessions: each arrival runs one session).
-pub fn level_unit(open: bool, sessions: bool) -> &'static str {
-    match (open, sessions) {
-        (false, _) => "users",
-        (true, true) => "users/s",
-        (true, false) => "req/s",
-    }
-}
-
 /// Microseconds as milliseconds with three decimals: 1234 µs is `1.234`.
 pub fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)

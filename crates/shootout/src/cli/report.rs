@@ -41,7 +41,7 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Vec<PathBuf>, Failure> {
             write_atomically(&file, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
         }
     }
-    let mut report = SuiteReport::load(dir, trials);
+    let mut report = SuiteReport::load(dir, trials).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(level) = level {
         if !report.trials.iter().any(|t| t.level == level) {
             return Err(Failure::Usage(format!("--level {level}: no trial at that level in {}", dir.display())));

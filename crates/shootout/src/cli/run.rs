@@ -10,7 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
-use shootout_harness::suite::{self, Suite, Sweep};
+use shootout_suite::{Suite, Sweep};
 
 use super::Failure;
 
@@ -121,5 +121,6 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
-    suite::parse_sweep(&text, &path.display().to_string(), home, sweep).map_err(|e| Failure::Usage(e.to_string()))
+    shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
+        .map_err(|e| Failure::Usage(e.to_string()))
 }

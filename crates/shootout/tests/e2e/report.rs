@@ -90,3 +90,28 @@ fn a_single_load_result_gets_its_own_report() {
     let hgrm = std::fs::read_to_string(file.with_extension("hgrm")).unwrap();
     assert!(hgrm.contains("1/(1-Percentile)") && hgrm.contains("#[Max"));
 }
+
+/// Issue 10: the report read a results directory's suite.toml loosely and dropped what it could not read.
+#[test]
+fn a_broken_suite_file_in_the_results_is_named_not_ignored() {
+    let dir = std::env::temp_dir().join(format!("shootout-report-suite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = "name = \"outline\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"0s\"\nconnections = [1]\n\
+                 slo = [\"p99 < 20ms\"]\n[[server]]\nname = \"only\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let run =
+        shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap();
+    assert!(run.status.success(), "{}", describe(&run));
+    let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
+    let again = shootout().arg("report").arg(&results).output().unwrap();
+    assert!(again.status.success(), "{}", describe(&again));
+    assert!(std::fs::read_to_string(results.join("report.md")).unwrap().contains("p99 < 20ms"));
+
+    std::fs::write(results.join("suite.toml"), suite.replace("p99 < 20ms", "p99 < soon")).unwrap();
+    let broken = shootout().arg("report").arg(&results).output().unwrap();
+    assert_eq!(broken.status.code(), Some(2), "{}", describe(&broken));
+    let stderr = String::from_utf8_lossy(&broken.stderr);
+    assert!(stderr.contains("suite.toml:6:8: 'p99 < soon' is not a condition"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

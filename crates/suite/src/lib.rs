@@ -1,0 +1,234 @@
+//! Suite files: what `shootout run SUITE.toml` runs, and what a report later reads back from the results.
+//!
+//! ```toml
+//! name = "rack hello"
+//! repeats = 3                      # default 3
+//! duration = "10s"                 # per level, measured (default 10s)
+//! warmup = "2s"                    # per level, not counted (default 2s)
+//! connections = [1, 2, 4, 8, 16]   # closed-model sweep; or rates = [100, 200, 400] for the open model
+//! order = "interleaved"            # servers alternate within each repeat (default); or "grouped"
+//! statistic = "median"             # what the verdicts compare; "best" for the best repeat, as classic shootouts
+//! slo = ["mean < 1s", "p99 < 200ms", "errors < 1%"]
+//! client_cpus = "0"                # where the load generator runs (default: CPU 0 when there are two or more)
+//! sample_every = "1s"
+//! requests = 2000                  # optional: each level ends after this many measured responses (ab's -n)
+//!
+//! [full]                           # the long sweep, taken with `shootout run --full`: any of repeats, duration,
+//! connections = [1, 2, 4, 8, 16, 32, 64, 128]   # warmup, connections, rates, requests
+//! duration = "30s"
+//!
+//! [requires]                       # what the machine needs, for scripts/setup-examples.sh (shootout keeps it
+//! packages = ["puma"]              # with the suite): Debian's packages, build steps for what Debian lacks,
+//! build = ["apps/build-jar.sh"]    # and commands that prove each piece loads, run from the suite's folder
+//! check = ["ruby -e 'require \"rack\"'"]
+//!
+//! [load]                           # what each request is (or scenario = "file.toml")
+//! path = "/hello"
+//!
+//! [[server]]
+//! name = "puma"
+//! command = "puma -b tcp://127.0.0.1:{port} config.ru"   # {port}: a free port chosen by shootout (also $PORT);
+//!                                                         # {shootout}: this shootout binary
+//! path = "/hello"                  # optional: this server's path, instead of load.path
+//! cwd = "apps/rack-hello"
+//! env = { RACK_ENV = "production" }          # {port} and {shootout} are filled in here too
+//! ready = { path = "/", status = 200, timeout = "30s" }
+//! verify = { status = 200, body = "Hello World" }
+//! stop = { signal = "INT", grace = "10s", pidfile = "tmp/server.pid" }   # pidfile: signal that PID instead
+//! version_command = "puma --version"
+//! cpus = "1"                       # default: every CPU but the client's
+//! ```
+//!
+//! Layout:
+//! - [`raw`]: the file as written (serde types with places; unknown keys rejected), and its [`raw::Outline`]:
+//!   the name, servers, objectives and statistic a report needs, read without touching the file system.
+//! - [`sweep`]: [`Sweep`], the short, full or smoke run of a suite.
+//! - [`validate`]: raw → [`Suite`], every value checked and the first problem reported as `file:line:column`.
+//! - this file: the validated [`Suite`] and its parts, which the harness runs.
+//!
+//! The suite sits below both the harness (which runs it) and the report (which reads it back), so it is parsed
+//! in one place.
+
+pub mod raw;
+pub mod sweep;
+pub mod validate;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use shootout_model::run::Statistic;
+use shootout_model::slo::Slo;
+use shootout_scenario::FileError;
+
+pub use raw::{outline, Outline};
+pub use sweep::Sweep;
+pub use validate::{parse, parse_sweep, signal_number};
+
+/// A validated suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Its name (for the results directory).
+    pub name: String,
+    /// Repeats of the whole sweep.
+    pub repeats: u32,
+    /// Measured time per level.
+    pub duration: Duration,
+    /// Warm-up per level.
+    pub warmup: Duration,
+    /// When set, each level ends after this many measured responses instead of after `duration` (ab's `-n`).
+    pub requests: Option<u64>,
+    /// The load levels.
+    pub levels: Levels,
+    /// How trials are ordered.
+    pub order: Order,
+    /// The repeat figure the verdicts use: the median, or the best repeat.
+    pub statistic: Statistic,
+    /// The service-level objectives.
+    pub slo: Vec<Slo>,
+    /// CPUs of the load generator (`None`: not pinned).
+    pub client_cpus: Option<String>,
+    /// Load generator threads.
+    pub threads: u32,
+    /// Time between two resource samples.
+    pub sample_every: Duration,
+    /// What each request is.
+    pub load: LoadSpec,
+    /// The servers.
+    pub servers: Vec<ServerSpec>,
+    /// What the machine needs for this suite.
+    pub requires: Requires,
+}
+
+impl Suite {
+    /// What a level counts: "users", "req/s", or "users/s" for arriving users that each run a session.
+    pub fn unit(&self) -> &'static str {
+        let sessions = self.load.scenario.as_ref().is_some_and(|s| s.sessions);
+        shootout_model::units::level_unit(matches!(self.levels, Levels::Rates(_)), sessions)
+    }
+}
+
+/// The sweep's levels.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Levels {
+    /// Closed model: connections (users) per level.
+    Connections(Vec<u32>),
+    /// Open model: requests per second per level.
+    Rates(Vec<f64>),
+}
+
+impl Levels {
+    /// The levels as numbers.
+    pub fn values(&self) -> Vec<f64> {
+        match self {
+            Levels::Connections(c) => c.iter().map(|&c| f64::from(c)).collect(),
+            Levels::Rates(r) => r.clone(),
+        }
+    }
+}
+
+/// Trial order within a repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Each server runs its whole sweep, then the next server, within every repeat.
+    Interleaved,
+    /// All repeats of one server, then the next server.
+    Grouped,
+}
+
+/// What a suite needs on the machine (its `[requires]` table), read by `scripts/setup-examples.sh`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requires {
+    /// Debian's packages.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// Commands that build what the packages lack, run from the suite's folder.
+    #[serde(default)]
+    pub build: Vec<String>,
+    /// Commands that prove each piece loads, run from the suite's folder.
+    #[serde(default)]
+    pub check: Vec<String>,
+}
+
+/// What each request is.
+#[derive(Debug, Clone, Default)]
+pub struct LoadSpec {
+    /// Path and query.
+    pub path: String,
+    /// Method.
+    pub method: String,
+    /// Headers.
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: String,
+    /// Request timeout.
+    pub timeout: Duration,
+    /// Keep connections alive.
+    pub keepalive: bool,
+    /// A scenario file instead of one request, read and validated once when the suite is (so every trial sends
+    /// the same scenario, and a bad one stops the suite before any server starts).
+    pub scenario: Option<ScenarioFile>,
+}
+
+/// A scenario file as the suite read it.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    /// Where it is (resolved against the suite's folder).
+    pub path: PathBuf,
+    /// Its text, as read when the suite was.
+    pub text: String,
+    /// It strings its requests into user sessions.
+    pub sessions: bool,
+}
+
+impl ScenarioFile {
+    /// The scenario, sent to `base` (a server's URL).
+    pub fn parse(&self, base: &str) -> Result<shootout_scenario::Scenario, FileError> {
+        shootout_scenario::parse(&self.text, &self.path.display().to_string(), Some(base))
+    }
+}
+
+/// One server under test.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// Its name.
+    pub name: String,
+    /// The start command (run by `sh -c`), `{port}` not yet substituted.
+    pub command: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+    /// The base URL (`{port}` not yet substituted).
+    pub url: String,
+    /// The path loaded on this server (the suite's `load.path` unless the server says otherwise).
+    pub path: String,
+    /// A fixed port, or 0 to pick a free one.
+    pub port: u16,
+    /// Path probed until it answers `ready_status`.
+    pub ready_path: String,
+    /// Status that means ready.
+    pub ready_status: u16,
+    /// How long to wait for ready.
+    pub ready_timeout: Duration,
+    /// Status the verification request must get.
+    pub verify_status: Option<u16>,
+    /// Text the verification response must contain.
+    pub verify_body: Option<String>,
+    /// Signal that stops the server.
+    pub stop_signal: i32,
+    /// Time between the stop signal and SIGKILL.
+    pub stop_grace: Duration,
+    /// A file (from `cwd`, `{port}` filled in) holding the PID to signal instead of the launched process, for
+    /// servers that daemonize their master (Passenger's watchdog).
+    pub stop_pidfile: Option<String>,
+    /// Run before the server starts (in its working directory).
+    pub setup: Option<String>,
+    /// Run after it stops.
+    pub teardown: Option<String>,
+    /// Prints the server's version.
+    pub version_command: Option<String>,
+    /// CPUs to pin the server to (`None`: not pinned).
+    pub cpus: Option<String>,
+}

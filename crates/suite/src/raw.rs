@@ -1,0 +1,159 @@
+//! The suite file as written: serde types with the place of every value that can be wrong, unknown keys
+//! rejected. [`SuiteFile::outline`] reads the parts a report needs (name, servers, objectives, statistic)
+//! without touching the file system, so a report can be made from a results directory on another machine;
+//! [`validate`](crate::validate) builds the whole [`Suite`](crate::Suite) from the same file.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use shootout_model::run::Statistic;
+use shootout_model::slo::{parse_condition, Slo};
+use shootout_scenario::{FileError, Locator};
+use toml::Spanned;
+
+use crate::Requires;
+
+/// A suite file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteFile {
+    pub(crate) name: Option<String>,
+    pub(crate) repeats: Option<Spanned<u32>>,
+    pub(crate) duration: Option<Spanned<String>>,
+    pub(crate) warmup: Option<Spanned<String>>,
+    pub(crate) connections: Option<Spanned<Vec<u32>>>,
+    pub(crate) rates: Option<Spanned<Vec<f64>>>,
+    pub(crate) order: Option<Spanned<String>>,
+    pub(crate) statistic: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) slo: Vec<Spanned<String>>,
+    pub(crate) client_cpus: Option<String>,
+    pub(crate) threads: Option<u32>,
+    pub(crate) sample_every: Option<Spanned<String>>,
+    pub(crate) requests: Option<Spanned<u64>>,
+    pub(crate) full: Option<FullDef>,
+    #[serde(default)]
+    pub(crate) requires: Requires,
+    #[serde(default)]
+    pub(crate) load: LoadDef,
+    #[serde(default, rename = "server")]
+    pub(crate) servers: Vec<ServerDef>,
+}
+
+/// The `[full]` table: the keys of the long sweep.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FullDef {
+    pub(crate) repeats: Option<Spanned<u32>>,
+    pub(crate) duration: Option<Spanned<String>>,
+    pub(crate) warmup: Option<Spanned<String>>,
+    pub(crate) connections: Option<Spanned<Vec<u32>>>,
+    pub(crate) rates: Option<Spanned<Vec<f64>>>,
+    pub(crate) requests: Option<Spanned<u64>>,
+}
+
+/// The `[load]` table: what each request is.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LoadDef {
+    pub(crate) path: Option<String>,
+    pub(crate) method: Option<String>,
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) body: Option<String>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    pub(crate) keepalive: Option<bool>,
+    pub(crate) scenario: Option<Spanned<String>>,
+}
+
+/// One `[[server]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerDef {
+    pub(crate) name: Spanned<String>,
+    pub(crate) command: Spanned<String>,
+    pub(crate) cwd: Option<String>,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) url: Option<String>,
+    pub(crate) path: Option<String>,
+    pub(crate) port: Option<u16>,
+    pub(crate) ready: Option<ReadyDef>,
+    pub(crate) verify: Option<VerifyDef>,
+    pub(crate) stop: Option<StopDef>,
+    pub(crate) setup: Option<String>,
+    pub(crate) teardown: Option<String>,
+    pub(crate) version_command: Option<String>,
+    pub(crate) cpus: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReadyDef {
+    pub(crate) path: Option<String>,
+    pub(crate) status: Option<u16>,
+    pub(crate) timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VerifyDef {
+    pub(crate) status: Option<u16>,
+    pub(crate) body: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StopDef {
+    pub(crate) signal: Option<Spanned<String>>,
+    pub(crate) grace: Option<Spanned<String>>,
+    pub(crate) pidfile: Option<String>,
+}
+
+/// What a report needs of a suite: read from the file alone, checked like the whole suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outline {
+    /// The suite's name (the file's stem when it has none).
+    pub name: String,
+    /// The servers' names, in the suite's order.
+    pub servers: Vec<String>,
+    /// The service-level objectives.
+    pub slo: Vec<Slo>,
+    /// The repeat figure the verdicts use.
+    pub statistic: Statistic,
+}
+
+impl SuiteFile {
+    /// Reads a suite file's syntax; a syntax error or an unknown key points at its place.
+    pub fn read(at: &Locator<'_>) -> Result<SuiteFile, FileError> {
+        at.toml(at.text, "Suites")
+    }
+
+    /// The name, objectives and statistic, each checked, and the servers' names.
+    pub fn outline(&self, at: &Locator<'_>) -> Result<Outline, FileError> {
+        let statistic = match &self.statistic {
+            None => Statistic::default(),
+            Some(s) => Statistic::parse(s.get_ref()).ok_or_else(|| {
+                at.span(s.span(), format!("statistic '{}': write \"median\" or \"best\"", s.get_ref()))
+            })?,
+        };
+        let slo = self
+            .slo
+            .iter()
+            .map(|s| parse_condition(s.get_ref()).map_err(|m| at.span(s.span(), m)))
+            .collect::<Result<_, _>>()?;
+        let stem = std::path::Path::new(at.file).file_stem().map_or("suite".into(), |s| s.to_string_lossy().into());
+        Ok(Outline {
+            name: self.name.clone().unwrap_or(stem),
+            servers: self.servers.iter().map(|s| s.name.get_ref().clone()).collect(),
+            slo,
+            statistic,
+        })
+    }
+}
+
+/// Reads what a report needs from a suite's text (`file` names it in errors).
+pub fn outline(text: &str, file: &str) -> Result<Outline, FileError> {
+    let at = Locator { text, file };
+    SuiteFile::read(&at)?.outline(&at)
+}

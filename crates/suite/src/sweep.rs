@@ -1,0 +1,90 @@
+//! [`Sweep`]: which run of a suite is taken. The short one is the suite's own keys; `--full` lays its `[full]`
+//! table over them (the classic, long sweep); `--smoke` cuts it down to a check that every server runs.
+
+use std::time::Duration;
+
+use shootout_scenario::{FileError, Locator};
+
+use crate::raw::SuiteFile;
+use crate::{Levels, Suite};
+
+/// Which sweep of a suite to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sweep {
+    /// The suite's own keys: the short run.
+    #[default]
+    Short,
+    /// The suite's `[full]` table over its own keys: the classic, long sweep.
+    Full,
+    /// A check that every server runs: the first and last level, 2 s each, one repeat.
+    Smoke,
+}
+
+impl Sweep {
+    /// Its name, as stored with a results directory.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sweep::Short => "short",
+            Sweep::Full => "full",
+            Sweep::Smoke => "smoke",
+        }
+    }
+
+    /// The sweep of a stored name (`short` for anything unknown).
+    pub fn from_name(name: &str) -> Sweep {
+        match name.trim() {
+            "full" => Sweep::Full,
+            "smoke" => Sweep::Smoke,
+            _ => Sweep::Short,
+        }
+    }
+
+    /// For the full sweep, lays the `[full]` table over the suite's own keys (an error when there is none).
+    pub(crate) fn lay_over(self, raw: &mut SuiteFile, at: &Locator<'_>) -> Result<(), FileError> {
+        match (self, raw.full.take()) {
+            (Sweep::Full, None) => Err(at.at(
+                0,
+                "--full: this suite has no [full] table; add one with the long sweep's connections (or rates), duration and repeats",
+            )),
+            (Sweep::Full, Some(full)) => {
+                if full.connections.is_some() || full.rates.is_some() {
+                    raw.connections = full.connections;
+                    raw.rates = full.rates;
+                }
+                raw.repeats = full.repeats.or(raw.repeats.take());
+                raw.duration = full.duration.or(raw.duration.take());
+                raw.warmup = full.warmup.or(raw.warmup.take());
+                raw.requests = full.requests.or(raw.requests.take());
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// For the smoke sweep, cuts a validated suite down to its first and last level, 2 s each after at most 1 s
+    /// of warm-up, once.
+    pub(crate) fn cut(self, suite: Suite) -> Suite {
+        if self != Sweep::Smoke {
+            return suite;
+        }
+        fn ends<T: Clone + PartialEq>(values: &[T]) -> Vec<T> {
+            let mut out = vec![values[0].clone()];
+            if values[values.len() - 1] != values[0] {
+                out.push(values[values.len() - 1].clone());
+            }
+            out
+        }
+        let levels = match &suite.levels {
+            Levels::Connections(c) => Levels::Connections(ends(c)),
+            Levels::Rates(r) => Levels::Rates(ends(r)),
+        };
+        Suite {
+            levels,
+            repeats: 1,
+            duration: Duration::from_secs(2),
+            warmup: suite.warmup.min(Duration::from_secs(1)),
+            requests: None,
+            ..suite
+        }
+    }
+}

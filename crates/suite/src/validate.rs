@@ -1,0 +1,186 @@
+//! From the file as written to a [`Suite`]: every duration, level, signal, objective and the scenario file are
+//! checked before any server starts, and the first problem is reported as `file:line:column: what is wrong`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use shootout_scenario::{FileError, Locator};
+use toml::Spanned;
+
+use crate::raw::{LoadDef, ServerDef, SuiteFile};
+use crate::{Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
+
+/// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
+    parse_sweep(text, file, dir, Sweep::Short)
+}
+
+/// Parses and validates a suite for one of its sweeps.
+pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<Suite, FileError> {
+    let at = Locator { text, file };
+    let mut raw = SuiteFile::read(&at)?;
+    sweep.lay_over(&mut raw, &at)?;
+    let outline = raw.outline(&at)?;
+    let levels = levels(&raw, &at)?;
+    if let Some(n) = raw.requests.as_ref().filter(|n| *n.get_ref() == 0) {
+        return Err(at.span(n.span(), "requests must be 1 or more (or left out, to run each level for its duration)"));
+    }
+    let order = match raw.order.as_ref().map(|o| o.get_ref().as_str()) {
+        None | Some("interleaved") => Order::Interleaved,
+        Some("grouped") => Order::Grouped,
+        Some(other) => {
+            let span = raw.order.as_ref().map(Spanned::span).unwrap_or_default();
+            return Err(at.span(span, format!("order '{other}': write \"interleaved\" or \"grouped\"")));
+        }
+    };
+    if raw.servers.is_empty() {
+        return Err(at.at(text.len(), "no servers: add a [[server]] with a name and a command"));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let client_cpus = raw.client_cpus.clone().or_else(|| (cpus >= 2).then(|| "0".to_string()));
+    let server_cpus =
+        client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| format!("1-{}", cpus - 1));
+    let load = load_spec(&raw.load, &at, dir)?;
+    let mut servers: Vec<ServerSpec> = Vec::new();
+    for def in &raw.servers {
+        let name = def.name.get_ref();
+        if servers.iter().any(|s| &s.name == name) {
+            return Err(at.span(def.name.span(), format!("server '{name}' is listed twice: give each a unique name")));
+        }
+        servers.push(server_spec(def, &at, dir, &load, server_cpus.as_ref())?);
+    }
+    let single_cpu = client_cpus.as_deref().is_some_and(|c| !c.contains([',', '-']));
+    let suite = Suite {
+        name: outline.name,
+        repeats: raw.repeats.as_ref().map_or(3, |r| *r.get_ref()).max(1),
+        duration: duration_or(&raw.duration, Duration::from_secs(10), &at)?,
+        warmup: duration_or(&raw.warmup, Duration::from_secs(2), &at)?,
+        requests: raw.requests.as_ref().map(|n| *n.get_ref()),
+        levels,
+        order,
+        statistic: outline.statistic,
+        slo: outline.slo,
+        threads: raw.threads.unwrap_or(if single_cpu { 1 } else { 2 }).max(1),
+        client_cpus,
+        sample_every: duration_or(&raw.sample_every, Duration::from_secs(1), &at)?,
+        load,
+        servers,
+        requires: raw.requires.clone(),
+    };
+    Ok(sweep.cut(suite))
+}
+
+/// A duration key, or its default.
+fn duration_or(value: &Option<Spanned<String>>, default: Duration, at: &Locator<'_>) -> Result<Duration, FileError> {
+    match value {
+        None => Ok(default),
+        Some(v) => shootout_model::units::parse_duration(v.get_ref())
+            .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref()))),
+    }
+}
+
+/// The sweep: connections (closed model) or rates (open), never both, each level positive.
+fn levels(raw: &SuiteFile, at: &Locator<'_>) -> Result<Levels, FileError> {
+    match (&raw.connections, &raw.rates) {
+        (Some(c), None) if !c.get_ref().is_empty() && c.get_ref().iter().all(|&n| n > 0) => {
+            Ok(Levels::Connections(c.get_ref().clone()))
+        }
+        (None, Some(r)) if !r.get_ref().is_empty() && r.get_ref().iter().all(|&n| n.is_finite() && n > 0.0) => {
+            Ok(Levels::Rates(r.get_ref().clone()))
+        }
+        (Some(c), None) => Err(at.span(c.span(), "connections needs at least one level, each 1 or more")),
+        (None, Some(r)) => Err(at.span(r.span(), "rates needs at least one level, each above 0")),
+        (Some(c), Some(_)) => Err(at.span(c.span(), "give connections (closed model) or rates (open), not both")),
+        (None, None) => Err(at.at(0, "no load levels: add connections = [1, 2, 4] or rates = [100, 200]")),
+    }
+}
+
+/// The `[load]` table, with its scenario file read and checked now.
+fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, FileError> {
+    let scenario = match &def.scenario {
+        None => None,
+        Some(name) => {
+            let path = dir.join(name.get_ref());
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                at.span(name.span(), format!("scenario {}: cannot read it ({e}); check the path", path.display()))
+            })?;
+            let mut file = ScenarioFile { path, text, sessions: false };
+            // Checked now against a stand-in server; each trial binds it to the real one.
+            let scenario =
+                file.parse("http://127.0.0.1:1").map_err(|e| at.span(name.span(), format!("scenario: {e}")))?;
+            file.sessions = !scenario.sessions.is_empty();
+            Some(file)
+        }
+    };
+    Ok(LoadSpec {
+        path: def.path.clone().unwrap_or_else(|| "/".into()),
+        method: def.method.clone().unwrap_or_else(|| if def.body.is_some() { "POST" } else { "GET" }.into()),
+        headers: def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        body: def.body.clone().unwrap_or_default(),
+        timeout: duration_or(&def.timeout, Duration::from_secs(30), at)?,
+        keepalive: def.keepalive.unwrap_or(true),
+        scenario,
+    })
+}
+
+/// One `[[server]]`, with the suite's defaults filled in.
+fn server_spec(
+    def: &ServerDef,
+    at: &Locator<'_>,
+    dir: &Path,
+    load: &LoadSpec,
+    server_cpus: Option<&String>,
+) -> Result<ServerSpec, FileError> {
+    let name = def.name.get_ref().clone();
+    if def.command.get_ref().trim().is_empty() {
+        return Err(at.span(def.command.span(), format!("server '{name}' has an empty command")));
+    }
+    let ready = def.ready.as_ref();
+    let stop = def.stop.as_ref();
+    let stop_signal = match stop.and_then(|s| s.signal.as_ref()) {
+        None => libc::SIGTERM,
+        Some(s) => signal_number(s.get_ref()).ok_or_else(|| {
+            at.span(s.span(), format!("'{}' is not a signal: write TERM, INT, QUIT or KILL", s.get_ref()))
+        })?,
+    };
+    Ok(ServerSpec {
+        name,
+        command: def.command.get_ref().clone(),
+        cwd: def.cwd.as_ref().map_or_else(|| dir.to_path_buf(), |c| dir.join(c)),
+        env: def.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        url: def.url.clone().unwrap_or_else(|| "http://127.0.0.1:{port}".into()),
+        path: def.path.clone().unwrap_or_else(|| load.path.clone()),
+        port: def.port.unwrap_or(0),
+        ready_path: ready
+            .and_then(|r| r.path.clone())
+            .or_else(|| def.path.clone())
+            .unwrap_or_else(|| load.path.clone()),
+        ready_status: ready.and_then(|r| r.status).unwrap_or(200),
+        ready_timeout: duration_or(&ready.and_then(|r| r.timeout.clone()), Duration::from_secs(30), at)?,
+        verify_status: def.verify.as_ref().and_then(|v| v.status),
+        verify_body: def.verify.as_ref().and_then(|v| v.body.clone()),
+        stop_signal,
+        stop_grace: duration_or(&stop.and_then(|s| s.grace.clone()), Duration::from_secs(10), at)?,
+        stop_pidfile: stop.and_then(|s| s.pidfile.clone()),
+        setup: def.setup.clone(),
+        teardown: def.teardown.clone(),
+        version_command: def.version_command.clone(),
+        cpus: def.cpus.clone().or_else(|| server_cpus.cloned()),
+    })
+}
+
+/// A signal by name (`TERM`, `SIGINT`, `quit`…).
+pub fn signal_number(name: &str) -> Option<i32> {
+    let name = name.trim().to_ascii_uppercase();
+    Some(match name.trim_start_matches("SIG") {
+        "TERM" => libc::SIGTERM,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "HUP" => libc::SIGHUP,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "WINCH" => libc::SIGWINCH,
+        _ => return None,
+    })
+}

@@ -1,0 +1,159 @@
+//! The suite parser through its public API: every key, the sweeps, errors with their places, the outline a
+//! report reads, and every example suite of the repository.
+
+use std::path::Path;
+
+use shootout_suite::{outline, parse, parse_sweep, Levels, Requires, Sweep};
+
+#[test]
+fn a_full_suite() {
+    let text = r#"
+name = "hello"
+repeats = 2
+duration = "3s"
+warmup = "1s"
+connections = [1, 4]
+slo = ["mean < 1s", "p99 < 200ms", "errors < 1%"]
+[load]
+path = "/hello"
+[[server]]
+name = "a"
+command = "shootout target --port {port}"
+stop = { signal = "INT", grace = "2s" }
+[[server]]
+name = "b"
+command = "shootout target --port {port}"
+cwd = "sub"
+"#;
+    let s = parse(text, "hello.toml", Path::new("/x")).unwrap();
+    assert_eq!((s.repeats, s.duration.as_secs(), s.warmup.as_secs()), (2, 3, 1));
+    assert_eq!(s.levels, Levels::Connections(vec![1, 4]));
+    assert_eq!(s.slo[1].metric, shootout_model::slo::Metric::Percentile(99.0));
+    assert_eq!(s.slo[1].limit, 200_000.0);
+    assert_eq!(s.slo[2].limit, 1.0);
+    assert_eq!(s.servers[0].stop_signal, libc::SIGINT);
+    assert_eq!(s.servers[1].cwd, Path::new("/x/sub"));
+    assert_eq!(s.servers[0].ready_path, "/hello");
+}
+
+#[test]
+fn the_full_and_smoke_sweeps() {
+    let text = r#"
+repeats = 2
+duration = "3s"
+warmup = "2s"
+connections = [1, 8, 64]
+[full]
+connections = [1, 2, 4, 8, 16, 32, 64, 128]
+duration = "30s"
+repeats = 3
+[[server]]
+name = "a"
+command = "x"
+stop = { signal = "TERM", pidfile = "run/{port}.pid" }
+"#;
+    let short = parse(text, "s.toml", Path::new(".")).unwrap();
+    assert_eq!(short.requires, Requires::default());
+    assert_eq!((short.repeats, short.duration.as_secs(), short.levels.values().len()), (2, 3, 3));
+    assert_eq!(short.servers[0].stop_pidfile.as_deref(), Some("run/{port}.pid"));
+    let full = parse_sweep(text, "s.toml", Path::new("."), Sweep::Full).unwrap();
+    assert_eq!((full.repeats, full.duration.as_secs(), full.warmup.as_secs()), (3, 30, 2));
+    assert_eq!(full.levels, Levels::Connections(vec![1, 2, 4, 8, 16, 32, 64, 128]));
+    let smoke = parse_sweep(text, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
+    assert_eq!((smoke.repeats, smoke.duration.as_secs(), smoke.warmup.as_secs()), (1, 2, 1));
+    assert_eq!(smoke.levels, Levels::Connections(vec![1, 64]));
+    let no_full = "connections = [1]\nrequests = 500\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+    assert_eq!(parse(no_full, "s.toml", Path::new(".")).unwrap().requests, Some(500));
+    let e = parse_sweep(no_full, "s.toml", Path::new("."), Sweep::Full).unwrap_err().to_string();
+    assert!(e.starts_with("s.toml:1:1: --full: this suite has no [full] table"), "{e}");
+    for name in ["short", "full", "smoke"] {
+        assert_eq!(Sweep::from_name(name).name(), name);
+    }
+}
+
+/// Issue 10: a suite whose servers were never installed by setup (ruby-sinatra) failed only on a fresh machine.
+#[test]
+fn every_example_suite_parses_and_names_what_it_needs() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.display().to_string();
+        let suite = parse(&text, &file, &examples).unwrap_or_else(|e| panic!("{e}"));
+        let full = text.contains("\n[full]").then_some(Sweep::Full);
+        for sweep in full.into_iter().chain([Sweep::Smoke]) {
+            parse_sweep(&text, &file, &examples, sweep).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let only_shootout = suite.servers.iter().all(|s| s.command.starts_with("{shootout}"));
+        let r = &suite.requires;
+        assert!(
+            only_shootout || (!r.packages.is_empty() && !r.check.is_empty()),
+            "{file}: its servers need packages: list them, with checks, in [requires]"
+        );
+        read += 1;
+    }
+    assert!(read >= 8, "only {read} example suites found in {}", examples.display());
+}
+
+#[test]
+fn a_scenario_is_read_and_checked_with_the_suite() {
+    let dir = std::env::temp_dir().join(format!("shootout-suite-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("good.toml"), "[[request]]\nname = \"a\"\nurl = \"/a\"\n").unwrap();
+    std::fs::write(dir.join("bad.toml"), "[[request]]\nname = \"a\"\nurl = \"/${nope}\"\n").unwrap();
+    let suite = |file: &str| {
+        format!("connections = [1]\n[load]\nscenario = \"{file}\"\n[[server]]\nname = \"s\"\ncommand = \"x\"\n")
+    };
+    let good = parse(&suite("good.toml"), "s.toml", &dir).unwrap();
+    assert_eq!(good.unit(), "users");
+    let scenario = good.load.scenario.expect("the scenario is kept with the suite");
+    assert_eq!(scenario.parse("http://127.0.0.1:8080").unwrap().base, "http://127.0.0.1:8080");
+    std::fs::write(
+        dir.join("visit.toml"),
+        "[[request]]\nname = \"a\"\nurl = \"/a\"\n[[session]]\nname = \"v\"\nsteps = [{ request = \"a\" }]\n",
+    )
+    .unwrap();
+    let arrivals = suite("visit.toml").replace("connections = [1]", "rates = [5]");
+    assert_eq!(parse(&arrivals, "s.toml", &dir).unwrap().unit(), "users/s", "arriving users, not requests");
+    let rates = suite("good.toml").replace("connections = [1]", "rates = [5]");
+    assert_eq!(parse(&rates, "s.toml", &dir).unwrap().unit(), "req/s");
+    let bad = parse(&suite("bad.toml"), "s.toml", &dir).unwrap_err().to_string();
+    assert!(
+        bad.starts_with("s.toml:3:12: scenario: ") && bad.contains("bad.toml:3:9: unknown variable '${nope}'"),
+        "{bad}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn errors_point_at_the_line() {
+    let e = |text: &str| parse(text, "s.toml", Path::new(".")).unwrap_err().to_string();
+    assert!(e("connections = [1]\ncolour = 1\n").starts_with("s.toml:2:1: unknown field `colour`"));
+    assert!(e("connections = [1]\n").contains("no servers"));
+    assert!(e("[[server]]\nname = \"a\"\ncommand = \"x\"\n").contains("no load levels"));
+    let slo = e("connections = [1]\nslo = [\"fast < 1s\"]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
+    assert!(slo.starts_with("s.toml:2:8: 'fast < 1s' is not a condition"), "{slo}");
+    let missing =
+        e("connections = [1]\n[load]\nscenario = \"nowhere.toml\"\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
+    assert!(missing.starts_with("s.toml:3:12: scenario ./nowhere.toml: cannot read it"), "{missing}");
+    let signal = e("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"x\"\nstop = { signal = \"NOPE\" }\n");
+    assert!(signal.starts_with("s.toml:5:19: 'NOPE' is not a signal"), "{signal}");
+}
+
+#[test]
+fn the_outline_a_report_reads_is_checked_and_needs_no_files() {
+    let text = "name = \"web\"\nconnections = [1]\nstatistic = \"best\"\nslo = [\"p99 < 5ms\"]\n[load]\nscenario = \"elsewhere.toml\"\n[[server]]\nname = \"b\"\ncommand = \"x\"\n[[server]]\nname = \"a\"\ncommand = \"y\"\n";
+    let o = outline(text, "results/suite.toml").unwrap();
+    assert_eq!((o.name.as_str(), o.servers.clone()), ("web", vec!["b".to_string(), "a".to_string()]));
+    assert_eq!(o.statistic, shootout_model::run::Statistic::Best);
+    assert_eq!(o.slo[0].limit, 5_000.0);
+    assert_eq!(outline("connections = [1]\n", "dir/nightly.toml").unwrap().name, "nightly");
+    let e = outline("slo = [\"p99 < soon\"]\n", "results/suite.toml").unwrap_err().to_string();
+    assert!(e.starts_with("results/suite.toml:1:8: 'p99 < soon' is not a condition"), "{e}");
+    let e = outline("statistic = \"mean\"\n", "s.toml").unwrap_err().to_string();
+    assert!(e.starts_with("s.toml:1:13: statistic 'mean'"), "{e}");
+}
