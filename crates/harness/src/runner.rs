@@ -4,11 +4,12 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use shootout_engine::{Plan, Progress};
 use shootout_model::run::{Environment, ResourceSample, ServerUsage, TrialRecord};
-use shootout_model::{Arrival, LoadOptions, Pacing, StopCondition};
+use shootout_model::settings::LoadSettings;
+use shootout_model::LoadOptions;
 
 use crate::server::{self, RunningServer};
 use crate::store::Store;
@@ -158,10 +159,10 @@ fn trial(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
     let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
-    let options = load_options(suite, &format!("{}{}", running.url, spec.path), level);
+    let options = load_options(suite, &format!("{}{}", running.url, spec.path), level)?;
     let plan = match &suite.load.scenario {
         Some(file) => Plan::with_scenario(options, file.parse(&running.url).map_err(|e| e.to_string())?),
-        None => Plan::new(options, suite.load.body.as_bytes()),
+        None => Plan::new(options, suite.load.body.as_deref().unwrap_or_default().as_bytes()),
     }
     .map_err(|e| e.to_string())?;
 
@@ -197,33 +198,31 @@ fn trial(
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
 }
 
-/// The engine options of one level.
-fn load_options(suite: &Suite, url: &str, level: f64) -> LoadOptions {
-    let (pacing, connections) = match suite.levels {
-        Levels::Connections(_) => (Pacing::Closed, level as u32),
-        Levels::Rates(_) => (Pacing::Open { rate: level, arrival: Arrival::Constant }, 1000),
+/// The engine options of one level: the suite's choices, with the defaults every load run shares.
+fn load_options(suite: &Suite, url: &str, level: f64) -> Result<LoadOptions, String> {
+    let (connections, rate) = match suite.levels {
+        Levels::Connections(_) => (Some(level as u32), None),
+        Levels::Rates(_) => (None, Some(level)),
     };
-    LoadOptions {
+    let settings = LoadSettings {
         url: url.to_string(),
         scenario: suite.load.scenario.as_ref().map(|f| f.path.display().to_string()),
+        connections,
+        rate,
+        threads: Some(suite.threads),
+        duration: Some(suite.duration),
+        requests: suite.requests,
         method: suite.load.method.clone(),
         headers: suite.load.headers.clone(),
-        body_bytes: suite.load.body.len() as u64,
-        connections,
-        pacing,
-        stages: Vec::new(),
-        threads: suite.threads.min(connections.max(1)),
-        stop: suite.requests.map_or(StopCondition::Duration(suite.duration), StopCondition::Requests),
-        timeout: suite.load.timeout,
-        connect_timeout: Duration::from_secs(5),
+        body_bytes: suite.load.body.as_ref().map(|b| b.len() as u64),
+        timeout: Some(suite.load.timeout),
+        no_keepalive: !suite.load.keepalive,
+        // The servers of a suite are the user's own: a self-signed certificate is expected.
         insecure: true,
-        cacert: None,
-        keepalive: suite.load.keepalive,
-        delay: None,
-        sequential: false,
-        sessions: false,
-        warmup: suite.warmup,
-    }
+        warmup: Some(suite.warmup),
+        ..LoadSettings::default()
+    };
+    settings.build(suite.threads).map_err(|e| format!("{url} at {level}: {e}"))
 }
 
 /// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the

@@ -2,6 +2,8 @@
 //!
 //! Layout:
 //! - [`options`]: [`LoadOptions`], the validated plan of one `shootout load` run, as recorded in results.
+//! - [`settings`]: [`settings::LoadSettings`], a load run as chosen (every choice optional), and the one place
+//!   that checks the choices and fills in the defaults to make [`LoadOptions`].
 //! - [`result`]: [`LoadResult`], the versioned JSON document a load run writes (`schema/load-result.v1.json`
 //!   describes it), with its parts: request counts, latency summaries, the per-second timeline, client CPU.
 //! - [`errors`]: [`ErrorKind`], how a failed request is classified.
@@ -17,6 +19,7 @@ pub mod errors;
 pub mod options;
 pub mod result;
 pub mod run;
+pub mod settings;
 pub mod slo;
 pub mod units;
 

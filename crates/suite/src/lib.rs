@@ -156,12 +156,12 @@ pub struct Requires {
 pub struct LoadSpec {
     /// Path and query.
     pub path: String,
-    /// Method.
-    pub method: String,
+    /// Method (the default of every load run when not given: GET, or POST with a body).
+    pub method: Option<String>,
     /// Headers.
     pub headers: Vec<(String, String)>,
-    /// Body.
-    pub body: String,
+    /// Body, when one is sent.
+    pub body: Option<String>,
     /// Request timeout.
     pub timeout: Duration,
     /// Keep connections alive.

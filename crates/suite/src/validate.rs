@@ -114,9 +114,9 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
     };
     Ok(LoadSpec {
         path: def.path.clone().unwrap_or_else(|| "/".into()),
-        method: def.method.clone().unwrap_or_else(|| if def.body.is_some() { "POST" } else { "GET" }.into()),
+        method: def.method.clone(),
         headers: def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        body: def.body.clone().unwrap_or_default(),
+        body: def.body.clone(),
         timeout: duration_or(&def.timeout, Duration::from_secs(30), at)?,
         keepalive: def.keepalive.unwrap_or(true),
         scenario,

@@ -10,17 +10,11 @@ use anyhow::Context as _;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_engine::{limits, Plan, Progress};
+use shootout_model::settings::{is_token, LoadSettings};
 use shootout_model::slo::{parse_condition, Condition};
-use shootout_model::{Arrival, LoadOptions, LoadResult, Pacing, Stage, StopCondition};
+use shootout_model::{Arrival, LoadOptions, LoadResult, Stage, StopCondition};
 
 use super::{duration_arg, Failure};
-
-/// How long a run lasts when neither `-d` nor `-n` is given (as wrk).
-const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-/// Closed-model connections when `-c` is not given (and there are no stages).
-const DEFAULT_CONNECTIONS: u32 = 50;
-/// Open-model connection limit when `--max-connections` is not given.
-const DEFAULT_MAX_CONNECTIONS: u32 = 1000;
 
 /// Options of `shootout load`.
 #[derive(Debug, Args)]
@@ -79,12 +73,12 @@ pub struct LoadArgs {
     /// Request body, read from a file.
     #[arg(long, value_name = "FILE")]
     body_file: Option<PathBuf>,
-    /// Deadline for each request, from when it was due to its last response byte.
-    #[arg(long, value_parser = duration_arg, default_value = "30s")]
-    timeout: Duration,
-    /// Deadline for each TCP connect.
-    #[arg(long, value_parser = duration_arg, default_value = "5s")]
-    connect_timeout: Duration,
+    /// Deadline for each request, from when it was due to its last response byte [default: 30s].
+    #[arg(long, value_parser = duration_arg)]
+    timeout: Option<Duration>,
+    /// Deadline for each TCP connect [default: 5s].
+    #[arg(long, value_parser = duration_arg)]
+    connect_timeout: Option<Duration>,
     /// HTTPS: accept any server certificate (for self-signed test servers).
     #[arg(short = 'k', long)]
     insecure: bool,
@@ -94,9 +88,9 @@ pub struct LoadArgs {
     /// Open a new connection for every request (as ab without -k, or siege by default).
     #[arg(long)]
     no_keepalive: bool,
-    /// Send load for this long first, without counting it.
-    #[arg(long, value_parser = duration_arg, default_value = "0s")]
-    warmup: Duration,
+    /// Send load for this long first, without counting it [default: 0s].
+    #[arg(long, value_parser = duration_arg)]
+    warmup: Option<Duration>,
     /// Exit with code 3 when this condition holds after the run, e.g. 'p99>200ms', 'errors>1%', 'rps<1000'
     /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, rps).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
@@ -200,122 +194,62 @@ fn read_urls(path: &std::path::Path, base: Option<&str>) -> Result<shootout_scen
         .map_err(|e| Failure::Usage(e.to_string()))
 }
 
-/// Turns the typed arguments into options, or one line naming what is wrong and how to fix it.
+/// Turns the typed arguments into options (through [`LoadSettings`], which holds the defaults and the rules), or
+/// one line naming what is wrong and how to fix it; also returns the body read.
 fn validate(
     args: &LoadArgs,
     scenario: Option<&shootout_scenario::Scenario>,
 ) -> Result<(LoadOptions, Vec<u8>), Failure> {
-    let usage = |message: String| Err(Failure::Usage(message));
-    let mut stages = args.stages.clone().map(|s| s.0).unwrap_or_default();
-    // A scenario's phases bring in new users per second: an open model of sessions, unless -R/--stages say else.
-    let phases = scenario.map(|s| s.phases.clone()).unwrap_or_default();
-    let arrivals = !phases.is_empty() && args.rate.is_none() && stages.is_empty();
-    if arrivals {
-        stages = phases;
-    }
-    if args.connections == Some(0) && stages.is_empty() {
-        return usage("-c/--connections 0: at least 1 connection is needed, e.g. -c 50".into());
-    }
-    if args.max_connections == Some(0) {
-        return usage("--max-connections 0: at least 1 connection is needed, e.g. --max-connections 1000".into());
-    }
-    if let Some(rate) = args.rate {
-        if !rate.is_finite() || rate < 0.0 || (rate == 0.0 && stages.is_empty()) {
-            return usage(format!("-R/--rate {rate}: give a positive number of requests per second, e.g. -R 1000"));
-        }
-    }
-    let start_level = args.rate.unwrap_or(f64::from(args.connections.unwrap_or(0)));
-    if !stages.is_empty() && start_level == 0.0 && stages.iter().all(|s| s.target == 0.0) {
-        return usage("--stages: every level is 0, so nothing would be sent: give a stage a target above 0".into());
-    }
-    if args.threads == Some(0) {
-        return usage("-t/--threads 0: at least 1 thread is needed, e.g. -t 2".into());
-    }
-    if args.requests == Some(0) {
-        return usage("-n/--requests 0: send at least 1 request, or use -d for a timed run".into());
-    }
-    if args.duration.is_some_and(|d| d.is_zero()) {
-        return usage("-d/--duration 0s: give the run some time, e.g. -d 10s".into());
-    }
-    if args.timeout.is_zero() || args.connect_timeout.is_zero() {
-        return usage("--timeout and --connect-timeout must be longer than 0s, e.g. --timeout 30s".into());
-    }
     let mut headers = Vec::with_capacity(args.headers.len());
     for header in &args.headers {
         match header.split_once(':') {
-            Some((name, value)) if !name.trim().is_empty() && httparse_token(name.trim()) => {
+            Some((name, value)) if is_token(name.trim()) => {
                 headers.push((name.trim().to_string(), value.trim().to_string()));
             }
             _ => {
-                return usage(format!(
+                return Err(Failure::Usage(format!(
                     "-H '{header}': a header is written \"Name: value\", e.g. -H 'Accept: text/html'"
-                ))
+                )))
             }
         }
     }
     let body = match (&args.body, &args.body_file) {
-        (Some(text), _) => text.clone().into_bytes(),
-        (None, Some(path)) => std::fs::read(path).map_err(|e| {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(std::fs::read(path).map_err(|e| {
             Failure::Usage(format!("--body-file {}: cannot read it ({e}); check the path", path.display()))
-        })?,
-        (None, None) => Vec::new(),
+        })?),
+        (None, None) => None,
     };
-    let method = match &args.method {
-        Some(m) if !m.is_empty() && httparse_token(m) => m.to_ascii_uppercase(),
-        Some(m) => return usage(format!("-m '{m}': a method is one word such as GET, POST or PUT")),
-        None if args.body.is_some() || args.body_file.is_some() => "POST".into(),
-        None => "GET".into(),
-    };
-    let (pacing, connections) = match args.rate {
-        _ if arrivals => (
-            Pacing::Open { rate: 0.0, arrival: Arrival::Poisson },
-            args.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
-        ),
-        Some(rate) => {
-            let arrival = match args.arrival {
-                ArrivalArg::Constant => Arrival::Constant,
-                ArrivalArg::Poisson => Arrival::Poisson,
-            };
-            (Pacing::Open { rate, arrival }, args.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS))
-        }
-        None if stages.is_empty() => (Pacing::Closed, args.connections.unwrap_or(DEFAULT_CONNECTIONS)),
-        None => (Pacing::Closed, args.connections.unwrap_or(0)),
-    };
-    let stop = match (args.requests, args.duration) {
-        _ if !stages.is_empty() => StopCondition::Duration(stages.iter().map(|s| s.duration).sum()),
-        (Some(n), _) => StopCondition::Requests(n),
-        (None, Some(d)) => StopCondition::Duration(d),
-        (None, None) => StopCondition::Duration(DEFAULT_DURATION),
-    };
-    let mut options = LoadOptions {
+    let settings = LoadSettings {
         url: scenario.map_or_else(|| args.url.clone().unwrap_or_default(), |s| s.base.clone()),
         scenario: args.scenario.as_ref().or(args.urls_file.as_ref()).map(|p| p.display().to_string()),
-        delay: args.delay.filter(|d| !d.is_zero()),
-        sequential: args.urls_file.is_some() && !args.random,
-        sessions: false,
-        method,
+        phases: scenario.map(|s| s.phases.clone()).unwrap_or_default(),
+        connections: args.connections,
+        rate: args.rate,
+        arrival: Some(match args.arrival {
+            ArrivalArg::Constant => Arrival::Constant,
+            ArrivalArg::Poisson => Arrival::Poisson,
+        }),
+        max_connections: args.max_connections,
+        stages: args.stages.clone().map(|s| s.0).unwrap_or_default(),
+        threads: args.threads,
+        duration: args.duration,
+        requests: args.requests,
+        method: args.method.clone(),
         headers,
-        body_bytes: body.len() as u64,
-        connections,
-        pacing,
-        stages,
-        threads: 1,
-        stop,
+        body_bytes: body.as_ref().map(|b| b.len() as u64),
         timeout: args.timeout,
         connect_timeout: args.connect_timeout,
-        keepalive: !args.no_keepalive,
+        no_keepalive: args.no_keepalive,
         insecure: args.insecure,
         cacert: args.cacert.as_ref().map(|p| p.display().to_string()),
+        delay: args.delay,
+        sequential: args.urls_file.is_some() && !args.random,
         warmup: args.warmup,
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-    options.threads = args.threads.map_or(cpus, u64::from).min(options.most_connections().max(1)) as u32;
-    Ok((options, body))
-}
-
-/// True when `text` is an HTTP token (method or header name).
-fn httparse_token(text: &str) -> bool {
-    text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let options = settings.build(cpus).map_err(|e| Failure::Usage(e.0))?;
+    Ok((options, body.unwrap_or_default()))
 }
 
 /// Prints the summary or the JSON, and writes the JSON file when asked.

@@ -1,0 +1,211 @@
+//! [`LoadSettings`]: what a user chose for one load run, every choice optional, and the one place that checks
+//! the choices and fills in the defaults to make [`LoadOptions`]. `shootout load` fills it from the command line,
+//! `shootout run` from a suite's level, and anything else that starts load does the same, so a default or a rule
+//! lives here once. Its messages name the command-line flags, as `shootout load` is where users meet them.
+
+use std::time::Duration;
+
+use crate::{Arrival, LoadOptions, Pacing, Stage, StopCondition};
+
+/// How long a run lasts when neither a duration nor a request count is given (as wrk).
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Closed-model connections when none are given (and there are no stages).
+pub const DEFAULT_CONNECTIONS: u32 = 50;
+/// The open model's connection limit when none is given.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1000;
+/// Deadline of a request, from when it was due to its last byte, when none is given.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Deadline of a TCP connect when none is given.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One load run as chosen: `None` (or empty) takes the default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadSettings {
+    /// The URL (for a scenario, its server).
+    pub url: String,
+    /// The scenario or urls file sent, by name, for the record.
+    pub scenario: Option<String>,
+    /// The scenario's arrival phases (new users per second): an open model of sessions, unless a rate or
+    /// stages are given.
+    pub phases: Vec<Stage>,
+    /// Closed model: users (the starting level with stages).
+    pub connections: Option<u32>,
+    /// Open model: requests per second (the starting rate with stages).
+    pub rate: Option<f64>,
+    /// Open model: how due times are spaced.
+    pub arrival: Option<Arrival>,
+    /// Open model: the most connections open at once.
+    pub max_connections: Option<u32>,
+    /// Ramps of the level; the run lasts their total.
+    pub stages: Vec<Stage>,
+    /// Worker threads (default: the CPUs available, never more than the connections).
+    pub threads: Option<u32>,
+    /// Send for this long.
+    pub duration: Option<Duration>,
+    /// Send exactly this many counted requests.
+    pub requests: Option<u64>,
+    /// HTTP method (default GET, or POST with a body).
+    pub method: Option<String>,
+    /// Extra request headers, `(name, value)`.
+    pub headers: Vec<(String, String)>,
+    /// The body's length, when a body is sent (even an empty one).
+    pub body_bytes: Option<u64>,
+    /// Per-request deadline.
+    pub timeout: Option<Duration>,
+    /// TCP connect deadline.
+    pub connect_timeout: Option<Duration>,
+    /// Open a new connection for every request.
+    pub no_keepalive: bool,
+    /// HTTPS: accept any certificate.
+    pub insecure: bool,
+    /// HTTPS: extra trusted CA certificates (a PEM file's name).
+    pub cacert: Option<String>,
+    /// Closed model: each user pauses up to this after every response (siege's `-d`).
+    pub delay: Option<Duration>,
+    /// A urls file is walked in order rather than at random.
+    pub sequential: bool,
+    /// Load sent first and not counted.
+    pub warmup: Option<Duration>,
+}
+
+/// A choice that cannot be run: the message names it and says how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadSetting(pub String);
+
+impl LoadSettings {
+    /// Checks the choices and fills in the defaults. `cpus` is how many CPUs the run may use (the default
+    /// thread count).
+    pub fn build(self, cpus: u32) -> Result<LoadOptions, BadSetting> {
+        let bad = |message: String| Err(BadSetting(message));
+        // A scenario's phases bring in new users per second: an open model of sessions, unless -R/--stages say else.
+        let arrivals = !self.phases.is_empty() && self.rate.is_none() && self.stages.is_empty();
+        let stages = if arrivals { self.phases.clone() } else { self.stages.clone() };
+        if self.connections == Some(0) && stages.is_empty() {
+            return bad("-c/--connections 0: at least 1 connection is needed, e.g. -c 50".into());
+        }
+        if self.max_connections == Some(0) {
+            return bad("--max-connections 0: at least 1 connection is needed, e.g. --max-connections 1000".into());
+        }
+        if let Some(rate) = self.rate {
+            if !rate.is_finite() || rate < 0.0 || (rate == 0.0 && stages.is_empty()) {
+                return bad(format!("-R/--rate {rate}: give a positive number of requests per second, e.g. -R 1000"));
+            }
+        }
+        let start_level = self.rate.unwrap_or(f64::from(self.connections.unwrap_or(0)));
+        if !stages.is_empty() && start_level == 0.0 && stages.iter().all(|s| s.target == 0.0) {
+            return bad("--stages: every level is 0, so nothing would be sent: give a stage a target above 0".into());
+        }
+        if self.threads == Some(0) {
+            return bad("-t/--threads 0: at least 1 thread is needed, e.g. -t 2".into());
+        }
+        if self.requests == Some(0) {
+            return bad("-n/--requests 0: send at least 1 request, or use -d for a timed run".into());
+        }
+        if self.duration.is_some_and(|d| d.is_zero()) {
+            return bad("-d/--duration 0s: give the run some time, e.g. -d 10s".into());
+        }
+        let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let connect_timeout = self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        if timeout.is_zero() || connect_timeout.is_zero() {
+            return bad("--timeout and --connect-timeout must be longer than 0s, e.g. --timeout 30s".into());
+        }
+        let method = match &self.method {
+            Some(m) if is_token(m) => m.to_ascii_uppercase(),
+            Some(m) => return bad(format!("-m '{m}': a method is one word such as GET, POST or PUT")),
+            None if self.body_bytes.is_some() => "POST".into(),
+            None => "GET".into(),
+        };
+        if let Some((name, _)) = self.headers.iter().find(|(name, _)| !is_token(name)) {
+            return bad(format!("-H '{name}': a header name is one word, e.g. -H 'Accept: text/html'"));
+        }
+        let max_connections = self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        let (pacing, connections) = match self.rate {
+            _ if arrivals => (Pacing::Open { rate: 0.0, arrival: Arrival::Poisson }, max_connections),
+            Some(rate) => (Pacing::Open { rate, arrival: self.arrival.unwrap_or(Arrival::Constant) }, max_connections),
+            None if stages.is_empty() => (Pacing::Closed, self.connections.unwrap_or(DEFAULT_CONNECTIONS)),
+            None => (Pacing::Closed, self.connections.unwrap_or(0)),
+        };
+        let stop = match (self.requests, self.duration) {
+            _ if !stages.is_empty() => StopCondition::Duration(stages.iter().map(|s| s.duration).sum()),
+            (Some(n), _) => StopCondition::Requests(n),
+            (None, Some(d)) => StopCondition::Duration(d),
+            (None, None) => StopCondition::Duration(DEFAULT_DURATION),
+        };
+        let mut options = LoadOptions {
+            url: self.url,
+            scenario: self.scenario,
+            method,
+            headers: self.headers,
+            body_bytes: self.body_bytes.unwrap_or(0),
+            connections,
+            pacing,
+            stages,
+            threads: 1,
+            stop,
+            timeout,
+            connect_timeout,
+            insecure: self.insecure,
+            cacert: self.cacert,
+            keepalive: !self.no_keepalive,
+            delay: self.delay.filter(|d| !d.is_zero()),
+            sequential: self.sequential,
+            sessions: false,
+            warmup: self.warmup.unwrap_or(Duration::ZERO),
+        };
+        // More threads than connections would leave some with nothing to do.
+        let threads = u64::from(self.threads.unwrap_or(cpus.max(1)));
+        options.threads = threads.min(options.most_connections().max(1)) as u32;
+        Ok(options)
+    }
+}
+
+/// True when `text` is an HTTP token (a method or a header name).
+pub fn is_token(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> LoadSettings {
+        LoadSettings { url: "http://127.0.0.1:1/".into(), ..LoadSettings::default() }
+    }
+
+    #[test]
+    fn the_defaults_are_filled_in() {
+        let options = settings().build(8).unwrap();
+        assert_eq!((options.pacing, options.connections, options.threads), (Pacing::Closed, DEFAULT_CONNECTIONS, 8));
+        assert_eq!(options.stop, StopCondition::Duration(DEFAULT_DURATION));
+        assert_eq!((options.timeout, options.connect_timeout), (DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!((options.method.as_str(), options.keepalive, options.warmup), ("GET", true, Duration::ZERO));
+        let open = LoadSettings { rate: Some(100.0), ..settings() }.build(2).unwrap();
+        assert_eq!(open.pacing, Pacing::Open { rate: 100.0, arrival: Arrival::Constant });
+        assert_eq!(open.connections, DEFAULT_MAX_CONNECTIONS);
+        let post = LoadSettings { body_bytes: Some(0), connections: Some(1), ..settings() }.build(4).unwrap();
+        assert_eq!((post.method.as_str(), post.threads), ("POST", 1), "a body means POST; no idle threads");
+    }
+
+    #[test]
+    fn phases_make_an_open_model_of_arriving_users() {
+        let phase = Stage { duration: Duration::from_secs(2), target: 5.0 };
+        let options = LoadSettings { phases: vec![phase], ..settings() }.build(1).unwrap();
+        assert_eq!(options.pacing, Pacing::Open { rate: 0.0, arrival: Arrival::Poisson });
+        assert_eq!((options.stages.clone(), options.stop), (vec![phase], StopCondition::Duration(phase.duration)));
+        let paced = LoadSettings { phases: vec![phase], rate: Some(10.0), ..settings() }.build(1).unwrap();
+        assert!(paced.stages.is_empty(), "a rate given overrides the phases");
+    }
+
+    #[test]
+    fn bad_choices_name_the_flag() {
+        let e = |s: LoadSettings| s.build(1).unwrap_err().0;
+        assert!(e(LoadSettings { connections: Some(0), ..settings() }).starts_with("-c/--connections 0"));
+        assert!(e(LoadSettings { rate: Some(-1.0), ..settings() }).starts_with("-R/--rate -1"));
+        assert!(e(LoadSettings { threads: Some(0), ..settings() }).starts_with("-t/--threads 0"));
+        assert!(e(LoadSettings { method: Some("GE T".into()), ..settings() }).starts_with("-m 'GE T'"));
+        assert!(e(LoadSettings { timeout: Some(Duration::ZERO), ..settings() }).starts_with("--timeout"));
+        let ramp = vec![Stage { duration: Duration::from_secs(1), target: 0.0 }];
+        assert!(e(LoadSettings { stages: ramp, ..settings() }).starts_with("--stages: every level is 0"));
+    }
+}
