@@ -9,6 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
 
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::{sysconf, Pid, SysconfVar};
 use shootout_model::run::ResourceSample;
 
 /// One process, as `/proc/PID/stat` describes it.
@@ -180,12 +182,11 @@ impl Tree {
     }
 
     /// Sends `signal` to the process group and to every member.
-    pub fn signal_all(&mut self, signal: i32) {
-        // SAFETY: kill(2) with a negative pid signals the group; errors (no such group) are harmless.
-        unsafe { libc::kill(-self.root, signal) };
+    pub fn signal_all(&mut self, signal: Signal) {
+        // Errors (no such group, a member gone meanwhile) are harmless.
+        let _ = killpg(Pid::from_raw(self.root), signal);
         for p in self.members() {
-            // SAFETY: signalling a process we identified as a live member.
-            unsafe { libc::kill(p.pid, signal) };
+            let _ = kill(Pid::from_raw(p.pid), signal);
         }
     }
 }
@@ -214,12 +215,9 @@ fn host_ticks() -> Option<(u64, u64)> {
 }
 
 fn clock_tick() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 {
-        ticks as f64
-    } else {
-        100.0
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(ticks)) if ticks > 0 => ticks as f64,
+        _ => 100.0,
     }
 }
 
@@ -247,7 +245,7 @@ mod tests {
         assert_eq!(sample.processes, 5, "sh, two sleeps, a subshell and its sleep");
         assert!(sample.rss_bytes > 0 && sample.pss_bytes > 0 && sample.pss_bytes <= sample.rss_bytes);
         assert!(sample.threads >= 5 && sample.fds >= 5);
-        tree.signal_all(libc::SIGKILL);
+        tree.signal_all(Signal::SIGKILL);
         let _ = child.wait();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while !tree.members().is_empty() && std::time::Instant::now() < deadline {
