@@ -430,7 +430,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         let ready = def.ready.as_ref();
         let stop = def.stop.as_ref();
         let signal = match stop.and_then(|s| s.signal.as_ref()) {
-            None => libc::SIGTERM,
+            None => nix::sys::signal::Signal::SIGTERM as i32,
             Some(s) => signal_number(s.get_ref()).ok_or_else(|| {
                 at.span(s.span(), format!("'{}' is not a signal: write TERM, INT, QUIT or KILL", s.get_ref()))
             })?,
@@ -510,18 +510,19 @@ fn smoke(suite: Suite) -> Suite {
 
 /// A signal by name (`TERM`, `SIGINT`, `quit`…).
 pub fn signal_number(name: &str) -> Option<i32> {
+    use nix::sys::signal::Signal;
     let name = name.trim().to_ascii_uppercase();
     Some(match name.trim_start_matches("SIG") {
-        "TERM" => libc::SIGTERM,
-        "INT" => libc::SIGINT,
-        "QUIT" => libc::SIGQUIT,
-        "KILL" => libc::SIGKILL,
-        "HUP" => libc::SIGHUP,
-        "USR1" => libc::SIGUSR1,
-        "USR2" => libc::SIGUSR2,
-        "WINCH" => libc::SIGWINCH,
+        "TERM" => Signal::SIGTERM,
+        "INT" => Signal::SIGINT,
+        "QUIT" => Signal::SIGQUIT,
+        "KILL" => Signal::SIGKILL,
+        "HUP" => Signal::SIGHUP,
+        "USR1" => Signal::SIGUSR1,
+        "USR2" => Signal::SIGUSR2,
+        "WINCH" => Signal::SIGWINCH,
         _ => return None,
-    })
+    } as i32)
 }
 
 #[cfg(test)]
@@ -554,7 +555,7 @@ cwd = "sub"
         assert_eq!(s.slo[1].metric, shootout_model::slo::Metric::Percentile(99.0));
         assert_eq!(s.slo[1].limit, 200_000.0);
         assert_eq!(s.slo[2].limit, 1.0);
-        assert_eq!(s.servers[0].stop_signal, libc::SIGINT);
+        assert_eq!(s.servers[0].stop_signal, nix::sys::signal::Signal::SIGINT as i32);
         assert_eq!(s.servers[1].cwd, Path::new("/x/sub"));
         assert_eq!(s.servers[0].ready_path, "/hello");
     }
