@@ -76,11 +76,8 @@ impl Drop for Cgroup {
 
 /// The mount point of the cgroup v2 hierarchy, if there is one.
 fn cgroup2_mount() -> Option<PathBuf> {
-    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
-    mounts.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(fields[1]))
-    })
+    let mounts = procfs::mounts().ok()?;
+    mounts.into_iter().find(|m| m.fs_vfstype == "cgroup2").map(|m| PathBuf::from(m.fs_file))
 }
 
 #[cfg(test)]
