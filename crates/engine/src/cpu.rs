@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::time::TimeVal;
+
 /// User and system CPU time of the whole process at one moment.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuTimes {
@@ -14,12 +17,10 @@ pub struct CpuTimes {
 impl CpuTimes {
     /// The process's CPU times so far.
     pub fn now() -> CpuTimes {
-        // SAFETY: an all-zero rusage is valid and getrusage fills it.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: RUSAGE_SELF with a valid pointer to our struct.
-        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-        let time = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
-        CpuTimes { user: time(usage.ru_utime), system: time(usage.ru_stime) }
+        // RUSAGE_SELF cannot fail; were it to, zero times say "unknown" rather than stopping a run.
+        let Ok(usage) = getrusage(UsageWho::RUSAGE_SELF) else { return CpuTimes::default() };
+        let time = |tv: TimeVal| Duration::new(tv.tv_sec() as u64, tv.tv_usec() as u32 * 1000);
+        CpuTimes { user: time(usage.user_time()), system: time(usage.system_time()) }
     }
 
     /// Time used between `earlier` and `self`.

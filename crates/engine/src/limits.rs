@@ -1,5 +1,6 @@
 //! Open-file limits: every connection is a file descriptor, so a run may need more than the default soft limit.
 
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
 use thiserror::Error;
 
 /// Descriptors kept free for everything that is not a connection (poll instances, stdio, files).
@@ -23,20 +24,16 @@ pub struct TooManyConnections {
 /// Raises the soft open-file limit as far as `connections` needs (up to the hard limit).
 pub fn ensure_open_files(connections: u64) -> Result<(), TooManyConnections> {
     let needed = connections + SPARE;
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit writes into the struct we own.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
         return Ok(()); // cannot tell; let connect report any shortage
-    }
-    if limit.rlim_cur >= needed {
+    };
+    if soft >= needed {
         return Ok(());
     }
-    if limit.rlim_max < needed {
-        return Err(TooManyConnections { connections, needed, hard: limit.rlim_max });
+    if hard < needed {
+        return Err(TooManyConnections { connections, needed, hard });
     }
-    limit.rlim_cur = needed.max(limit.rlim_cur);
-    // SAFETY: setrlimit reads the struct we own.
-    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    let _ = setrlimit(Resource::RLIMIT_NOFILE, needed.max(soft), hard);
     Ok(())
 }
 

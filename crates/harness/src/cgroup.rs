@@ -5,8 +5,13 @@
 
 use std::ffi::CString;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use nix::fcntl::{open, OFlag};
+use nix::sys::stat::Mode;
+use nix::unistd::write;
 
 /// A cgroup made for one server.
 #[derive(Debug)]
@@ -29,21 +34,14 @@ impl Cgroup {
         Some(Cgroup { path, procs })
     }
 
-    /// Moves the calling process into the cgroup. Meant for between fork and exec: it only opens and writes.
-    pub fn join_self(&self) -> std::io::Result<()> {
-        // SAFETY: open/write/close on a path prepared before the fork; no allocation happens here.
-        unsafe {
-            let fd = libc::open(self.procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-            libc::close(fd);
-            if written != 1 {
-                return Err(std::io::Error::last_os_error());
-            }
+    /// Moves the calling process into the cgroup. Meant for between fork and exec: it only opens, writes and
+    /// closes, on a C path prepared before the fork, and allocates nothing (errors are plain error numbers).
+    pub fn join_self(&self) -> io::Result<()> {
+        let fd = open(self.procs.as_c_str(), OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty())?;
+        match write(&fd, b"0")? {
+            1 => Ok(()),
+            _ => Err(io::ErrorKind::WriteZero.into()),
         }
-        Ok(())
     }
 
     /// The processes in it now.
@@ -78,11 +76,8 @@ impl Drop for Cgroup {
 
 /// The mount point of the cgroup v2 hierarchy, if there is one.
 fn cgroup2_mount() -> Option<PathBuf> {
-    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
-    mounts.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(fields[1]))
-    })
+    let mounts = procfs::mounts().ok()?;
+    mounts.into_iter().find(|m| m.fs_vfstype == "cgroup2").map(|m| PathBuf::from(m.fs_file))
 }
 
 #[cfg(test)]

@@ -312,8 +312,8 @@ fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
         kernel: read("/proc/sys/kernel/osrelease").trim().into(),
         cpu_model: cpu_model.into(),
         // Online CPUs, not this process's share: the client is pinned by now.
-        // SAFETY: sysconf has no preconditions.
-        cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32,
+        cpus: nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN).ok().flatten().unwrap_or(1).max(1)
+            as u32,
         memory_bytes: memory * 1024,
         client_cpus: suite.client_cpus.clone().unwrap_or_default(),
         server_cpus: suite.servers.iter().map(|s| (s.name.clone(), s.cpus.clone().unwrap_or_default())).collect(),

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
+use nix::sched::{sched_setaffinity, CpuSet};
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+
 use crate::cgroup::Cgroup;
 use crate::probe;
 use crate::tree::Tree;
@@ -31,7 +35,7 @@ pub struct RunningServer {
     pub cgroup: Option<Arc<Cgroup>>,
     child: Child,
     signal_group: bool,
-    stop_signal: i32,
+    stop_signal: Signal,
     /// Where the PID to signal is written, for servers that daemonize their master.
     stop_pidfile: Option<PathBuf>,
     grace: Duration,
@@ -79,7 +83,12 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     let cgroup = Cgroup::create(name).map(Arc::new);
     let cpus = spec.cpus.as_deref().and_then(parse_cpus);
     let joining = cgroup.clone();
-    // SAFETY: between fork and exec only system calls run: joining a cgroup (a prepared path) and pinning.
+    // The one unsafe block left: std makes every `pre_exec` unsafe, since the closure runs between fork and exec
+    // where only async-signal-safe work is sound. It must run there, in the child, so that the server and
+    // everything it starts are in the cgroup and pinned from their first instruction (done from the parent after
+    // the spawn, a fast fork could escape both).
+    // SAFETY: between fork and exec only system calls run, through nix, with no allocation: open, write and close
+    // of a path prepared before the fork (joining the cgroup), and sched_setaffinity with a set on the stack.
     unsafe {
         child.pre_exec(move || {
             if let Some(group) = &joining {
@@ -199,13 +208,13 @@ impl RunningServer {
             .and_then(|f| std::fs::read_to_string(f).ok())
             .and_then(|text| text.trim().parse::<i32>().ok())
             .filter(|pid| *pid > 1 && self.tree.members().iter().any(|p| p.pid == *pid));
-        let target = match daemon {
-            Some(pid) => pid,
-            None if self.signal_group => -root,
-            None => root,
+        let signal = self.stop_signal;
+        // Errors (the process or group already gone) are what the wait below finds out.
+        let _ = match daemon {
+            Some(pid) => kill(Pid::from_raw(pid), signal),
+            None if self.signal_group => killpg(Pid::from_raw(root), signal),
+            None => kill(Pid::from_raw(root), signal),
         };
-        // SAFETY: signalling our own child, its process group, or a process of the server's own tree.
-        unsafe { libc::kill(target, self.stop_signal) };
         let deadline = Instant::now() + self.grace;
         let mut status = None;
         while Instant::now() < deadline {
@@ -218,11 +227,11 @@ impl RunningServer {
         if let Some(group) = &self.cgroup {
             group.kill();
         }
-        self.tree.signal_all(libc::SIGKILL);
+        self.tree.signal_all(Signal::SIGKILL);
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline && !self.tree.members().is_empty() {
             std::thread::sleep(Duration::from_millis(20));
-            self.tree.signal_all(libc::SIGKILL);
+            self.tree.signal_all(Signal::SIGKILL);
         }
         status = status.or_else(|| self.child.wait().ok());
         Stopped { status, killed: true, left: self.tree.members().len() }
@@ -304,17 +313,13 @@ pub fn parse_cpus(text: &str) -> Option<Vec<usize>> {
 }
 
 /// Pins the calling thread (and the threads it starts later) to `cpus`.
+/// Safe between fork and exec: the set lives on the stack and errors are plain error numbers.
 pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
-    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET and sched_setaffinity use it as documented.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+    let mut set = CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu)?; // EINVAL past the largest CPU number a set holds
     }
+    sched_setaffinity(Pid::from_raw(0), &set)?;
     Ok(())
 }
 

@@ -4,11 +4,21 @@
 //! process group, and any process ever seen as a member that is still alive (identified by PID and start time,
 //! so a reused PID is not mistaken for it). The last rule keeps daemonized helpers (which re-parent to init and
 //! may leave the group, as Passenger's watchdog does) in the tree once they have been seen.
+//!
+//! `/proc` is read through the `procfs` crate. The sampler runs every 200 ms to 1 s during a measurement, so it was
+//! timed against the hand-written parser it replaced: one sample of a 10-process tree on a machine of about 100
+//! processes (optimised build, 2000 samples each, interleaved, two runs on a busy 2-core machine) took 0.98 and
+//! 1.05 times as long (7.6 against 7.8 ms, 3.2 against 3.0 ms). Listing the machine's processes and reading each
+//! `stat` is most of it either way; procfs counts descriptors faster (from the size of `fd/`).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
 
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use procfs::process::Stat;
+use procfs::{CurrentSI, KernelStats};
 use shootout_model::run::ResourceSample;
 
 /// One process, as `/proc/PID/stat` describes it.
@@ -31,20 +41,21 @@ pub struct Process {
 impl Process {
     /// Reads `/proc/PID/stat`; `None` when the process is gone.
     pub fn read(pid: i32) -> Option<Process> {
-        let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The command name is in parentheses and may hold anything; the fields start after the last ')'.
-        let fields: Vec<&str> = text.get(text.rfind(')')? + 2..)?.split_whitespace().collect();
-        let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<i64>().ok());
-        if matches!(fields.first(), Some(&"Z" | &"X")) {
-            return None; // dead, waiting to be reaped: nothing left to stop or measure
+        Process::from_stat(procfs::process::Process::new(pid).ok()?.stat().ok()?)
+    }
+
+    /// `None` for a process that is dead, waiting to be reaped: nothing left to stop or measure.
+    fn from_stat(stat: Stat) -> Option<Process> {
+        if matches!(stat.state, 'Z' | 'X') {
+            return None;
         }
         Some(Process {
-            pid,
-            ppid: field(4)? as i32,
-            pgrp: field(5)? as i32,
-            ticks: (field(14)? + field(15)?) as u64,
-            threads: field(20)? as u32,
-            start: field(22)? as u64,
+            pid: stat.pid,
+            ppid: stat.ppid,
+            pgrp: stat.pgrp,
+            ticks: stat.utime + stat.stime,
+            threads: stat.num_threads as u32,
+            start: stat.starttime,
         })
     }
 
@@ -53,10 +64,11 @@ impl Process {
     }
 }
 
-/// Every process on the machine.
+/// Every process on the machine. Each `/proc/PID` handle is closed once its `stat` is read, so a machine with
+/// many processes never holds the engine's descriptors.
 pub fn all_processes() -> Vec<Process> {
-    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
-    entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(Process::read).collect()
+    let Ok(processes) = procfs::process::all_processes() else { return Vec::new() };
+    processes.filter_map(|p| Process::from_stat(p.ok()?.stat().ok()?)).collect()
 }
 
 /// The process tree of one launched server.
@@ -142,7 +154,7 @@ impl Tree {
     /// Samples the tree; `t_s` is the sample's time on the trial's clock.
     pub fn sample(&mut self, t_s: f64) -> ResourceSample {
         let members = self.members();
-        let tick = clock_tick();
+        let tick = procfs::ticks_per_second() as f64;
         let mut sample = ResourceSample {
             t_s,
             processes: members.len() as u32,
@@ -156,8 +168,8 @@ impl Tree {
         let mut ticks = HashMap::with_capacity(members.len());
         for p in &members {
             sample.threads += p.threads;
-            sample.fds += fs::read_dir(format!("/proc/{}/fd", p.pid)).map_or(0, |d| d.count() as u32);
-            let (rss, pss) = memory(p.pid);
+            let (fds, rss, pss) = descriptors_and_memory(p.pid);
+            sample.fds += fds;
             sample.rss_bytes += rss;
             sample.pss_bytes += pss;
             let before = self.last_ticks.get(&p.identity()).copied().unwrap_or(0);
@@ -180,47 +192,37 @@ impl Tree {
     }
 
     /// Sends `signal` to the process group and to every member.
-    pub fn signal_all(&mut self, signal: i32) {
-        // SAFETY: kill(2) with a negative pid signals the group; errors (no such group) are harmless.
-        unsafe { libc::kill(-self.root, signal) };
+    pub fn signal_all(&mut self, signal: Signal) {
+        // Errors (no such group, a member gone meanwhile) are harmless.
+        let _ = killpg(Pid::from_raw(self.root), signal);
         for p in self.members() {
-            // SAFETY: signalling a process we identified as a live member.
-            unsafe { libc::kill(p.pid, signal) };
+            let _ = kill(Pid::from_raw(p.pid), signal);
         }
     }
 }
 
-/// RSS and PSS of one process, in bytes, from `smaps_rollup`.
-fn memory(pid: i32) -> (u64, u64) {
-    let Ok(text) = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else { return (0, 0) };
-    let kib = |key: &str| {
-        text.lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-            * 1024
-    };
-    (kib("Rss:"), kib("Pss:"))
+/// Open descriptors, and RSS and PSS in bytes (from `smaps_rollup`), of one process; zeros for what cannot be read.
+fn descriptors_and_memory(pid: i32) -> (u32, u64, u64) {
+    let Ok(process) = procfs::process::Process::new(pid) else { return (0, 0, 0) };
+    let fds = process.fd_count().map_or(0, |n| n as u32);
+    let rollup = process.smaps_rollup().ok();
+    let totals = rollup.as_ref().and_then(|r| r.memory_map_rollup.0.first()).map(|m| &m.extension.map);
+    let bytes = |key: &str| totals.and_then(|t| t.get(key)).copied().unwrap_or(0);
+    (fds, bytes("Rss"), bytes("Pss"))
 }
 
-/// (busy, total) CPU ticks of the whole host, from `/proc/stat`.
+/// (busy, total) CPU ticks of the whole host, from `/proc/stat`: busy is all but idle and iowait.
 fn host_ticks() -> Option<(u64, u64)> {
-    let text = fs::read_to_string("/proc/stat").ok()?;
-    let values: Vec<u64> = text.lines().next()?.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
-    let total: u64 = values.iter().take(8).sum();
-    let idle = values.get(3).copied().unwrap_or(0) + values.get(4).copied().unwrap_or(0);
+    let cpu = KernelStats::current().ok()?.total;
+    let idle = cpu.idle + cpu.iowait.unwrap_or(0);
+    let total = cpu.user
+        + cpu.nice
+        + cpu.system
+        + idle
+        + cpu.irq.unwrap_or(0)
+        + cpu.softirq.unwrap_or(0)
+        + cpu.steal.unwrap_or(0);
     Some((total - idle, total))
-}
-
-fn clock_tick() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 {
-        ticks as f64
-    } else {
-        100.0
-    }
 }
 
 #[cfg(test)]
@@ -247,7 +249,7 @@ mod tests {
         assert_eq!(sample.processes, 5, "sh, two sleeps, a subshell and its sleep");
         assert!(sample.rss_bytes > 0 && sample.pss_bytes > 0 && sample.pss_bytes <= sample.rss_bytes);
         assert!(sample.threads >= 5 && sample.fds >= 5);
-        tree.signal_all(libc::SIGKILL);
+        tree.signal_all(Signal::SIGKILL);
         let _ = child.wait();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while !tree.members().is_empty() && std::time::Instant::now() < deadline {

@@ -56,6 +56,7 @@ pub mod validate;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
 use serde::Deserialize;
 use shootout_model::run::Statistic;
 use shootout_model::slo::Slo;
@@ -63,7 +64,7 @@ use shootout_scenario::FileError;
 
 pub use raw::{outline, Outline};
 pub use sweep::Sweep;
-pub use validate::{parse, parse_sweep, signal_number};
+pub use validate::{parse, parse_sweep, signal_by_name};
 
 /// A validated suite.
 #[derive(Debug, Clone)]
@@ -217,7 +218,7 @@ pub struct ServerSpec {
     /// Text the verification response must contain.
     pub verify_body: Option<String>,
     /// Signal that stops the server.
-    pub stop_signal: i32,
+    pub stop_signal: Signal,
     /// Time between the stop signal and SIGKILL.
     pub stop_grace: Duration,
     /// A file (from `cwd`, `{port}` filled in) holding the PID to signal instead of the launched process, for

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
@@ -138,8 +139,8 @@ fn server_spec(
     let ready = def.ready.as_ref();
     let stop = def.stop.as_ref();
     let stop_signal = match stop.and_then(|s| s.signal.as_ref()) {
-        None => libc::SIGTERM,
-        Some(s) => signal_number(s.get_ref()).ok_or_else(|| {
+        None => Signal::SIGTERM,
+        Some(s) => signal_by_name(s.get_ref()).ok_or_else(|| {
             at.span(s.span(), format!("'{}' is not a signal: write TERM, INT, QUIT or KILL", s.get_ref()))
         })?,
     };
@@ -170,17 +171,17 @@ fn server_spec(
 }
 
 /// A signal by name (`TERM`, `SIGINT`, `quit`…).
-pub fn signal_number(name: &str) -> Option<i32> {
+pub fn signal_by_name(name: &str) -> Option<Signal> {
     let name = name.trim().to_ascii_uppercase();
     Some(match name.trim_start_matches("SIG") {
-        "TERM" => libc::SIGTERM,
-        "INT" => libc::SIGINT,
-        "QUIT" => libc::SIGQUIT,
-        "KILL" => libc::SIGKILL,
-        "HUP" => libc::SIGHUP,
-        "USR1" => libc::SIGUSR1,
-        "USR2" => libc::SIGUSR2,
-        "WINCH" => libc::SIGWINCH,
+        "TERM" => Signal::SIGTERM,
+        "INT" => Signal::SIGINT,
+        "QUIT" => Signal::SIGQUIT,
+        "KILL" => Signal::SIGKILL,
+        "HUP" => Signal::SIGHUP,
+        "USR1" => Signal::SIGUSR1,
+        "USR2" => Signal::SIGUSR2,
+        "WINCH" => Signal::SIGWINCH,
         _ => return None,
     })
 }

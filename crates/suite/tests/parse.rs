@@ -31,7 +31,7 @@ cwd = "sub"
     assert_eq!(s.slo[1].metric, shootout_model::slo::Metric::Percentile(99.0));
     assert_eq!(s.slo[1].limit, 200_000.0);
     assert_eq!(s.slo[2].limit, 1.0);
-    assert_eq!(s.servers[0].stop_signal, libc::SIGINT);
+    assert_eq!(s.servers[0].stop_signal, nix::sys::signal::Signal::SIGINT);
     assert_eq!(s.servers[1].cwd, Path::new("/x/sub"));
     assert_eq!(s.servers[0].ready_path, "/hello");
 }

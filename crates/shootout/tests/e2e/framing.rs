@@ -2,6 +2,8 @@
 
 use std::process::Stdio;
 
+use nix::libc;
+
 use crate::support::{fault_server, load, shootout, Fault, Target};
 
 #[test]
@@ -53,6 +55,8 @@ fn a_gigabyte_response_streams_in_flat_memory() {
             text
         }
     });
+    // Neither nix nor rustix wraps wait4, the only call that reaps one given child and returns its rusage
+    // (getrusage(RUSAGE_CHILDREN) would mix in every child the other tests reap), so it stays a libc call.
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 use crate::support::{describe, shootout};
 
 /// A fresh folder for one test's suite and results.
@@ -179,8 +182,7 @@ fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: sending SIGINT to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
     let results = results(&dir);

@@ -3,10 +3,10 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use nix::sys::socket::{listen, setsockopt, sockopt, Backlog};
 use shootout_model::LoadResult;
 
 /// A command for the `shootout` binary under test.
@@ -133,8 +133,8 @@ pub fn fault_server(fault: Fault) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     if matches!(fault, Fault::AcceptOnly(_)) {
-        // SAFETY: re-listening on our own listening socket only shrinks its accept queue.
-        unsafe { libc::listen(listener.as_raw_fd(), 0) };
+        // Re-listening on our own listening socket only shrinks its accept queue.
+        listen(&listener, Backlog::new(0).unwrap()).unwrap();
     }
     std::thread::spawn(move || {
         let mut accepted = 0;
@@ -178,17 +178,8 @@ fn misbehave(mut stream: TcpStream, fault: Fault) {
         match fault {
             Fault::Silent => std::thread::sleep(Duration::from_secs(3600)),
             Fault::Reset => {
-                let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-                // SAFETY: setting SO_LINGER on our own socket with a valid struct.
-                unsafe {
-                    libc::setsockopt(
-                        stream.as_raw_fd(),
-                        libc::SOL_SOCKET,
-                        libc::SO_LINGER,
-                        (&linger as *const libc::linger).cast(),
-                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                    )
-                };
+                // A zero linger time makes the close send RST.
+                let _ = setsockopt(&stream, sockopt::Linger, &nix::libc::linger { l_onoff: 1, l_linger: 0 });
                 return;
             }
             Fault::Close => return,
