@@ -4,6 +4,8 @@
 //! - [`plan`]: [`Plan`], options turned into an address and pre-encoded request bytes.
 //! - [`run`](mod@run): [`run()`], which starts one worker per thread, gathers their per-second intervals,
 //!   and assembles the [`LoadResult`](shootout_model::LoadResult).
+//! - `shared`: what the coordinator hands every worker: the settings they all read (`Shared`), and which share of
+//!   the connections, rate and request count each one takes (`Part`, `share`).
 //! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once).
 //! - `conn`: one connection's state between events.
 //! - [`pacing`]: when requests start: the closed model's users ramp, the open model's [`Schedule`](pacing::Schedule)
@@ -28,6 +30,7 @@ pub mod tls;
 pub mod workload;
 
 mod conn;
+mod shared;
 mod timer;
 mod transport;
 mod worker;

@@ -14,43 +14,14 @@ use thiserror::Error;
 use crate::cpu::CpuTimes;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
-use crate::tls::{check_handshake, TlsPlan};
-use crate::worker::{run_worker, share, Ends, Part, Report, WorkerPacing};
-use crate::workload::Workload;
+use crate::shared::{share, Part, Shared};
+use crate::tls::check_handshake;
+use crate::worker::{run_worker, Ends, Report, WorkerPacing};
 
 /// How often the progress callback is called.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// A client this busy measures itself rather than the server.
 pub const SATURATION: f64 = 0.9;
-
-/// What every worker reads and nobody writes (but the stop flag).
-#[derive(Debug)]
-pub struct Shared {
-    /// Where to connect.
-    pub address: SocketAddr,
-    /// What is sent.
-    pub workload: Arc<Workload>,
-    /// Seeds each worker's random choices (arrivals, mixes, think times).
-    pub seed: u64,
-    /// Closed model: pause of 0 to this after every response.
-    pub delay: Option<Duration>,
-    /// Walk the requests in order rather than picking them by weight.
-    pub sequential: bool,
-    /// How to speak TLS, for https:// URLs.
-    pub tls: Option<TlsPlan>,
-    /// Reuse connections.
-    pub keepalive: bool,
-    /// Request deadline.
-    pub timeout: Duration,
-    /// Connect deadline.
-    pub connect_timeout: Duration,
-    /// End of warm-up: counting starts here.
-    pub measure_start: Instant,
-    /// When sending stops, for timed runs.
-    pub send_until: Option<Instant>,
-    /// Set to stop early (Ctrl-C).
-    pub stop: Arc<AtomicBool>,
-}
 
 /// A view of the run in progress, for a progress bar.
 #[derive(Debug, Clone, Copy)]

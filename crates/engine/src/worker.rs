@@ -30,7 +30,7 @@ use shootout_model::ErrorKind;
 use crate::conn::{connect_error, transfer_error, untoken, Conn, Phase, MAX_BACKOFF, MIN_BACKOFF};
 use crate::http::response::Progress;
 use crate::pacing::{Ramp, Schedule};
-use crate::run::Shared;
+use crate::shared::{share, Part, Shared};
 use crate::timer::DueTimer;
 use crate::transport;
 
@@ -75,21 +75,6 @@ pub enum WorkerPacing {
     },
     /// Open model: this thread's due times.
     Open(Schedule),
-}
-
-/// Which of `threads` workers this is.
-#[derive(Debug, Clone, Copy)]
-pub struct Part {
-    /// This worker's index.
-    pub index: usize,
-    /// How many workers there are.
-    pub of: usize,
-}
-
-/// The part of `total` that worker `part` takes: as even as possible, earlier workers take the rest.
-pub fn share(total: u64, part: Part) -> u64 {
-    let of = part.of as u64;
-    total / of + u64::from((part.index as u64) < total % of)
 }
 
 /// Whether new requests may start.
@@ -688,19 +673,4 @@ impl Worker<'_> {
 
 fn micros(duration: Duration) -> u64 {
     duration.as_micros().min(u128::from(u64::MAX)) as u64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{share, Part};
-
-    #[test]
-    fn shares_add_up() {
-        for (total, of) in [(10, 3), (1, 4), (0, 2), (1000, 7)] {
-            let sum: u64 = (0..of).map(|index| share(total, Part { index, of })).sum();
-            assert_eq!(sum, total);
-        }
-        assert_eq!(share(10, Part { index: 0, of: 3 }), 4);
-        assert_eq!(share(10, Part { index: 2, of: 3 }), 3);
-    }
 }
