@@ -77,9 +77,10 @@ pub enum WorkerPacing {
     Open(Schedule),
 }
 
-/// Whether new requests may start.
+/// Which period of the run a worker is in, and so whether new requests may start and whether they count. (Not
+/// to be confused with a [`Stage`](shootout_model::Stage) of a ramp, which moves the level of load.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
+enum Period {
     /// Sending, not counting.
     Warmup,
     /// Sending and counting.
@@ -99,7 +100,7 @@ struct Worker<'a> {
     max_conns: usize,
     buffer: Box<[u8]>,
     recorder: Recorder,
-    stage: Stage,
+    period: Period,
     pacing: WorkerPacing,
     /// Closed model: connections `0..active` are the current users.
     active: usize,
@@ -151,7 +152,7 @@ pub fn run_worker(shared: &Shared, part: Part, connections: usize, pacing: Worke
         max_conns: connections,
         buffer: vec![0; READ_BUFFER].into_boxed_slice(),
         recorder: Recorder::new(),
-        stage: if shared.measure_start > now { Stage::Warmup } else { Stage::Measure },
+        period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacing,
         active: 0,
         pending: VecDeque::new(),
@@ -192,8 +193,8 @@ impl Worker<'_> {
                 self.on_event(event);
             }
             let now = Instant::now();
-            if self.stage == Stage::Warmup && now >= self.shared.measure_start {
-                self.stage = Stage::Measure;
+            if self.period == Period::Warmup && now >= self.shared.measure_start {
+                self.period = Period::Measure;
                 self.recorder.reset_after_warmup();
                 self.per_request.iter_mut().for_each(Recorder::reset_after_warmup);
             }
@@ -218,14 +219,14 @@ impl Worker<'_> {
         matches!(self.pacing, WorkerPacing::Open(_))
     }
 
-    /// Timers: stage changes, second boundaries, the ramp, timeouts and back-offs. Returns true when done.
+    /// Timers: period changes, second boundaries, the ramp, timeouts and back-offs. Returns true when done.
     fn tick(&mut self, now: Instant) -> bool {
-        if self.shared.stop.load(Ordering::Relaxed) && !matches!(self.stage, Stage::Interrupted(_)) {
-            self.stage = Stage::Interrupted(now + INTERRUPT_GRACE);
+        if self.shared.stop.load(Ordering::Relaxed) && !matches!(self.period, Period::Interrupted(_)) {
+            self.period = Period::Interrupted(now + INTERRUPT_GRACE);
             self.pending.clear();
         }
         self.check_end(now);
-        while now >= self.next_second && self.stage != Stage::Warmup {
+        while now >= self.next_second && self.period != Period::Warmup {
             let next = self.recorder.current_second() + 1;
             let _ = self.reports.send(Report::Interval(self.recorder.take_interval(next)));
             self.next_second += Duration::from_secs(1);
@@ -250,23 +251,24 @@ impl Worker<'_> {
             }
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
-        let finished_sending = match (&self.pacing, self.stage) {
-            (_, Stage::Interrupted(_)) => true,
-            (WorkerPacing::Closed { quota, .. }, stage) => stage == Stage::Ended || *quota == Some(0),
+        let finished_sending = match (&self.pacing, self.period) {
+            (_, Period::Interrupted(_)) => true,
+            (WorkerPacing::Closed { quota, .. }, period) => period == Period::Ended || *quota == Some(0),
             (WorkerPacing::Open(schedule), _) => schedule.next_due().is_none() && self.pending.is_empty(),
         };
-        let out_of_time = matches!(self.stage, Stage::Interrupted(limit) if now >= limit);
+        let out_of_time = matches!(self.period, Period::Interrupted(limit) if now >= limit);
         if out_of_time && busy {
             self.last_end = now;
         }
         (finished_sending && !busy) || out_of_time
     }
 
-    /// Moves to the end stage once sending time is over.
+    /// Moves to the end period once sending time is over.
     fn check_end(&mut self, now: Instant) {
-        if matches!(self.stage, Stage::Measure | Stage::Warmup) && self.shared.send_until.is_some_and(|end| now >= end)
+        if matches!(self.period, Period::Measure | Period::Warmup)
+            && self.shared.send_until.is_some_and(|end| now >= end)
         {
-            self.stage = Stage::Ended;
+            self.period = Period::Ended;
         }
     }
 
@@ -282,7 +284,7 @@ impl Worker<'_> {
     /// Open model: hands every request now due to an idle connection, a new one, or the queue, and sets the timer
     /// for the next one.
     fn pump(&mut self, now: Instant) {
-        if matches!(self.stage, Stage::Interrupted(_)) {
+        if matches!(self.period, Period::Interrupted(_)) {
             return;
         }
         loop {
@@ -311,7 +313,7 @@ impl Worker<'_> {
 
     /// True while new requests may still start (for scenario users, also their next steps).
     fn sending(&self) -> bool {
-        matches!(self.stage, Stage::Warmup | Stage::Measure)
+        matches!(self.period, Period::Warmup | Period::Measure)
     }
 
     /// Decides what connection `i` does next, now that it is free.
@@ -321,15 +323,15 @@ impl Worker<'_> {
             return self.next_step(i, now);
         }
         let measuring = now >= self.shared.measure_start;
-        let due = match (&mut self.pacing, self.stage) {
-            (_, Stage::Interrupted(_)) => None,
-            (WorkerPacing::Closed { .. }, Stage::Ended) => None,
+        let due = match (&mut self.pacing, self.period) {
+            (_, Period::Interrupted(_)) => None,
+            (WorkerPacing::Closed { .. }, Period::Ended) => None,
             (WorkerPacing::Closed { .. }, _) if i >= self.active => {
                 self.conns[i].close(); // a user the ramp no longer wants
                 None
             }
             // A request is charged to the quota exactly when it will be counted (see `start`): by its due time,
-            // not by the stage, which turns only after this loop turn's events.
+            // not by the period, which turns only after this loop turn's events.
             (WorkerPacing::Closed { quota, .. }, _) => match quota {
                 Some(0) if measuring => None,
                 Some(left) if measuring => {
