@@ -12,11 +12,13 @@ use shootout_model::{ClientUsage, LoadResult, NamedResult, Pacing, Sends, StopCo
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
+use crate::pacer::Pacer;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
 use crate::shared::{share, Part, Shared};
+use crate::tally::{Ends, Report};
 use crate::tls::check_handshake;
-use crate::worker::{run_worker, Ends, Report, WorkerPacing};
+use crate::worker::run_worker;
 
 /// How often the progress callback is called.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
@@ -82,20 +84,31 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     };
     let ramp = level_ramp(plan);
     let seed = wall_start.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let pacing_of = |part: Part| match options.pacing {
-        Pacing::Closed => WorkerPacing::Closed { users: ramp.clone(), quota: quota.map(|n| share(n, part)) },
-        Pacing::Open { arrival, rate } => WorkerPacing::Open(Schedule::new(
-            ramp.scaled(1.0 / part.of as f64),
-            arrival,
-            seed ^ part.index as u64,
-            measure_start,
-            // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
-            start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
-            send_until,
-            quota.map(|n| share(n, part)),
-        )),
-    };
     let slots = options.most_connections().max(1);
+    let pacer_of = |part: Part| -> std::io::Result<Pacer> {
+        let connections = share(slots, part) as usize;
+        let quota = quota.map(|n| share(n, part));
+        Ok(match options.pacing {
+            Pacing::Closed => Pacer::closed(ramp.clone(), quota, part, connections, measure_start),
+            Pacing::Open { arrival, rate } => {
+                let schedule = Schedule::new(
+                    ramp.scaled(1.0 / part.of as f64),
+                    arrival,
+                    seed ^ part.index as u64,
+                    measure_start,
+                    // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
+                    start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
+                    send_until,
+                    quota,
+                );
+                Pacer::open(schedule, connections, options.timeout)?
+            }
+        })
+    };
+    let pacers = (0..threads)
+        .map(|index| pacer_of(Part { index, of: threads }))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(RunError::Worker)?;
     let shared = Shared {
         address: plan.address,
         workload: plan.workload.clone(),
@@ -119,13 +132,11 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
     let mut cpu_start = None;
     let mut failure = None;
     std::thread::scope(|scope| {
-        for index in 0..threads {
+        for (index, pacer) in pacers.into_iter().enumerate() {
             let tx = tx.clone();
             let shared = &shared;
             let part = Part { index, of: threads };
-            let connections = share(slots, part) as usize;
-            let pacing = pacing_of(part);
-            scope.spawn(move || run_worker(shared, part, connections, pacing, tx));
+            scope.spawn(move || run_worker(shared, part, pacer, tx));
         }
         drop(tx);
         let mut done = 0;
