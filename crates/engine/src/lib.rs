@@ -4,10 +4,19 @@
 //! - [`plan`]: [`Plan`], options turned into an address and pre-encoded request bytes.
 //! - [`run`](mod@run): [`run()`], which starts one worker per thread, gathers their per-second intervals,
 //!   and assembles the [`LoadResult`](shootout_model::LoadResult).
-//! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once).
+//! - `shared`: what the coordinator hands every worker: the settings they all read (`Shared`), and which share of
+//!   the connections, rate and request count each one takes (`Part`, `share`).
+//! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once), the
+//!   same for every pacing; `Period` says whether it is warming up, measuring, past the end or interrupted.
 //! - `conn`: one connection's state between events.
-//! - [`pacing`]: when requests start: the closed model's users ramp, the open model's [`Schedule`](pacing::Schedule)
-//!   of due times (constant or Poisson); `timer` wakes the loop when the next one falls due.
+//! - `pacer`: `Pacer`, one worker's pacing with the state of its model (the closed model's active users and
+//!   request quota; the open model's queue of due requests, idle connections and timer), answering the loop's
+//!   questions: what is due, what a free connection does next, whether anything is left to send.
+//! - [`pacing`]: the arithmetic of when requests start: a [`Ramp`](pacing::Ramp) of users or rate through the
+//!   stages, the open model's [`Schedule`](pacing::Schedule) of due times (constant or Poisson); `timer` wakes the
+//!   loop when the next one falls due.
+//! - `tally`: `Tally`, what one worker has measured (its recorders, when its last request ended) and the
+//!   `Report`s it sends the coordinator.
 //! - [`workload`]: [`Workload`](workload::Workload), what is sent: one pre-encoded request, or a scenario's
 //!   requests and sessions rendered for each virtual user, with cookies, checks and extracted values.
 //! - [`http`]: request encoding and the streaming response parser, free of I/O.
@@ -28,6 +37,9 @@ pub mod tls;
 pub mod workload;
 
 mod conn;
+mod pacer;
+mod shared;
+mod tally;
 mod timer;
 mod transport;
 mod worker;

@@ -1,4 +1,6 @@
-//! Pacing: when requests start. It is a value handed to the one worker loop, never a copy of the loop per mode.
+//! Pacing: the arithmetic of when requests start, free of I/O. A worker's `Pacer` (in `pacer.rs`) holds these
+//! values with the rest of its model's state and is handed to the one worker loop, never a copy of the loop per
+//! mode.
 //!
 //! - [`Ramp`]: a level (users or requests per second) that moves linearly through stages, k6-style.
 //! - [`Schedule`]: one thread's due times in the open model, evenly spaced or Poisson, following a ramp.

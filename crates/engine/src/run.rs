@@ -2,55 +2,30 @@
 
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use shootout_metrics::{summarize, Recorder, Timeline};
 use shootout_model::result::ToolInfo;
-use shootout_model::{ClientUsage, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
+use shootout_model::{
+    ClientUsage, LoadOptions, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION,
+};
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
+use crate::pacer::Pacer;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
-use crate::tls::{check_handshake, TlsPlan};
-use crate::worker::{run_worker, share, Ends, Part, Report, WorkerPacing};
-use crate::workload::Workload;
+use crate::shared::{share, Part, Shared};
+use crate::tally::{Ends, Report};
+use crate::tls::check_handshake;
+use crate::worker::run_worker;
 
 /// How often the progress callback is called.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// A client this busy measures itself rather than the server.
 pub const SATURATION: f64 = 0.9;
-
-/// What every worker reads and nobody writes (but the stop flag).
-#[derive(Debug)]
-pub struct Shared {
-    /// Where to connect.
-    pub address: SocketAddr,
-    /// What is sent.
-    pub workload: Arc<Workload>,
-    /// Seeds each worker's random choices (arrivals, mixes, think times).
-    pub seed: u64,
-    /// Closed model: pause of 0 to this after every response.
-    pub delay: Option<Duration>,
-    /// Walk the requests in order rather than picking them by weight.
-    pub sequential: bool,
-    /// How to speak TLS, for https:// URLs.
-    pub tls: Option<TlsPlan>,
-    /// Reuse connections.
-    pub keepalive: bool,
-    /// Request deadline.
-    pub timeout: Duration,
-    /// Connect deadline.
-    pub connect_timeout: Duration,
-    /// End of warm-up: counting starts here.
-    pub measure_start: Instant,
-    /// When sending stops, for timed runs.
-    pub send_until: Option<Instant>,
-    /// Set to stop early (Ctrl-C).
-    pub stop: Arc<AtomicBool>,
-}
 
 /// A view of the run in progress, for a progress bar.
 #[derive(Debug, Clone, Copy)]
@@ -93,42 +68,17 @@ pub enum RunError {
 
 /// Runs the plan to its end (or until `stop` is set) and returns the result document.
 pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Progress)) -> Result<LoadResult, RunError> {
+    check_reachable(plan)?;
     let options = &plan.options;
-    TcpStream::connect_timeout(&plan.address, options.connect_timeout)
-        .map_err(|reason| RunError::Unreachable { address: plan.address, reason })?;
-    if let Some(tls) = &plan.tls {
-        check_handshake(tls, plan.address, options.connect_timeout)
-            .map_err(|reason| RunError::Tls { address: plan.address, reason })?;
-    }
-
     let threads = options.threads.clamp(1, options.connections.max(1)) as usize;
     let wall_start = SystemTime::now();
     let start = Instant::now();
     let measure_start = start + options.warmup;
-    let (send_until, quota) = match options.stop {
-        StopCondition::Duration(d) => (Some(measure_start + d), None),
-        StopCondition::Requests(n) => (None, Some(n)),
-    };
     let ramp = level_ramp(plan);
-    let seed = wall_start.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let pacing_of = |part: Part| match options.pacing {
-        Pacing::Closed => WorkerPacing::Closed { users: ramp.clone(), quota: quota.map(|n| share(n, part)) },
-        Pacing::Open { arrival, rate } => WorkerPacing::Open(Schedule::new(
-            ramp.scaled(1.0 / part.of as f64),
-            arrival,
-            seed ^ part.index as u64,
-            measure_start,
-            // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
-            start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
-            send_until,
-            quota.map(|n| share(n, part)),
-        )),
-    };
-    let slots = options.most_connections().max(1);
     let shared = Shared {
         address: plan.address,
         workload: plan.workload.clone(),
-        seed,
+        seed: wall_start.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         delay: options.delay.filter(|_| options.pacing == Pacing::Closed),
         sequential: options.sequential,
         tls: plan.tls.clone(),
@@ -136,84 +86,40 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         timeout: options.timeout,
         connect_timeout: options.connect_timeout,
         measure_start,
-        send_until,
+        send_until: match options.stop {
+            StopCondition::Duration(d) => Some(measure_start + d),
+            StopCondition::Requests(_) => None,
+        },
         stop: stop.clone(),
     };
+    let pacers = (0..threads)
+        .map(|index| pacer_for(options, &shared, &ramp, Part { index, of: threads }, start))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(RunError::Worker)?;
 
-    let (tx, rx) = channel();
-    let mut timeline = Timeline::new();
-    let mut total = Recorder::new();
-    let mut per_request: Vec<Recorder> = Vec::new();
-    let mut ended = measure_start;
-    let mut cpu_start = None;
-    let mut failure = None;
-    std::thread::scope(|scope| {
-        for index in 0..threads {
+    let gathered = std::thread::scope(|scope| {
+        let (tx, rx) = channel();
+        for (index, pacer) in pacers.into_iter().enumerate() {
             let tx = tx.clone();
             let shared = &shared;
-            let part = Part { index, of: threads };
-            let connections = share(slots, part) as usize;
-            let pacing = pacing_of(part);
-            scope.spawn(move || run_worker(shared, part, connections, pacing, tx));
+            scope.spawn(move || run_worker(shared, Part { index, of: threads }, pacer, tx));
         }
         drop(tx);
-        let mut done = 0;
-        let mut next_progress = start + PROGRESS_EVERY;
-        let mut seen = Progress { elapsed: Duration::ZERO, measuring: false, requests: 0, errors: 0, rate: 0.0 };
-        while done < threads {
-            let now = Instant::now();
-            if cpu_start.is_none() && now >= measure_start {
-                cpu_start = Some(CpuTimes::now());
-            }
-            let mut wait = next_progress.saturating_duration_since(now);
-            if cpu_start.is_none() {
-                wait = wait.min(measure_start.saturating_duration_since(now));
-            }
-            match rx.recv_timeout(wait) {
-                Ok(Report::Interval(interval)) => {
-                    seen.requests += interval.requests;
-                    seen.errors += interval.errors;
-                    let second = interval.second;
-                    timeline.add(interval);
-                    seen.rate = timeline.requests_in(second) as f64;
-                }
-                Ok(Report::Done(recorder, named, ends)) => {
-                    total += &recorder;
-                    if per_request.is_empty() {
-                        per_request = named;
-                    } else {
-                        per_request.iter_mut().zip(&named).for_each(|(mine, theirs)| *mine += theirs);
-                    }
-                    ended = ended.max(window_end(ends, send_until, stop.load(Ordering::Relaxed)));
-                    done += 1;
-                }
-                Ok(Report::Failed(e)) => {
-                    failure = Some(e);
-                    stop.store(true, Ordering::Relaxed);
-                    done += 1;
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            let now = Instant::now();
-            if now >= next_progress {
-                next_progress = now + PROGRESS_EVERY;
-                seen.elapsed = now - start;
-                seen.measuring = now >= measure_start;
-                on_progress(&seen);
-            }
-        }
+        gather(&rx, threads, &shared, start, on_progress)
     });
-    if let Some(e) = failure {
+    if let Some(e) = gathered.failure {
         return Err(RunError::Worker(e));
     }
-    let cpu = CpuTimes::now().since(cpu_start.unwrap_or_default());
-    let duration = ended.saturating_duration_since(measure_start);
-    let wall_measure_start = wall_start + options.warmup;
-    let run =
-        Measured { threads, cpu, duration, started: wall_measure_start, interrupted: stop.load(Ordering::Relaxed) };
-    let mut result = assemble(plan, &ramp, &total, &timeline, &run);
-    result.by_request = per_request
+    let run = Measured {
+        threads,
+        cpu: CpuTimes::now().since(gathered.cpu_start.unwrap_or_default()),
+        duration: gathered.ended.saturating_duration_since(measure_start),
+        started: wall_start + options.warmup,
+        interrupted: stop.load(Ordering::Relaxed),
+    };
+    let mut result = assemble(plan, &ramp, &gathered.total, &gathered.timeline, &run);
+    result.by_request = gathered
+        .per_request
         .iter()
         .zip(&plan.workload.requests)
         .map(|(recorder, request)| NamedResult {
@@ -225,6 +131,131 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         })
         .collect();
     Ok(result)
+}
+
+/// Checks that the server answers a connect (and a TLS handshake, for https://) before the run starts.
+fn check_reachable(plan: &Plan) -> Result<(), RunError> {
+    let timeout = plan.options.connect_timeout;
+    TcpStream::connect_timeout(&plan.address, timeout)
+        .map_err(|reason| RunError::Unreachable { address: plan.address, reason })?;
+    if let Some(tls) = &plan.tls {
+        check_handshake(tls, plan.address, timeout)
+            .map_err(|reason| RunError::Tls { address: plan.address, reason })?;
+    }
+    Ok(())
+}
+
+/// The pacer of worker `part`: its share of the connections, of the users or rate on `ramp`, and of a request
+/// count. Sending starts at `start`.
+fn pacer_for(
+    options: &LoadOptions,
+    shared: &Shared,
+    ramp: &Ramp,
+    part: Part,
+    start: Instant,
+) -> std::io::Result<Pacer> {
+    let connections = share(options.most_connections().max(1), part) as usize;
+    let quota = match options.stop {
+        StopCondition::Requests(n) => Some(share(n, part)),
+        StopCondition::Duration(_) => None,
+    };
+    Ok(match options.pacing {
+        Pacing::Closed => Pacer::closed(ramp.clone(), quota, part, connections, shared.measure_start),
+        Pacing::Open { arrival, rate } => {
+            let schedule = Schedule::new(
+                ramp.scaled(1.0 / part.of as f64),
+                arrival,
+                shared.seed ^ part.index as u64,
+                shared.measure_start,
+                // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
+                start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
+                shared.send_until,
+                quota,
+            );
+            Pacer::open(schedule, connections, options.timeout)?
+        }
+    })
+}
+
+/// What the coordinator gathered from the workers' reports.
+struct Gathered {
+    timeline: Timeline,
+    total: Recorder,
+    per_request: Vec<Recorder>,
+    /// The end of the measured window.
+    ended: Instant,
+    /// The client's CPU times when measuring started.
+    cpu_start: Option<CpuTimes>,
+    /// Why a worker could not start, if one could not.
+    failure: Option<std::io::Error>,
+}
+
+/// Receives the reports of `threads` workers until all are done, adding them up, and calls `on_progress` every
+/// [`PROGRESS_EVERY`] (sending started at `start`). Notes the client's CPU times when the warm-up ends.
+fn gather(
+    reports: &Receiver<Report>,
+    threads: usize,
+    shared: &Shared,
+    start: Instant,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Gathered {
+    let measure_start = shared.measure_start;
+    let mut gathered = Gathered {
+        timeline: Timeline::new(),
+        total: Recorder::new(),
+        per_request: Vec::new(),
+        ended: measure_start,
+        cpu_start: None,
+        failure: None,
+    };
+    let mut done = 0;
+    let mut next_progress = start + PROGRESS_EVERY;
+    let mut seen = Progress { elapsed: Duration::ZERO, measuring: false, requests: 0, errors: 0, rate: 0.0 };
+    while done < threads {
+        let now = Instant::now();
+        if gathered.cpu_start.is_none() && now >= measure_start {
+            gathered.cpu_start = Some(CpuTimes::now());
+        }
+        let mut wait = next_progress.saturating_duration_since(now);
+        if gathered.cpu_start.is_none() {
+            wait = wait.min(measure_start.saturating_duration_since(now));
+        }
+        match reports.recv_timeout(wait) {
+            Ok(Report::Interval(interval)) => {
+                seen.requests += interval.requests;
+                seen.errors += interval.errors;
+                let second = interval.second;
+                gathered.timeline.add(interval);
+                seen.rate = gathered.timeline.requests_in(second) as f64;
+            }
+            Ok(Report::Done(recorder, named, ends)) => {
+                gathered.total += &recorder;
+                if gathered.per_request.is_empty() {
+                    gathered.per_request = named;
+                } else {
+                    gathered.per_request.iter_mut().zip(&named).for_each(|(mine, theirs)| *mine += theirs);
+                }
+                let interrupted = shared.stop.load(Ordering::Relaxed);
+                gathered.ended = gathered.ended.max(window_end(ends, shared.send_until, interrupted));
+                done += 1;
+            }
+            Ok(Report::Failed(e)) => {
+                gathered.failure = Some(e);
+                shared.stop.store(true, Ordering::Relaxed);
+                done += 1;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        let now = Instant::now();
+        if now >= next_progress {
+            next_progress = now + PROGRESS_EVERY;
+            seen.elapsed = now - start;
+            seen.measuring = now >= measure_start;
+            on_progress(&seen);
+        }
+    }
+    gathered
 }
 
 /// The level over time: users (closed model) or requests per second (open model), through the stages.

@@ -1,19 +1,16 @@
-//! The worker loop: one thread, one `epoll` instance, its own connections, its own [`Recorder`].
+//! The worker loop: one thread, one `epoll` instance, its own connections, its own [`Tally`].
 //!
 //! Each socket is registered once, edge-triggered, for reading and writing, and never re-armed. When a response
 //! completes, the next request is written at once in the same turn, so a keep-alive request costs one `write`
 //! and one `read` plus a share of `epoll_wait`. A read shorter than the buffer means the socket was drained, so no
 //! extra read is spent waiting for `EAGAIN`: the next arrival raises a new edge.
 //!
-//! When requests start is decided by the [`WorkerPacing`] value the loop is handed, not by a copy of the loop:
-//! in the closed model a connection starts its next request as soon as its last one ends (while it is among the
-//! active users of the ramp); in the open model requests fall due on a [`Schedule`], take an idle connection or
-//! open a new one, and wait in a queue, keeping their due time, when the connection limit is reached.
+//! When requests start is decided by the [`Pacer`] the loop is handed, not by a copy of the loop: the loop asks
+//! it which requests are due and what a free connection does next, and the pacer holds the state of its model
+//! (the closed model's active users, the open model's queue, idle connections and timer).
 //!
-//! The loop knows nothing of what the run is for; it reports per-second [`Interval`]s and its final [`Recorder`]
-//! over a channel.
+//! The loop knows nothing of what the run is for; it reports per-second intervals and its totals over a channel.
 
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -24,14 +21,13 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shootout_metrics::{Interval, Recorder};
 use shootout_model::ErrorKind;
 
 use crate::conn::{connect_error, transfer_error, untoken, Conn, Phase, MAX_BACKOFF, MIN_BACKOFF};
 use crate::http::response::Progress;
-use crate::pacing::{Ramp, Schedule};
-use crate::run::Shared;
-use crate::timer::DueTimer;
+use crate::pacer::{Next, Pacer, Slot};
+use crate::shared::{Part, Shared};
+use crate::tally::{micros, Report, Tally};
 use crate::transport;
 
 /// Size of the read buffer each thread shares among its connections.
@@ -40,61 +36,13 @@ const READ_BUFFER: usize = 64 * 1024;
 const TICK: Duration = Duration::from_millis(5);
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
-/// The poll token of the due-time timer.
+/// The poll token of the pacer's timer.
 const TIMER: Token = Token(usize::MAX);
 
-/// When a worker's counted requests ended.
-#[derive(Debug, Clone, Copy)]
-pub struct Ends {
-    /// Its last response (any status), if it had one.
-    pub response: Option<Instant>,
-    /// Its last request, answered or failed (or the interruption).
-    pub any: Instant,
-}
-
-/// What a worker sends to the coordinator.
-pub enum Report {
-    /// One second of measurements.
-    Interval(Interval),
-    /// The worker is done: its totals, its totals per named request (scenarios), and when its requests ended.
-    Done(Box<Recorder>, Vec<Recorder>, Ends),
-    /// The worker could not start (no poll instance or timer).
-    Failed(io::Error),
-}
-
-/// How one worker paces its requests.
-#[derive(Debug)]
-pub enum WorkerPacing {
-    /// Closed model: the users ramp of the whole run (this thread takes its share), and this thread's share of a
-    /// request count, if the run has one.
-    Closed {
-        /// Users over time, for the whole run.
-        users: Ramp,
-        /// Counted requests this thread may still start.
-        quota: Option<u64>,
-    },
-    /// Open model: this thread's due times.
-    Open(Schedule),
-}
-
-/// Which of `threads` workers this is.
-#[derive(Debug, Clone, Copy)]
-pub struct Part {
-    /// This worker's index.
-    pub index: usize,
-    /// How many workers there are.
-    pub of: usize,
-}
-
-/// The part of `total` that worker `part` takes: as even as possible, earlier workers take the rest.
-pub fn share(total: u64, part: Part) -> u64 {
-    let of = part.of as u64;
-    total / of + u64::from((part.index as u64) < total % of)
-}
-
-/// Whether new requests may start.
+/// Which period of the run a worker is in, and so whether new requests may start and whether they count. (Not
+/// to be confused with a [`Stage`](shootout_model::Stage) of a ramp, which moves the level of load.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
+enum Period {
     /// Sending, not counting.
     Warmup,
     /// Sending and counting.
@@ -108,87 +56,49 @@ enum Stage {
 /// One worker thread's loop and state.
 struct Worker<'a> {
     shared: &'a Shared,
-    part: Part,
     poll: Poll,
     conns: Vec<Conn>,
-    max_conns: usize,
     buffer: Box<[u8]>,
-    recorder: Recorder,
-    stage: Stage,
-    pacing: WorkerPacing,
-    /// Closed model: connections `0..active` are the current users.
-    active: usize,
-    /// Open model: due times waiting for a free connection, oldest first.
-    pending: VecDeque<Instant>,
-    /// Open model: connections with nothing to do, ready for the next due request.
-    idle: Vec<usize>,
-    timer: Option<DueTimer>,
+    tally: Tally,
+    period: Period,
+    pacer: Pacer,
     /// Picks requests and sessions from their mixes, and think times.
     rng: SmallRng,
-    /// Scenarios: measurements per named request.
-    per_request: Vec<Recorder>,
-    next_second: Instant,
-    /// When the last counted request ended, answered or failed.
-    last_end: Instant,
-    /// When the last counted response arrived.
-    last_response: Option<Instant>,
-    reports: Sender<Report>,
 }
 
-/// Runs one worker until its part of the run is done.
-pub fn run_worker(shared: &Shared, part: Part, connections: usize, pacing: WorkerPacing, reports: Sender<Report>) {
+/// Runs one worker, paced by `pacer`, until its part of the run is done.
+pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Sender<Report>) {
     let now = Instant::now();
-    let setup = || -> io::Result<(Poll, Option<DueTimer>)> {
+    let setup = || -> io::Result<Poll> {
         let poll = Poll::new()?;
-        let timer = match pacing {
-            WorkerPacing::Open(_) => {
-                let timer = DueTimer::new()?;
-                timer.register(poll.registry(), TIMER)?;
-                Some(timer)
-            }
-            WorkerPacing::Closed { .. } => None,
-        };
-        Ok((poll, timer))
+        pacer.register(poll.registry(), TIMER)?;
+        Ok(poll)
     };
-    let (poll, timer) = match setup() {
-        Ok(ready) => ready,
+    let poll = match setup() {
+        Ok(poll) => poll,
         Err(e) => {
             let _ = reports.send(Report::Failed(e));
             return;
         }
     };
-    let open = matches!(pacing, WorkerPacing::Open(_));
+    let named = if shared.workload.has_users() { shared.workload.requests.len() } else { 0 };
     let mut worker = Worker {
         shared,
-        part,
         poll,
-        conns: if open { Vec::new() } else { (0..connections).map(|_| Conn::new(now)).collect() },
-        max_conns: connections,
+        conns: (0..pacer.first_connections()).map(|_| Conn::new(now)).collect(),
         buffer: vec![0; READ_BUFFER].into_boxed_slice(),
-        recorder: Recorder::new(),
-        stage: if shared.measure_start > now { Stage::Warmup } else { Stage::Measure },
-        pacing,
-        active: 0,
-        pending: VecDeque::new(),
-        idle: Vec::new(),
-        timer,
+        tally: Tally::new(shared.measure_start, named, reports),
+        period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
+        pacer,
         rng: SmallRng::seed_from_u64(shared.seed ^ (part.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-        per_request: if shared.workload.has_users() {
-            shared.workload.requests.iter().map(|_| Recorder::new()).collect()
-        } else {
-            Vec::new()
-        },
-        next_second: shared.measure_start + Duration::from_secs(1),
-        last_end: shared.measure_start,
-        last_response: None,
-        reports,
     };
     worker.run(now);
+    worker.tally.finish();
 }
 
 impl Worker<'_> {
     fn run(&mut self, now: Instant) {
-        self.update_active(now);
+        self.pacer.update(now, &mut self.tally);
         for i in 0..self.conns.len() {
             self.next_request(i, now);
         }
@@ -196,7 +106,7 @@ impl Worker<'_> {
         let mut next_tick = now + TICK;
         loop {
             let now = Instant::now();
-            self.pump(now);
+            self.start_due(now);
             let wait = next_tick.saturating_duration_since(now);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -207,10 +117,9 @@ impl Worker<'_> {
                 self.on_event(event);
             }
             let now = Instant::now();
-            if self.stage == Stage::Warmup && now >= self.shared.measure_start {
-                self.stage = Stage::Measure;
-                self.recorder.reset_after_warmup();
-                self.per_request.iter_mut().for_each(Recorder::reset_after_warmup);
+            if self.period == Period::Warmup && now >= self.shared.measure_start {
+                self.period = Period::Measure;
+                self.tally.start_measuring();
             }
             if now >= next_tick {
                 next_tick = now + TICK;
@@ -219,37 +128,20 @@ impl Worker<'_> {
                 }
             }
         }
-        let final_interval = self.recorder.take_interval(0);
-        if final_interval.requests > 0 {
-            let _ = self.reports.send(Report::Interval(final_interval));
-        }
-        let recorder = std::mem::take(&mut self.recorder);
-        let per_request = std::mem::take(&mut self.per_request);
-        let ends = Ends { response: self.last_response, any: self.last_end };
-        let _ = self.reports.send(Report::Done(Box::new(recorder), per_request, ends));
     }
 
-    fn is_open(&self) -> bool {
-        matches!(self.pacing, WorkerPacing::Open(_))
-    }
-
-    /// Timers: stage changes, second boundaries, the ramp, timeouts and back-offs. Returns true when done.
+    /// Timers: period changes, second boundaries, the pacer's clock, timeouts and back-offs. Returns true when
+    /// done.
     fn tick(&mut self, now: Instant) -> bool {
-        if self.shared.stop.load(Ordering::Relaxed) && !matches!(self.stage, Stage::Interrupted(_)) {
-            self.stage = Stage::Interrupted(now + INTERRUPT_GRACE);
-            self.pending.clear();
+        if self.shared.stop.load(Ordering::Relaxed) && !matches!(self.period, Period::Interrupted(_)) {
+            self.period = Period::Interrupted(now + INTERRUPT_GRACE);
+            self.pacer.interrupt();
         }
         self.check_end(now);
-        while now >= self.next_second && self.stage != Stage::Warmup {
-            let next = self.recorder.current_second() + 1;
-            let _ = self.reports.send(Report::Interval(self.recorder.take_interval(next)));
-            self.next_second += Duration::from_secs(1);
+        if self.period != Period::Warmup {
+            self.tally.report_seconds(now);
         }
-        self.update_active(now);
-        while self.pending.front().is_some_and(|&due| now.saturating_duration_since(due) >= self.shared.timeout) {
-            let due = self.pending.pop_front().expect("checked above");
-            self.not_sent(due, now);
-        }
+        self.pacer.update(now, &mut self.tally);
         let mut busy = false;
         for i in 0..self.conns.len() {
             let conn = &self.conns[i];
@@ -260,73 +152,51 @@ impl Worker<'_> {
                 Phase::Writing | Phase::Reading if now >= conn.deadline => self.fail(i, ErrorKind::ReadTimeout, now),
                 Phase::Backoff(until) if now >= until => self.next_request(i, now),
                 Phase::Thinking(until) if now >= until || !self.sending() => self.next_request(i, now),
-                Phase::Idle if !self.is_open() && i < self.active => self.next_request(i, now),
+                Phase::Idle if self.pacer.wants(i) => self.next_request(i, now),
                 _ => {}
             }
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
-        let finished_sending = match (&self.pacing, self.stage) {
-            (_, Stage::Interrupted(_)) => true,
-            (WorkerPacing::Closed { quota, .. }, stage) => stage == Stage::Ended || *quota == Some(0),
-            (WorkerPacing::Open(schedule), _) => schedule.next_due().is_none() && self.pending.is_empty(),
+        let finished_sending = match self.period {
+            Period::Interrupted(_) => true,
+            period => self.pacer.done_sending(period == Period::Ended),
         };
-        let out_of_time = matches!(self.stage, Stage::Interrupted(limit) if now >= limit);
+        let out_of_time = matches!(self.period, Period::Interrupted(limit) if now >= limit);
         if out_of_time && busy {
-            self.last_end = now;
+            self.tally.cut_off(now);
         }
         (finished_sending && !busy) || out_of_time
     }
 
-    /// Moves to the end stage once sending time is over.
+    /// Moves to the end period once sending time is over.
     fn check_end(&mut self, now: Instant) {
-        if matches!(self.stage, Stage::Measure | Stage::Warmup) && self.shared.send_until.is_some_and(|end| now >= end)
+        if matches!(self.period, Period::Measure | Period::Warmup)
+            && self.shared.send_until.is_some_and(|end| now >= end)
         {
-            self.stage = Stage::Ended;
+            self.period = Period::Ended;
         }
     }
 
-    /// Closed model: how many of this thread's connections are users now.
-    fn update_active(&mut self, now: Instant) {
-        if let WorkerPacing::Closed { users, .. } = &self.pacing {
-            let elapsed = now.saturating_duration_since(self.shared.measure_start);
-            let users = users.at(elapsed).round().max(0.0) as u64;
-            self.active = (share(users, self.part) as usize).min(self.conns.len());
-        }
-    }
-
-    /// Open model: hands every request now due to an idle connection, a new one, or the queue, and sets the timer
-    /// for the next one.
-    fn pump(&mut self, now: Instant) {
-        if matches!(self.stage, Stage::Interrupted(_)) {
+    /// Starts every request the pacer has due by now (open model), on the connection it chooses.
+    fn start_due(&mut self, now: Instant) {
+        if matches!(self.period, Period::Interrupted(_)) {
             return;
         }
-        loop {
-            let WorkerPacing::Open(schedule) = &mut self.pacing else { return };
-            let Some(due) = schedule.next_due() else { return };
-            if due > now {
-                if let Some(timer) = &mut self.timer {
-                    timer.arm(due);
+        while let Some((due, slot)) = self.pacer.next_due(now, self.conns.len(), &mut self.tally) {
+            let i = match slot {
+                Slot::Idle(i) => i,
+                Slot::New => {
+                    self.conns.push(Conn::new(now));
+                    self.conns.len() - 1
                 }
-                return;
-            }
-            schedule.advance();
-            if due >= self.shared.measure_start {
-                self.recorder.due();
-            }
-            if let Some(i) = self.idle.pop() {
-                self.start(i, now, due);
-            } else if self.conns.len() < self.max_conns {
-                self.conns.push(Conn::new(now));
-                self.start(self.conns.len() - 1, now, due);
-            } else {
-                self.pending.push_back(due);
-            }
+            };
+            self.start(i, now, due);
         }
     }
 
     /// True while new requests may still start (for scenario users, also their next steps).
     fn sending(&self) -> bool {
-        matches!(self.stage, Stage::Warmup | Stage::Measure)
+        matches!(self.period, Period::Warmup | Period::Measure)
     }
 
     /// Decides what connection `i` does next, now that it is free.
@@ -335,51 +205,23 @@ impl Worker<'_> {
         if self.conns[i].user.step > 0 {
             return self.next_step(i, now);
         }
-        let measuring = now >= self.shared.measure_start;
-        let due = match (&mut self.pacing, self.stage) {
-            (_, Stage::Interrupted(_)) => None,
-            (WorkerPacing::Closed { .. }, Stage::Ended) => None,
-            (WorkerPacing::Closed { .. }, _) if i >= self.active => {
-                self.conns[i].close(); // a user the ramp no longer wants
-                None
-            }
-            // A request is charged to the quota exactly when it will be counted (see `start`): by its due time,
-            // not by the stage, which turns only after this loop turn's events.
-            (WorkerPacing::Closed { quota, .. }, _) => match quota {
-                Some(0) if measuring => None,
-                Some(left) if measuring => {
-                    *left -= 1;
-                    Some(now)
-                }
-                _ => Some(now),
-            },
-            (WorkerPacing::Open(_), _) => self.pop_pending(now),
+        let next = match self.period {
+            Period::Interrupted(_) => Next::Wait,
+            period => self.pacer.on_free(i, now, period == Period::Ended, &mut self.tally),
         };
-        match due {
-            Some(due) => self.start(i, now, due),
-            None => {
+        match next {
+            Next::Send(due) => self.start(i, now, due),
+            Next::Wait => self.conns[i].phase = Phase::Idle,
+            Next::Leave => {
+                self.conns[i].close();
                 self.conns[i].phase = Phase::Idle;
-                if self.is_open() {
-                    self.idle.push(i);
-                }
             }
         }
     }
 
     /// A scenario user in the middle of its session goes on with its next step, unless sending is over.
     fn next_step(&mut self, i: usize, now: Instant) {
-        let sending = self.sending();
-        let measuring = now >= self.shared.measure_start;
-        let allowed = match &mut self.pacing {
-            _ if !sending => false,
-            WorkerPacing::Closed { quota: Some(left), .. } if measuring => {
-                let allowed = *left > 0;
-                *left = left.saturating_sub(1);
-                allowed
-            }
-            _ => true,
-        };
-        if allowed {
+        if self.sending() && self.pacer.allows_step(now) {
             self.start(i, now, now);
         } else {
             self.end_session(i, now);
@@ -392,25 +234,6 @@ impl Worker<'_> {
         conn.user = self.shared.workload.new_user();
         conn.close();
         self.next_request(i, now);
-    }
-
-    /// Open model: the oldest queued request still worth sending; older ones are failed as never sent.
-    fn pop_pending(&mut self, now: Instant) -> Option<Instant> {
-        while let Some(due) = self.pending.pop_front() {
-            if now.saturating_duration_since(due) < self.shared.timeout {
-                return Some(due);
-            }
-            self.not_sent(due, now);
-        }
-        None
-    }
-
-    /// A due request never went out: it counts as failed, with the time it waited as its latency.
-    fn not_sent(&mut self, due: Instant, now: Instant) {
-        if due >= self.shared.measure_start {
-            self.recorder.failure(ErrorKind::NotSent, Some(micros(now - due)), None);
-            self.last_end = now;
-        }
     }
 
     /// Starts a request that fell due at `due` on connection `i`: the next step of its user's session, or a
@@ -480,7 +303,7 @@ impl Worker<'_> {
             }
             Phase::Idle if event.is_read_closed() || event.is_error() => {
                 self.conns[i].close();
-                self.recorder.closed_by_server();
+                self.tally.recorder.closed_by_server();
             }
             _ => {}
         }
@@ -502,7 +325,7 @@ impl Worker<'_> {
         let _ = socket.set_nodelay(true);
         conn.backoff = MIN_BACKOFF;
         if conn.counted {
-            self.recorder.connected(micros(now - conn.connect_started));
+            self.tally.recorder.connected(micros(now - conn.connect_started));
         }
         if let Some(tls) = &self.shared.tls {
             match rustls::ClientConnection::new(tls.config.clone(), tls.server_name.clone()) {
@@ -544,7 +367,7 @@ impl Worker<'_> {
         }
         let now = Instant::now();
         if conn.counted {
-            self.recorder.handshake(micros(now - conn.connect_started));
+            self.tally.recorder.handshake(micros(now - conn.connect_started));
         }
         conn.deadline = conn.due + self.shared.timeout;
         self.send(i, now);
@@ -552,11 +375,10 @@ impl Worker<'_> {
 
     /// Notes when the request goes out, then writes it.
     fn send(&mut self, i: usize, now: Instant) {
-        let open = self.is_open();
         let conn = &mut self.conns[i];
         conn.sent_at = now;
-        if conn.counted && open {
-            self.recorder.sent(micros(now.saturating_duration_since(conn.due)));
+        if conn.counted && self.pacer.records_send_lag() {
+            self.tally.recorder.sent(micros(now.saturating_duration_since(conn.due)));
         }
         conn.phase = Phase::Writing;
         conn.written = 0;
@@ -577,7 +399,7 @@ impl Worker<'_> {
             Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
         }
         if conn.counted {
-            self.recorder.bytes_sent += request.len() as u64;
+            self.tally.recorder.bytes_sent += request.len() as u64;
         }
         conn.phase = Phase::Reading;
         let head_request = workload.requests[conn.request].head_request;
@@ -600,7 +422,7 @@ impl Worker<'_> {
                 Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
             };
             if conn.counted {
-                self.recorder.bytes_received += n as u64;
+                self.tally.recorder.bytes_received += n as u64;
             }
             match conn.parser.feed(&self.buffer[..n]) {
                 Ok(Progress::Complete { used }) if used == n => return self.complete(i),
@@ -627,23 +449,10 @@ impl Worker<'_> {
         let status = conn.parser.status();
         let passed = !workload.has_users()
             || workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body());
-        let (latency, service) = (micros(now - conn.due), micros(now - conn.sent_at));
-        if conn.counted {
-            for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
-                if passed {
-                    recorder.response(status, latency, service);
-                } else {
-                    recorder.failure(ErrorKind::CheckFailed, Some(latency), Some(service));
-                }
-            }
-            self.last_end = now;
-            self.last_response = Some(now);
-        } else {
-            self.recorder.warmup_requests += 1;
-        }
+        self.tally.answered(conn, status, passed, now);
         if conn.parser.closes_connection() || !self.shared.keepalive {
             if self.shared.keepalive && conn.counted {
-                self.recorder.closed_by_server();
+                self.tally.recorder.closed_by_server();
             }
             conn.close();
         }
@@ -663,17 +472,7 @@ impl Worker<'_> {
     /// A request failed: record it, drop the connection, and go on (after a pause if connecting failed).
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let conn = &mut self.conns[i];
-        let was_sent = matches!(conn.phase, Phase::Writing | Phase::Reading);
-        let waited = matches!(kind, ErrorKind::ReadTimeout).then(|| micros(now - conn.due));
-        let served = (waited.is_some() && was_sent).then(|| micros(now - conn.sent_at));
-        if conn.counted {
-            for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
-                recorder.failure(kind, waited, served);
-            }
-            self.last_end = now;
-        } else {
-            self.recorder.warmup_requests += 1;
-        }
+        self.tally.failed(conn, kind, now);
         conn.close();
         if kind.is_connect() {
             conn.phase = Phase::Backoff(now + conn.backoff);
@@ -683,24 +482,5 @@ impl Worker<'_> {
         } else {
             self.end_session(i, now); // later steps depend on this one: the user gives up
         }
-    }
-}
-
-fn micros(duration: Duration) -> u64 {
-    duration.as_micros().min(u128::from(u64::MAX)) as u64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{share, Part};
-
-    #[test]
-    fn shares_add_up() {
-        for (total, of) in [(10, 3), (1, 4), (0, 2), (1000, 7)] {
-            let sum: u64 = (0..of).map(|index| share(total, Part { index, of })).sum();
-            assert_eq!(sum, total);
-        }
-        assert_eq!(share(10, Part { index: 0, of: 3 }), 4);
-        assert_eq!(share(10, Part { index: 2, of: 3 }), 3);
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::routes::{reason, Route, HELLO, INDEX};
+use crate::timer::Timer;
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
@@ -41,6 +42,7 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, state: Arc
     let mut input: Vec<u8> = Vec::with_capacity(8192);
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     let mut skip: u64 = 0; // request body bytes still to discard
+    let mut timer = Timer::new();
     loop {
         let mut at = 0;
         loop {
@@ -76,9 +78,9 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, state: Arc
                     return;
                 }
                 out.clear();
-                tokio::time::sleep(frozen).await;
+                timer.sleep(frozen).await;
             }
-            if answer(&mut stream, &mut out, &request, &state).await.is_err() || request.close {
+            if answer(&mut stream, &mut out, &request, &state, &mut timer).await.is_err() || request.close {
                 let _ = stream.write_all(&out).await;
                 return;
             }
@@ -139,6 +141,7 @@ async fn answer<S: AsyncWrite + Unpin>(
     out: &mut Vec<u8>,
     request: &Request,
     state: &State,
+    timer: &mut Timer,
 ) -> std::io::Result<()> {
     let connection = if request.close { "Connection: close\r\n" } else { "" };
     let mut small = |status: u16, content_type: &str, body: &[u8]| {
@@ -163,7 +166,7 @@ async fn answer<S: AsyncWrite + Unpin>(
                 stream.write_all(out).await?;
                 out.clear();
             }
-            tokio::time::sleep(wait).await;
+            timer.sleep(wait).await;
             let _ = write!(
                 out,
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{connection}\r\n",

@@ -9,12 +9,15 @@
 //!   `/status/CODE`, `/close`, `/stats`).
 //! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
 //! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.
+//! - [`timer`]: [`Timer`](timer::Timer), the waits of `/delay/MS` and of stalls, on time to a few microseconds
+//!   at the median where tokio's timer rounds up to the next millisecond.
 //! - this file: [`serve`], the accept loop, and [`State`], what every connection shares: the request counter
 //!   behind `/stats` and the optional [`Stall`] schedule (the whole server freezes now and then, to show what
 //!   coordinated omission hides).
 
 pub mod connection;
 pub mod routes;
+pub mod timer;
 pub mod tls;
 
 use std::io;

@@ -1,0 +1,234 @@
+//! [`Pacer`]: one worker's pacing, with the state that belongs to its model, answering the worker loop's questions.
+//!
+//! The loop is one and the same for both models; it asks its pacer how many connections to open at the start,
+//! which requests are due now and on which connection they go, what a connection that has just become free does
+//! next, whether an idle connection should start, and whether anything is left to send. The pacer is an enum and
+//! these methods are the only place that tells the models apart, so a request costs no dynamic dispatch and no
+//! allocation.
+//!
+//! - [`Closed`]: users send their next request as soon as the last one ends. It owns the users ramp, how many of
+//!   this thread's connections are users now (`active`), and the thread's share of a request count.
+//! - [`Open`]: requests fall due on a [`Schedule`], whatever the server does. It owns the queue of due requests
+//!   waiting for a connection, the idle connections, and the [`DueTimer`] that wakes the loop for the next one.
+
+use std::collections::VecDeque;
+use std::io;
+use std::time::{Duration, Instant};
+
+use mio::{Registry, Token};
+
+use crate::pacing::{Ramp, Schedule};
+use crate::shared::{share, Part};
+use crate::tally::Tally;
+use crate::timer::DueTimer;
+
+/// How one worker paces its requests.
+#[derive(Debug)]
+pub enum Pacer {
+    /// The closed model.
+    Closed(Closed),
+    /// The open model.
+    Open(Open),
+}
+
+/// Closed model: a thread's share of the users, each sending its next request when its last one ends.
+#[derive(Debug)]
+pub struct Closed {
+    /// Users over time, for the whole run; its time zero is `origin`.
+    users: Ramp,
+    /// Which share of the users this thread plays.
+    part: Part,
+    /// This thread's connection slots: the most users it ever plays.
+    slots: usize,
+    /// The end of the warm-up: the ramp starts, and requests start to count, here.
+    origin: Instant,
+    /// Counted requests this thread may still start, when the run has a request count.
+    quota: Option<u64>,
+    /// Connections `0..active` are the current users.
+    active: usize,
+}
+
+/// Open model: a thread's due times, and the connections they take.
+#[derive(Debug)]
+pub struct Open {
+    schedule: Schedule,
+    /// The most connections this thread may open.
+    most: usize,
+    /// How long a due request may wait for a connection before it is failed as never sent.
+    timeout: Duration,
+    /// Due times waiting for a free connection, oldest first.
+    pending: VecDeque<Instant>,
+    /// Connections with nothing to do, ready for the next due request.
+    idle: Vec<usize>,
+    /// Wakes the loop when the next request falls due.
+    timer: DueTimer,
+}
+
+/// What a connection that has just become free does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Start a request that fell due at the given time.
+    Send(Instant),
+    /// Wait, idle, for a request to fall due (open model) or the ramp to want the user again (closed model).
+    Wait,
+    /// The ramp no longer wants this user: close the connection, then wait.
+    Leave,
+}
+
+/// Which connection takes a request that has fallen due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// This idle one.
+    Idle(usize),
+    /// A new one.
+    New,
+}
+
+impl Pacer {
+    /// Closed model: this thread's `part` of the `users` ramp on `slots` connections, and its share of a request
+    /// count (`quota`). The ramp and the counting start at `origin`, the end of the warm-up.
+    pub fn closed(users: Ramp, quota: Option<u64>, part: Part, slots: usize, origin: Instant) -> Pacer {
+        Pacer::Closed(Closed { users, part, slots, origin, quota, active: 0 })
+    }
+
+    /// Open model: requests due on `schedule`, on at most `most` connections; one that waited `timeout` for a
+    /// connection is failed as never sent.
+    pub fn open(schedule: Schedule, most: usize, timeout: Duration) -> io::Result<Pacer> {
+        let timer = DueTimer::new()?;
+        Ok(Pacer::Open(Open { schedule, most, timeout, pending: VecDeque::new(), idle: Vec::new(), timer }))
+    }
+
+    /// Registers what must wake the loop (the open model's timer) under `token`.
+    pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+        match self {
+            Pacer::Closed(_) => Ok(()),
+            Pacer::Open(open) => open.timer.register(registry, token),
+        }
+    }
+
+    /// How many connections to set up at the start: one per user slot (closed model), or none, since the open
+    /// model opens them as requests fall due.
+    pub fn first_connections(&self) -> usize {
+        match self {
+            Pacer::Closed(closed) => closed.slots,
+            Pacer::Open(_) => 0,
+        }
+    }
+
+    /// Whether sends are timed against due times (open model): then how late each went out is recorded.
+    pub fn records_send_lag(&self) -> bool {
+        matches!(self, Pacer::Open(_))
+    }
+
+    /// Follows the clock, on every tick: the number of users the ramp wants now (closed model); the queued
+    /// requests that have waited too long, failed as never sent (open model).
+    pub fn update(&mut self, now: Instant, tally: &mut Tally) {
+        match self {
+            Pacer::Closed(closed) => {
+                let users = closed.users.at(now.saturating_duration_since(closed.origin)).round().max(0.0) as u64;
+                closed.active = (share(users, closed.part) as usize).min(closed.slots);
+            }
+            Pacer::Open(open) => {
+                while let Some(&due) = open.pending.front() {
+                    if now.saturating_duration_since(due) < open.timeout {
+                        break;
+                    }
+                    open.pending.pop_front();
+                    tally.not_sent(due, now);
+                }
+            }
+        }
+    }
+
+    /// Whether idle connection `i` should start a request now: a user the ramp wants (closed model). In the open
+    /// model, idle connections wait for due requests instead.
+    pub fn wants(&self, i: usize) -> bool {
+        match self {
+            Pacer::Closed(closed) => i < closed.active,
+            Pacer::Open(_) => false,
+        }
+    }
+
+    /// The next request due by `now`, with the connection it takes, while there is one; `opened` connections are
+    /// open. Requests that find no connection wait in the queue, keeping their due time. When nothing more is due
+    /// yet, the timer is set for the next one. Always `None` in the closed model.
+    pub fn next_due(&mut self, now: Instant, opened: usize, tally: &mut Tally) -> Option<(Instant, Slot)> {
+        let Pacer::Open(open) = self else { return None };
+        loop {
+            let due = open.schedule.next_due()?;
+            if due > now {
+                open.timer.arm(due);
+                return None;
+            }
+            open.schedule.advance();
+            tally.due(due);
+            if let Some(i) = open.idle.pop() {
+                return Some((due, Slot::Idle(i)));
+            }
+            if opened < open.most {
+                return Some((due, Slot::New));
+            }
+            open.pending.push_back(due);
+        }
+    }
+
+    /// What connection `i`, free now, does next. After the end of sending (`ended`), the closed model starts
+    /// nothing more; the open model still sends requests that fell due before.
+    pub fn on_free(&mut self, i: usize, now: Instant, ended: bool, tally: &mut Tally) -> Next {
+        match self {
+            Pacer::Closed(_) if ended => Next::Wait,
+            Pacer::Closed(closed) if i >= closed.active => Next::Leave,
+            Pacer::Closed(closed) => {
+                // A request is charged to the quota exactly when it will be counted (see the worker's `start`): by
+                // its due time, not by the worker's period, which turns only after this loop turn's events.
+                match &mut closed.quota {
+                    Some(0) if now >= closed.origin => Next::Wait,
+                    Some(left) if now >= closed.origin => {
+                        *left -= 1;
+                        Next::Send(now)
+                    }
+                    _ => Next::Send(now),
+                }
+            }
+            Pacer::Open(open) => {
+                while let Some(due) = open.pending.pop_front() {
+                    if now.saturating_duration_since(due) < open.timeout {
+                        return Next::Send(due);
+                    }
+                    tally.not_sent(due, now);
+                }
+                open.idle.push(i);
+                Next::Wait
+            }
+        }
+    }
+
+    /// Whether a scenario user in the middle of its session may take its next step now: unless the closed
+    /// model's request count is used up (the step is charged to it).
+    pub fn allows_step(&mut self, now: Instant) -> bool {
+        match self {
+            Pacer::Closed(Closed { quota: Some(left), origin, .. }) if now >= *origin => {
+                let allowed = *left > 0;
+                *left = left.saturating_sub(1);
+                allowed
+            }
+            _ => true,
+        }
+    }
+
+    /// Ctrl-C: requests waiting for a connection are dropped (they were never sent, and are not counted).
+    pub fn interrupt(&mut self) {
+        if let Pacer::Open(open) = self {
+            open.pending.clear();
+        }
+    }
+
+    /// Whether nothing is left to send: sending time is over (`ended`) or the request count used up (closed
+    /// model); the schedule has ended and no request waits for a connection (open model).
+    pub fn done_sending(&self, ended: bool) -> bool {
+        match self {
+            Pacer::Closed(closed) => ended || closed.quota == Some(0),
+            Pacer::Open(open) => open.schedule.next_due().is_none() && open.pending.is_empty(),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! [`Tally`]: what one worker has measured, and what it tells the coordinator ([`Report`]).
+//!
+//! A request counts when it fell due after the warm-up. Responses and failures go into the thread's
+//! [`Recorder`] and, for scenarios, into the recorder of the named request; the tally also remembers when the
+//! last counted request ended ([`Ends`]), which bounds the measured window. Each completed second goes to the
+//! coordinator as an [`Interval`]; at the end, the totals.
+
+use std::io;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use shootout_metrics::{Interval, Recorder};
+use shootout_model::ErrorKind;
+
+use crate::conn::{Conn, Phase};
+
+/// When a worker's counted requests ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ends {
+    /// Its last response (any status), if it had one.
+    pub response: Option<Instant>,
+    /// Its last request, answered or failed (or the interruption).
+    pub any: Instant,
+}
+
+/// What a worker sends to the coordinator.
+pub enum Report {
+    /// One second of measurements.
+    Interval(Interval),
+    /// The worker is done: its totals, its totals per named request (scenarios), and when its requests ended.
+    Done(Box<Recorder>, Vec<Recorder>, Ends),
+    /// The worker could not start (no poll instance, or its timer could not be registered).
+    Failed(io::Error),
+}
+
+/// One worker's measurements so far.
+pub struct Tally {
+    /// Everything this thread counted.
+    pub recorder: Recorder,
+    /// Scenarios: the same, per named request.
+    per_request: Vec<Recorder>,
+    /// The end of the warm-up: requests due from here count.
+    measure_start: Instant,
+    /// When the current second of the timeline ends.
+    next_second: Instant,
+    /// When the last counted request ended, answered or failed.
+    last_end: Instant,
+    /// When the last counted response arrived.
+    last_response: Option<Instant>,
+    reports: Sender<Report>,
+}
+
+impl Tally {
+    /// An empty tally, counting from `measure_start`, with a recorder for each of `named` requests (none for a
+    /// plain load), reporting to `reports`.
+    pub fn new(measure_start: Instant, named: usize, reports: Sender<Report>) -> Tally {
+        Tally {
+            recorder: Recorder::new(),
+            per_request: (0..named).map(|_| Recorder::new()).collect(),
+            measure_start,
+            next_second: measure_start + Duration::from_secs(1),
+            last_end: measure_start,
+            last_response: None,
+            reports,
+        }
+    }
+
+    /// The warm-up is over: forget what it recorded.
+    pub fn start_measuring(&mut self) {
+        self.recorder.reset_after_warmup();
+        self.per_request.iter_mut().for_each(Recorder::reset_after_warmup);
+    }
+
+    /// Sends every second completed by `now` to the coordinator.
+    pub fn report_seconds(&mut self, now: Instant) {
+        while now >= self.next_second {
+            let next = self.recorder.current_second() + 1;
+            let _ = self.reports.send(Report::Interval(self.recorder.take_interval(next)));
+            self.next_second += Duration::from_secs(1);
+        }
+    }
+
+    /// Open model: a request fell due at `due`.
+    pub fn due(&mut self, due: Instant) {
+        if due >= self.measure_start {
+            self.recorder.due();
+        }
+    }
+
+    /// A request due at `due` never went out: it counts as failed, with the time it waited as its latency.
+    pub fn not_sent(&mut self, due: Instant, now: Instant) {
+        if due >= self.measure_start {
+            self.recorder.failure(ErrorKind::NotSent, Some(micros(now - due)), None);
+            self.last_end = now;
+        }
+    }
+
+    /// The request on `conn` was answered with `status` at `now`; `passed` says whether it passed its checks.
+    pub fn answered(&mut self, conn: &Conn, status: u16, passed: bool, now: Instant) {
+        if !conn.counted {
+            self.recorder.warmup_requests += 1;
+            return;
+        }
+        let (latency, service) = (micros(now - conn.due), micros(now - conn.sent_at));
+        for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+            if passed {
+                recorder.response(status, latency, service);
+            } else {
+                recorder.failure(ErrorKind::CheckFailed, Some(latency), Some(service));
+            }
+        }
+        self.last_end = now;
+        self.last_response = Some(now);
+    }
+
+    /// The request on `conn` failed with `kind` at `now`. A timeout counts the time waited as its latency (and,
+    /// when the request was sent, as its service time).
+    pub fn failed(&mut self, conn: &Conn, kind: ErrorKind, now: Instant) {
+        if !conn.counted {
+            self.recorder.warmup_requests += 1;
+            return;
+        }
+        let was_sent = matches!(conn.phase, Phase::Writing | Phase::Reading);
+        let waited = matches!(kind, ErrorKind::ReadTimeout).then(|| micros(now - conn.due));
+        let served = (waited.is_some() && was_sent).then(|| micros(now - conn.sent_at));
+        for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+            recorder.failure(kind, waited, served);
+        }
+        self.last_end = now;
+    }
+
+    /// Requests still in flight when time ran out after Ctrl-C end with it.
+    pub fn cut_off(&mut self, now: Instant) {
+        self.last_end = now;
+    }
+
+    /// Sends the last, partial second and the totals to the coordinator.
+    pub fn finish(self) {
+        let mut recorder = self.recorder;
+        let final_interval = recorder.take_interval(0);
+        if final_interval.requests > 0 {
+            let _ = self.reports.send(Report::Interval(final_interval));
+        }
+        let ends = Ends { response: self.last_response, any: self.last_end };
+        let _ = self.reports.send(Report::Done(Box::new(recorder), self.per_request, ends));
+    }
+}
+
+/// A duration in whole microseconds, as the histograms take it.
+pub fn micros(duration: Duration) -> u64 {
+    duration.as_micros().min(u128::from(u64::MAX)) as u64
+}
