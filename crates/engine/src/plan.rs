@@ -124,34 +124,14 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use shootout_model::{Pacing, StopCondition};
+    use shootout_model::settings::LoadSettings;
 
     use super::*;
 
     fn options(url: &str) -> LoadOptions {
-        LoadOptions {
-            url: url.into(),
-            scenario: None,
-            method: "GET".into(),
-            headers: vec![],
-            body_bytes: 0,
-            connections: 1,
-            pacing: Pacing::Closed,
-            stages: vec![],
-            threads: 1,
-            stop: StopCondition::Requests(1),
-            timeout: Duration::from_secs(1),
-            connect_timeout: Duration::from_secs(1),
-            keepalive: true,
-            insecure: false,
-            cacert: None,
-            delay: None,
-            sequential: false,
-            sessions: false,
-            warmup: Duration::ZERO,
-        }
+        LoadSettings { url: url.into(), connections: Some(1), requests: Some(1), ..LoadSettings::default() }
+            .build(1)
+            .expect("valid settings")
     }
 
     #[test]

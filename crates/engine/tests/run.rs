@@ -9,7 +9,8 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use shootout_engine::{run, Plan};
-use shootout_model::{Arrival, LoadOptions, LoadResult, Pacing, StopCondition};
+use shootout_model::settings::LoadSettings;
+use shootout_model::LoadResult;
 
 /// Starts the reference server on a free loopback port, with one thread. It serves until the test process ends.
 fn start_target() -> SocketAddr {
@@ -33,32 +34,20 @@ fn served(address: SocketAddr) -> u64 {
 }
 
 /// Options for `url`: one thread, one connection, closed model, one request; the tests change what they need.
-fn options(url: String) -> LoadOptions {
-    LoadOptions {
+/// One request on one connection, with every other choice at its default.
+fn settings(url: String) -> LoadSettings {
+    LoadSettings {
         url,
-        scenario: None,
-        method: "GET".into(),
-        headers: vec![],
-        body_bytes: 0,
-        connections: 1,
-        pacing: Pacing::Closed,
-        stages: vec![],
-        threads: 1,
-        stop: StopCondition::Requests(1),
-        timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(5),
-        keepalive: true,
-        insecure: false,
-        cacert: None,
-        delay: None,
-        sequential: false,
-        sessions: false,
-        warmup: Duration::ZERO,
+        connections: Some(1),
+        threads: Some(1),
+        requests: Some(1),
+        timeout: Some(Duration::from_secs(5)),
+        ..LoadSettings::default()
     }
 }
 
-fn load(options: LoadOptions) -> LoadResult {
-    let plan = Plan::new(options, b"").expect("a valid plan");
+fn load(settings: LoadSettings) -> LoadResult {
+    let plan = Plan::new(settings.build(1).expect("valid settings"), b"").expect("a valid plan");
     run(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {}).expect("the run takes place")
 }
 
@@ -69,11 +58,12 @@ fn median_us(result: &LoadResult) -> u64 {
 #[test]
 fn a_closed_run_to_a_count_sends_exactly_that_many() {
     let target = start_target();
-    let mut options = options(format!("http://{target}/hello"));
-    options.connections = 4;
-    options.threads = 2;
-    options.stop = StopCondition::Requests(501);
-    let result = load(options);
+    let result = load(LoadSettings {
+        connections: Some(4),
+        threads: Some(2),
+        requests: Some(501),
+        ..settings(format!("http://{target}/hello"))
+    });
     assert_eq!(result.requests.total, 501);
     assert_eq!(result.requests.ok, 501);
     assert_eq!(result.requests.failed, 0);
@@ -87,12 +77,15 @@ fn a_closed_run_to_a_count_sends_exactly_that_many() {
 #[test]
 fn an_open_run_sends_its_rate_for_its_duration() {
     let target = start_target();
-    let mut options = options(format!("http://{target}/hello"));
-    options.pacing = Pacing::Open { rate: 200.0, arrival: Arrival::Constant };
-    options.connections = 8;
-    options.threads = 2;
-    options.stop = StopCondition::Duration(Duration::from_secs(1));
-    let result = load(options);
+    let result = load(LoadSettings {
+        rate: Some(200.0),
+        connections: None,
+        max_connections: Some(8),
+        threads: Some(2),
+        requests: None,
+        duration: Some(Duration::from_secs(1)),
+        ..settings(format!("http://{target}/hello"))
+    });
     let sends = result.sends.expect("the open model reports its sends");
     assert!((195..=205).contains(&sends.due), "200/s for 1 s: {} due", sends.due);
     assert_eq!(sends.sent, sends.due, "a fast server leaves nothing unsent");
@@ -105,9 +98,7 @@ fn an_open_run_sends_its_rate_for_its_duration() {
 #[test]
 fn the_engine_measures_the_reference_delay() {
     let target = start_target();
-    let mut options = options(format!("http://{target}/delay/5"));
-    options.stop = StopCondition::Requests(60);
-    let result = load(options);
+    let result = load(LoadSettings { requests: Some(60), ..settings(format!("http://{target}/delay/5")) });
     assert_eq!(result.status_counts.get("200"), Some(&60));
     let median = median_us(&result);
     // The server answers on time to tens of microseconds, and the client's own wake-up adds about 0.2 ms on
