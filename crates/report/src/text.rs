@@ -279,3 +279,86 @@ pub fn render_run(analysis: &crate::analysis::Analysis, unit: &str, slo: &[Strin
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use shootout_model::result::{NamedResult, Sends};
+    use shootout_model::{Stage, StopCondition};
+
+    use super::*;
+
+    fn closed() -> LoadResult {
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        let mut r = trial.result;
+        (r.connect.count, r.connect.mean_us, r.connect.max_us) = (4, 120.5, 300);
+        (r.connections.opened, r.connections.closed_by_server) = (4, 1);
+        r.client.threads = 2;
+        r
+    }
+
+    /// Every optional part at once: the open model with its sends and warnings, stages, a request count, named
+    /// requests, no connect time, an interrupted and client-bound run.
+    fn open() -> LoadResult {
+        let mut r = closed();
+        let o = &mut r.options;
+        o.pacing = Pacing::Open { rate: 100.0, arrival: Arrival::Poisson };
+        o.stop = StopCondition::Requests(5000);
+        o.keepalive = false;
+        o.warmup = Duration::ZERO;
+        o.stages = vec![
+            Stage { duration: Duration::from_secs(90), target: 200.0 },
+            Stage { duration: Duration::from_millis(1500), target: 50.0 },
+        ];
+        r.sends = Some(Sends { due: 1000, sent: 990, late: 50, offered_per_s: 100.0, achieved_per_s: 99.0 });
+        r.errors = [(ErrorKind::NotSent, 10), (ErrorKind::ReadTimeout, 2)].into_iter().collect();
+        r.status_counts.insert("503".into(), 7);
+        r.by_request = vec![
+            NamedResult {
+                name: "login".into(),
+                requests: r.requests,
+                status_counts: r.status_counts.clone(),
+                errors: r.errors.clone(),
+                latency: r.latency.clone(),
+            },
+            NamedResult {
+                name: "home".into(),
+                requests: Default::default(),
+                status_counts: Default::default(),
+                errors: Default::default(),
+                latency: r.service_time.clone(),
+            },
+        ];
+        r.connect.count = 0;
+        r.interrupted = true;
+        r.client.saturated = true;
+        r.client.threads = 1;
+        r
+    }
+
+    /// Nothing answered.
+    fn empty() -> LoadResult {
+        let mut r = closed();
+        r.requests = Default::default();
+        r.status_counts.clear();
+        r.options.stop = StopCondition::Duration(Duration::from_secs(150));
+        r
+    }
+
+    #[test]
+    fn the_load_summary_reads_as_it_always_has() {
+        assert_eq!(render_load(&closed()), include_str!("../tests/text/closed.txt"));
+        assert_eq!(render_load(&open()), include_str!("../tests/text/open.txt"));
+        assert_eq!(render_load(&empty()), include_str!("../tests/text/empty.txt"));
+    }
+
+    #[test]
+    #[ignore = "writes the expected files"]
+    fn bless() {
+        for (name, result) in [("closed", closed()), ("open", open()), ("empty", empty())] {
+            std::fs::write(format!("tests/text/{name}.txt"), render_load(&result)).unwrap();
+        }
+    }
+}
