@@ -11,8 +11,23 @@ use crate::units::{bytes, count, ms};
 /// codes, errors by kind, connections, and the client's own CPU with a warning when it was the bottleneck.
 pub fn render_load(result: &LoadResult) -> String {
     let s = LoadSummary::of(result);
-    let o = &result.options;
     let mut out = String::new();
+    shape(&mut out, result, &s);
+    let _ = writeln!(out);
+    siege_fields(&mut out, &s);
+    percentile_table(&mut out, result);
+    by_request(&mut out, result);
+    let _ = writeln!(out);
+    counts(&mut out, result);
+    client_cpu(&mut out, result, &s);
+    warnings(&mut out, result);
+    out
+}
+
+/// What was asked: method, URL and address; the model, connections, threads, stop and keep-alive; the stages,
+/// the warm-up, and whether the run was interrupted.
+fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
+    let o = &result.options;
     let stop = match o.stop {
         StopCondition::Duration(d) => format!("for {}", humantime_like(d.as_secs_f64())),
         StopCondition::Requests(n) => format!("{} requests", count(n)),
@@ -56,7 +71,10 @@ pub fn render_load(result: &LoadResult) -> String {
     if result.interrupted {
         let _ = writeln!(out, "  interrupted: these figures cover the {:.3} s measured before Ctrl-C", s.elapsed_s);
     }
-    let _ = writeln!(out);
+}
+
+/// Siege's twelve fields, one a line.
+fn siege_fields(out: &mut String, s: &LoadSummary) {
     let rows: [(&str, String); 12] = [
         ("Transactions:", format!("{} hits", count(s.transactions))),
         ("Availability:", format!("{:.2} %", s.availability_pct)),
@@ -74,7 +92,10 @@ pub fn render_load(result: &LoadResult) -> String {
     for (label, value) in rows {
         let _ = writeln!(out, "{label:<26}{value}");
     }
+}
 
+/// ab's percentile table; in the open model with the service time beside the latency.
+fn percentile_table(out: &mut String, result: &LoadResult) {
     let open = result.sends.is_some();
     let _ = writeln!(out, "\nPercentage of the requests served within a certain time (ms)");
     if open {
@@ -95,30 +116,36 @@ pub fn render_load(result: &LoadResult) -> String {
             "  latency is from when each request was due (corrected); service time from when it was sent (uncorrected)"
         );
     }
+}
 
-    if !result.by_request.is_empty() {
+/// Scenarios: the counts and latency of each named request.
+fn by_request(out: &mut String, result: &LoadResult) {
+    if result.by_request.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<28} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+        "By request:", "requests", "ok", "failed", "mean ms", "p50 ms", "p99 ms"
+    );
+    for named in &result.by_request {
+        let at = |p: f64| named.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0, |x| x.us);
         let _ = writeln!(
             out,
-            "\n{:<28} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
-            "By request:", "requests", "ok", "failed", "mean ms", "p50 ms", "p99 ms"
+            "  {:<26} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+            named.name,
+            count(named.requests.total),
+            count(named.requests.ok),
+            count(named.requests.failed + named.requests.http_errors),
+            ms(named.latency.mean_us),
+            ms(at(50.0) as f64),
+            ms(at(99.0) as f64)
         );
-        for named in &result.by_request {
-            let at = |p: f64| named.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0, |x| x.us);
-            let _ = writeln!(
-                out,
-                "  {:<26} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
-                named.name,
-                count(named.requests.total),
-                count(named.requests.ok),
-                count(named.requests.failed + named.requests.http_errors),
-                ms(named.latency.mean_us),
-                ms(at(50.0) as f64),
-                ms(at(99.0) as f64)
-            );
-        }
     }
+}
 
-    let _ = writeln!(out);
+/// Status codes, errors by kind, connections, and in the open model how well the client kept to its schedule.
+fn counts(out: &mut String, result: &LoadResult) {
     let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
     let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };
     let _ = writeln!(out, "{:<26}{statuses}", "Status codes:");
@@ -151,6 +178,10 @@ pub fn render_load(result: &LoadResult) -> String {
             sends.achieved_per_s
         );
     }
+}
+
+/// The client's own CPU, in total and per response.
+fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     let u = &result.client;
     let _ = writeln!(
         out,
@@ -171,6 +202,10 @@ pub fn render_load(result: &LoadResult) -> String {
             u.cpu_s * 1e6 / s.transactions as f64
         );
     }
+}
+
+/// Open model: requests never sent, or sent late; any model: a client that was the bottleneck.
+fn warnings(out: &mut String, result: &LoadResult) {
     if let Some(sends) = &result.sends {
         let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
         if not_sent > 0 {
@@ -190,6 +225,7 @@ pub fn render_load(result: &LoadResult) -> String {
             );
         }
     }
+    let u = &result.client;
     if u.saturated {
         let _ = writeln!(
             out,
@@ -198,7 +234,6 @@ pub fn render_load(result: &LoadResult) -> String {
             u.busy * 100.0
         );
     }
-    out
 }
 
 /// Seconds as `10s`, `1.5s` or `2m30s`.
