@@ -261,7 +261,7 @@ fn summary_csv(trials: &[TrialRecord]) -> String {
     );
     for t in sorted {
         let r = &t.result;
-        let p = |q: f64| r.latency.percentiles.iter().find(|x| x.percentile == q).map_or(0, |x| x.us);
+        let p = |q: f64| shootout_metrics::percentile_us(&r.latency, q);
         out.push_str(&format!(
             "{},{},{},{},{},{},{},{:.3},{:.1},{},{},{},{},{:.2},{},{},{:.3}\n",
             csv_field(&t.server),

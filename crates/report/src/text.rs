@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use shootout_metrics::percentile_us;
 use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, StopCondition};
 
 use crate::summary::LoadSummary;
@@ -129,7 +130,7 @@ fn by_request(out: &mut String, result: &LoadResult) {
         "By request:", "requests", "ok", "failed", "mean ms", "p50 ms", "p99 ms"
     );
     for named in &result.by_request {
-        let at = |p: f64| named.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0, |x| x.us);
+        let at = |p: f64| percentile_us(&named.latency, p);
         let _ = writeln!(
             out,
             "  {:<26} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
