@@ -1,4 +1,4 @@
-//! [`render_load`]: the terminal summary of one load run.
+//! [`render_load`]: the terminal summary of one load run. A suite's is [`export::Text`](crate::export::Text).
 
 use std::fmt::Write as _;
 
@@ -248,72 +248,6 @@ fn humantime_like(seconds: f64) -> String {
     } else {
         format!("{seconds}s")
     }
-}
-
-/// The terminal summary of a suite: the comparison table (median and range across repeats), then who served
-/// more and by how much (with a 95% interval), the SLO answer, the knees, and any client-bound warnings.
-pub fn render_run(analysis: &crate::analysis::Analysis, unit: &str, slo: &[String]) -> String {
-    let mut out = String::new();
-    let headline = match analysis.statistic {
-        crate::analysis::Statistic::Best => "req/s best [min–max]",
-        crate::analysis::Statistic::Median => "req/s median [min–max]",
-    };
-    let _ = writeln!(
-        out,
-        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}",
-        "server", unit, headline, "mean ms", "p99 ms", "errors", "CPU µs/req", "PSS MiB"
-    );
-    for c in &analysis.cells {
-        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
-        let _ = writeln!(
-            out,
-            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}{}",
-            c.server,
-            c.level,
-            range,
-            ms(c.mean_us),
-            ms(c.p99_us),
-            c.errors_pct,
-            c.server_cpu_us,
-            c.pss_bytes / 1_048_576.0,
-            if c.client_bound { "  client-bound!" } else { "" }
-        );
-    }
-    if !analysis.ratios.is_empty() {
-        let _ = writeln!(out);
-    }
-    for r in &analysis.ratios {
-        let _ = writeln!(
-            out,
-            "{} served {:.2}× [{:.2}–{:.2}] the requests/s of {} at {} {unit}",
-            r.faster, r.ratio, r.low, r.high, r.slower, r.level
-        );
-    }
-    if !analysis.slo.is_empty() {
-        let _ = writeln!(out, "\nSLO ({}):", slo.join(", "));
-        for answer in &analysis.slo {
-            match (answer.level, answer.rps) {
-                (Some(level), Some(rps)) => {
-                    let _ = writeln!(out, "  {}: up to {level} {unit}, {rps:.1} requests/s", answer.server);
-                }
-                _ => {
-                    let _ = writeln!(out, "  {}: not met at any level", answer.server);
-                }
-            }
-        }
-    }
-    let knees: Vec<String> =
-        analysis.knees.iter().filter_map(|(server, knee)| knee.map(|k| format!("{server} at {k} {unit}"))).collect();
-    if !knees.is_empty() {
-        let _ = writeln!(out, "\nThroughput stops rising (next level adds < 10%): {}", knees.join(", "));
-    }
-    if analysis.cells.iter().any(|c| c.client_bound) {
-        let _ = writeln!(
-            out,
-            "\nWARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout."
-        );
-    }
-    out
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
 use shootout_harness::suite::{self, Suite, Sweep};
+use shootout_report::export::{Exporter, Text};
+use shootout_report::suite_summary::SuiteSummary;
 
 use super::Failure;
 
@@ -95,8 +97,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     });
     bar.finish_and_clear();
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-    let slo: Vec<String> = suite.slo.iter().map(|s| s.text.clone()).collect();
-    print!("{}", shootout_report::text::render_run(&outcome.analysis, unit, &slo));
+    print!("{}", Text.export(&SuiteSummary::new(&suite.name, unit, &suite.slo, &outcome.analysis)));
     match super::report::suite(&outcome.store.dir, None) {
         Ok(files) => println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), files[0].display()),
         Err(_) => println!(
