@@ -8,8 +8,8 @@
 //! - [`suite_summary`]: [`suite_summary::SuiteSummary`], what a suite's report says (the table of servers ×
 //!   levels, ratios, SLO answer, knees, one row per trial, timelines, environment), built once from the analysis.
 //! - [`export`]: the [`export::Exporter`] trait and one file per format of a suite's summary: [`export::Text`]
-//!   (the terminal), [`export::Markdown`] (`report.md`) and [`export::Html`] (`report.html`, with [`charts`], SVG
-//!   line charts drawn by plotters).
+//!   (the terminal), [`export::Markdown`] (`report.md`), [`export::Html`] (`report.html`, with [`charts`], SVG
+//!   line charts drawn by plotters) and [`export::Csv`] (`summary.csv`).
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].

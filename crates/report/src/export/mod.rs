@@ -2,11 +2,14 @@
 //! - [`text`]: [`Text`], the comparison `shootout run` prints in the terminal.
 //! - [`markdown`]: [`Markdown`], `report.md`, for a pull-request comment.
 //! - [`html`]: [`Html`], `report.html`: one self-contained page with SVG charts.
+//! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
 
+pub mod csv;
 pub mod html;
 pub mod markdown;
 pub mod text;
 
+pub use self::csv::Csv;
 pub use self::html::Html;
 pub use self::markdown::Markdown;
 pub use self::text::Text;
