@@ -176,9 +176,9 @@ impl SuiteSummary {
         servers
     }
 
-    /// A level with its unit: `16 users`.
+    /// A level with its unit: `16 users`, `1 user`.
     pub fn level(&self, level: f64) -> String {
-        format!("{level} {}", self.unit)
+        crate::units::level(level, self.unit)
     }
 
     /// A server's answer to the SLO: `up to 16 users, 1320.0 requests/s`, or `not met at any level`.
@@ -286,5 +286,6 @@ pub(crate) mod tests {
         let none = SloAnswer { server: "x".into(), level: None, rps: None };
         assert_eq!(summary.slo_answer(&none), "not met at any level");
         assert!(summary.client_bound());
+        assert_eq!(summary.level(1.0), "1 user", "not 1 users");
     }
 }

@@ -153,7 +153,7 @@ fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
     .map(|(title, y, log_y, pick)| {
         let chart =
             Chart { title, x_label: "second of the measured window", y_label: y, log_x: false, log_y, limit: None };
-        (format!("At {} {}, first repeat.", summary.timeline_level, summary.unit), line_chart(&chart, &timeline(pick)))
+        (format!("At {}, first repeat.", summary.level(summary.timeline_level)), line_chart(&chart, &timeline(pick)))
     })
     .collect()
 }

@@ -90,7 +90,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         Event::Trial { server, level, repeat, done, .. } => {
             base = done as u64 * trial_ms;
             bar.set_position(base);
-            bar.set_message(format!("{server} at {level} {unit}, repeat {repeat}"));
+            bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
         }
         Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(trial_ms)),
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
