@@ -2,14 +2,41 @@
 //! built with maud so every piece of text is escaped. A suite's page is [`export::Html`](crate::export::Html).
 
 use maud::{html, PreEscaped, DOCTYPE};
+use shootout_model::result::Second;
 use shootout_model::LoadResult;
 
 use crate::charts::{line_chart, Chart, Series};
 use crate::export::html::STYLE;
+use crate::seconds::whole_seconds;
 
 /// The report of one `shootout load` result: its latency distribution by percentile and its per-second timeline,
 /// with the terminal summary below.
 pub fn render_load(result: &LoadResult) -> String {
+    let mut charts = vec![(String::new(), distribution(result))];
+    charts.extend(second_by_second(result));
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head { meta charset="utf-8"; title { "shootout load: " (result.options.url) } style { (PreEscaped(STYLE)) } }
+            body {
+                h1 { "shootout load: " (result.options.url) }
+                section id="charts" {
+                    @for (caption, svg) in &charts {
+                        figure class="chart" {
+                            @if let Some(svg) = svg { (PreEscaped(svg)) } @else { p { "no data" } }
+                            @if !caption.is_empty() { figcaption { (caption) } }
+                        }
+                    }
+                }
+                pre { (crate::text::render_load(result)) }
+            }
+        }
+    }
+    .into_string()
+}
+
+/// Latency against percentile, on HdrHistogram's 1/(1-p) axis.
+fn distribution(result: &LoadResult) -> Option<String> {
     let histogram = shootout_metrics::decode_histogram(&result.latency.histogram).ok();
     let distribution: Vec<(f64, f64)> = histogram
         .map(|h| {
@@ -19,7 +46,7 @@ pub fn render_load(result: &LoadResult) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    let percentile_chart = Chart {
+    let chart = Chart {
         title: "Latency by percentile",
         x_label: "percentile, as 1/(1-p): 10 = p90, 100 = p99, 1000 = p99.9",
         y_label: "latency (ms, log)",
@@ -27,52 +54,49 @@ pub fn render_load(result: &LoadResult) -> String {
         log_y: true,
         limit: None,
     };
-    let series = [Series { name: "latency".into(), points: distribution }];
-    let per_second = |f: &dyn Fn(&shootout_model::result::Second) -> Option<f64>| {
+    line_chart(&chart, &[Series { name: "latency".into(), points: distribution }])
+}
+
+/// Throughput and p99 latency second by second, whole seconds only, each with its caption.
+fn second_by_second(result: &LoadResult) -> Vec<(String, Option<String>)> {
+    let (whole, left_out) = whole_seconds(&result.timeline, result.duration_s);
+    let caption = left_out.map_or_else(String::new, |part| {
+        format!("Whole seconds only: the last second, measured for {part:.3} s, is left out.")
+    });
+    let per_second = |f: &dyn Fn(&Second) -> Option<f64>| {
         vec![Series {
             name: result.options.url.clone(),
-            points: result.timeline.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
+            points: whole.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
         }]
     };
-    let charts = [
-        line_chart(&percentile_chart, &series),
-        line_chart(
-            &Chart {
-                title: "Throughput, second by second",
-                x_label: "second",
-                y_label: "responses per second",
-                log_x: false,
-                log_y: false,
-                limit: None,
-            },
-            &per_second(&|s| Some(s.requests as f64)),
-        ),
-        line_chart(
-            &Chart {
-                title: "p99 latency, second by second",
-                x_label: "second",
-                y_label: "p99 latency (ms, log)",
-                log_x: false,
-                log_y: true,
-                limit: None,
-            },
-            &per_second(&|s| s.p99_us.map(|v| v as f64 / 1000.0)),
-        ),
-    ];
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head { meta charset="utf-8"; title { "shootout load: " (result.options.url) } style { (PreEscaped(STYLE)) } }
-            body {
-                h1 { "shootout load: " (result.options.url) }
-                section id="charts" {
-                    @for svg in &charts {
-                        figure class="chart" { @if let Some(svg) = svg { (PreEscaped(svg)) } @else { p { "no data" } } }
-                    }
-                }
-                pre { (crate::text::render_load(result)) }
-            }
-        }
+    let throughput: &dyn Fn(&Second) -> Option<f64> = &|s| Some(s.requests as f64);
+    let p99: &dyn Fn(&Second) -> Option<f64> = &|s| s.p99_us.map(|v| v as f64 / 1000.0);
+    [
+        ("Throughput, second by second", "responses per second", false, throughput),
+        ("p99 latency, second by second", "p99 latency (ms, log)", true, p99),
+    ]
+    .into_iter()
+    .map(|(title, y_label, log_y, pick)| {
+        let chart = Chart { title, x_label: "second", y_label, log_x: false, log_y, limit: None };
+        (caption.clone(), line_chart(&chart, &per_second(pick)))
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_partial_last_second_is_left_out_and_said() {
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        let page = render_load(&trial.result);
+        assert_eq!(page.matches("<svg").count(), 3);
+        assert_eq!(
+            page.matches("Whole seconds only: the last second, measured for 0.002 s, is left out.").count(),
+            2,
+            "the 1.002 s window's second second, under both per-second charts"
+        );
     }
-    .into_string()
 }

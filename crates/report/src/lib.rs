@@ -13,6 +13,7 @@
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].
+//! - [`seconds`]: [`seconds::whole_seconds`], the seconds of a timeline the per-second charts draw.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
 //!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
@@ -25,6 +26,7 @@ pub mod compare;
 pub mod export;
 pub mod figures;
 pub mod html;
+pub mod seconds;
 pub mod suite_report;
 pub mod suite_summary;
 pub mod summary;

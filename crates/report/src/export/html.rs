@@ -9,6 +9,7 @@ use shootout_model::slo::Metric;
 use super::Exporter;
 use crate::analysis::Cell;
 use crate::charts::{line_chart, Chart, Series};
+use crate::seconds::whole_seconds;
 use crate::suite_summary::{ratio_figures, SuiteSummary};
 use crate::units::{bytes, ms};
 
@@ -131,18 +132,30 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     charts
 }
 
-/// Throughput and p99 latency second by second, at the timelines' level.
+/// Throughput and p99 latency second by second, at the timelines' level: whole seconds only, so that a window's
+/// last second, measured in part, does not look like a fall.
 fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
+    let mut partial = false;
+    let whole: Vec<(&str, &[Second])> = summary
+        .timelines
+        .iter()
+        .map(|t| {
+            let (whole, left_out) = whole_seconds(&t.seconds, t.duration_s);
+            partial |= left_out.is_some();
+            (t.server.as_str(), whole)
+        })
+        .collect();
     let timeline = |f: &dyn Fn(&Second) -> Option<f64>| -> Vec<Series> {
-        summary
-            .timelines
+        whole
             .iter()
             .map(|(server, seconds)| Series {
-                name: server.clone(),
+                name: server.to_string(),
                 points: seconds.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
             })
             .collect()
     };
+    let note =
+        if partial { " Whole seconds only: the last second of a window, measured in part, is left out." } else { "" };
     let throughput: &dyn Fn(&Second) -> Option<f64> = &|s| Some(s.requests as f64);
     let p99: &dyn Fn(&Second) -> Option<f64> = &|s| s.p99_us.map(|v| v as f64 / 1000.0);
     [
@@ -153,7 +166,8 @@ fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
     .map(|(title, y, log_y, pick)| {
         let chart =
             Chart { title, x_label: "second of the measured window", y_label: y, log_x: false, log_y, limit: None };
-        (format!("At {}, first repeat.", summary.level(summary.timeline_level)), line_chart(&chart, &timeline(pick)))
+        let caption = format!("At {}, first repeat.{note}", summary.level(summary.timeline_level));
+        (caption, line_chart(&chart, &timeline(pick)))
     })
     .collect()
 }
@@ -230,5 +244,6 @@ mod tests {
         assert!(page.contains("puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users (95% interval)"));
         assert!(page.contains("<th>req/s median</th>") && page.contains("<td>50.00 MiB</td>"));
         assert!(page.contains("client-bound") && page.contains("not recorded"));
+        assert!(page.contains("At 16 users, first repeat. Whole seconds only:"), "the 1.002 s window's last second");
     }
 }
