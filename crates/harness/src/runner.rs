@@ -15,6 +15,8 @@ use crate::server::{self, RunningServer};
 use crate::store::Store;
 use crate::tree::Tree;
 use shootout_report::analysis::{analyze_by, Analysis};
+use shootout_report::export::{Csv, Exporter};
+use shootout_report::suite_summary::SuiteSummary;
 use shootout_suite::{Levels, Order, Suite};
 
 /// What the runner tells whoever draws the progress.
@@ -145,7 +147,8 @@ pub fn run_suite(
     store
         .write("analysis.json", serde_json::to_string_pretty(&analysis).unwrap_or_default().as_bytes())
         .map_err(|e| e.to_string())?;
-    store.write("summary.csv", summary_csv(&trials).as_bytes()).map_err(|e| e.to_string())?;
+    let summary = SuiteSummary::new(&suite.name, suite.unit(), &suite.slo, &analysis).with_trials(&trials);
+    store.write("summary.csv", Csv.export(&summary).as_bytes()).map_err(|e| e.to_string())?;
     Ok(Outcome { store, analysis, interrupted: stop.load(Ordering::Relaxed), failures })
 }
 
@@ -248,48 +251,6 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64) -> ServerUsa
         rss_max_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
         processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
         threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
-    }
-}
-
-/// One row per trial.
-fn summary_csv(trials: &[TrialRecord]) -> String {
-    let mut sorted: Vec<&TrialRecord> = trials.iter().collect();
-    sorted.sort_by(|a, b| (&a.server, a.repeat).cmp(&(&b.server, b.repeat)).then(a.level.total_cmp(&b.level)));
-    let mut out = String::from(
-        "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,client_busy\n",
-    );
-    for t in sorted {
-        let r = &t.result;
-        let p = |q: f64| r.latency.percentiles.iter().find(|x| x.percentile == q).map_or(0, |x| x.us);
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{:.3},{:.1},{},{},{},{},{:.2},{},{},{:.3}\n",
-            csv_field(&t.server),
-            t.level,
-            t.repeat,
-            r.requests.total,
-            r.requests.ok,
-            r.requests.http_errors,
-            r.requests.failed,
-            r.throughput.requests_per_s,
-            r.latency.mean_us,
-            p(50.0),
-            p(90.0),
-            p(99.0),
-            r.latency.max_us,
-            t.usage.cpu_us_per_request,
-            t.usage.pss_mean_bytes,
-            t.usage.rss_max_bytes,
-            r.client.busy
-        ));
-    }
-    out
-}
-
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
     }
 }
 

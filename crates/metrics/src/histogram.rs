@@ -1,4 +1,5 @@
-//! [`LatencyHistogram`]: microsecond HDR histograms, their summaries and their portable encoding.
+//! [`LatencyHistogram`]: microsecond HDR histograms, their summaries and their portable encoding, and the one
+//! place a percentile is computed ([`value_at`], from a histogram) or read ([`percentile_us`], from a summary).
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -25,13 +26,31 @@ pub fn record_us(histogram: &mut LatencyHistogram, us: u64) {
     histogram.saturating_record(us.clamp(1, MAX_US));
 }
 
+/// The value at `percentile` (0 to 100) of `histogram`, µs (0 when it is empty). Every percentile shootout
+/// computes comes from here.
+pub fn value_at(histogram: &LatencyHistogram, percentile: f64) -> u64 {
+    if histogram.is_empty() {
+        0
+    } else {
+        histogram.value_at_percentile(percentile)
+    }
+}
+
+/// `percentile` (0 to 100) of a summary read from a result, µs: from its table when the table has it (ab's
+/// percentiles always are there), otherwise from its raw histogram; 0 when neither has it. Every percentile read
+/// out of a result goes through here.
+pub fn percentile_us(summary: &LatencySummary, percentile: f64) -> u64 {
+    match summary.percentiles.iter().find(|x| x.percentile == percentile) {
+        Some(stored) => stored.us,
+        None => decode_histogram(&summary.histogram).map_or(0, |h| value_at(&h, percentile)),
+    }
+}
+
 /// The summary written to results: count, mean, spread, extremes and ab's percentiles, plus the raw histogram.
 pub fn summarize(histogram: &LatencyHistogram) -> LatencySummary {
     let empty = histogram.is_empty();
-    let percentiles = AB_PERCENTILES
-        .iter()
-        .map(|&p| Percentile { percentile: p, us: if empty { 0 } else { histogram.value_at_percentile(p) } })
-        .collect();
+    let percentiles =
+        AB_PERCENTILES.iter().map(|&p| Percentile { percentile: p, us: value_at(histogram, p) }).collect();
     LatencySummary {
         count: histogram.len(),
         mean_us: if empty { 0.0 } else { histogram.mean() },
@@ -145,8 +164,8 @@ mod tests {
         assert!((s.mean_us - 500.5).abs() < 0.5, "{}", s.mean_us);
         assert_eq!(s.min_us, 1);
         assert_eq!(s.max_us, 1000);
-        let p50 = s.percentiles.iter().find(|p| p.percentile == 50.0).unwrap().us;
-        assert_eq!(p50, 500);
+        assert_eq!(percentile_us(&s, 50.0), 500);
+        assert_eq!(percentile_us(&s, 42.0), 420, "a percentile not in the table comes from the histogram");
         assert_eq!(s.percentiles.len(), AB_PERCENTILES.len());
     }
 

@@ -2,7 +2,8 @@
 //!
 //! Layout:
 //! - [`histogram`]: [`LatencyHistogram`], an HDR histogram of microseconds (1 µs to 1 h, 3 significant digits),
-//!   its summary ([`summarize`]) and its portable encoding (HdrHistogram V2, deflate, base64).
+//!   its summary ([`summarize`]), its portable encoding (HdrHistogram V2, deflate, base64), and the one place a
+//!   percentile is computed ([`value_at`]) or read back from a result ([`percentile_us`]).
 //! - [`recorder`]: [`Recorder`], what one engine thread writes into for every request: histograms, status and
 //!   error counters, bytes, and the current second of the timeline. Recorders merge with `+=`.
 //! - [`timeline`]: [`Interval`] (one thread's view of one second) and [`Timeline`], which merges intervals from
@@ -14,6 +15,8 @@ pub mod histogram;
 pub mod recorder;
 pub mod timeline;
 
-pub use histogram::{decode_histogram, encode_histogram, hgrm, summarize, LatencyHistogram, AB_PERCENTILES};
+pub use histogram::{
+    decode_histogram, encode_histogram, hgrm, percentile_us, summarize, value_at, LatencyHistogram, AB_PERCENTILES,
+};
 pub use recorder::Recorder;
 pub use timeline::{Interval, Timeline};

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use shootout_model::result::Second;
 
-use crate::histogram::{new_histogram, record_us, LatencyHistogram};
+use crate::histogram::{new_histogram, record_us, value_at, LatencyHistogram};
 
 /// One thread's measurements for one second of the run.
 #[derive(Debug, Clone)]
@@ -55,8 +55,8 @@ impl Closed {
         Closed {
             requests: interval.requests,
             errors: interval.errors,
-            p50_us: (!empty).then(|| interval.latency.value_at_quantile(0.5)),
-            p99_us: (!empty).then(|| interval.latency.value_at_quantile(0.99)),
+            p50_us: (!empty).then(|| value_at(&interval.latency, 50.0)),
+            p99_us: (!empty).then(|| value_at(&interval.latency, 99.0)),
         }
     }
 }

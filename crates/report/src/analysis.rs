@@ -6,6 +6,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
+use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
 
@@ -185,9 +186,7 @@ fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
 
 fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
-    let percentile = |t: &TrialRecord, p: f64| {
-        t.result.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0.0, |x| x.us as f64)
-    };
+    let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
     Cell {
         server: server.to_string(),

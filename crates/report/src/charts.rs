@@ -1,7 +1,8 @@
-//! SVG charts, drawn by plotters: [`line_chart`], one line per series, with a legend, units on both axes, an
-//! optional log scale and an optional limit line (the SLO).
+//! SVG charts, drawn by plotters: [`line_chart`], one line per series, with a legend under the plot (never on
+//! top of a line), units on both axes, an optional log scale and an optional limit line (the SLO).
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Colours of the series, in order (distinct for the usual colour-vision deficiencies).
 const PALETTE: [RGBColor; 8] = [
@@ -14,6 +15,9 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(120, 120, 120),
     RGBColor(0, 0, 0),
 ];
+
+/// The colour of a limit line (the SLO).
+const LIMIT: RGBColor = RGBColor(200, 0, 0);
 
 /// One line of a chart.
 #[derive(Debug, Clone)]
@@ -41,12 +45,87 @@ pub struct Chart<'a> {
     pub limit: Option<(f64, String)>,
 }
 
-/// Draws the chart as an SVG document; `None` when there is nothing to draw.
+/// Width and height of the plot, pixels; the legend adds rows below it.
+const SIZE: (u32, u32) = (640, 360);
+/// Where the plotting area starts and ends across: the margin plus the y axis' labels, and the margin.
+const PLOT_X: (i32, i32) = (12 + 64, 640 - 12);
+/// One row of the legend, pixels.
+const LEGEND_ROW: i32 = 18;
+/// The legend's type size, in plotters' points.
+const LEGEND_FONT: f64 = 13.0;
+
+/// A line of the legend: a sample of the line and its name.
+struct Entry {
+    name: String,
+    colour: RGBColor,
+    width: u32,
+}
+
+/// Draws the chart as an SVG document, its legend in rows under the plot, clear of the lines; `None` when there
+/// is nothing to draw.
 pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
     let points: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
     if points.is_empty() {
         return None;
     }
+    let (x0, x1, y0, y1) = ranges(chart, &points);
+    let mut entries: Vec<Entry> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Entry { name: s.name.clone(), colour: PALETTE[i % PALETTE.len()], width: 2 })
+        .collect();
+    if let Some((_, label)) = &chart.limit {
+        entries.push(Entry { name: label.clone(), colour: LIMIT, width: 1 });
+    }
+    let rows = legend_rows(&entries);
+    let legend_height = rows.len() as u32 * LEGEND_ROW as u32 + 8;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, SIZE.1 + legend_height)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let (plot, legend) = root.split_vertically(SIZE.1);
+        let mut builder = ChartBuilder::on(&plot);
+        builder.caption(chart.title, ("sans-serif", 18)).margin(12).x_label_area_size(40).y_label_area_size(64);
+        macro_rules! draw {
+            ($context:expr) => {{
+                let mut context = $context;
+                context
+                    .configure_mesh()
+                    .x_desc(chart.x_label)
+                    .y_desc(chart.y_label)
+                    .x_label_formatter(&|v| short(*v))
+                    .y_label_formatter(&|v| short(*v))
+                    .x_labels(if chart.log_x { 8 } else { 10 })
+                    .y_labels(8)
+                    .light_line_style(if chart.log_x || chart.log_y { WHITE } else { RGBColor(240, 240, 240) })
+                    .draw()
+                    .ok()?;
+                for (s, entry) in series.iter().zip(&entries) {
+                    let shown: Vec<(f64, f64)> =
+                        s.points.iter().copied().filter(|p| !chart.log_y || p.1 > 0.0).collect();
+                    let colour = entry.colour;
+                    context.draw_series(LineSeries::new(shown.clone(), colour.stroke_width(2))).ok()?;
+                    context.draw_series(shown.iter().map(|&p| Circle::new(p, 3, colour.filled()))).ok()?;
+                }
+                if let Some((y, _)) = &chart.limit {
+                    context.draw_series(LineSeries::new(vec![(x0, *y), (x1, *y)], LIMIT.stroke_width(1))).ok()?;
+                }
+            }};
+        }
+        match (chart.log_x, chart.log_y) {
+            (false, false) => draw!(builder.build_cartesian_2d(x0..x1, y0..y1).ok()?),
+            (true, false) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1).ok()?),
+            (false, true) => draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).ok()?),
+            (true, true) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).ok()?),
+        }
+        draw_legend(&legend, &entries, &rows)?;
+        root.present().ok()?;
+    }
+    Some(svg)
+}
+
+/// The axes' ranges: the points' (and the limit's) bounds, with room around them; log axes start above zero.
+fn ranges(chart: &Chart<'_>, points: &[(f64, f64)]) -> (f64, f64, f64, f64) {
     let limit = chart.limit.as_ref().map(|(y, _)| *y);
     let (mut x0, mut x1) = bounds(points.iter().map(|p| p.0));
     let (mut y0, mut y1) = bounds(points.iter().map(|p| p.1).chain(limit));
@@ -64,63 +143,45 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
         y0 = y0.min(0.0);
         y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
     }
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (640, 360)).into_drawing_area();
-        root.fill(&WHITE).ok()?;
-        let mut builder = ChartBuilder::on(&root);
-        builder.caption(chart.title, ("sans-serif", 18)).margin(12).x_label_area_size(40).y_label_area_size(64);
-        macro_rules! draw {
-            ($context:expr) => {{
-                let mut context = $context;
-                context
-                    .configure_mesh()
-                    .x_desc(chart.x_label)
-                    .y_desc(chart.y_label)
-                    .x_label_formatter(&|v| short(*v))
-                    .y_label_formatter(&|v| short(*v))
-                    .x_labels(if chart.log_x { 8 } else { 10 })
-                    .y_labels(8)
-                    .light_line_style(if chart.log_x || chart.log_y { WHITE } else { RGBColor(240, 240, 240) })
-                    .draw()
-                    .ok()?;
-                for (i, s) in series.iter().enumerate() {
-                    let colour = PALETTE[i % PALETTE.len()];
-                    let shown: Vec<(f64, f64)> =
-                        s.points.iter().copied().filter(|p| !chart.log_y || p.1 > 0.0).collect();
-                    context
-                        .draw_series(LineSeries::new(shown.clone(), colour.stroke_width(2)))
-                        .ok()?
-                        .label(s.name.clone())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2)));
-                    context.draw_series(shown.iter().map(|&p| Circle::new(p, 3, colour.filled()))).ok()?;
-                }
-                if let Some((y, label)) = &chart.limit {
-                    let red = RGBColor(200, 0, 0);
-                    context
-                        .draw_series(LineSeries::new(vec![(x0, *y), (x1, *y)], red.stroke_width(1)))
-                        .ok()?
-                        .label(label.clone())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], red.stroke_width(1)));
-                }
-                context
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(RGBColor(200, 200, 200))
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .draw()
-                    .ok()?;
-            }};
+    (x0, x1, y0, y1)
+}
+
+/// The legend's entries in rows as wide as the plotting area: for each row, each entry's index and left edge.
+fn legend_rows(entries: &[Entry]) -> Vec<Vec<(usize, i32)>> {
+    let mut rows: Vec<Vec<(usize, i32)>> = vec![Vec::new()];
+    let mut x = PLOT_X.0;
+    for (i, entry) in entries.iter().enumerate() {
+        // A sample of the line, a gap, the name (about 0.6 em a character at 13 points, 10.5 px), a space.
+        let width = 24 + (entry.name.chars().count() as f64 * 6.4).ceil() as i32 + 18;
+        let row = rows.last_mut().expect("one row at least");
+        if x + width > PLOT_X.1 && !row.is_empty() {
+            rows.push(Vec::new());
+            x = PLOT_X.0;
         }
-        match (chart.log_x, chart.log_y) {
-            (false, false) => draw!(builder.build_cartesian_2d(x0..x1, y0..y1).ok()?),
-            (true, false) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1).ok()?),
-            (false, true) => draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).ok()?),
-            (true, true) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).ok()?),
-        }
-        root.present().ok()?;
+        rows.last_mut().expect("one row at least").push((i, x));
+        x += width;
     }
-    Some(svg)
+    rows
+}
+
+/// Draws the legend's rows in `area`, under the plot.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[Entry],
+    rows: &[Vec<(usize, i32)>],
+) -> Option<()> {
+    for (r, row) in rows.iter().enumerate() {
+        let y = 4 + r as i32 * LEGEND_ROW + LEGEND_ROW / 2;
+        for &(i, x) in row {
+            let entry = &entries[i];
+            let line = PathElement::new(vec![(x, y), (x + 18, y)], entry.colour.stroke_width(entry.width));
+            area.draw(&line).ok()?;
+            let style =
+                TextStyle::from(("sans-serif", LEGEND_FONT).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            area.draw(&Text::new(entry.name.clone(), (x + 24, y), style)).ok()?;
+        }
+    }
+    Some(())
 }
 
 fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -166,5 +227,48 @@ mod tests {
         assert!(svg.contains("p99 latency (ms)") && svg.contains("users"));
         assert!(svg.matches("<polyline").count() >= 3, "two series and the limit line");
         assert_eq!(line_chart(&chart, &[]), None);
+    }
+
+    /// The y of every `<text>` element whose content is `name`.
+    fn text_y(svg: &str, name: &str) -> Vec<f64> {
+        svg.split("<text ")
+            .skip(1)
+            .filter(|t| t.split('>').nth(1).is_some_and(|c| c.trim().starts_with(name)))
+            .map(|t| t.split("y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_legend_sits_under_the_plot_in_rows() {
+        let names = ["apache + passenger -w 8", "puma -w 2 -t 16:16", "unicorn -w 3", "thin", "falcon --count 4"];
+        let series: Vec<Series> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Series { name: n.to_string(), points: vec![(1.0, i as f64), (2.0, 10.0 + i as f64)] })
+            .collect();
+        let chart = Chart {
+            title: "Throughput",
+            x_label: "load (users)",
+            y_label: "req/s",
+            log_x: false,
+            log_y: false,
+            limit: Some((5.0, "SLO: rps >= 5".into())),
+        };
+        let svg = line_chart(&chart, &series).unwrap();
+        if let Ok(dir) = std::env::var("SHOOTOUT_CHART_DIR") {
+            std::fs::write(format!("{dir}/legend.svg"), &svg).unwrap();
+        }
+        let mut rows: Vec<f64> = Vec::new();
+        for name in names.iter().chain(&["SLO: rps"]) {
+            let y = text_y(&svg, name);
+            assert_eq!(y.len(), 1, "{name} is in the legend once");
+            assert!(y[0] > f64::from(SIZE.1), "{name} is under the plot, not on it: y = {}", y[0]);
+            if !rows.contains(&y[0]) {
+                rows.push(y[0]);
+            }
+        }
+        assert!(rows.len() >= 2, "long names wrap onto a second row: {rows:?}");
+        let height: f64 = svg.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(height > rows.iter().copied().fold(0.0, f64::max), "the picture is tall enough for the legend");
     }
 }

@@ -1,22 +1,19 @@
 //! [`value`]: the one place that reads a figure out of a load result, for SLOs, `--fail-if` thresholds and
 //! comparisons alike.
 
-use shootout_metrics::decode_histogram;
+use shootout_metrics::percentile_us;
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
 
 /// `metric` in `result`: µs for latencies, percent for errors, successful responses per second for rps.
-/// Percentiles not in the stored table are read from the raw histogram.
+/// Percentiles are read by [`percentile_us`]: from the stored table, or else from the raw histogram.
 pub fn value(metric: Metric, result: &LoadResult) -> f64 {
     match metric {
         Metric::Mean => result.latency.mean_us,
         Metric::Max => result.latency.max_us as f64,
         Metric::Errors => errors_pct(result),
         Metric::Rps => successful_per_s(result),
-        Metric::Percentile(p) => match result.latency.percentiles.iter().find(|x| x.percentile == p) {
-            Some(stored) => stored.us as f64,
-            None => decode_histogram(&result.latency.histogram).map_or(0.0, |h| h.value_at_percentile(p) as f64),
-        },
+        Metric::Percentile(p) => percentile_us(&result.latency, p) as f64,
     }
 }
 

@@ -5,10 +5,15 @@
 //!   confidence intervals, the SLO answer, the knee.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level.
 //! - [`suite_report`]: [`suite_report::SuiteReport`], a results directory gathered for rendering.
-//! - [`html`]: the self-contained HTML report, with [`charts`] (SVG line charts drawn by plotters).
-//! - [`markdown`]: the same content as Markdown, for a pull-request comment.
+//! - [`suite_summary`]: [`suite_summary::SuiteSummary`], what a suite's report says (the table of servers ×
+//!   levels, ratios, SLO answer, knees, one row per trial, timelines, environment), built once from the analysis.
+//! - [`export`]: the [`export::Exporter`] trait and one file per format of a suite's summary: [`export::Text`]
+//!   (the terminal), [`export::Markdown`] (`report.md`), [`export::Html`] (`report.html`, with [`charts`], SVG
+//!   line charts drawn by plotters) and [`export::Csv`] (`summary.csv`).
+//! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
-//!   and comparisons.
+//!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].
+//! - [`seconds`]: [`seconds::whole_seconds`], the seconds of a timeline the per-second charts draw.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
 //!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
@@ -18,10 +23,12 @@
 pub mod analysis;
 pub mod charts;
 pub mod compare;
+pub mod export;
 pub mod figures;
 pub mod html;
-pub mod markdown;
+pub mod seconds;
 pub mod suite_report;
+pub mod suite_summary;
 pub mod summary;
 pub mod text;
 pub mod units;

@@ -1,7 +1,8 @@
-//! [`render_load`]: the terminal summary of one load run.
+//! [`render_load`]: the terminal summary of one load run. A suite's is [`export::Text`](crate::export::Text).
 
 use std::fmt::Write as _;
 
+use shootout_metrics::percentile_us;
 use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, StopCondition};
 
 use crate::summary::LoadSummary;
@@ -11,8 +12,23 @@ use crate::units::{bytes, count, ms};
 /// codes, errors by kind, connections, and the client's own CPU with a warning when it was the bottleneck.
 pub fn render_load(result: &LoadResult) -> String {
     let s = LoadSummary::of(result);
-    let o = &result.options;
     let mut out = String::new();
+    shape(&mut out, result, &s);
+    let _ = writeln!(out);
+    siege_fields(&mut out, &s);
+    percentile_table(&mut out, result);
+    by_request(&mut out, result);
+    let _ = writeln!(out);
+    counts(&mut out, result);
+    client_cpu(&mut out, result, &s);
+    warnings(&mut out, result);
+    out
+}
+
+/// What was asked: method, URL and address; the model, connections, threads, stop and keep-alive; the stages,
+/// the warm-up, and whether the run was interrupted.
+fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
+    let o = &result.options;
     let stop = match o.stop {
         StopCondition::Duration(d) => format!("for {}", humantime_like(d.as_secs_f64())),
         StopCondition::Requests(n) => format!("{} requests", count(n)),
@@ -56,7 +72,10 @@ pub fn render_load(result: &LoadResult) -> String {
     if result.interrupted {
         let _ = writeln!(out, "  interrupted: these figures cover the {:.3} s measured before Ctrl-C", s.elapsed_s);
     }
-    let _ = writeln!(out);
+}
+
+/// Siege's twelve fields, one a line.
+fn siege_fields(out: &mut String, s: &LoadSummary) {
     let rows: [(&str, String); 12] = [
         ("Transactions:", format!("{} hits", count(s.transactions))),
         ("Availability:", format!("{:.2} %", s.availability_pct)),
@@ -74,7 +93,10 @@ pub fn render_load(result: &LoadResult) -> String {
     for (label, value) in rows {
         let _ = writeln!(out, "{label:<26}{value}");
     }
+}
 
+/// ab's percentile table; in the open model with the service time beside the latency.
+fn percentile_table(out: &mut String, result: &LoadResult) {
     let open = result.sends.is_some();
     let _ = writeln!(out, "\nPercentage of the requests served within a certain time (ms)");
     if open {
@@ -95,30 +117,36 @@ pub fn render_load(result: &LoadResult) -> String {
             "  latency is from when each request was due (corrected); service time from when it was sent (uncorrected)"
         );
     }
+}
 
-    if !result.by_request.is_empty() {
+/// Scenarios: the counts and latency of each named request.
+fn by_request(out: &mut String, result: &LoadResult) {
+    if result.by_request.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<28} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+        "By request:", "requests", "ok", "failed", "mean ms", "p50 ms", "p99 ms"
+    );
+    for named in &result.by_request {
+        let at = |p: f64| percentile_us(&named.latency, p);
         let _ = writeln!(
             out,
-            "\n{:<28} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
-            "By request:", "requests", "ok", "failed", "mean ms", "p50 ms", "p99 ms"
+            "  {:<26} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+            named.name,
+            count(named.requests.total),
+            count(named.requests.ok),
+            count(named.requests.failed + named.requests.http_errors),
+            ms(named.latency.mean_us),
+            ms(at(50.0) as f64),
+            ms(at(99.0) as f64)
         );
-        for named in &result.by_request {
-            let at = |p: f64| named.latency.percentiles.iter().find(|x| x.percentile == p).map_or(0, |x| x.us);
-            let _ = writeln!(
-                out,
-                "  {:<26} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
-                named.name,
-                count(named.requests.total),
-                count(named.requests.ok),
-                count(named.requests.failed + named.requests.http_errors),
-                ms(named.latency.mean_us),
-                ms(at(50.0) as f64),
-                ms(at(99.0) as f64)
-            );
-        }
     }
+}
 
-    let _ = writeln!(out);
+/// Status codes, errors by kind, connections, and in the open model how well the client kept to its schedule.
+fn counts(out: &mut String, result: &LoadResult) {
     let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
     let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };
     let _ = writeln!(out, "{:<26}{statuses}", "Status codes:");
@@ -151,6 +179,10 @@ pub fn render_load(result: &LoadResult) -> String {
             sends.achieved_per_s
         );
     }
+}
+
+/// The client's own CPU, in total and per response.
+fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     let u = &result.client;
     let _ = writeln!(
         out,
@@ -171,6 +203,10 @@ pub fn render_load(result: &LoadResult) -> String {
             u.cpu_s * 1e6 / s.transactions as f64
         );
     }
+}
+
+/// Open model: requests never sent, or sent late; any model: a client that was the bottleneck.
+fn warnings(out: &mut String, result: &LoadResult) {
     if let Some(sends) = &result.sends {
         let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
         if not_sent > 0 {
@@ -190,6 +226,7 @@ pub fn render_load(result: &LoadResult) -> String {
             );
         }
     }
+    let u = &result.client;
     if u.saturated {
         let _ = writeln!(
             out,
@@ -198,7 +235,6 @@ pub fn render_load(result: &LoadResult) -> String {
             u.busy * 100.0
         );
     }
-    out
 }
 
 /// Seconds as `10s`, `1.5s` or `2m30s`.
@@ -214,68 +250,85 @@ fn humantime_like(seconds: f64) -> String {
     }
 }
 
-/// The terminal summary of a suite: the comparison table (median and range across repeats), then who served
-/// more and by how much (with a 95% interval), the SLO answer, the knees, and any client-bound warnings.
-pub fn render_run(analysis: &crate::analysis::Analysis, unit: &str, slo: &[String]) -> String {
-    let mut out = String::new();
-    let headline = match analysis.statistic {
-        shootout_model::run::Statistic::Best => "req/s best [min–max]",
-        shootout_model::run::Statistic::Median => "req/s median [min–max]",
-    };
-    let _ = writeln!(
-        out,
-        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}",
-        "server", unit, headline, "mean ms", "p99 ms", "errors", "CPU µs/req", "PSS MiB"
-    );
-    for c in &analysis.cells {
-        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
-        let _ = writeln!(
-            out,
-            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}{}",
-            c.server,
-            c.level,
-            range,
-            ms(c.mean_us),
-            ms(c.p99_us),
-            c.errors_pct,
-            c.server_cpu_us,
-            c.pss_bytes / 1_048_576.0,
-            if c.client_bound { "  client-bound!" } else { "" }
-        );
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use shootout_model::result::{NamedResult, Sends};
+    use shootout_model::{Stage, StopCondition};
+
+    use super::*;
+
+    fn closed() -> LoadResult {
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        let mut r = trial.result;
+        (r.connect.count, r.connect.mean_us, r.connect.max_us) = (4, 120.5, 300);
+        (r.connections.opened, r.connections.closed_by_server) = (4, 1);
+        r.client.threads = 2;
+        r
     }
-    if !analysis.ratios.is_empty() {
-        let _ = writeln!(out);
+
+    /// Every optional part at once: the open model with its sends and warnings, stages, a request count, named
+    /// requests, no connect time, an interrupted and client-bound run.
+    fn open() -> LoadResult {
+        let mut r = closed();
+        let o = &mut r.options;
+        o.pacing = Pacing::Open { rate: 100.0, arrival: Arrival::Poisson };
+        o.stop = StopCondition::Requests(5000);
+        o.keepalive = false;
+        o.warmup = Duration::ZERO;
+        o.stages = vec![
+            Stage { duration: Duration::from_secs(90), target: 200.0 },
+            Stage { duration: Duration::from_millis(1500), target: 50.0 },
+        ];
+        r.sends = Some(Sends { due: 1000, sent: 990, late: 50, offered_per_s: 100.0, achieved_per_s: 99.0 });
+        r.errors = [(ErrorKind::NotSent, 10), (ErrorKind::ReadTimeout, 2)].into_iter().collect();
+        r.status_counts.insert("503".into(), 7);
+        r.by_request = vec![
+            NamedResult {
+                name: "login".into(),
+                requests: r.requests,
+                status_counts: r.status_counts.clone(),
+                errors: r.errors.clone(),
+                latency: r.latency.clone(),
+            },
+            NamedResult {
+                name: "home".into(),
+                requests: Default::default(),
+                status_counts: Default::default(),
+                errors: Default::default(),
+                latency: r.service_time.clone(),
+            },
+        ];
+        r.connect.count = 0;
+        r.interrupted = true;
+        r.client.saturated = true;
+        r.client.threads = 1;
+        r
     }
-    for r in &analysis.ratios {
-        let _ = writeln!(
-            out,
-            "{} served {:.2}× [{:.2}–{:.2}] the requests/s of {} at {} {unit}",
-            r.faster, r.ratio, r.low, r.high, r.slower, r.level
-        );
+
+    /// Nothing answered.
+    fn empty() -> LoadResult {
+        let mut r = closed();
+        r.requests = Default::default();
+        r.status_counts.clear();
+        r.options.stop = StopCondition::Duration(Duration::from_secs(150));
+        r
     }
-    if !analysis.slo.is_empty() {
-        let _ = writeln!(out, "\nSLO ({}):", slo.join(", "));
-        for answer in &analysis.slo {
-            match (answer.level, answer.rps) {
-                (Some(level), Some(rps)) => {
-                    let _ = writeln!(out, "  {}: up to {level} {unit}, {rps:.1} requests/s", answer.server);
-                }
-                _ => {
-                    let _ = writeln!(out, "  {}: not met at any level", answer.server);
-                }
-            }
+
+    #[test]
+    fn the_load_summary_reads_as_it_always_has() {
+        assert_eq!(render_load(&closed()), include_str!("../tests/text/closed.txt"));
+        assert_eq!(render_load(&open()), include_str!("../tests/text/open.txt"));
+        assert_eq!(render_load(&empty()), include_str!("../tests/text/empty.txt"));
+    }
+
+    #[test]
+    #[ignore = "writes the expected files"]
+    fn bless() {
+        for (name, result) in [("closed", closed()), ("open", open()), ("empty", empty())] {
+            std::fs::write(format!("tests/text/{name}.txt"), render_load(&result)).unwrap();
         }
     }
-    let knees: Vec<String> =
-        analysis.knees.iter().filter_map(|(server, knee)| knee.map(|k| format!("{server} at {k} {unit}"))).collect();
-    if !knees.is_empty() {
-        let _ = writeln!(out, "\nThroughput stops rising (next level adds < 10%): {}", knees.join(", "));
-    }
-    if analysis.cells.iter().any(|c| c.client_bound) {
-        let _ = writeln!(
-            out,
-            "\nWARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout."
-        );
-    }
-    out
 }

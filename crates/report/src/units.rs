@@ -1,5 +1,13 @@
 //! How figures are written: durations in milliseconds with microsecond precision (nothing measured is rounded
-//! away), sizes in binary units.
+//! away), sizes in binary units, load levels with their unit (`1 user`, `64 users`, `40 req/s`).
+
+/// A load level with its unit, singular for one: `1 user`, `64 users`, `1 user/s`, `40 req/s`.
+pub fn level(value: f64, unit: &str) -> String {
+    match unit.strip_prefix("users") {
+        Some(rest) if value == 1.0 => format!("1 user{rest}"),
+        _ => format!("{value} {unit}"),
+    }
+}
 
 /// Microseconds as milliseconds with three decimals: 1234 µs is `1.234`.
 pub fn ms(us: f64) -> String {
@@ -48,5 +56,11 @@ mod tests {
         assert_eq!(bytes(1073741824.0), "1.00 GiB");
         assert_eq!(count(0), "0");
         assert_eq!(count(1234567), "1,234,567");
+        assert_eq!(level(1.0, "users"), "1 user");
+        assert_eq!(level(64.0, "users"), "64 users");
+        assert_eq!(level(1.0, "users/s"), "1 user/s");
+        assert_eq!(level(0.5, "users/s"), "0.5 users/s");
+        assert_eq!(level(1.0, "req/s"), "1 req/s");
+        assert_eq!(level(40.0, "req/s"), "40 req/s");
     }
 }

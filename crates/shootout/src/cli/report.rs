@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
 use shootout_model::LoadResult;
+use shootout_report::export::{Exporter, Html, Markdown};
 use shootout_report::suite_report::SuiteReport;
+use shootout_report::suite_summary::SuiteSummary;
 
 use super::Failure;
 
@@ -48,8 +50,9 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Vec<PathBuf>, Failure> {
         }
         report = report.with_timeline_level(level);
     }
-    store.write("report.html", shootout_report::html::render_suite(&report).as_bytes()).map_err(failed)?;
-    store.write("report.md", shootout_report::markdown::render_suite(&report).as_bytes()).map_err(failed)?;
+    let summary = SuiteSummary::of_report(&report);
+    store.write("report.html", Html.export(&summary).as_bytes()).map_err(failed)?;
+    store.write("report.md", Markdown.export(&summary).as_bytes()).map_err(failed)?;
     Ok(vec![dir.join("report.html"), dir.join("report.md")])
 }
 

@@ -10,6 +10,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
+use shootout_report::export::{Exporter, Text};
+use shootout_report::suite_summary::SuiteSummary;
 use shootout_suite::{Suite, Sweep};
 
 use super::Failure;
@@ -88,15 +90,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         Event::Trial { server, level, repeat, done, .. } => {
             base = done as u64 * trial_ms;
             bar.set_position(base);
-            bar.set_message(format!("{server} at {level} {unit}, repeat {repeat}"));
+            bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
         }
         Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(trial_ms)),
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
     });
     bar.finish_and_clear();
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-    let slo: Vec<String> = suite.slo.iter().map(|s| s.text.clone()).collect();
-    print!("{}", shootout_report::text::render_run(&outcome.analysis, unit, &slo));
+    print!("{}", Text.export(&SuiteSummary::new(&suite.name, unit, &suite.slo, &outcome.analysis)));
     match super::report::suite(&outcome.store.dir, None) {
         Ok(files) => println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), files[0].display()),
         Err(_) => println!(

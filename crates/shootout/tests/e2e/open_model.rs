@@ -6,7 +6,7 @@ use shootout_model::{ErrorKind, LoadResult};
 use crate::support::{load, Target};
 
 fn percentile(summary: &shootout_model::LatencySummary, p: f64) -> u64 {
-    summary.percentiles.iter().find(|x| x.percentile == p).unwrap().us
+    shootout_metrics::percentile_us(summary, p)
 }
 
 fn within(actual: f64, expected: f64, tolerance: f64) -> bool {

@@ -1,0 +1,78 @@
+//! [`Csv`]: `summary.csv`, one row per trial (the figures the table summarises, before the medians), written
+//! through the csv crate so that any server name is quoted as RFC 4180 says.
+
+use super::Exporter;
+use crate::suite_summary::SuiteSummary;
+
+/// The columns of `summary.csv`, in order.
+pub const COLUMNS: [&str; 17] = [
+    "server",
+    "level",
+    "repeat",
+    "requests",
+    "ok",
+    "http_errors",
+    "failed",
+    "requests_per_s",
+    "mean_us",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "max_us",
+    "server_cpu_us_per_request",
+    "server_pss_mean_bytes",
+    "server_rss_max_bytes",
+    "client_busy",
+];
+
+/// `summary.csv`: a header, then [`SuiteSummary::trials`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn export(&self, summary: &SuiteSummary) -> String {
+        let mut writer = ::csv::WriterBuilder::new().terminator(::csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+        writer.write_record(COLUMNS).expect("writing into memory cannot fail");
+        for t in &summary.trials {
+            let record: [String; 17] = [
+                t.server.clone(),
+                t.level.to_string(),
+                t.repeat.to_string(),
+                t.requests.to_string(),
+                t.ok.to_string(),
+                t.http_errors.to_string(),
+                t.failed.to_string(),
+                format!("{:.3}", t.requests_per_s),
+                format!("{:.1}", t.mean_us),
+                t.p50_us.to_string(),
+                t.p90_us.to_string(),
+                t.p99_us.to_string(),
+                t.max_us.to_string(),
+                format!("{:.2}", t.server_cpu_us_per_request),
+                t.server_pss_mean_bytes.to_string(),
+                t.server_rss_max_bytes.to_string(),
+                format!("{:.3}", t.client_busy),
+            ];
+            writer.write_record(&record).expect("writing into memory cannot fail");
+        }
+        let bytes = writer.into_inner().expect("writing into memory cannot fail");
+        String::from_utf8(bytes).expect("every field is UTF-8")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite_summary::tests::{report, trial};
+
+    #[test]
+    fn a_header_and_one_row_per_trial_with_names_quoted() {
+        let trials = [trial("puma, \"tuned\"", 16.0, 1), trial("thin", 0.5, 2)];
+        let summary = SuiteSummary::of_report(&report()).with_trials(&trials);
+        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,client_busy
+\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0.024
+thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0.024
+";
+        assert_eq!(Csv.export(&summary), expected);
+    }
+}

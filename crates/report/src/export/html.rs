@@ -1,0 +1,249 @@
+//! [`Html`]: a suite's report as one self-contained HTML file (inline SVG charts and styles, nothing fetched),
+//! built with maud so every piece of text is escaped: throughput, latency (log axis), errors, server CPU and
+//! memory against load, per-second timelines, then the verdicts, the comparison table and the environment.
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use shootout_model::result::Second;
+use shootout_model::slo::Metric;
+
+use super::Exporter;
+use crate::analysis::Cell;
+use crate::charts::{line_chart, Chart, Series};
+use crate::seconds::whole_seconds;
+use crate::suite_summary::{ratio_figures, SuiteSummary};
+use crate::units::{bytes, ms};
+
+/// The page's styles, shared with the page of one load result.
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1360px;color:#222}\
+h1{margin-bottom:.2em}figure{display:inline-block;margin:.5em;vertical-align:top}\
+figcaption{font-size:.9em;color:#555;max-width:640px}table{border-collapse:collapse;margin:1em 0}\
+td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}td:first-child,th:first-child{text-align:left}\
+.warn{color:#a00;font-weight:bold}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
+dt{font-weight:bold}pre{background:#f6f6f6;padding:1em;overflow:auto}";
+
+/// `report.html`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Html;
+
+impl Exporter for Html {
+    fn export(&self, summary: &SuiteSummary) -> String {
+        let mut charts = against_load(summary);
+        charts.extend(second_by_second(summary));
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    title { "shootout: " (summary.name) }
+                    style { (PreEscaped(STYLE)) }
+                }
+                body {
+                    h1 { "shootout: " (summary.name) }
+                    p { (summary.trial_count) " trials. Latency is measured from when each request was due; figures are medians across repeats." }
+                    section id="charts" {
+                        @for (caption, svg) in &charts {
+                            figure class="chart" {
+                                @if let Some(svg) = svg { (PreEscaped(svg)) } @else { p { "no data" } }
+                                figcaption { (caption) }
+                            }
+                        }
+                    }
+                    (verdicts(summary))
+                    (comparison(summary))
+                    (environment(summary))
+                }
+            }
+        }
+        .into_string()
+    }
+}
+
+/// A chart's caption and its SVG (none when there was nothing to draw).
+type Figure = (String, Option<String>);
+
+/// Throughput, latencies, errors, server CPU and memory against the load level, one line per server.
+fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
+    let x_label = format!("load ({})", summary.unit);
+    let log_x = summary.cells.iter().map(|c| c.level).fold(f64::INFINITY, f64::min) > 0.0;
+    let per_server = |f: &dyn Fn(&Cell) -> f64| -> Vec<Series> {
+        summary
+            .servers()
+            .into_iter()
+            .map(|s| Series {
+                name: s.to_string(),
+                points: summary.cells.iter().filter(|c| c.server == s).map(|c| (c.level, f(c))).collect(),
+            })
+            .collect()
+    };
+    let limit_of = |metric: Metric, scale: f64| -> Option<(f64, String)> {
+        summary.slo.iter().find(|c| c.metric == metric).map(|c| (c.limit / scale, format!("SLO: {}", c.text)))
+    };
+    let mut charts: Vec<Figure> = Vec::new();
+    let mut add =
+        |title: &str, y: &str, log_y: bool, limit: Option<(f64, String)>, series: Vec<Series>, caption: &str| {
+            let chart = Chart { title, x_label: &x_label, y_label: y, log_x, log_y, limit };
+            charts.push((caption.to_string(), line_chart(&chart, &series)));
+        };
+    add(
+        "Throughput",
+        "successful responses per second",
+        false,
+        None,
+        per_server(&|c| c.rps_headline),
+        "Each repeat's responses with a status below 400 per second: the median across repeats, or the best with statistic = best.",
+    );
+    add(
+        "Mean latency",
+        "latency (ms, log)",
+        true,
+        limit_of(Metric::Mean, 1000.0),
+        per_server(&|c| c.mean_us / 1000.0),
+        "Median of each repeat's mean latency.",
+    );
+    for (p, value) in [(50.0, 0usize), (90.0, 1), (99.0, 2)] {
+        let title = format!("p{p} latency");
+        let pick = move |c: &Cell| [c.p50_us, c.p90_us, c.p99_us][value] / 1000.0;
+        add(
+            &title,
+            "latency (ms, log)",
+            true,
+            limit_of(Metric::Percentile(p), 1000.0),
+            per_server(&pick),
+            "Median across repeats; latency is measured from when each request was due.",
+        );
+    }
+    add(
+        "Errors",
+        "failed or status >= 400 (%)",
+        false,
+        limit_of(Metric::Errors, 1.0),
+        per_server(&|c| c.errors_pct),
+        "Share of requests that failed or got status 400 or more.",
+    );
+    add(
+        "Server CPU",
+        "CPU time per response (µs)",
+        false,
+        None,
+        per_server(&|c| c.server_cpu_us),
+        "The server's whole process tree.",
+    );
+    add("Server memory", "PSS (MiB)", false, None, per_server(&|c| c.pss_bytes / 1_048_576.0), "Mean proportional set size of the server's process tree while measured (shared pages split, fair to pre-forking servers).");
+    charts
+}
+
+/// Throughput and p99 latency second by second, at the timelines' level: whole seconds only, so that a window's
+/// last second, measured in part, does not look like a fall.
+fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
+    let mut partial = false;
+    let whole: Vec<(&str, &[Second])> = summary
+        .timelines
+        .iter()
+        .map(|t| {
+            let (whole, left_out) = whole_seconds(&t.seconds, t.duration_s);
+            partial |= left_out.is_some();
+            (t.server.as_str(), whole)
+        })
+        .collect();
+    let timeline = |f: &dyn Fn(&Second) -> Option<f64>| -> Vec<Series> {
+        whole
+            .iter()
+            .map(|(server, seconds)| Series {
+                name: server.to_string(),
+                points: seconds.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
+            })
+            .collect()
+    };
+    let note =
+        if partial { " Whole seconds only: the last second of a window, measured in part, is left out." } else { "" };
+    let throughput: &dyn Fn(&Second) -> Option<f64> = &|s| Some(s.requests as f64);
+    let p99: &dyn Fn(&Second) -> Option<f64> = &|s| s.p99_us.map(|v| v as f64 / 1000.0);
+    [
+        ("Throughput, second by second", "responses per second", false, throughput),
+        ("p99 latency, second by second", "p99 latency (ms, log)", true, p99),
+    ]
+    .into_iter()
+    .map(|(title, y, log_y, pick)| {
+        let chart =
+            Chart { title, x_label: "second of the measured window", y_label: y, log_x: false, log_y, limit: None };
+        let caption = format!("At {}, first repeat.{note}", summary.level(summary.timeline_level));
+        (caption, line_chart(&chart, &timeline(pick)))
+    })
+    .collect()
+}
+
+fn verdicts(summary: &SuiteSummary) -> Markup {
+    html! {
+        h2 { "Verdicts" }
+        ul {
+            @for r in &summary.ratios {
+                li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) " (95% interval)" }
+            }
+            @for s in &summary.slo_answers {
+                li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }
+            }
+            @for (server, knee) in &summary.knees {
+                li { (server) ": throughput stops rising after " (summary.level(*knee)) }
+            }
+        }
+        @if summary.client_bound() {
+            p class="warn" { "The client was the bottleneck (90% busy or more) in the cells marked client-bound: those figures measure shootout, not the server." }
+        }
+    }
+}
+
+fn comparison(summary: &SuiteSummary) -> Markup {
+    html! {
+        h2 { "Comparison" }
+        table {
+            tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "" } }
+            @for c in &summary.cells {
+                tr {
+                    td { (c.server) } td { (c.level) } td { (format!("{:.1}", c.rps_headline)) } td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
+                    td { (ms(c.mean_us)) } td { (ms(c.p50_us)) } td { (ms(c.p90_us)) } td { (ms(c.p99_us)) }
+                    td { (format!("{:.2}%", c.errors_pct)) } td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
+                    td class="warn" { @if c.client_bound { "client-bound" } }
+                }
+            }
+        }
+    }
+}
+
+fn environment(summary: &SuiteSummary) -> Markup {
+    html! {
+        h2 { "Environment" }
+        @if let Some(e) = &summary.environment {
+            dl {
+                dt { "machine" } dd { (e.cpu_model) ", " (e.cpus) " CPUs, " (bytes(e.memory_bytes as f64)) ", kernel " (e.kernel) }
+                dt { "shootout" } dd { (e.shootout) }
+                dt { "CPU split" } dd { "client on CPU " (if e.client_cpus.is_empty() { "any" } else { &e.client_cpus }) "; " @for (name, cpus) in &e.server_cpus { (name) " on " (if cpus.is_empty() { "any" } else { cpus }) "; " } }
+                dt { "isolation" } dd { (e.isolation) }
+                dt { "started" } dd { (e.started_at) }
+                @for (name, version) in &e.versions { @if !version.is_empty() { dt { (name) } dd { (version) } } }
+            }
+        } @else {
+            p { "not recorded" }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite_summary::tests::{report, trial};
+
+    #[test]
+    fn every_chart_a_table_and_escaped_names() {
+        let mut report = report();
+        report.trials = vec![trial("puma", 16.0, 1)];
+        report.timelines = vec![("puma".into(), report.trials[0].result.timeline.clone())];
+        let page = Html.export(&SuiteSummary::of_report(&report));
+        assert_eq!(page.matches("<figure class=\"chart\">").count(), 10);
+        assert_eq!(page.matches("<svg").count(), 10, "every chart drawn");
+        assert!(page.contains("1 trials.") && page.contains("SLO: mean &lt; 1s"));
+        assert!(page.contains("puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users (95% interval)"));
+        assert!(page.contains("<th>req/s median</th>") && page.contains("<td>50.00 MiB</td>"));
+        assert!(page.contains("client-bound") && page.contains("not recorded"));
+        assert!(page.contains("At 16 users, first repeat. Whole seconds only:"), "the 1.002 s window's last second");
+    }
+}

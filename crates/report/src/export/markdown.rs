@@ -1,0 +1,105 @@
+//! [`Markdown`]: a suite's report as Markdown, for a pull-request comment: the comparison table, the verdicts and
+//! the environment (the charts are in the HTML report).
+
+use std::fmt::Write as _;
+
+use super::Exporter;
+use crate::suite_summary::{interval, times, SuiteSummary};
+use crate::units::ms;
+
+/// `report.md`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn export(&self, summary: &SuiteSummary) -> String {
+        let mut out = format!("# shootout: {}\n\n", summary.name);
+        table(&mut out, summary);
+        if !summary.ratios.is_empty() || !summary.slo_answers.is_empty() {
+            out.push('\n');
+        }
+        for r in &summary.ratios {
+            let _ = writeln!(
+                out,
+                "- **{}** served **{}** {} the requests/s of **{}** at {}",
+                r.faster,
+                times(r),
+                interval(r),
+                r.slower,
+                summary.level(r.level)
+            );
+        }
+        for s in &summary.slo_answers {
+            let _ = writeln!(out, "- SLO ({}): **{}** {}", summary.slo_text(), s.server, summary.slo_answer(s));
+        }
+        if summary.client_bound() {
+            out.push_str(
+                "\n> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.\n",
+            );
+        }
+        if let Some(e) = &summary.environment {
+            let _ = write!(
+                out,
+                "\n{} ({} CPUs), kernel {}, shootout {}; client on CPU {}; servers isolated by {}.\n",
+                e.cpu_model,
+                e.cpus,
+                e.kernel,
+                e.shootout,
+                if e.client_cpus.is_empty() { "any" } else { &e.client_cpus },
+                e.isolation
+            );
+        }
+        out
+    }
+}
+
+/// The comparison table; `|` in a server's name escaped.
+fn table(out: &mut String, summary: &SuiteSummary) {
+    let _ = writeln!(
+        out,
+        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB |",
+        summary.unit,
+        summary.statistic_name()
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for c in &summary.cells {
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {:.1} | {:.1}–{:.1} | {} | {} | {:.2}% | {:.1} | {:.1} |",
+            c.server.replace('|', "\\|"),
+            if c.client_bound { " ⚠ client-bound" } else { "" },
+            c.level,
+            c.rps_headline,
+            c.rps_min,
+            c.rps_max,
+            ms(c.mean_us),
+            ms(c.p99_us),
+            c.errors_pct,
+            c.server_cpu_us,
+            c.pss_bytes / 1_048_576.0
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite_summary::tests::report;
+
+    #[test]
+    fn snapshot() {
+        let expected = "# shootout: rack hello
+
+| server | users | req/s (median) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| puma | 16 | 1320.0 | 1310.0–1330.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 |
+| unicorn\\|3 ⚠ client-bound | 16 | 1000.0 | 990.0–1010.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 |
+
+- **puma** served **1.32×** [1.25–1.40] the requests/s of **unicorn|3** at 16 users
+- SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s
+
+> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.
+";
+        assert_eq!(Markdown.export(&SuiteSummary::of_report(&report())), expected);
+    }
+}

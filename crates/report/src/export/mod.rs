@@ -1,0 +1,23 @@
+//! One file per format behind [`Exporter`], each rendering the same [`SuiteSummary`]:
+//! - [`text`]: [`Text`], the comparison `shootout run` prints in the terminal.
+//! - [`markdown`]: [`Markdown`], `report.md`, for a pull-request comment.
+//! - [`html`]: [`Html`], `report.html`: one self-contained page with SVG charts.
+//! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
+
+pub mod csv;
+pub mod html;
+pub mod markdown;
+pub mod text;
+
+pub use self::csv::Csv;
+pub use self::html::Html;
+pub use self::markdown::Markdown;
+pub use self::text::Text;
+
+use crate::suite_summary::SuiteSummary;
+
+/// A format a suite's summary can be written in.
+pub trait Exporter {
+    /// The whole document.
+    fn export(&self, summary: &SuiteSummary) -> String;
+}

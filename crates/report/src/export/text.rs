@@ -1,0 +1,110 @@
+//! [`Text`]: the comparison `shootout run` prints when a suite ends: the table (the headline figure and its range
+//! across repeats), then who served more and by how much (with a 95% interval), the SLO answer, the knees, and
+//! any client-bound warning.
+
+use std::fmt::Write as _;
+
+use super::Exporter;
+use crate::suite_summary::{ratio_figures, SuiteSummary};
+use crate::units::ms;
+
+/// The terminal's summary of a suite.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Text;
+
+impl Exporter for Text {
+    fn export(&self, summary: &SuiteSummary) -> String {
+        let mut out = String::new();
+        table(&mut out, summary);
+        if !summary.ratios.is_empty() {
+            let _ = writeln!(out);
+        }
+        for r in &summary.ratios {
+            let _ = writeln!(
+                out,
+                "{} served {} the requests/s of {} at {}",
+                r.faster,
+                ratio_figures(r),
+                r.slower,
+                summary.level(r.level)
+            );
+        }
+        if !summary.slo_answers.is_empty() {
+            let _ = writeln!(out, "\nSLO ({}):", summary.slo_text());
+            for answer in &summary.slo_answers {
+                let _ = writeln!(out, "  {}: {}", answer.server, summary.slo_answer(answer));
+            }
+        }
+        let knees: Vec<String> =
+            summary.knees.iter().map(|(server, knee)| format!("{server} at {}", summary.level(*knee))).collect();
+        if !knees.is_empty() {
+            let _ = writeln!(out, "\nThroughput stops rising (next level adds < 10%): {}", knees.join(", "));
+        }
+        if summary.client_bound() {
+            let _ = writeln!(
+                out,
+                "\nWARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout."
+            );
+        }
+        out
+    }
+}
+
+/// One line per server and level, in aligned columns.
+fn table(out: &mut String, summary: &SuiteSummary) {
+    let _ = writeln!(
+        out,
+        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}",
+        "server",
+        summary.unit,
+        format!("req/s {} [min–max]", summary.statistic_name()),
+        "mean ms",
+        "p99 ms",
+        "errors",
+        "CPU µs/req",
+        "PSS MiB"
+    );
+    for c in &summary.cells {
+        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
+        let _ = writeln!(
+            out,
+            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}{}",
+            c.server,
+            c.level,
+            range,
+            ms(c.mean_us),
+            ms(c.p99_us),
+            c.errors_pct,
+            c.server_cpu_us,
+            c.pss_bytes / 1_048_576.0,
+            if c.client_bound { "  client-bound!" } else { "" }
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite_summary::tests::report;
+
+    #[test]
+    fn snapshot() {
+        let mut report = report();
+        report.analysis.knees = vec![("puma".into(), Some(16.0)), ("unicorn|3".into(), None)];
+        let expected = "\
+server                  users     req/s median [min–max]    mean ms     p99 ms   errors   CPU µs/req   PSS MiB
+puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321    0.50%         42.2      50.0
+unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321    0.50%         42.2      50.0  client-bound!
+
+puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
+
+SLO (mean < 1s):
+  puma: up to 16 users, 1320.0 requests/s
+
+Throughput stops rising (next level adds < 10%): puma at 16 users
+
+WARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout.
+";
+        assert_eq!(Text.export(&SuiteSummary::of_report(&report)), expected);
+    }
+}

@@ -1,0 +1,316 @@
+//! [`SuiteSummary`]: what a suite's report says, built once from the [`Analysis`] and rendered by every
+//! [exporter](crate::export): the table of servers × levels (throughput, latency, errors, server CPU and memory),
+//! the ratios with their intervals, the SLO answer, the knees, one row per trial (`summary.csv`), and for the
+//! HTML report the per-second timelines and the environment. The phrases every format shares (a ratio, an SLO
+//! answer) are written here too, so that the formats differ only in their markup.
+
+use shootout_metrics::percentile_us;
+use shootout_model::result::Second;
+use shootout_model::run::{Environment, TrialRecord};
+use shootout_model::slo::Condition;
+
+use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
+use crate::suite_report::SuiteReport;
+use shootout_model::run::Statistic;
+
+/// Everything a suite's report shows.
+#[derive(Debug, Clone)]
+pub struct SuiteSummary {
+    /// The suite's name.
+    pub name: String,
+    /// What a level counts: "users", "users/s" or "req/s".
+    pub unit: &'static str,
+    /// The repeat figure servers are compared by.
+    pub statistic: Statistic,
+    /// The SLO conditions (empty without objectives).
+    pub slo: Vec<Condition>,
+    /// One row per server and level, by server then level.
+    pub cells: Vec<Cell>,
+    /// At every level, the fastest server against each other one.
+    pub ratios: Vec<Ratio>,
+    /// Each server's answer to the SLO (empty without objectives).
+    pub slo_answers: Vec<SloAnswer>,
+    /// Servers whose throughput stops rising, with the last level that still added 10% or more.
+    pub knees: Vec<(String, f64)>,
+    /// One row per trial, by server, repeat and level (empty unless given by [`SuiteSummary::with_trials`]).
+    pub trials: Vec<TrialRow>,
+    /// Trials measured, whatever [`SuiteSummary::trials`] holds.
+    pub trial_count: usize,
+    /// The level of [`SuiteSummary::timelines`].
+    pub timeline_level: f64,
+    /// Per server, the second-by-second timeline of its first repeat at `timeline_level`.
+    pub timelines: Vec<Timeline>,
+    /// The machine and versions, when recorded.
+    pub environment: Option<Environment>,
+}
+
+/// One server's second-by-second timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// Server.
+    pub server: String,
+    /// Its seconds, from the first of the measured window.
+    pub seconds: Vec<Second>,
+    /// The length of the measured window, seconds: its last second may have been measured only in part.
+    pub duration_s: f64,
+}
+
+/// One trial's figures, as `summary.csv` holds them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialRow {
+    /// Server.
+    pub server: String,
+    /// Level.
+    pub level: f64,
+    /// Repeat, from 1.
+    pub repeat: u32,
+    /// Requests that ended in the measured window.
+    pub requests: u64,
+    /// Responses with a status below 400.
+    pub ok: u64,
+    /// Responses with a status of 400 or more.
+    pub http_errors: u64,
+    /// Requests with no complete response.
+    pub failed: u64,
+    /// Responses (any status) per second.
+    pub requests_per_s: f64,
+    /// Mean latency, µs.
+    pub mean_us: f64,
+    /// Latency percentiles, µs: 50, 90, 99.
+    pub p50_us: u64,
+    /// 90th.
+    pub p90_us: u64,
+    /// 99th.
+    pub p99_us: u64,
+    /// Largest latency, µs.
+    pub max_us: u64,
+    /// The server's CPU time per response, µs.
+    pub server_cpu_us_per_request: f64,
+    /// The server's mean PSS while measured, bytes.
+    pub server_pss_mean_bytes: u64,
+    /// The server's largest RSS while measured, bytes.
+    pub server_rss_max_bytes: u64,
+    /// The client's busy share, 0 to 1.
+    pub client_busy: f64,
+}
+
+impl TrialRow {
+    /// The row of one trial.
+    pub fn of(t: &TrialRecord) -> TrialRow {
+        let r = &t.result;
+        TrialRow {
+            server: t.server.clone(),
+            level: t.level,
+            repeat: t.repeat,
+            requests: r.requests.total,
+            ok: r.requests.ok,
+            http_errors: r.requests.http_errors,
+            failed: r.requests.failed,
+            requests_per_s: r.throughput.requests_per_s,
+            mean_us: r.latency.mean_us,
+            p50_us: percentile_us(&r.latency, 50.0),
+            p90_us: percentile_us(&r.latency, 90.0),
+            p99_us: percentile_us(&r.latency, 99.0),
+            max_us: r.latency.max_us,
+            server_cpu_us_per_request: t.usage.cpu_us_per_request,
+            server_pss_mean_bytes: t.usage.pss_mean_bytes,
+            server_rss_max_bytes: t.usage.rss_max_bytes,
+            client_busy: r.client.busy,
+        }
+    }
+}
+
+impl SuiteSummary {
+    /// The summary of `analysis`: its table, ratios, SLO answer and knees; no trial rows, timelines or environment.
+    pub fn new(name: &str, unit: &'static str, slo: &[Condition], analysis: &Analysis) -> SuiteSummary {
+        SuiteSummary {
+            name: name.to_string(),
+            unit,
+            statistic: analysis.statistic,
+            slo: slo.to_vec(),
+            cells: analysis.cells.clone(),
+            ratios: analysis.ratios.clone(),
+            slo_answers: analysis.slo.clone(),
+            knees: analysis.knees.iter().filter_map(|(server, knee)| Some((server.clone(), (*knee)?))).collect(),
+            trials: Vec::new(),
+            trial_count: 0,
+            timeline_level: 0.0,
+            timelines: Vec::new(),
+            environment: None,
+        }
+    }
+
+    /// Adds one row per trial, by server name, then repeat, then level.
+    pub fn with_trials(mut self, trials: &[TrialRecord]) -> SuiteSummary {
+        let mut sorted: Vec<&TrialRecord> = trials.iter().collect();
+        sorted.sort_by(|a, b| (&a.server, a.repeat).cmp(&(&b.server, b.repeat)).then(a.level.total_cmp(&b.level)));
+        self.trials = sorted.into_iter().map(TrialRow::of).collect();
+        self.trial_count = trials.len();
+        self
+    }
+
+    /// Everything the report of a results directory shows.
+    pub fn of_report(report: &SuiteReport) -> SuiteSummary {
+        let mut summary =
+            SuiteSummary::new(&report.name, report.unit, &report.slo, &report.analysis).with_trials(&report.trials);
+        summary.timeline_level = report.timeline_level;
+        summary.timelines = report
+            .timelines
+            .iter()
+            .map(|(server, seconds)| Timeline {
+                server: server.clone(),
+                seconds: seconds.clone(),
+                duration_s: first_repeat(report, server).map_or(f64::INFINITY, |t| t.result.duration_s),
+            })
+            .collect();
+        summary.environment = report.environment.clone();
+        summary
+    }
+
+    /// The repeat figure servers are compared by, as a word: `median` or `best`.
+    pub fn statistic_name(&self) -> &'static str {
+        match self.statistic {
+            Statistic::Median => "median",
+            Statistic::Best => "best",
+        }
+    }
+
+    /// The SLO as written: `mean < 1s, errors < 1%`.
+    pub fn slo_text(&self) -> String {
+        self.slo.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// True when the client was the bottleneck in any cell.
+    pub fn client_bound(&self) -> bool {
+        self.cells.iter().any(|c| c.client_bound)
+    }
+
+    /// The servers, in the order of the table.
+    pub fn servers(&self) -> Vec<&str> {
+        let mut servers: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            if !servers.contains(&c.server.as_str()) {
+                servers.push(&c.server);
+            }
+        }
+        servers
+    }
+
+    /// A level with its unit: `16 users`, `1 user`.
+    pub fn level(&self, level: f64) -> String {
+        crate::units::level(level, self.unit)
+    }
+
+    /// A server's answer to the SLO: `up to 16 users, 1320.0 requests/s`, or `not met at any level`.
+    pub fn slo_answer(&self, answer: &SloAnswer) -> String {
+        match (answer.level, answer.rps) {
+            (Some(level), Some(rps)) => format!("up to {}, {rps:.1} requests/s", self.level(level)),
+            _ => "not met at any level".into(),
+        }
+    }
+}
+
+/// The first repeat of `server` at the report's timeline level, whose timeline the report shows.
+fn first_repeat<'a>(report: &'a SuiteReport, server: &str) -> Option<&'a TrialRecord> {
+    report.trials.iter().filter(|t| t.server == server && t.level == report.timeline_level).min_by_key(|t| t.repeat)
+}
+
+/// A ratio: `1.32×`.
+pub fn times(r: &Ratio) -> String {
+    format!("{:.2}×", r.ratio)
+}
+
+/// A ratio's 95% interval: `[1.25–1.40]`.
+pub fn interval(r: &Ratio) -> String {
+    format!("[{:.2}–{:.2}]", r.low, r.high)
+}
+
+/// A ratio and its interval: `1.32× [1.25–1.40]`.
+pub fn ratio_figures(r: &Ratio) -> String {
+    format!("{} {}", times(r), interval(r))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn cell(server: &str, level: f64, rps: f64, client_bound: bool) -> Cell {
+        Cell {
+            server: server.into(),
+            level,
+            rps: vec![rps],
+            rps_median: rps,
+            rps_headline: rps,
+            rps_min: rps - 10.0,
+            rps_max: rps + 10.0,
+            mean_us: 1500.0,
+            p50_us: 1200.0,
+            p90_us: 2000.0,
+            p99_us: 4321.0,
+            errors_pct: 0.5,
+            server_cpu_us: 42.25,
+            pss_bytes: 50.0 * 1_048_576.0,
+            client_bound,
+            meets_slo: true,
+        }
+    }
+
+    /// Two servers at one level, one of them client-bound and with a `|` in its name; a ratio and an SLO answer.
+    pub(crate) fn report() -> SuiteReport {
+        SuiteReport {
+            name: "rack hello".into(),
+            unit: "users",
+            servers: vec!["puma".into(), "unicorn|3".into()],
+            slo: vec![shootout_model::slo::parse_condition("mean < 1s").unwrap()],
+            analysis: Analysis {
+                cells: vec![cell("puma", 16.0, 1320.0, false), cell("unicorn|3", 16.0, 1000.0, true)],
+                ratios: vec![Ratio {
+                    level: 16.0,
+                    faster: "puma".into(),
+                    slower: "unicorn|3".into(),
+                    ratio: 1.32,
+                    low: 1.25,
+                    high: 1.4,
+                }],
+                slo: vec![SloAnswer { server: "puma".into(), level: Some(16.0), rps: Some(1320.0) }],
+                knees: vec![],
+                statistic: Statistic::Median,
+            },
+            environment: None,
+            timeline_level: 16.0,
+            timelines: vec![],
+            trials: vec![],
+        }
+    }
+
+    /// A trial of `server` at `level`, repeat `repeat`, from the stored one.
+    pub(crate) fn trial(server: &str, level: f64, repeat: u32) -> TrialRecord {
+        let mut t: TrialRecord = serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        (t.server, t.level, t.repeat) = (server.into(), level, repeat);
+        t
+    }
+
+    #[test]
+    fn one_row_per_trial_by_server_repeat_and_level() {
+        let trials = [trial("b", 4.0, 1), trial("a", 16.0, 2), trial("a", 4.0, 2), trial("a", 16.0, 1)];
+        let summary = SuiteSummary::new("s", "users", &[], &report().analysis).with_trials(&trials);
+        let order: Vec<(&str, f64, u32)> =
+            summary.trials.iter().map(|t| (t.server.as_str(), t.level, t.repeat)).collect();
+        assert_eq!(order, [("a", 16.0, 1), ("a", 4.0, 2), ("a", 16.0, 2), ("b", 4.0, 1)]);
+        assert_eq!(summary.trial_count, 4);
+        let row = &summary.trials[0];
+        assert_eq!((row.requests, row.ok, row.p50_us, row.p90_us, row.p99_us), (1268, 1268, 3163, 3249, 3341));
+    }
+
+    #[test]
+    fn shared_phrases() {
+        let summary = SuiteSummary::of_report(&report());
+        assert_eq!(summary.servers(), ["puma", "unicorn|3"]);
+        assert_eq!(ratio_figures(&summary.ratios[0]), "1.32× [1.25–1.40]");
+        assert_eq!(summary.slo_answer(&summary.slo_answers[0]), "up to 16 users, 1320.0 requests/s");
+        let none = SloAnswer { server: "x".into(), level: None, rps: None };
+        assert_eq!(summary.slo_answer(&none), "not met at any level");
+        assert!(summary.client_bound());
+        assert_eq!(summary.level(1.0), "1 user", "not 1 users");
+    }
+}
