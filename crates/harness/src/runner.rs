@@ -14,9 +14,6 @@ use shootout_model::LoadOptions;
 use crate::server::{self, RunningServer};
 use crate::store::Store;
 use crate::tree::Tree;
-use shootout_report::analysis::{analyze_by, Analysis};
-use shootout_report::export::{Csv, Exporter};
-use shootout_report::suite_summary::SuiteSummary;
 use shootout_suite::{Levels, Order, Suite};
 
 /// What the runner tells whoever draws the progress.
@@ -46,8 +43,6 @@ pub enum Event {
 pub struct Outcome {
     /// The results directory.
     pub store: Store,
-    /// The analysis of every trial in it.
-    pub analysis: Analysis,
     /// True when Ctrl-C stopped it.
     pub interrupted: bool,
     /// Trials that could not be measured, with why.
@@ -140,16 +135,7 @@ pub fn run_suite(
             }
         }
     }
-    let trials =
-        store.trials().map_err(|e| format!("cannot read the trials back from {}: {e}", store.dir.display()))?;
-    let names: Vec<String> = suite.servers.iter().map(|s| s.name.clone()).collect();
-    let analysis = analyze_by(&trials, &names, &levels, &suite.slo, suite.statistic);
-    store
-        .write("analysis.json", serde_json::to_string_pretty(&analysis).unwrap_or_default().as_bytes())
-        .map_err(|e| e.to_string())?;
-    let summary = SuiteSummary::new(&suite.name, suite.unit(), &suite.slo, &analysis).with_trials(&trials);
-    store.write("summary.csv", Csv.export(&summary).as_bytes()).map_err(|e| e.to_string())?;
-    Ok(Outcome { store, analysis, interrupted: stop.load(Ordering::Relaxed), failures })
+    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures })
 }
 
 /// One trial: the load at `level` while a sampler watches the server's process tree.

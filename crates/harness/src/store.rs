@@ -9,7 +9,7 @@
 //!   trials/SERVER/LEVEL-rREPEAT.failed      why a trial could not run (retried by --resume)
 //!   trials/SERVER/LEVEL-rREPEAT.hgrm        its latency distribution in HdrHistogram's text format
 //!   logs/SERVER-rREPEAT.log                  the server's stdout and stderr
-//!   summary.csv, analysis.json               written at the end
+//!   summary.csv, analysis.json               what the trials add up to, written by the report at the end
 //!   report.html, report.md                   the report (shootout report DIR makes them again)
 //! ```
 

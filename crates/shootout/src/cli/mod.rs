@@ -51,6 +51,17 @@ pub enum Failure {
     Threshold(String),
 }
 
+impl Failure {
+    /// What it says to the user, on one line where it can.
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Usage(message) | Failure::Threshold(message) => message.clone(),
+            Failure::Run(error) => format!("{error:#}"),
+            Failure::Interrupted => "interrupted".into(),
+        }
+    }
+}
+
 impl From<anyhow::Error> for Failure {
     fn from(e: anyhow::Error) -> Self {
         Failure::Run(e)
@@ -67,20 +78,17 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Target(args) => target::run(args),
     };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(message)) => {
-            eprintln!("shootout: {message}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Run(error)) => {
-            eprintln!("shootout: {error:#}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Interrupted) => ExitCode::from(130),
-        Err(Failure::Threshold(message)) => {
-            eprintln!("shootout: {message}");
-            ExitCode::from(3)
-        }
+    let failure = match outcome {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(failure) => failure,
+    };
+    if !matches!(failure, Failure::Interrupted) {
+        eprintln!("shootout: {}", failure.message());
     }
+    ExitCode::from(match failure {
+        Failure::Usage(_) => 2,
+        Failure::Run(_) => 1,
+        Failure::Interrupted => 130,
+        Failure::Threshold(_) => 3,
+    })
 }

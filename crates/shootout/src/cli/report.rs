@@ -1,5 +1,5 @@
-//! `shootout report PATH`: for a results directory of `shootout run`, writes `report.html` (charts), `report.md`
-//! and an HdrHistogram `.hgrm` file beside each trial; for a `shootout load` JSON file, writes `FILE.html` (its
+//! `shootout report PATH`: for a results directory of `shootout run`, writes `analysis.json`, `summary.csv`,
+//! `report.html` (charts), `report.md` and an HdrHistogram `.hgrm` file beside each trial; for a `shootout load` JSON file, writes `FILE.html` (its
 //! latency distribution and timeline) and `FILE.hgrm`. Works from saved results alone.
 
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
 use shootout_model::LoadResult;
-use shootout_report::export::{Exporter, Html, Markdown};
+use shootout_report::export::{Csv, Exporter, Html, Markdown};
 use shootout_report::suite_report::SuiteReport;
 use shootout_report::suite_summary::SuiteSummary;
 
@@ -25,15 +25,24 @@ pub struct ReportArgs {
 
 /// Writes the report files and names them.
 pub fn run(args: ReportArgs) -> Result<(), Failure> {
-    let written = if args.path.is_dir() { suite(&args.path, args.level)? } else { single(&args.path)? };
+    let written = if args.path.is_dir() { suite(&args.path, args.level)?.files } else { single(&args.path)? };
     for file in written {
         println!("{}", file.display());
     }
     Ok(())
 }
 
-/// Writes the reports of a results directory; returns the main files.
-pub fn suite(dir: &Path, level: Option<f64>) -> Result<Vec<PathBuf>, Failure> {
+/// What a results directory's report is made of and where it was written.
+pub struct Written {
+    /// The summary the report files render.
+    pub summary: SuiteSummary,
+    /// The main files: report.html, report.md.
+    pub files: Vec<PathBuf>,
+}
+
+/// Writes what a results directory's trials add up to: `analysis.json`, `summary.csv`, the reports and a `.hgrm`
+/// beside each trial (`shootout run` calls it when its trials are done, `shootout report` at any time after).
+pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
     let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
     let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
     let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write the report in {}: {e}", dir.display()));
@@ -50,10 +59,13 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Vec<PathBuf>, Failure> {
         }
         report = report.with_timeline_level(level);
     }
+    let analysis = serde_json::to_string_pretty(&report.analysis).unwrap_or_default();
+    store.write("analysis.json", analysis.as_bytes()).map_err(failed)?;
     let summary = SuiteSummary::of_report(&report);
+    store.write("summary.csv", Csv.export(&summary).as_bytes()).map_err(failed)?;
     store.write("report.html", Html.export(&summary).as_bytes()).map_err(failed)?;
     store.write("report.md", Markdown.export(&summary).as_bytes()).map_err(failed)?;
-    Ok(vec![dir.join("report.html"), dir.join("report.md")])
+    Ok(Written { summary, files: vec![dir.join("report.html"), dir.join("report.md")] })
 }
 
 fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {

@@ -11,7 +11,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
 use shootout_report::export::{Exporter, Text};
-use shootout_report::suite_summary::SuiteSummary;
 use shootout_suite::{Suite, Sweep};
 
 use super::Failure;
@@ -97,12 +96,15 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     });
     bar.finish_and_clear();
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-    print!("{}", Text.export(&SuiteSummary::new(&suite.name, unit, &suite.slo, &outcome.analysis)));
     match super::report::suite(&outcome.store.dir, None) {
-        Ok(files) => println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), files[0].display()),
-        Err(_) => println!(
-            "\nResults: {} (the report could not be written: run shootout report on it)",
-            outcome.store.dir.display()
+        Ok(written) => {
+            print!("{}", Text.export(&written.summary));
+            println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), written.files[0].display());
+        }
+        Err(e) => println!(
+            "Results: {} (its analysis and report could not be written: {}; run shootout report on it)",
+            outcome.store.dir.display(),
+            e.message()
         ),
     }
     if outcome.interrupted {
