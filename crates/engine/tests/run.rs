@@ -52,7 +52,7 @@ fn load(settings: LoadSettings) -> LoadResult {
 }
 
 fn median_us(result: &LoadResult) -> u64 {
-    result.latency.percentiles.iter().find(|p| p.percentile == 50.0).expect("a median").us
+    shootout_metrics::percentile_us(&result.latency, 50.0)
 }
 
 #[test]

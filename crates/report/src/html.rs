@@ -2,12 +2,11 @@
 //! built with maud so every piece of text is escaped. A suite's page is [`export::Html`](crate::export::Html).
 
 use maud::{html, PreEscaped, DOCTYPE};
-use shootout_model::result::Second;
 use shootout_model::LoadResult;
 
 use crate::charts::{line_chart, Chart, Series};
 use crate::export::html::STYLE;
-use crate::seconds::whole_seconds;
+use crate::seconds::{per_second_charts, whole_seconds};
 
 /// The report of one `shootout load` result: its latency distribution by percentile and its per-second timeline,
 /// with the terminal summary below.
@@ -63,24 +62,8 @@ fn second_by_second(result: &LoadResult) -> Vec<(String, Option<String>)> {
     let caption = left_out.map_or_else(String::new, |part| {
         format!("Whole seconds only: the last second, measured for {part:.3} s, is left out.")
     });
-    let per_second = |f: &dyn Fn(&Second) -> Option<f64>| {
-        vec![Series {
-            name: result.options.url.clone(),
-            points: whole.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
-        }]
-    };
-    let throughput: &dyn Fn(&Second) -> Option<f64> = &|s| Some(s.requests as f64);
-    let p99: &dyn Fn(&Second) -> Option<f64> = &|s| s.p99_us.map(|v| v as f64 / 1000.0);
-    [
-        ("Throughput, second by second", "responses per second", false, throughput),
-        ("p99 latency, second by second", "p99 latency (ms, log)", true, p99),
-    ]
-    .into_iter()
-    .map(|(title, y_label, log_y, pick)| {
-        let chart = Chart { title, x_label: "second", y_label, log_x: false, log_y, limit: None };
-        (caption.clone(), line_chart(&chart, &per_second(pick)))
-    })
-    .collect()
+    let name = result.options.url.as_str();
+    per_second_charts(&[(name, whole)], "second").into_iter().map(|svg| (caption.clone(), svg)).collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use shootout_model::slo::Metric;
 use super::Exporter;
 use crate::analysis::Cell;
 use crate::charts::{line_chart, Chart, Series};
-use crate::seconds::whole_seconds;
+use crate::seconds::{per_second_charts, whole_seconds};
 use crate::suite_summary::{ratio_figures, SuiteSummary};
 use crate::units::{bytes, ms};
 
@@ -145,31 +145,10 @@ fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
             (t.server.as_str(), whole)
         })
         .collect();
-    let timeline = |f: &dyn Fn(&Second) -> Option<f64>| -> Vec<Series> {
-        whole
-            .iter()
-            .map(|(server, seconds)| Series {
-                name: server.to_string(),
-                points: seconds.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
-            })
-            .collect()
-    };
     let note =
         if partial { " Whole seconds only: the last second of a window, measured in part, is left out." } else { "" };
-    let throughput: &dyn Fn(&Second) -> Option<f64> = &|s| Some(s.requests as f64);
-    let p99: &dyn Fn(&Second) -> Option<f64> = &|s| s.p99_us.map(|v| v as f64 / 1000.0);
-    [
-        ("Throughput, second by second", "responses per second", false, throughput),
-        ("p99 latency, second by second", "p99 latency (ms, log)", true, p99),
-    ]
-    .into_iter()
-    .map(|(title, y, log_y, pick)| {
-        let chart =
-            Chart { title, x_label: "second of the measured window", y_label: y, log_x: false, log_y, limit: None };
-        let caption = format!("At {}, first repeat.{note}", summary.level(summary.timeline_level));
-        (caption, line_chart(&chart, &timeline(pick)))
-    })
-    .collect()
+    let caption = format!("At {}, first repeat.{note}", summary.level(summary.timeline_level));
+    per_second_charts(&whole, "second of the measured window").into_iter().map(|svg| (caption.clone(), svg)).collect()
 }
 
 fn verdicts(summary: &SuiteSummary) -> Markup {
