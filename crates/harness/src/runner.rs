@@ -245,23 +245,20 @@ fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
     if store.dir.join("environment.json").is_file() {
         return Ok(());
     }
-    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
-    let cpuinfo = read("/proc/cpuinfo");
-    let cpu_model =
-        cpuinfo.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("").trim();
-    let memory = read("/proc/meminfo")
-        .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .unwrap_or(0);
+    use procfs::Current as _;
+    let cpuinfo = procfs::CpuInfo::current().ok();
+    let cpu_model = cpuinfo.as_ref().and_then(|c| c.model_name(0)).unwrap_or("").trim();
+    // procfs gives bytes (the file says kB, meaning KiB).
+    let memory_bytes = procfs::Meminfo::current().map_or(0, |m| m.mem_total);
+    let kernel = nix::sys::utsname::uname().map_or_else(|_| String::new(), |u| u.release().to_string_lossy().into());
     let environment = Environment {
         shootout: env!("CARGO_PKG_VERSION").into(),
-        kernel: read("/proc/sys/kernel/osrelease").trim().into(),
+        kernel,
         cpu_model: cpu_model.into(),
         // Online CPUs, not this process's share: the client is pinned by now.
         cpus: nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN).ok().flatten().unwrap_or(1).max(1)
             as u32,
-        memory_bytes: memory * 1024,
+        memory_bytes,
         client_cpus: suite.client_cpus.clone().unwrap_or_default(),
         server_cpus: suite.servers.iter().map(|s| (s.name.clone(), s.cpus.clone().unwrap_or_default())).collect(),
         isolation: if crate::cgroup::Cgroup::create("probe").is_some() { "cgroup v2" } else { "process group" }.into(),

@@ -77,6 +77,13 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
     if let Some((_, label)) = &chart.limit {
         entries.push(Entry { name: label.clone(), colour: LIMIT, width: 1 });
     }
+    // Whole-number x values (seconds, users) over a short span get a tick each, never halves between them.
+    let whole_x = points.iter().all(|p| p.0.fract() == 0.0);
+    let x_ticks = match chart.log_x {
+        true => 8,
+        false if whole_x && x1 - x0 <= 10.0 => (x1 - x0).floor() as usize + 1,
+        false => 10,
+    };
     let rows = legend_rows(&entries);
     let legend_height = rows.len() as u32 * LEGEND_ROW as u32 + 8;
     let mut svg = String::new();
@@ -95,7 +102,7 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
                     .y_desc(chart.y_label)
                     .x_label_formatter(&|v| short(*v))
                     .y_label_formatter(&|v| short(*v))
-                    .x_labels(if chart.log_x { 8 } else { 10 })
+                    .x_labels(x_ticks)
                     .y_labels(8)
                     .light_line_style(if chart.log_x || chart.log_y { WHITE } else { RGBColor(240, 240, 240) })
                     .draw()
