@@ -1,0 +1,23 @@
+//! Load from many machines: a coordinator hands shares of one load to agents that an engine people already run
+//! starts (OpenSSH, Slurm, Kubernetes, or plain processes on this machine), checks their clocks, starts them all
+//! at one instant, and merges what they measured exactly (histograms add; percentiles are computed only from the
+//! sums). shootout never grows a cluster manager of its own: the launcher places and starts processes, and this
+//! crate only coordinates a run. The protocol is described in `docs/agents.md`.
+//!
+//! Layout:
+//! - [`spec`]: [`AgentSpec`], what `--agents local:3`, `ssh:a,b`, `slurm:4` or `k8s:2` asks for.
+//! - [`frame`]: one message a line of JSON on a byte stream (an agent's stdin and stdout, or the connection it
+//!   dials back), with a size limit and errors that say which peer sent what.
+//! - [`clock`]: NTP-style round trips between the coordinator and an agent: the offset of the agent's clock
+//!   from the round trip with the least delay, give or take half that delay, and the translation of the start
+//!   instant into the agent's own clock.
+
+pub mod clock;
+pub mod frame;
+pub mod spec;
+
+pub use clock::{ClockEstimate, RoundTrip};
+pub use spec::AgentSpec;
+
+/// The version of the agent protocol; a peer that speaks another one is refused with one line.
+pub const PROTOCOL_VERSION: u32 = 1;
