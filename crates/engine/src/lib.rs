@@ -5,7 +5,8 @@
 //! - [`run`](mod@run): [`run()`], which starts one worker per thread, gathers their per-second intervals,
 //!   and assembles the [`LoadResult`](shootout_model::LoadResult).
 //! - `shared`: what the coordinator hands every worker: the settings they all read (`Shared`), and which share of
-//!   the connections, rate and request count each one takes (`Part`, `share`).
+//!   the connections, rate and request count each one takes (`Part`, `share`): a thread's share of this process's
+//!   segment of the load, when agents split one load between them ([`Segment`](shootout_model::Segment)).
 //! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once), the
 //!   same for every pacing; `Period` says whether it is warming up, measuring, past the end or interrupted.
 //! - `conn`: one connection's state between events.

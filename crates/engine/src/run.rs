@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 use shootout_metrics::{summarize, Recorder, Timeline};
 use shootout_model::result::ToolInfo;
 use shootout_model::{
-    ClientUsage, LoadOptions, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION,
+    ClientUsage, LoadOptions, LoadResult, NamedResult, Pacing, Segment, Sends, StopCondition, Throughput,
+    SCHEMA_VERSION,
 };
 use thiserror::Error;
 
@@ -17,7 +18,7 @@ use crate::cpu::CpuTimes;
 use crate::pacer::Pacer;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
-use crate::shared::{share, Part, Shared};
+use crate::shared::{segment_share, share, Part, Shared};
 use crate::tally::{Ends, Report};
 use crate::tls::check_handshake;
 use crate::worker::run_worker;
@@ -70,7 +71,10 @@ pub enum RunError {
 pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Progress)) -> Result<LoadResult, RunError> {
     check_reachable(plan)?;
     let options = &plan.options;
-    let threads = options.threads.clamp(1, options.connections.max(1)) as usize;
+    let segment = options.segment.unwrap_or(Segment::WHOLE);
+    // More threads than this process's connections would leave some with nothing to do.
+    let connections = segment_share(options.most_connections(), segment);
+    let threads = u64::from(options.threads).clamp(1, connections.max(1)) as usize;
     let wall_start = SystemTime::now();
     let start = Instant::now();
     let measure_start = start + options.warmup;
@@ -93,16 +97,16 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         stop: stop.clone(),
     };
     let pacers = (0..threads)
-        .map(|index| pacer_for(options, &shared, &ramp, Part { index, of: threads }, start))
+        .map(|thread| pacer_for(options, &shared, &ramp, Part { segment, thread, threads }, start))
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(RunError::Worker)?;
 
     let gathered = std::thread::scope(|scope| {
         let (tx, rx) = channel();
-        for (index, pacer) in pacers.into_iter().enumerate() {
+        for (thread, pacer) in pacers.into_iter().enumerate() {
             let tx = tx.clone();
             let shared = &shared;
-            scope.spawn(move || run_worker(shared, Part { index, of: threads }, pacer, tx));
+            scope.spawn(move || run_worker(shared, Part { segment, thread, threads }, pacer, tx));
         }
         drop(tx);
         gather(&rx, threads, &shared, start, on_progress)
@@ -146,7 +150,7 @@ fn check_reachable(plan: &Plan) -> Result<(), RunError> {
 }
 
 /// The pacer of worker `part`: its share of the connections, of the users or rate on `ramp`, and of a request
-/// count. Sending starts at `start`.
+/// count, all of them nested shares of the whole load ([`share`], [`Part`]). Sending starts at `start`.
 fn pacer_for(
     options: &LoadOptions,
     shared: &Shared,
@@ -163,12 +167,12 @@ fn pacer_for(
         Pacing::Closed => Pacer::closed(ramp.clone(), quota, part, connections, shared.measure_start),
         Pacing::Open { arrival, rate } => {
             let schedule = Schedule::new(
-                ramp.scaled(1.0 / part.of as f64),
+                ramp.scaled(part.fraction()),
                 arrival,
-                shared.seed ^ part.index as u64,
+                part.seed(shared.seed).rotate_left(17),
                 shared.measure_start,
-                // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
-                start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
+                // Workers start a step apart, so their evenly spaced requests interleave into one even stream.
+                start + part.offset(rate),
                 shared.send_until,
                 quota,
             );

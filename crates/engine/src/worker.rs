@@ -90,7 +90,7 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Sender<Rep
         tally: Tally::new(shared.measure_start, named, reports),
         period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacer,
-        rng: SmallRng::seed_from_u64(shared.seed ^ (part.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
     };
     worker.run(now);
     worker.tally.finish();
