@@ -3,9 +3,15 @@
 //! Layout:
 //! - [`plan`]: [`Plan`], options turned into an address and pre-encoded request bytes.
 //! - [`run`](mod@run): [`run()`], which starts one worker per thread, gathers their per-second intervals,
-//!   and assembles the [`LoadResult`](shootout_model::LoadResult).
+//!   and assembles the [`LoadResult`](shootout_model::LoadResult); [`run_observed`] also hands on each second
+//!   as it completes, and returns the run's [`Totals`] (what an agent sends its coordinator).
+//! - [`merge`]: the one place parts of a load are merged into its result: [`Seconds`](merge::Seconds) sums the
+//!   parts' intervals by second, [`Totals`] add up, and [`assemble`](merge::assemble) makes the
+//!   [`LoadResult`](shootout_model::LoadResult), for a local run's threads and a coordinator's agents
+//!   ([`Merge`]) alike.
 //! - `shared`: what the coordinator hands every worker: the settings they all read (`Shared`), and which share of
-//!   the connections, rate and request count each one takes (`Part`, `share`).
+//!   the connections, rate and request count each one takes (`Part`, `share`): a thread's share of this process's
+//!   segment of the load, when agents split one load between them ([`Segment`](shootout_model::Segment)).
 //! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once), the
 //!   same for every pacing; `Period` says whether it is warming up, measuring, past the end or interrupted.
 //! - `conn`: one connection's state between events.
@@ -30,6 +36,7 @@
 pub mod cpu;
 pub mod http;
 pub mod limits;
+pub mod merge;
 pub mod pacing;
 pub mod plan;
 pub mod run;
@@ -44,5 +51,6 @@ mod timer;
 mod transport;
 mod worker;
 
+pub use merge::{Merge, Totals};
 pub use plan::{Plan, PlanError};
-pub use run::{run, Progress, RunError};
+pub use run::{run, run_observed, Progress, RunError};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shootout_model::{Arrival, Stage};
+use shootout_model::{Arrival, LoadOptions, Pacing, Stage};
 
 /// A level over time: `start` until the first stage, then linear moves to each stage's target.
 #[derive(Debug, Clone)]
@@ -31,6 +31,16 @@ impl Ramp {
             })
             .collect();
         Ramp { start, points }
+    }
+
+    /// The level of a whole load over time: users (closed model) or requests per second (open model), from the
+    /// starting level through the stages.
+    pub fn level(options: &LoadOptions) -> Ramp {
+        let start = match options.pacing {
+            Pacing::Closed => f64::from(options.connections),
+            Pacing::Open { rate, .. } => rate,
+        };
+        Ramp::new(start, &options.stages)
     }
 
     /// The level `elapsed` after the ramp began (the start level before, the last target after).

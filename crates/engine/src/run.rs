@@ -6,26 +6,23 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use shootout_metrics::{summarize, Recorder, Timeline};
-use shootout_model::result::ToolInfo;
-use shootout_model::{
-    ClientUsage, LoadOptions, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION,
-};
+use shootout_metrics::{Interval, Recorder, Timeline};
+use shootout_model::{LoadOptions, LoadResult, Pacing, Segment, StopCondition};
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
+use crate::merge::{assemble, Seconds, Totals};
 use crate::pacer::Pacer;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
-use crate::shared::{share, Part, Shared};
+use crate::shared::{segment_share, share, Part, Shared};
 use crate::tally::{Ends, Report};
 use crate::tls::check_handshake;
 use crate::worker::run_worker;
 
 /// How often the progress callback is called.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
-/// A client this busy measures itself rather than the server.
-pub const SATURATION: f64 = 0.9;
+pub use crate::merge::SATURATION;
 
 /// A view of the run in progress, for a progress bar.
 #[derive(Debug, Clone, Copy)]
@@ -68,13 +65,30 @@ pub enum RunError {
 
 /// Runs the plan to its end (or until `stop` is set) and returns the result document.
 pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Progress)) -> Result<LoadResult, RunError> {
+    run_observed(plan, stop, on_progress, &mut |_| {}).map(|(result, _)| result)
+}
+
+/// Runs the plan as [`run`] does, and also hands each second of the measured window to `on_second` as soon as
+/// it is complete (every worker thread has reported it or a later second, or has finished; see [`Seconds`]), in
+/// order, every second from 0 (empty ones too), merged over the threads. Returns the result and the run's
+/// [`Totals`]. An agent that runs one segment of a load sends its coordinator exactly these seconds and totals,
+/// and the coordinator merges them with [`Merge`](crate::merge::Merge).
+pub fn run_observed(
+    plan: &Plan,
+    stop: Arc<AtomicBool>,
+    on_progress: &mut dyn FnMut(&Progress),
+    on_second: &mut dyn FnMut(&Interval),
+) -> Result<(LoadResult, Totals), RunError> {
     check_reachable(plan)?;
     let options = &plan.options;
-    let threads = options.threads.clamp(1, options.connections.max(1)) as usize;
+    let segment = options.segment.unwrap_or(Segment::WHOLE);
+    // More threads than this process's connections would leave some with nothing to do.
+    let connections = segment_share(options.most_connections(), segment);
+    let threads = u64::from(options.threads).clamp(1, connections.max(1)) as usize;
     let wall_start = SystemTime::now();
     let start = Instant::now();
     let measure_start = start + options.warmup;
-    let ramp = level_ramp(plan);
+    let ramp = Ramp::level(options);
     let shared = Shared {
         address: plan.address,
         workload: plan.workload.clone(),
@@ -93,44 +107,40 @@ pub fn run(plan: &Plan, stop: Arc<AtomicBool>, on_progress: &mut dyn FnMut(&Prog
         stop: stop.clone(),
     };
     let pacers = (0..threads)
-        .map(|index| pacer_for(options, &shared, &ramp, Part { index, of: threads }, start))
+        .map(|thread| pacer_for(options, &shared, &ramp, Part { segment, thread, threads }, start))
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(RunError::Worker)?;
 
     let gathered = std::thread::scope(|scope| {
         let (tx, rx) = channel();
-        for (index, pacer) in pacers.into_iter().enumerate() {
+        for (thread, pacer) in pacers.into_iter().enumerate() {
             let tx = tx.clone();
             let shared = &shared;
-            scope.spawn(move || run_worker(shared, Part { index, of: threads }, pacer, tx));
+            scope.spawn(move || run_worker(shared, Part { segment, thread, threads }, pacer, tx));
         }
         drop(tx);
-        gather(&rx, threads, &shared, start, on_progress)
+        gather(&rx, threads, &shared, start, on_progress, on_second)
     });
     if let Some(e) = gathered.failure {
         return Err(RunError::Worker(e));
     }
-    let run = Measured {
-        threads,
-        cpu: CpuTimes::now().since(gathered.cpu_start.unwrap_or_default()),
-        duration: gathered.ended.saturating_duration_since(measure_start),
+    let cpu = CpuTimes::now().since(gathered.cpu_start.unwrap_or_default());
+    let duration = gathered.ended.saturating_duration_since(measure_start);
+    let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let totals = Totals {
+        recorder: gathered.total,
+        per_request: gathered.per_request,
+        duration,
         started: wall_start + options.warmup,
         interrupted: stop.load(Ordering::Relaxed),
+        threads: threads as u32,
+        cpus_available,
+        user: cpu.user,
+        system: cpu.system,
+        busy: Totals::busy(cpu.user + cpu.system, duration, threads as u32, cpus_available),
     };
-    let mut result = assemble(plan, &ramp, &gathered.total, &gathered.timeline, &run);
-    result.by_request = gathered
-        .per_request
-        .iter()
-        .zip(&plan.workload.requests)
-        .map(|(recorder, request)| NamedResult {
-            name: request.name.clone(),
-            requests: recorder.request_counts(),
-            status_counts: recorder.status_counts(),
-            errors: recorder.error_counts(),
-            latency: summarize(&recorder.latency),
-        })
-        .collect();
-    Ok(result)
+    let result = assemble(plan, &totals, &gathered.timeline);
+    Ok((result, totals))
 }
 
 /// Checks that the server answers a connect (and a TLS handshake, for https://) before the run starts.
@@ -146,7 +156,7 @@ fn check_reachable(plan: &Plan) -> Result<(), RunError> {
 }
 
 /// The pacer of worker `part`: its share of the connections, of the users or rate on `ramp`, and of a request
-/// count. Sending starts at `start`.
+/// count, all of them nested shares of the whole load ([`share`], [`Part`]). Sending starts at `start`.
 fn pacer_for(
     options: &LoadOptions,
     shared: &Shared,
@@ -163,12 +173,12 @@ fn pacer_for(
         Pacing::Closed => Pacer::closed(ramp.clone(), quota, part, connections, shared.measure_start),
         Pacing::Open { arrival, rate } => {
             let schedule = Schedule::new(
-                ramp.scaled(1.0 / part.of as f64),
+                ramp.scaled(part.fraction()),
                 arrival,
-                shared.seed ^ part.index as u64,
+                part.seed(shared.seed).rotate_left(17),
                 shared.measure_start,
-                // Threads start a step apart, so their evenly spaced requests interleave into one even stream.
-                start + if rate > 0.0 { Duration::from_secs_f64(part.index as f64 / rate) } else { Duration::ZERO },
+                // Workers start a step apart, so their evenly spaced requests interleave into one even stream.
+                start + part.offset(rate),
                 shared.send_until,
                 quota,
             );
@@ -190,63 +200,67 @@ struct Gathered {
     failure: Option<std::io::Error>,
 }
 
-/// Receives the reports of `threads` workers until all are done, adding them up, and calls `on_progress` every
-/// [`PROGRESS_EVERY`] (sending started at `start`). Notes the client's CPU times when the warm-up ends.
+/// Receives the reports of `threads` workers until all are done, adding them up; hands each complete second to
+/// `on_second`, and calls `on_progress` every [`PROGRESS_EVERY`] (sending started at `start`). Notes the
+/// client's CPU times when the warm-up ends.
 fn gather(
-    reports: &Receiver<Report>,
+    reports: &Receiver<(usize, Report)>,
     threads: usize,
     shared: &Shared,
     start: Instant,
     on_progress: &mut dyn FnMut(&Progress),
+    on_second: &mut dyn FnMut(&Interval),
 ) -> Gathered {
     let measure_start = shared.measure_start;
-    let mut gathered = Gathered {
-        timeline: Timeline::new(),
-        total: Recorder::new(),
-        per_request: Vec::new(),
-        ended: measure_start,
-        cpu_start: None,
-        failure: None,
-    };
+    let mut seconds = Seconds::new(threads);
+    let mut total = Recorder::new();
+    let mut per_request: Vec<Recorder> = Vec::new();
+    let mut ended = measure_start;
+    let mut cpu_start = None;
+    let mut failure = None;
     let mut done = 0;
     let mut next_progress = start + PROGRESS_EVERY;
     let mut seen = Progress { elapsed: Duration::ZERO, measuring: false, requests: 0, errors: 0, rate: 0.0 };
     while done < threads {
         let now = Instant::now();
-        if gathered.cpu_start.is_none() && now >= measure_start {
-            gathered.cpu_start = Some(CpuTimes::now());
+        if cpu_start.is_none() && now >= measure_start {
+            cpu_start = Some(CpuTimes::now());
         }
         let mut wait = next_progress.saturating_duration_since(now);
-        if gathered.cpu_start.is_none() {
+        if cpu_start.is_none() {
             wait = wait.min(measure_start.saturating_duration_since(now));
         }
         match reports.recv_timeout(wait) {
-            Ok(Report::Interval(interval)) => {
+            Ok((thread, Report::Interval(interval))) => {
                 seen.requests += interval.requests;
                 seen.errors += interval.errors;
-                let second = interval.second;
-                gathered.timeline.add(interval);
-                seen.rate = gathered.timeline.requests_in(second) as f64;
+                seconds.add(thread, interval);
             }
-            Ok(Report::Done(recorder, named, ends)) => {
-                gathered.total += &recorder;
-                if gathered.per_request.is_empty() {
-                    gathered.per_request = named;
+            Ok((thread, Report::Done(recorder, named, ends))) => {
+                total += &recorder;
+                if per_request.is_empty() {
+                    per_request = named;
                 } else {
-                    gathered.per_request.iter_mut().zip(&named).for_each(|(mine, theirs)| *mine += theirs);
+                    per_request.iter_mut().zip(&named).for_each(|(mine, theirs)| *mine += theirs);
                 }
                 let interrupted = shared.stop.load(Ordering::Relaxed);
-                gathered.ended = gathered.ended.max(window_end(ends, shared.send_until, interrupted));
+                ended = ended.max(window_end(ends, shared.send_until, interrupted));
+                seconds.finish(thread);
                 done += 1;
             }
-            Ok(Report::Failed(e)) => {
-                gathered.failure = Some(e);
+            Ok((thread, Report::Failed(e))) => {
+                failure = Some(e);
                 shared.stop.store(true, Ordering::Relaxed);
+                seconds.finish(thread);
                 done += 1;
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
+        seconds.flush(&mut |second| {
+            seen.rate = second.requests as f64;
+            on_second(second);
+        });
         let now = Instant::now();
         if now >= next_progress {
             next_progress = now + PROGRESS_EVERY;
@@ -255,84 +269,10 @@ fn gather(
             on_progress(&seen);
         }
     }
-    gathered
-}
-
-/// The level over time: users (closed model) or requests per second (open model), through the stages.
-fn level_ramp(plan: &Plan) -> Ramp {
-    let start = match plan.options.pacing {
-        Pacing::Closed => f64::from(plan.options.connections),
-        Pacing::Open { rate, .. } => rate,
-    };
-    Ramp::new(start, &plan.options.stages)
-}
-
-/// Facts about the run itself, gathered by the coordinator.
-struct Measured {
-    threads: usize,
-    cpu: CpuTimes,
-    duration: Duration,
-    started: SystemTime,
-    interrupted: bool,
-}
-
-fn assemble(plan: &Plan, ramp: &Ramp, total: &Recorder, timeline: &Timeline, run: &Measured) -> LoadResult {
-    let Measured { threads, cpu, duration, started, interrupted } = *run;
-    let seconds = duration.as_secs_f64();
-    let requests = total.request_counts();
-    let per_second = |count: u64| if seconds > 0.0 { count as f64 / seconds } else { 0.0 };
-    let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    let cpu_s = (cpu.user + cpu.system).as_secs_f64();
-    let capacity = seconds * threads.min(cpus_available as usize) as f64;
-    let busy = if capacity > 0.0 { cpu_s / capacity } else { 0.0 };
-    LoadResult {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo { name: "shootout".into(), version: env!("CARGO_PKG_VERSION").into() },
-        options: plan.options.clone(),
-        address: plan.address.to_string(),
-        started_at: humantime::format_rfc3339_micros(started).to_string(),
-        ended_at: humantime::format_rfc3339_micros(started + duration).to_string(),
-        duration_s: seconds,
-        interrupted,
-        requests,
-        status_counts: total.status_counts(),
-        errors: total.error_counts(),
-        connections: total.connection_counts(),
-        bytes_received: total.bytes_received,
-        bytes_sent: total.bytes_sent,
-        throughput: Throughput {
-            requests_per_s: per_second(requests.ok + requests.http_errors),
-            bytes_per_s: per_second(total.bytes_received),
-        },
-        latency: summarize(&total.latency),
-        service_time: summarize(&total.service),
-        by_request: Vec::new(),
-        sends: match plan.options.pacing {
-            Pacing::Closed => None,
-            Pacing::Open { rate, .. } => {
-                let sends = total.sends();
-                let offered_per_s = match plan.options.stop {
-                    StopCondition::Duration(window) => ramp.mean_over(window),
-                    StopCondition::Requests(_) => rate,
-                };
-                Some(Sends { offered_per_s, achieved_per_s: per_second(sends.sent), ..sends })
-            }
-        },
-        connect: summarize(&total.connect),
-        tls_handshake: plan.tls.as_ref().map(|_| summarize(&total.handshake)),
-        timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
-            ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
-        }),
-        client: ClientUsage {
-            threads: threads as u32,
-            cpus_available,
-            user_s: cpu.user.as_secs_f64(),
-            sys_s: cpu.system.as_secs_f64(),
-            cpu_s,
-            busy,
-            saturated: busy >= SATURATION,
-        },
-    }
+    // Every thread has finished (or the channel closed): what is left is complete.
+    (0..threads).for_each(|thread| seconds.finish(thread));
+    seconds.flush(on_second);
+    Gathered { timeline: seconds.into_timeline(), total, per_request, ended, cpu_start, failure }
 }
 
 /// Where a worker's measured window ends. A timed run's window is its sending time, stretched by responses that

@@ -6,6 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use shootout_model::Segment;
+
 use crate::tls::TlsPlan;
 use crate::workload::Workload;
 
@@ -38,32 +40,169 @@ pub struct Shared {
     pub stop: Arc<AtomicBool>,
 }
 
-/// Which of `threads` workers this is.
+/// Which worker this is: thread `thread` of `threads` in this process, which runs share `segment` of a load
+/// split between agents ([`Segment::WHOLE`] when it runs the whole load). Every split of the load into workers is
+/// made here, nested: the segment's share of the whole first, then the thread's share of that.
 #[derive(Debug, Clone, Copy)]
 pub struct Part {
-    /// This worker's index.
-    pub index: usize,
-    /// How many workers there are.
-    pub of: usize,
+    /// This process's share of the load.
+    pub segment: Segment,
+    /// This worker's index among this process's threads.
+    pub thread: usize,
+    /// How many worker threads this process runs.
+    pub threads: usize,
 }
 
-/// The part of `total` that worker `part` takes: as even as possible, earlier workers take the rest.
+impl Part {
+    /// Every worker's part of the whole load, this process's first.
+    #[cfg(test)]
+    fn all(segments: u32, threads: impl Fn(Segment) -> usize) -> Vec<Part> {
+        let mut parts = Vec::new();
+        for index in 0..segments {
+            let segment = Segment { index, of: segments };
+            let threads = threads(segment);
+            parts.extend((0..threads).map(|thread| Part { segment, thread, threads }));
+        }
+        parts
+    }
+
+    /// The fraction of a rate this worker takes: an even share of the segment's even share.
+    pub fn fraction(self) -> f64 {
+        1.0 / (f64::from(self.segment.of) * self.threads as f64)
+    }
+
+    /// Open model, evenly spaced: how long after the start this worker's first request falls due, so that the
+    /// requests of every worker of every agent interleave into one evenly spaced stream at `rate`. Agent `i` of
+    /// `n` starts `i / rate` after the start, and its threads one agent-step (`n / rate`) apart, so worker
+    /// `(i, j)` sends at `(i + j·n + k·n·threads) / rate` for k = 0, 1, …: every multiple of `1 / rate` exactly
+    /// once. Agents with different thread counts still interleave exactly: each agent's threads together send
+    /// at `i + m·n` for every m, whatever their number, so the rates add up to `rate` and the stream stays even.
+    /// (With stages the offsets are taken at the starting rate; a ramp keeps the total rate exact but not the
+    /// interleaving.)
+    pub fn offset(self, rate: f64) -> Duration {
+        if rate > 0.0 {
+            let step = f64::from(self.segment.index) + self.thread as f64 * f64::from(self.segment.of);
+            Duration::from_secs_f64(step / rate)
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// A seed for this worker's random choices, from the run's: different for every thread of every segment.
+    pub fn seed(self, base: u64) -> u64 {
+        let segment = u64::from(self.segment.index).wrapping_mul(0xd1b5_4a32_d192_ed03);
+        base ^ segment ^ (self.thread as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+/// The part of `total` that `part` takes: the segment's share of the whole, then the thread's share of that; each
+/// as even as possible, earlier indices taking the rest. Over every thread of every segment the parts add up to
+/// `total` exactly, and for each part it never decreases as `total` grows (so a ramp never takes a user away from
+/// one worker to give it to another).
 pub fn share(total: u64, part: Part) -> u64 {
-    let of = part.of as u64;
-    total / of + u64::from((part.index as u64) < total % of)
+    let segment = split(total, u64::from(part.segment.index), u64::from(part.segment.of));
+    split(segment, part.thread as u64, part.threads as u64)
+}
+
+/// The segment's share of `total`: what this process takes of the whole, before the split between its threads.
+pub fn segment_share(total: u64, segment: Segment) -> u64 {
+    split(total, u64::from(segment.index), u64::from(segment.of))
+}
+
+/// Share `index` of `total` split `of` ways.
+fn split(total: u64, index: u64, of: u64) -> u64 {
+    let of = of.max(1);
+    total / of + u64::from(index < total % of)
 }
 
 #[cfg(test)]
 mod tests {
     use super::{share, Part};
+    use crate::pacing::Ramp;
+    use shootout_model::{Segment, Stage};
+    use std::time::Duration;
+
+    fn one(thread: usize, threads: usize) -> Part {
+        Part { segment: Segment::WHOLE, thread, threads }
+    }
 
     #[test]
     fn shares_add_up() {
         for (total, of) in [(10, 3), (1, 4), (0, 2), (1000, 7)] {
-            let sum: u64 = (0..of).map(|index| share(total, Part { index, of })).sum();
+            let sum: u64 = (0..of).map(|thread| share(total, one(thread, of))).sum();
             assert_eq!(sum, total);
         }
-        assert_eq!(share(10, Part { index: 0, of: 3 }), 4);
-        assert_eq!(share(10, Part { index: 2, of: 3 }), 3);
+        assert_eq!(share(10, one(0, 3)), 4);
+        assert_eq!(share(10, one(2, 3)), 3);
+    }
+
+    #[test]
+    fn nested_shares_add_up_to_the_whole() {
+        for total in [0, 1, 2, 5, 12, 13, 100, 6000, 6001, 1_000_003] {
+            for segments in 1..=7 {
+                for threads in 1..=5 {
+                    // The same thread count everywhere, and agents with different ones.
+                    let even = Part::all(segments, |_| threads);
+                    let uneven = Part::all(segments, |s| 1 + (s.index as usize + threads) % 4);
+                    for parts in [&even, &uneven] {
+                        let sum: u64 = parts.iter().map(|&p| share(total, p)).sum();
+                        assert_eq!(sum, total, "{total} over {segments} segments of {threads} threads");
+                    }
+                    let most = even.iter().map(|&p| share(total, p)).max().unwrap();
+                    let least = even.iter().map(|&p| share(total, p)).min().unwrap();
+                    assert!(most - least <= 2, "{total}: shares {least}..{most} are not even");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_ramp_of_users_adds_up_at_every_instant() {
+        let stage = |secs, target| Stage { duration: Duration::from_secs(secs), target };
+        let ramp = Ramp::new(0.0, &[stage(10, 37.0), stage(5, 37.0), stage(10, 3.0)]);
+        for segments in 1..=4 {
+            let parts = Part::all(segments, |s| 1 + s.index as usize % 3);
+            let mut before = vec![0; parts.len()];
+            for tenth in 0..=260 {
+                // As the closed model's pacer reads it: the level rounded, then shared.
+                let users = ramp.at(Duration::from_millis(tenth * 100)).round() as u64;
+                let shares: Vec<u64> = parts.iter().map(|&p| share(users, p)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), users, "at {tenth}/10 s over {segments} segments");
+                if tenth <= 100 {
+                    assert!(shares.iter().zip(&before).all(|(now, then)| now >= then), "rising users only join");
+                }
+                before = shares;
+            }
+        }
+    }
+
+    #[test]
+    fn every_worker_of_every_agent_interleaves_into_one_even_stream() {
+        let rate = 400.0;
+        for segments in 1..=4 {
+            let parts = Part::all(segments, |s| 1 + s.index as usize % 3);
+            let mut sends: Vec<f64> = Vec::new();
+            for part in &parts {
+                let gap = 1.0 / (rate * part.fraction());
+                sends.extend((0..100).map(|k| part.offset(rate).as_secs_f64() + f64::from(k) * gap));
+            }
+            let rates: f64 = parts.iter().map(|p| rate * p.fraction()).sum::<f64>();
+            assert!((rates - rate).abs() < 1e-9, "rates add up to {rates}");
+            sends.sort_by(f64::total_cmp);
+            let first_second: Vec<f64> = sends.into_iter().filter(|&t| t < 0.25).collect();
+            assert_eq!(first_second.len(), 100, "{segments} segments: 100 in a quarter second at 400/s");
+            for (n, t) in first_second.iter().enumerate() {
+                assert!((t - n as f64 / rate).abs() < 1e-9, "send {n} at {t}, not {}", n as f64 / rate);
+            }
+        }
+    }
+
+    #[test]
+    fn seeds_differ_per_thread_and_segment() {
+        let parts = Part::all(4, |_| 4);
+        let mut seeds: Vec<u64> = parts.iter().map(|p| p.seed(12345)).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        assert_eq!(seeds.len(), parts.len());
     }
 }

@@ -3,7 +3,8 @@
 //! A request counts when it fell due after the warm-up. Responses and failures go into the thread's
 //! [`Recorder`] and, for scenarios, into the recorder of the named request; the tally also remembers when the
 //! last counted request ended ([`Ends`]), which bounds the measured window. Each completed second goes to the
-//! coordinator as an [`Interval`]; at the end, the totals.
+//! coordinator as an [`Interval`], every second in order (empty ones too), so the coordinator knows when a second
+//! is complete; at the end, the totals.
 
 use std::io;
 use std::sync::mpsc::Sender;
@@ -22,6 +23,9 @@ pub struct Ends {
     /// Its last request, answered or failed (or the interruption).
     pub any: Instant,
 }
+
+/// What worker `thread` sends the coordinator: `(thread, report)`.
+pub type Reports = Sender<(usize, Report)>;
 
 /// What a worker sends to the coordinator.
 pub enum Report {
@@ -47,13 +51,15 @@ pub struct Tally {
     last_end: Instant,
     /// When the last counted response arrived.
     last_response: Option<Instant>,
-    reports: Sender<Report>,
+    /// Which worker this is, as the coordinator knows it.
+    thread: usize,
+    reports: Reports,
 }
 
 impl Tally {
     /// An empty tally, counting from `measure_start`, with a recorder for each of `named` requests (none for a
-    /// plain load), reporting to `reports`.
-    pub fn new(measure_start: Instant, named: usize, reports: Sender<Report>) -> Tally {
+    /// plain load), reporting to `reports` as worker `thread`.
+    pub fn new(measure_start: Instant, named: usize, thread: usize, reports: Reports) -> Tally {
         Tally {
             recorder: Recorder::new(),
             per_request: (0..named).map(|_| Recorder::new()).collect(),
@@ -61,6 +67,7 @@ impl Tally {
             next_second: measure_start + Duration::from_secs(1),
             last_end: measure_start,
             last_response: None,
+            thread,
             reports,
         }
     }
@@ -75,7 +82,7 @@ impl Tally {
     pub fn report_seconds(&mut self, now: Instant) {
         while now >= self.next_second {
             let next = self.recorder.current_second() + 1;
-            let _ = self.reports.send(Report::Interval(self.recorder.take_interval(next)));
+            let _ = self.reports.send((self.thread, Report::Interval(self.recorder.take_interval(next))));
             self.next_second += Duration::from_secs(1);
         }
     }
@@ -139,10 +146,10 @@ impl Tally {
         let mut recorder = self.recorder;
         let final_interval = recorder.take_interval(0);
         if final_interval.requests > 0 {
-            let _ = self.reports.send(Report::Interval(final_interval));
+            let _ = self.reports.send((self.thread, Report::Interval(final_interval)));
         }
         let ends = Ends { response: self.last_response, any: self.last_end };
-        let _ = self.reports.send(Report::Done(Box::new(recorder), self.per_request, ends));
+        let _ = self.reports.send((self.thread, Report::Done(Box::new(recorder), self.per_request, ends)));
     }
 }
 

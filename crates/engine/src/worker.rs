@@ -13,7 +13,6 @@
 
 use std::io;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
@@ -27,7 +26,7 @@ use crate::conn::{connect_error, transfer_error, untoken, Conn, Phase, MAX_BACKO
 use crate::http::response::Progress;
 use crate::pacer::{Next, Pacer, Slot};
 use crate::shared::{Part, Shared};
-use crate::tally::{micros, Report, Tally};
+use crate::tally::{micros, Report, Reports, Tally};
 use crate::transport;
 
 /// Size of the read buffer each thread shares among its connections.
@@ -67,7 +66,7 @@ struct Worker<'a> {
 }
 
 /// Runs one worker, paced by `pacer`, until its part of the run is done.
-pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Sender<Report>) {
+pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
     let now = Instant::now();
     let setup = || -> io::Result<Poll> {
         let poll = Poll::new()?;
@@ -77,7 +76,7 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Sender<Rep
     let poll = match setup() {
         Ok(poll) => poll,
         Err(e) => {
-            let _ = reports.send(Report::Failed(e));
+            let _ = reports.send((part.thread, Report::Failed(e)));
             return;
         }
     };
@@ -87,10 +86,10 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Sender<Rep
         poll,
         conns: (0..pacer.first_connections()).map(|_| Conn::new(now)).collect(),
         buffer: vec![0; READ_BUFFER].into_boxed_slice(),
-        tally: Tally::new(shared.measure_start, named, reports),
+        tally: Tally::new(shared.measure_start, named, part.thread, reports),
         period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacer,
-        rng: SmallRng::seed_from_u64(shared.seed ^ (part.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
     };
     worker.run(now);
     worker.tally.finish();

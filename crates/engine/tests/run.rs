@@ -8,9 +8,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use shootout_engine::{run, Plan};
+use shootout_engine::{run, run_observed, Merge, Plan, Totals};
+use shootout_metrics::{value_at, Interval};
 use shootout_model::settings::LoadSettings;
-use shootout_model::LoadResult;
+use shootout_model::{LoadResult, Segment};
 
 /// Starts the reference server on a free loopback port, with one thread. It serves until the test process ends.
 fn start_target() -> SocketAddr {
@@ -104,4 +105,107 @@ fn the_engine_measures_the_reference_delay() {
     // The server answers on time to tens of microseconds, and the client's own wake-up adds about 0.2 ms on
     // this machine; a millisecond of room still tells it from a server that rounds up to the next one (6.2 ms).
     assert!((5_000..6_000).contains(&median), "median {median} µs for /delay/5");
+}
+
+/// Runs `settings` as segment `index` of `of`, as an agent would: its seconds as they complete, and its totals.
+fn run_segment(settings: &LoadSettings, index: u32, of: u32) -> (Vec<Interval>, Totals) {
+    let options = LoadSettings { segment: Some(Segment { index, of }), ..settings.clone() }.build(1).unwrap();
+    let plan = Plan::new(options, b"").expect("a valid plan");
+    let mut seconds = Vec::new();
+    let (_, totals) = run_observed(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {}, &mut |second| {
+        seconds.push(second.clone());
+    })
+    .expect("the run takes place");
+    // What crosses the wire to the coordinator, and back.
+    let json = serde_json::to_string(&(seconds, totals)).unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
+/// Issue 11: agents that each run a segment of a load add up, once merged, to the load one process would have
+/// run, and every figure comes from the summed histograms.
+#[test]
+fn three_segments_of_a_count_merge_into_the_whole() {
+    let target = start_target();
+    let whole = LoadSettings {
+        connections: Some(12),
+        threads: Some(2),
+        requests: Some(6000),
+        ..settings(format!("http://{target}/hello"))
+    };
+    let parts: Vec<(Vec<Interval>, Totals)> = (0..3).map(|index| run_segment(&whole, index, 3)).collect();
+    for (index, (seconds, totals)) in parts.iter().enumerate() {
+        assert_eq!(totals.recorder.request_counts().ok, 2000, "segment {index} sends its third");
+        assert_eq!(totals.threads, 2);
+        let reported: u64 = seconds.iter().map(|s| s.requests).sum();
+        assert_eq!(reported, 2000, "segment {index}: its seconds hold every request");
+        assert!(seconds.iter().enumerate().all(|(n, s)| s.second == n as u32), "every second, in order");
+    }
+    assert_eq!(served(target), 6000, "the server saw the whole load");
+
+    let mut merge = Merge::new(3);
+    for (agent, (seconds, totals)) in parts.iter().enumerate() {
+        seconds.iter().for_each(|second| merge.add_second(agent, second.clone()));
+        merge.add_totals(agent, totals);
+    }
+    let plan = Plan::new(whole.clone().build(1).unwrap(), b"").unwrap();
+    let result = merge.result(&plan).expect("every agent sent its totals");
+    assert_eq!(result.requests.total, 6000);
+    assert_eq!(result.requests.ok, 6000);
+    assert_eq!(result.status_counts.get("200"), Some(&6000));
+    assert_eq!(result.connections.opened, 12, "4 users per segment, one connection each");
+    assert_eq!(result.client.threads, 6);
+    assert_eq!(result.options.segment, None, "the result is the whole load's");
+    assert_eq!(result.timeline.iter().map(|s| s.requests).sum::<u64>(), 6000);
+    let longest = parts.iter().map(|(_, t)| t.duration).max().unwrap();
+    assert_eq!(result.duration_s, longest.as_secs_f64(), "the longest window");
+
+    let mut raw = parts[0].1.recorder.latency.clone();
+    parts[1..].iter().for_each(|(_, t)| raw.add(&t.recorder.latency).unwrap());
+    assert_eq!(raw.len(), 6000);
+    for p in [50.0, 90.0, 99.0] {
+        let merged = shootout_metrics::percentile_us(&result.latency, p);
+        assert_eq!(merged, value_at(&raw, p), "p{p} of the merge is p{p} of the summed histograms");
+    }
+}
+
+/// Issue 11: two agents at half the rate each send the whole rate between them.
+#[test]
+fn two_segments_of_a_rate_send_the_whole_rate() {
+    let target = start_target();
+    let whole = LoadSettings {
+        rate: Some(400.0),
+        connections: None,
+        max_connections: Some(8),
+        threads: Some(1),
+        requests: None,
+        duration: Some(Duration::from_secs(1)),
+        ..settings(format!("http://{target}/hello"))
+    };
+    let parts: Vec<(Vec<Interval>, Totals)> = std::thread::scope(|scope| {
+        let agents: Vec<_> = (0..2)
+            .map(|index| {
+                scope.spawn({
+                    let whole = &whole;
+                    move || run_segment(whole, index, 2)
+                })
+            })
+            .collect();
+        agents.into_iter().map(|agent| agent.join().unwrap()).collect()
+    });
+    for (_, totals) in &parts {
+        let due = totals.recorder.sends().due;
+        assert!((198..=202).contains(&due), "200/s each for 1 s: {due} due");
+    }
+    let mut merge = Merge::new(2);
+    for (agent, (seconds, totals)) in parts.iter().enumerate() {
+        seconds.iter().for_each(|second| merge.add_second(agent, second.clone()));
+        merge.add_totals(agent, totals);
+    }
+    let plan = Plan::new(whole.clone().build(1).unwrap(), b"").unwrap();
+    let result = merge.result(&plan).unwrap();
+    let sends = result.sends.expect("the open model reports its sends");
+    assert!((396..=404).contains(&sends.due), "400/s for 1 s over two agents: {} due", sends.due);
+    assert_eq!(sends.sent, sends.due);
+    assert_eq!(served(target), sends.sent);
+    assert_eq!(sends.offered_per_s, 400.0, "the whole load's rate");
 }

@@ -115,6 +115,34 @@ pub fn decode_histogram(text: &str) -> Result<LatencyHistogram, DecodeError> {
     Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(DecodeError::Payload)
 }
 
+/// Serde for a [`LatencyHistogram`] as the base64 text of [`encode_histogram`], exact to the bucket, for the
+/// reports agents send (`#[serde(with = "shootout_metrics::histogram::base64_v2")]`). Reading checks that the
+/// histogram fits shootout's bounds, so it always adds to a [`new_histogram`].
+pub mod base64_v2 {
+    use std::borrow::Borrow;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
+
+    /// Writes the encoded histogram (given as itself or as a reference to it).
+    pub fn serialize<H: Borrow<LatencyHistogram>, S: Serializer>(
+        histogram: &H,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&encode_histogram(histogram.borrow()))
+    }
+
+    /// Reads an encoded histogram into shootout's bounds.
+    pub fn deserialize<'de, D: Deserializer<'de>, H: From<LatencyHistogram>>(deserializer: D) -> Result<H, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        let decoded = decode_histogram(&text).map_err(serde::de::Error::custom)?;
+        let mut histogram = new_histogram();
+        histogram.add(&decoded).map_err(|e| serde::de::Error::custom(format!("histogram out of bounds: {e:?}")))?;
+        Ok(histogram.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,10 @@
 //! - [`timeline`]: [`Interval`] (one thread's view of one second) and [`Timeline`], which merges intervals from
 //!   every thread into the per-second series of the result.
 //!
+//! Recorders and intervals cross a process boundary (an agent's reports to its coordinator) with serde, their
+//! histograms as HdrHistogram V2 base64 ([`histogram::base64_v2`]), exactly: they add up on the other side as they
+//! would have here.
+//!
 //! Nothing here allocates per recorded value; a histogram is a fixed array sized once.
 
 pub mod histogram;

@@ -3,8 +3,11 @@
 //! Each worker thread owns one recorder. At each second boundary the thread hands its current [`Interval`] to the
 //! coordinator; at the end the recorders are merged with `+=`, which is exact for every field.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::ops::AddAssign;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use shootout_model::result::{ConnectionCounts, RequestCounts, Sends};
 use shootout_model::ErrorKind;
@@ -15,8 +18,9 @@ use crate::timeline::Interval;
 /// Status codes are counted in a flat array indexed by the code; codes at or past this are counted as 999.
 const STATUS_SLOTS: usize = 1000;
 
-/// Per-thread measurements of a load run.
-#[derive(Debug, Clone)]
+/// Per-thread measurements of a load run. A recorder crosses a process boundary (an agent's totals) with serde,
+/// exactly: every counter, and its histograms in HdrHistogram V2 base64.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Recorder {
     /// Latency of every response and every timed-out or unsent request, in µs, from when each was due.
     pub latency: LatencyHistogram,
@@ -211,6 +215,90 @@ impl AddAssign<&Recorder> for Recorder {
     }
 }
 
+/// A recorder as it is written: status codes and error kinds that occurred, by name, rather than their arrays;
+/// histograms as base64 text. `H` is a histogram when reading and a reference to one when writing, so that
+/// writing copies nothing.
+#[derive(Serialize, Deserialize)]
+#[serde(bound(serialize = "H: Borrow<LatencyHistogram>, I: Serialize"))]
+#[serde(bound(deserialize = "H: From<LatencyHistogram>, I: Deserialize<'de>"))]
+struct Wire<H, I> {
+    #[serde(with = "crate::histogram::base64_v2")]
+    latency: H,
+    #[serde(with = "crate::histogram::base64_v2")]
+    service: H,
+    #[serde(with = "crate::histogram::base64_v2")]
+    connect: H,
+    #[serde(with = "crate::histogram::base64_v2")]
+    handshake: H,
+    status: BTreeMap<u16, u64>,
+    errors: BTreeMap<ErrorKind, u64>,
+    ok: u64,
+    http_errors: u64,
+    bytes_received: u64,
+    bytes_sent: u64,
+    connections: ConnectionCounts,
+    warmup_requests: u64,
+    due: u64,
+    sent: u64,
+    late: u64,
+    /// The second being recorded (empty in a worker's totals, whose last second has been handed over).
+    interval: I,
+}
+
+impl Serialize for Recorder {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            latency: &self.latency,
+            service: &self.service,
+            connect: &self.connect,
+            handshake: &self.handshake,
+            status: (0..STATUS_SLOTS).filter(|&c| self.status[c] > 0).map(|c| (c as u16, self.status[c])).collect(),
+            errors: self.error_counts(),
+            ok: self.ok,
+            http_errors: self.http_errors,
+            bytes_received: self.bytes_received,
+            bytes_sent: self.bytes_sent,
+            connections: self.connections,
+            warmup_requests: self.warmup_requests,
+            due: self.sends.due,
+            sent: self.sends.sent,
+            late: self.sends.late,
+            interval: &self.interval,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Recorder {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Recorder, D::Error> {
+        let wire = Wire::<LatencyHistogram, Interval>::deserialize(deserializer)?;
+        let mut status = vec![0; STATUS_SLOTS];
+        for (code, count) in wire.status {
+            status[(code as usize).min(STATUS_SLOTS - 1)] += count;
+        }
+        let mut errors = [0; ErrorKind::ALL.len()];
+        for (kind, count) in wire.errors {
+            errors[kind.index()] += count;
+        }
+        Ok(Recorder {
+            latency: wire.latency,
+            service: wire.service,
+            connect: wire.connect,
+            handshake: wire.handshake,
+            status,
+            errors,
+            ok: wire.ok,
+            http_errors: wire.http_errors,
+            bytes_received: wire.bytes_received,
+            bytes_sent: wire.bytes_sent,
+            connections: wire.connections,
+            warmup_requests: wire.warmup_requests,
+            sends: Sends { due: wire.due, sent: wire.sent, late: wire.late, ..Sends::default() },
+            interval: wire.interval,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +338,46 @@ mod tests {
         assert_eq!(a.bytes_received, 100);
         assert_eq!((a.sends().due, a.sends().sent, a.sends().late), (1, 1, 1));
         assert_eq!(a.status_counts().get("200"), Some(&2));
+    }
+
+    #[test]
+    fn a_recorder_crosses_a_process_boundary_exactly() {
+        let mut r = Recorder::new();
+        for (i, us) in [3, 80, 80, 999, 1_000, 1_001, 65_432, 9_000_000].into_iter().enumerate() {
+            r.response([200, 204, 301, 404, 500, 503, 200, 1234][i], us, us / 2);
+        }
+        r.failure(ErrorKind::ReadTimeout, Some(30_000_000), Some(29_000_000));
+        r.failure(ErrorKind::NotSent, Some(5_000), None);
+        r.failure(ErrorKind::ConnectRefused, None, None);
+        r.connected(120);
+        r.connected(95);
+        r.handshake(2_500);
+        r.closed_by_server();
+        r.due();
+        r.due();
+        r.sent(10);
+        r.sent(2_000);
+        r.bytes_received = 123_456_789;
+        r.bytes_sent = 4_321;
+        r.warmup_requests = 17;
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Recorder = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r, "every counter, every histogram bucket, and the second being recorded");
+        assert_eq!(back.request_counts(), r.request_counts());
+        assert_eq!(back.status_counts(), r.status_counts());
+        assert_eq!(back.status_counts().get("999"), Some(&1), "codes past 999 stay counted as 999");
+        assert_eq!(back.error_counts(), r.error_counts());
+        assert_eq!((back.sends().due, back.sends().sent, back.sends().late), (2, 2, 1));
+        for (mine, theirs) in [(&back.latency, &r.latency), (&back.service, &r.service), (&back.connect, &r.connect)] {
+            let buckets = |h: &LatencyHistogram| -> Vec<(u64, u64)> {
+                h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+            };
+            assert_eq!(buckets(mine), buckets(theirs));
+        }
+        assert!(json.contains("\"status\":{\"200\":2,"), "{json}");
+        let mut merged = Recorder::new();
+        merged += &back;
+        assert_eq!(merged.latency, r.latency, "a recorder read back adds like any other");
     }
 
     #[test]

@@ -2,12 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use shootout_model::result::Second;
 
 use crate::histogram::{new_histogram, record_us, value_at, LatencyHistogram};
 
-/// One thread's measurements for one second of the run.
-#[derive(Debug, Clone)]
+/// One thread's measurements for one second of the run (or several threads' merged, or several agents'). It
+/// crosses a process boundary as JSON with its histogram in HdrHistogram V2 base64, exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Seconds since the start of the measured window.
     pub second: u32,
@@ -16,6 +18,7 @@ pub struct Interval {
     /// Of those, failures and HTTP errors.
     pub errors: u64,
     /// Latencies recorded in this second.
+    #[serde(with = "crate::histogram::base64_v2")]
     pub latency: LatencyHistogram,
 }
 
@@ -150,6 +153,26 @@ mod tests {
         assert_eq!(s[0].p99_us, Some(300));
         assert_eq!((s[1].requests, s[1].p50_us), (0, None));
         assert_eq!(s[2].p50_us, Some(50));
+    }
+
+    #[test]
+    fn an_interval_crosses_a_process_boundary_exactly() {
+        let mut interval = Interval::new(41);
+        for us in [1, 2, 999, 1000, 1001, 123_456, 3_599_999_999] {
+            interval.record(Some(us), us > 1000);
+        }
+        interval.record(None, true);
+        let json = serde_json::to_string(&interval).unwrap();
+        let back: Interval = serde_json::from_str(&json).unwrap();
+        assert_eq!((back.second, back.requests, back.errors), (41, 8, 4));
+        assert_eq!(back.latency, interval.latency);
+        fn buckets(i: &Interval) -> Vec<(u64, u64)> {
+            i.latency.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+        }
+        assert_eq!(buckets(&back), buckets(&interval), "every bucket and its count");
+        assert_eq!(buckets(&back).len(), 7);
+        assert_eq!(back, interval);
+        assert!(serde_json::from_str::<Interval>(&json.replace("\"latency\":\"", "\"latency\":\"x")).is_err());
     }
 
     #[test]

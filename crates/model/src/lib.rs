@@ -24,7 +24,7 @@ pub mod slo;
 pub mod units;
 
 pub use errors::ErrorKind;
-pub use options::{Arrival, LoadOptions, Pacing, Stage, StopCondition};
+pub use options::{Arrival, LoadOptions, Pacing, Segment, Stage, StopCondition};
 pub use result::{
     ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts, Second, Sends, Throughput,
     ToolInfo, SCHEMA_VERSION,

@@ -55,6 +55,22 @@ pub struct Stage {
     pub target: f64,
 }
 
+/// One of `of` equal shares of a load that several agents run together (k6's execution segments): the
+/// connections, the users of a ramp at every instant, a rate and a request count are split so that the shares of
+/// all `of` agents add up exactly to the whole that the rest of the options describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Segment {
+    /// This share, counted from 0.
+    pub index: u32,
+    /// How many shares the load is split into (at least 1).
+    pub of: u32,
+}
+
+impl Segment {
+    /// The whole load: share 0 of 1.
+    pub const WHOLE: Segment = Segment { index: 0, of: 1 };
+}
+
 /// The validated plan of one load run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadOptions {
@@ -109,6 +125,9 @@ pub struct LoadOptions {
     /// Load sent before measuring starts; its requests are not counted.
     #[serde(with = "secs")]
     pub warmup: Duration,
+    /// When several agents run this load together: the share this run takes. `None` is the whole load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<Segment>,
 }
 
 impl LoadOptions {
@@ -188,6 +207,7 @@ mod tests {
             sequential: true,
             sessions: false,
             warmup: Duration::ZERO,
+            segment: Some(Segment { index: 1, of: 3 }),
         }
     }
 
@@ -213,5 +233,16 @@ mod tests {
         assert!(json.contains("\"duration\":1.5"), "{json}");
         let back: LoadOptions = serde_json::from_str(&json).unwrap();
         assert_eq!(back, options);
+    }
+
+    #[test]
+    fn a_whole_load_writes_no_segment_and_old_files_still_read() {
+        let options = LoadOptions { segment: None, ..sample() };
+        let json = serde_json::to_string(&options).unwrap();
+        assert!(!json.contains("segment"), "a local run's options are as before: {json}");
+        let back: LoadOptions = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.segment, None);
+        let share = serde_json::to_string(&sample()).unwrap();
+        assert!(share.contains("\"segment\":{\"index\":1,\"of\":3}"), "{share}");
     }
 }

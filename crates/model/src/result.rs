@@ -206,7 +206,8 @@ pub struct ClientUsage {
     /// `user_s + sys_s`.
     pub cpu_s: f64,
     /// CPU used as a fraction of what the worker threads could have used:
-    /// `cpu_s / (duration_s * min(threads, cpus_available))`.
+    /// `cpu_s / (duration_s * min(threads, cpus_available))`. For a load run by several agents, the busiest
+    /// agent's (its threads, CPUs and CPU seconds are summed over the agents).
     pub busy: f64,
     /// True when `busy >= 0.9`: the result then measures the client, not the server.
     pub saturated: bool,

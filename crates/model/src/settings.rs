@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::{Arrival, LoadOptions, Pacing, Stage, StopCondition};
+use crate::{Arrival, LoadOptions, Pacing, Segment, Stage, StopCondition};
 
 /// How long a run lasts when neither a duration nor a request count is given (as wrk).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -66,6 +66,8 @@ pub struct LoadSettings {
     pub sequential: bool,
     /// Load sent first and not counted.
     pub warmup: Option<Duration>,
+    /// When several agents run this load together: the share this run takes (none: the whole load).
+    pub segment: Option<Segment>,
 }
 
 /// A choice that cannot be run: the message names it and says how to fix it.
@@ -152,7 +154,27 @@ impl LoadSettings {
             sequential: self.sequential,
             sessions: false,
             warmup: self.warmup.unwrap_or(Duration::ZERO),
+            segment: self.segment,
         };
+        if let Some(Segment { index, of }) = self.segment {
+            if of == 0 {
+                return bad(format!("segment {index}/0: a load is split into at least 1 share, e.g. 0/1"));
+            }
+            if index >= of {
+                return bad(format!(
+                    "segment {index}/{of}: shares are counted from 0, so the index must be below {of}, e.g. {}/{of}",
+                    of - 1
+                ));
+            }
+            if u64::from(of) > options.most_connections() {
+                return bad(format!(
+                    "segment {index}/{of}: {of} shares of {} connections would leave some with none: split into at \
+                     most {} shares, or allow more connections",
+                    options.most_connections(),
+                    options.most_connections()
+                ));
+            }
+        }
         // More threads than connections would leave some with nothing to do.
         let threads = u64::from(self.threads.unwrap_or(cpus.max(1)));
         options.threads = threads.min(options.most_connections().max(1)) as u32;
@@ -207,5 +229,11 @@ mod tests {
         assert!(e(LoadSettings { timeout: Some(Duration::ZERO), ..settings() }).starts_with("--timeout"));
         let ramp = vec![Stage { duration: Duration::from_secs(1), target: 0.0 }];
         assert!(e(LoadSettings { stages: ramp, ..settings() }).starts_with("--stages: every level is 0"));
+        let segment = |index, of| LoadSettings { segment: Some(Segment { index, of }), ..settings() };
+        assert!(e(segment(0, 0)).starts_with("segment 0/0"));
+        assert!(e(segment(3, 3)).starts_with("segment 3/3"));
+        let few = LoadSettings { connections: Some(2), ..segment(0, 3) };
+        assert!(e(few).starts_with("segment 0/3: 3 shares of 2 connections"));
+        assert_eq!(segment(2, 3).build(1).unwrap().segment, Some(Segment { index: 2, of: 3 }));
     }
 }

@@ -246,6 +246,7 @@ fn validate(
         delay: args.delay,
         sequential: args.urls_file.is_some() && !args.random,
         warmup: args.warmup,
+        segment: None,
     };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let options = settings.build(cpus).map_err(|e| Failure::Usage(e.0))?;

@@ -1,0 +1,330 @@
+//! Merging parts of one load into its result, in one place: the threads of one process, or the agents of a load
+//! split into segments ([`Segment`](shootout_model::Segment)). Free of I/O: a coordinator that holds its agents'
+//! [`Totals`] and per-second [`Interval`]s merges them here into the [`LoadResult`] one process would have made.
+//!
+//! - [`Seconds`]: per-second intervals of several parts summed by second index, each second handed on once every
+//!   part has reported it (histograms add; percentiles never do).
+//! - [`Totals`]: what one process measured over its whole run, with the facts about the run that the result
+//!   needs; it crosses a process boundary with serde, exactly, and adds up with [`Totals::add`].
+//! - [`Merge`]: the coordinator's side: N agents' seconds and totals in, one [`LoadResult`] out, through the same
+//!   [`assemble`] a local run uses.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use shootout_metrics::{summarize, Interval, Recorder, Timeline};
+use shootout_model::result::ToolInfo;
+use shootout_model::{ClientUsage, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
+
+use crate::pacing::Ramp;
+use crate::plan::Plan;
+
+/// A client this busy measures itself rather than the server.
+pub const SATURATION: f64 = 0.9;
+
+/// Per-second intervals from several parts merged by second index, handed on in order once complete.
+///
+/// A second is complete when every part has reported it or a later one, or has finished. That is exact because
+/// every part reports its seconds in order, each once, empty ones included (the engine's workers do, and so does
+/// [`run_observed`](crate::run::run_observed) for its agent): once a part has reported second s, nothing more
+/// of s or before can come from it. A part that lags holds back the seconds after its last one, never loses them.
+#[derive(Debug)]
+pub struct Seconds {
+    /// The last second each part reported, if any.
+    latest: Vec<Option<u32>>,
+    /// Parts that will report nothing more.
+    finished: Vec<bool>,
+    /// Seconds not yet complete, as merged so far.
+    pending: BTreeMap<u32, Interval>,
+    /// Complete seconds.
+    timeline: Timeline,
+}
+
+impl Seconds {
+    /// Nothing reported yet by any of `parts` parts.
+    pub fn new(parts: usize) -> Seconds {
+        Seconds {
+            latest: vec![None; parts],
+            finished: vec![false; parts],
+            pending: BTreeMap::new(),
+            timeline: Timeline::new(),
+        }
+    }
+
+    /// Part `part` reports `interval`.
+    pub fn add(&mut self, part: usize, interval: Interval) {
+        let latest = &mut self.latest[part];
+        *latest = Some(latest.map_or(interval.second, |l| l.max(interval.second)));
+        match self.pending.get_mut(&interval.second) {
+            Some(merged) => {
+                merged.requests += interval.requests;
+                merged.errors += interval.errors;
+                merged.latency.add(&interval.latency).expect("histograms share bounds");
+            }
+            None => {
+                self.pending.insert(interval.second, interval);
+            }
+        }
+    }
+
+    /// Part `part` will report nothing more (it finished, or was lost).
+    pub fn finish(&mut self, part: usize) {
+        self.finished[part] = true;
+    }
+
+    /// Hands every second complete by now to `on_second`, in order, and keeps it in the timeline.
+    pub fn flush(&mut self, on_second: &mut dyn FnMut(&Interval)) {
+        while let Some(&second) = self.pending.keys().next() {
+            let complete = (0..self.latest.len())
+                .all(|part| self.finished[part] || self.latest[part].is_some_and(|latest| latest >= second));
+            if !complete {
+                break;
+            }
+            let (_, merged) = self.pending.pop_first().expect("a pending second");
+            on_second(&merged);
+            self.timeline.add(merged);
+        }
+    }
+
+    /// Every second, complete or not (once every part has finished, all are complete), as the result's timeline.
+    pub fn into_timeline(mut self) -> Timeline {
+        while let Some((_, merged)) = self.pending.pop_first() {
+            self.timeline.add(merged);
+        }
+        self.timeline
+    }
+}
+
+/// What one process measured over its run (or several, added up), with what the result needs to know about the
+/// run: all a coordinator needs from an agent at the end, besides its seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Everything counted.
+    pub recorder: Recorder,
+    /// Scenarios: the same per named request, in the workload's order (empty for a plain load).
+    pub per_request: Vec<Recorder>,
+    /// The measured window (added up: the longest).
+    pub duration: Duration,
+    /// When the measured window started, by the wall clock (added up: the earliest).
+    pub started: SystemTime,
+    /// Stopped early (added up: any was).
+    pub interrupted: bool,
+    /// Worker threads (added up: summed).
+    pub threads: u32,
+    /// CPUs the process could run on (added up: summed, so agents sharing a machine count its CPUs once each).
+    pub cpus_available: u32,
+    /// User CPU time of the process in the measured window (added up: summed).
+    pub user: Duration,
+    /// System CPU time of the process in the measured window (added up: summed).
+    pub system: Duration,
+    /// CPU used as a fraction of what the threads could have used, `cpu / (duration · min(threads, cpus))` (added
+    /// up: the busiest part's, since one saturated agent is enough for the result to measure the client).
+    pub busy: f64,
+}
+
+impl Totals {
+    /// The fraction of `cpu` used of what `threads` threads on `cpus` CPUs could have used in `duration`.
+    pub fn busy(cpu: Duration, duration: Duration, threads: u32, cpus: u32) -> f64 {
+        let capacity = duration.as_secs_f64() * f64::from(threads.min(cpus));
+        if capacity > 0.0 {
+            cpu.as_secs_f64() / capacity
+        } else {
+            0.0
+        }
+    }
+
+    /// Adds `other`'s measurements to these, exactly (each field as its documentation says).
+    pub fn add(&mut self, other: &Totals) {
+        self.recorder += &other.recorder;
+        if self.per_request.is_empty() {
+            self.per_request.clone_from(&other.per_request);
+        } else {
+            self.per_request.iter_mut().zip(&other.per_request).for_each(|(mine, theirs)| *mine += theirs);
+        }
+        self.duration = self.duration.max(other.duration);
+        self.started = self.started.min(other.started);
+        self.interrupted |= other.interrupted;
+        self.threads += other.threads;
+        self.cpus_available += other.cpus_available;
+        self.user += other.user;
+        self.system += other.system;
+        self.busy = self.busy.max(other.busy);
+    }
+}
+
+/// A coordinator's merge of the agents that ran the segments of one load: their seconds as they arrive, their
+/// totals at the end, and the result.
+#[derive(Debug)]
+pub struct Merge {
+    seconds: Seconds,
+    totals: Option<Totals>,
+}
+
+impl Merge {
+    /// Nothing yet from any of `agents` agents (numbered `0..agents`, as their segments are).
+    pub fn new(agents: usize) -> Merge {
+        Merge { seconds: Seconds::new(agents), totals: None }
+    }
+
+    /// Agent `agent` reports one second (seconds since the start of the measured window, by its own clock
+    /// translated to the coordinator's start).
+    pub fn add_second(&mut self, agent: usize, interval: Interval) {
+        self.seconds.add(agent, interval);
+    }
+
+    /// Agent `agent` reports its totals: it is done.
+    pub fn add_totals(&mut self, agent: usize, totals: &Totals) {
+        self.seconds.finish(agent);
+        match &mut self.totals {
+            Some(sum) => sum.add(totals),
+            None => self.totals = Some(totals.clone()),
+        }
+    }
+
+    /// Agent `agent` was lost: the seconds it reported count, and no later second waits for it.
+    pub fn lost(&mut self, agent: usize) {
+        self.seconds.finish(agent);
+    }
+
+    /// Hands every merged second complete by now to `on_second`, in order (for a live view of the whole load).
+    pub fn flush(&mut self, on_second: &mut dyn FnMut(&Interval)) {
+        self.seconds.flush(on_second);
+    }
+
+    /// The result of the whole load, as one process would have written it; `plan` is the whole load's (its
+    /// options without a segment). `None` when no agent sent its totals.
+    pub fn result(self, plan: &Plan) -> Option<LoadResult> {
+        let totals = self.totals?;
+        Some(assemble(plan, &totals, &self.seconds.into_timeline()))
+    }
+}
+
+/// The result document of `plan`'s run, from its totals and its timeline: the one place a [`LoadResult`] is made,
+/// for a local run and for a merge of agents alike.
+pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult {
+    let options = &plan.options;
+    // One segment's result shows its share of the level asked for (the users' share only on average).
+    let of = options.segment.map_or(1, |segment| segment.of.max(1));
+    let ramp = Ramp::level(options).scaled(1.0 / f64::from(of));
+    let total = &totals.recorder;
+    let seconds = totals.duration.as_secs_f64();
+    let requests = total.request_counts();
+    let per_second = |count: u64| if seconds > 0.0 { count as f64 / seconds } else { 0.0 };
+    let cpu_s = (totals.user + totals.system).as_secs_f64();
+    LoadResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo { name: "shootout".into(), version: env!("CARGO_PKG_VERSION").into() },
+        options: options.clone(),
+        address: plan.address.to_string(),
+        started_at: humantime::format_rfc3339_micros(totals.started).to_string(),
+        ended_at: humantime::format_rfc3339_micros(totals.started + totals.duration).to_string(),
+        duration_s: seconds,
+        interrupted: totals.interrupted,
+        requests,
+        status_counts: total.status_counts(),
+        errors: total.error_counts(),
+        connections: total.connection_counts(),
+        bytes_received: total.bytes_received,
+        bytes_sent: total.bytes_sent,
+        throughput: Throughput {
+            requests_per_s: per_second(requests.ok + requests.http_errors),
+            bytes_per_s: per_second(total.bytes_received),
+        },
+        latency: summarize(&total.latency),
+        service_time: summarize(&total.service),
+        by_request: totals
+            .per_request
+            .iter()
+            .zip(&plan.workload.requests)
+            .map(|(recorder, request)| NamedResult {
+                name: request.name.clone(),
+                requests: recorder.request_counts(),
+                status_counts: recorder.status_counts(),
+                errors: recorder.error_counts(),
+                latency: summarize(&recorder.latency),
+            })
+            .collect(),
+        sends: match options.pacing {
+            Pacing::Closed => None,
+            Pacing::Open { rate, .. } => {
+                let sends = total.sends();
+                let offered_per_s = match options.stop {
+                    StopCondition::Duration(window) => ramp.mean_over(window),
+                    StopCondition::Requests(_) => rate,
+                };
+                Some(Sends { offered_per_s, achieved_per_s: per_second(sends.sent), ..sends })
+            }
+        },
+        connect: summarize(&total.connect),
+        tls_handshake: plan.tls.as_ref().map(|_| summarize(&total.handshake)),
+        timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
+            ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
+        }),
+        client: ClientUsage {
+            threads: totals.threads,
+            cpus_available: totals.cpus_available,
+            user_s: totals.user.as_secs_f64(),
+            sys_s: totals.system.as_secs_f64(),
+            cpu_s,
+            busy: totals.busy,
+            saturated: totals.busy >= SATURATION,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(second: u32, latencies: &[u64]) -> Interval {
+        let mut interval = Interval::new(second);
+        latencies.iter().for_each(|&us| interval.record(Some(us), false));
+        interval
+    }
+
+    #[test]
+    fn a_second_is_handed_on_once_every_part_has_reported_it() {
+        let mut seconds = Seconds::new(2);
+        let mut out = Vec::new();
+        seconds.add(0, interval(0, &[100]));
+        seconds.add(0, interval(1, &[100]));
+        seconds.flush(&mut |i| out.push((i.second, i.requests)));
+        assert!(out.is_empty(), "part 1 has reported nothing yet");
+        seconds.add(1, interval(0, &[300, 300]));
+        seconds.flush(&mut |i| out.push((i.second, i.requests)));
+        assert_eq!(out, [(0, 3)], "second 1 still waits for part 1");
+        seconds.finish(1);
+        seconds.flush(&mut |i| out.push((i.second, i.requests)));
+        assert_eq!(out, [(0, 3), (1, 1)], "a finished part holds nothing back");
+        let timeline = seconds.into_timeline().to_seconds(2, |_| 0.0);
+        assert_eq!((timeline[0].requests, timeline[0].p50_us, timeline[0].p99_us), (3, Some(300), Some(300)));
+    }
+
+    #[test]
+    fn totals_cross_a_process_boundary_and_add_up() {
+        let mut recorder = Recorder::new();
+        recorder.response(200, 1_000, 900);
+        let part = |busy, duration| Totals {
+            recorder: recorder.clone(),
+            per_request: Vec::new(),
+            duration: Duration::from_millis(duration),
+            started: SystemTime::UNIX_EPOCH + Duration::from_secs(duration),
+            interrupted: false,
+            threads: 2,
+            cpus_available: 4,
+            user: Duration::from_millis(300),
+            system: Duration::from_millis(200),
+            busy,
+        };
+        let a = part(0.5, 2_000);
+        let back: Totals = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(back, a);
+        let mut sum = a.clone();
+        sum.add(&part(0.95, 2_100));
+        assert_eq!(sum.recorder.request_counts().total, 2);
+        assert_eq!((sum.duration, sum.started), (Duration::from_millis(2_100), a.started), "the longest, the earliest");
+        assert_eq!((sum.threads, sum.cpus_available, sum.user), (4, 8, Duration::from_millis(600)));
+        assert_eq!(sum.busy, 0.95, "one saturated agent is enough");
+    }
+}
