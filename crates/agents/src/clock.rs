@@ -9,6 +9,18 @@
 //! into the agent's own clock (monotonic clocks of two machines share no origin), and the wall clock, to find an
 //! agent whose time of day is off (no NTP), whose timestamps would not line up with the others'.
 
+/// This machine's monotonic clock, in nanoseconds (its origin is its own: only differences and offsets mean
+/// anything).
+pub fn monotonic_ns() -> i64 {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_MONOTONIC).map_or(0, |t| t.tv_sec() * 1_000_000_000 + t.tv_nsec())
+}
+
+/// This machine's wall clock, in nanoseconds since the Unix epoch.
+pub fn wall_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
 /// One ping and its reply, each time in nanoseconds on its own clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoundTrip {

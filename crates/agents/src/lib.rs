@@ -8,12 +8,21 @@
 //! - [`spec`]: [`AgentSpec`], what `--agents local:3`, `ssh:a,b`, `slurm:4` or `k8s:2` asks for.
 //! - [`frame`]: one message a line of JSON on a byte stream (an agent's stdin and stdout, or the connection it
 //!   dials back), with a size limit and errors that say which peer sent what.
+//! - [`launch`]: [`launch::Launcher`] turns a spec into agent processes whose stdin and stdout carry the
+//!   protocol ([`launch::Started`]); none outlives the coordinator.
+//! - [`protocol`]: the messages, [`protocol::FromAgent`] and [`protocol::ToAgent`].
+//! - [`agent`]: `shootout agent`, one share of a load run for the coordinator over stdin and stdout.
+//! - [`coordinate`]: the coordinator's side: hellos, clock checks, shares, one start, the merge.
 //! - [`clock`]: NTP-style round trips between the coordinator and an agent: the offset of the agent's clock
 //!   from the round trip with the least delay, give or take half that delay, and the translation of the start
 //!   instant into the agent's own clock.
 
+pub mod agent;
 pub mod clock;
+pub mod coordinate;
 pub mod frame;
+pub mod launch;
+pub mod protocol;
 pub mod spec;
 
 pub use clock::{ClockEstimate, RoundTrip};

@@ -9,6 +9,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use shootout_agents::coordinate;
+use shootout_agents::launch::Launcher;
+use shootout_agents::AgentSpec;
 use shootout_engine::{limits, Plan, Progress};
 use shootout_model::settings::{is_token, LoadSettings};
 use shootout_model::slo::{parse_condition, Condition};
@@ -95,12 +98,23 @@ pub struct LoadArgs {
     /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, rps).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
+    /// Run the load from agents, each with an exact share of it: local:N (processes on this machine); ssh, slurm
+    /// and k8s launchers are coming (see docs/agents.md).
+    #[arg(long, value_name = "SPEC", value_parser = agents_arg)]
+    agents: Option<AgentSpec>,
+    /// With --agents: the most an agent's wall clock may be off this machine's.
+    #[arg(long, value_parser = duration_arg, default_value = "50ms", requires = "agents")]
+    max_skew: Duration,
     /// Print the JSON result on stdout instead of the summary.
     #[arg(long)]
     json: bool,
     /// Also write the JSON result to this file.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+fn agents_arg(text: &str) -> Result<AgentSpec, String> {
+    AgentSpec::parse(text).map_err(|e| e.to_string())
 }
 
 fn condition_arg(text: &str) -> Result<Condition, String> {
@@ -159,10 +173,17 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
             std::process::exit(130); // a second Ctrl-C: leave at once
         }
     });
-    let bar = progress_bar(&plan.options);
-    let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| show(&bar, &plan.options, p));
-    bar.finish_and_clear();
-    let result = result.map_err(|e| Failure::Run(e.into()))?;
+    let result = match &args.agents {
+        Some(spec) => {
+            with_agents(spec, &plan, &body, args.max_skew, &stop, args.scenario.is_some() || args.urls_file.is_some())?
+        }
+        None => {
+            let bar = progress_bar(&plan.options);
+            let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| show(&bar, &plan.options, p));
+            bar.finish_and_clear();
+            result.map_err(|e| Failure::Run(e.into()))?
+        }
+    };
     emit(&args, &result)?;
     if result.interrupted {
         return Err(Failure::Interrupted);
@@ -176,6 +197,46 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         return Err(Failure::Threshold(format!("threshold failed: {}", lines.join("; "))));
     }
     Ok(())
+}
+
+/// Runs the load from the agents `spec` names, each its exact share, and merges what they measured.
+fn with_agents(
+    spec: &AgentSpec,
+    plan: &Plan,
+    body: &[u8],
+    max_skew: Duration,
+    stop: &AtomicBool,
+    scenario: bool,
+) -> Result<LoadResult, Failure> {
+    if scenario {
+        return Err(Failure::Usage(format!(
+            "--agents {spec} with --scenario or -f: agents send one request for now; drop one of the two"
+        )));
+    }
+    if u64::from(spec.agents()) > plan.options.most_connections() {
+        return Err(Failure::Usage(format!(
+            "--agents {spec}: each agent needs at least one connection of the {}: raise -c (or --max-connections)",
+            plan.options.most_connections()
+        )));
+    }
+    let program = std::env::current_exe().context("cannot find this shootout binary to start local agents")?;
+    let mut merge = shootout_engine::Merge::new(spec.agents() as usize);
+    let job = coordinate::Job { options: &plan.options, body, max_skew };
+    let outcome = coordinate::run(spec, &Launcher { program }, job, stop, &mut merge, &mut |_| {})
+        .map_err(|e| Failure::Run(e.into()))?;
+    for (i, agent) in outcome.agents.iter().enumerate() {
+        eprintln!(
+            "agent {i} ({}, {} CPUs): clock {:+.3} ms ± {:.3} ms from this one's",
+            agent.hello.host,
+            agent.hello.cpus,
+            agent.wall.offset_ns as f64 / 1e6,
+            agent.wall.error_ns as f64 / 1e6
+        );
+    }
+    for why in &outcome.lost {
+        eprintln!("shootout: {why}");
+    }
+    merge.result(plan).ok_or_else(|| Failure::Run(anyhow::anyhow!("no agent sent what it measured")))
 }
 
 /// Reads and validates a scenario file; its problems are reported as `file:line:column: …`.

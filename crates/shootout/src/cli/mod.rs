@@ -1,6 +1,7 @@
 //! The command line: what the user typed ([`Cli`]) is parsed by clap, then each command validates it into a plan
 //! and runs. Errors in what the user typed exit with code 2 and one line naming the input and the fix.
 
+mod agent;
 mod compare;
 mod load;
 mod report;
@@ -31,6 +32,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run the built-in reference HTTP server.
     Target(target::TargetArgs),
+    /// Run one share of a load for a coordinator (started by `load --agents`, not by hand).
+    Agent(agent::AgentArgs),
 }
 
 /// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Target(args) => target::run(args),
+        Command::Agent(args) => agent::run(args),
     };
     let failure = match outcome {
         Ok(()) => return ExitCode::SUCCESS,

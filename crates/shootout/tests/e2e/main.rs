@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agents;
 mod compare;
 mod errors;
 mod framing;

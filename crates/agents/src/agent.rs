@@ -1,0 +1,126 @@
+//! `shootout agent`: one share of a load, run for the coordinator that started it, over stdin and stdout. It
+//! never runs anything but the load it was given, and it ends when its stdin closes: a coordinator that goes
+//! away takes its agents with it.
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use shootout_engine::Plan;
+use shootout_model::Segment;
+
+use crate::clock::{monotonic_ns, wall_ns};
+use crate::frame;
+use crate::protocol::{FromAgent, Hello, ToAgent};
+use crate::PROTOCOL_VERSION;
+
+/// Why an agent stopped before its load ended.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The coordinator's messages could not be read.
+    #[error("{0}")]
+    Frame(#[from] frame::FrameError),
+    /// The coordinator could not be written to.
+    #[error("cannot write to the coordinator: {0}")]
+    Write(#[from] std::io::Error),
+}
+
+/// Serves one run: hello, clock pings, the load, the start, every second, the totals.
+pub fn serve<R, W>(mut input: R, mut output: W, index: u32, of: u32) -> Result<(), AgentError>
+where
+    R: BufRead + Send + 'static,
+    W: Write,
+{
+    let host = nix::sys::utsname::uname().map_or_else(|_| "unknown".into(), |u| u.nodename().to_string_lossy().into());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let hello = Hello { protocol: PROTOCOL_VERSION, version: env!("CARGO_PKG_VERSION").into(), index, host, cpus };
+    frame::write(&mut output, &FromAgent::Hello(hello))?;
+    let coordinator = "the coordinator";
+    let (plan, at) = loop {
+        let Some(message) = frame::read::<_, ToAgent>(&mut input, coordinator)? else {
+            return Ok(()); // the coordinator went away before the start: nothing to do
+        };
+        match message {
+            ToAgent::Ping { seq } => {
+                frame::write(&mut output, &FromAgent::Pong { seq, monotonic_ns: monotonic_ns(), wall_ns: wall_ns() })?
+            }
+            ToAgent::Load { protocol, options, body_base64 } => {
+                let mut options = *options;
+                let failed = |message: String| FromAgent::Failed { message };
+                if protocol != PROTOCOL_VERSION {
+                    let why = format!("agent {index} speaks protocol {PROTOCOL_VERSION}, the coordinator {protocol}: run the same shootout on both");
+                    frame::write(&mut output, &failed(why))?;
+                    return Ok(());
+                }
+                options.segment = Some(Segment { index, of });
+                let body = match base64::engine::general_purpose::STANDARD.decode(body_base64) {
+                    Ok(body) => body,
+                    Err(e) => {
+                        frame::write(
+                            &mut output,
+                            &failed(format!("agent {index}: the request body is not base64 ({e})")),
+                        )?;
+                        return Ok(());
+                    }
+                };
+                match Plan::new(options, &body) {
+                    Ok(plan) => {
+                        frame::write(&mut output, &FromAgent::Ready)?;
+                        let ToAgent::Start { at_monotonic_ns } = wait_for_start(&mut input, &mut output)? else {
+                            return Ok(());
+                        };
+                        break (plan, at_monotonic_ns);
+                    }
+                    Err(e) => {
+                        frame::write(&mut output, &failed(format!("agent {index}: {e}")))?;
+                        return Ok(());
+                    }
+                }
+            }
+            ToAgent::Start { .. } | ToAgent::Stop => return Ok(()),
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    watch_for_stop(input, stop.clone());
+    let wait = at - monotonic_ns();
+    if wait > 0 {
+        std::thread::sleep(Duration::from_nanos(wait as u64));
+    }
+    let mut write_failed = None;
+    let outcome = shootout_engine::run_observed(&plan, stop.clone(), &mut |_| {}, &mut |second| {
+        if write_failed.is_none() {
+            if let Err(e) = frame::write(&mut output, &FromAgent::Second(second.clone())) {
+                write_failed = Some(e);
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    });
+    if let Some(e) = write_failed {
+        return Err(e.into());
+    }
+    match outcome {
+        Ok((_, totals)) => frame::write(&mut output, &FromAgent::Totals(Box::new(totals)))?,
+        Err(e) => frame::write(&mut output, &FromAgent::Failed { message: format!("agent {index}: {e}") })?,
+    }
+    Ok(())
+}
+
+/// After `Ready`: the next message, which should be the start (anything else, or the end, means stop).
+fn wait_for_start<R: BufRead, W: Write>(input: &mut R, _output: &mut W) -> Result<ToAgent, AgentError> {
+    Ok(frame::read::<_, ToAgent>(input, "the coordinator")?.unwrap_or(ToAgent::Stop))
+}
+
+/// Reads the coordinator's messages while the load runs: a `Stop`, or the end of its stdin, stops the load.
+fn watch_for_stop<R: BufRead + Send + 'static>(mut input: R, stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || loop {
+        match frame::read::<_, ToAgent>(&mut input, "the coordinator") {
+            Ok(Some(ToAgent::Stop)) | Ok(None) | Err(_) => {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+            Ok(Some(_)) => {}
+        }
+    });
+}

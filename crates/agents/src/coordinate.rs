@@ -1,0 +1,267 @@
+//! The coordinator's side of a run with agents: start them, hear their hellos, check their clocks, hand each
+//! its share, start them all at one instant, gather every second and their totals, and merge them exactly.
+//! Whatever happens (an agent that cannot start or dies, Ctrl-C), every agent is stopped and what they sent is
+//! kept.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use shootout_engine::Merge;
+use shootout_metrics::Interval;
+use shootout_model::LoadOptions;
+
+use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
+use crate::frame::{self, FrameError};
+use crate::launch::{Launcher, Started};
+use crate::protocol::{FromAgent, Hello, ToAgent};
+use crate::spec::AgentSpec;
+use crate::PROTOCOL_VERSION;
+
+/// Pings per agent in the clock check.
+const PINGS: u32 = 8;
+/// How long agents may take to say hello and to get ready.
+const HANDSHAKE: Duration = Duration::from_secs(30);
+/// Time between the last agent's ready and the common start, for the start message to reach every agent.
+const LEAD: Duration = Duration::from_millis(250);
+
+/// What the coordinator learnt of one agent.
+#[derive(Debug, Clone)]
+pub struct AgentFacts {
+    /// Its hello.
+    pub hello: Hello,
+    /// Its monotonic clock against the coordinator's.
+    pub monotonic: ClockEstimate,
+    /// Its wall clock against the coordinator's.
+    pub wall: ClockEstimate,
+}
+
+/// How a run with agents went: what the coordinator learnt of each, and the agents lost on the way.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Per agent, in index order.
+    pub agents: Vec<AgentFacts>,
+    /// Agents that failed or ended before sending their totals, and why; what they sent before counts.
+    pub lost: Vec<String>,
+}
+
+/// A run with agents that could not go on; the message names the agent and the fix.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CoordinatorError(pub String);
+
+type Heard = (usize, Result<Option<FromAgent>, FrameError>);
+
+/// The agents of one run, started, and the one channel their messages arrive on.
+struct Fleet {
+    agents: Vec<Started>,
+    heard: Receiver<Heard>,
+    /// Messages heard from an agent while waiting for another's, in order.
+    held: Vec<VecDeque<Result<Option<FromAgent>, FrameError>>>,
+}
+
+impl Fleet {
+    fn start(spec: &AgentSpec, launcher: &Launcher) -> Result<Fleet, CoordinatorError> {
+        let mut agents = launcher.start(spec).map_err(|e| CoordinatorError(e.to_string()))?;
+        let (tx, heard) = mpsc::channel();
+        for (i, agent) in agents.iter_mut().enumerate() {
+            let mut output = agent.take_output().expect("a new agent's output");
+            let peer = agent.peer.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || loop {
+                let message = frame::read::<_, FromAgent>(&mut output, &peer);
+                let end = !matches!(message, Ok(Some(_)));
+                if tx.send((i, message)).is_err() || end {
+                    return;
+                }
+            });
+        }
+        let held = agents.iter().map(|_| VecDeque::new()).collect();
+        Ok(Fleet { agents, heard, held })
+    }
+
+    /// The next message of agent `i`, within `deadline` (others' messages heard meanwhile are held for them).
+    fn expect(&mut self, i: usize, what: &str, deadline: Instant) -> Result<FromAgent, CoordinatorError> {
+        let peer = self.agents[i].peer.clone();
+        let heard = loop {
+            if let Some(heard) = self.held[i].pop_front() {
+                break heard;
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.heard.recv_timeout(wait) {
+                Ok((from, heard)) if from == i => break heard,
+                Ok((from, heard)) => self.held[from].push_back(heard),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(CoordinatorError(format!("{peer}: no {what} within {} s", HANDSHAKE.as_secs())))
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(CoordinatorError(format!("{peer} is gone"))),
+            }
+        };
+        match heard {
+            Ok(Some(FromAgent::Failed { message })) => Err(CoordinatorError(message)),
+            Ok(Some(message)) => Ok(message),
+            Ok(None) => Err(CoordinatorError(format!("{peer} ended before {what}"))),
+            Err(e) => Err(CoordinatorError(e.to_string())),
+        }
+    }
+
+    fn send(&mut self, i: usize, message: &ToAgent) -> Result<(), CoordinatorError> {
+        let peer = self.agents[i].peer.clone();
+        self.agents[i].send(message).map_err(|e| CoordinatorError(format!("{peer}: cannot write to it ({e})")))
+    }
+}
+
+/// The load a run with agents shares out.
+#[derive(Debug, Clone, Copy)]
+pub struct Job<'a> {
+    /// The whole load's options (no segment: each agent takes its own).
+    pub options: &'a LoadOptions,
+    /// The request body.
+    pub body: &'a [u8],
+    /// The most an agent's wall clock may be off this machine's.
+    pub max_skew: Duration,
+}
+
+/// Runs `job` on the agents `spec` names, each its segment, and merges what they measured into `merge`; returns
+/// what it learnt of each agent. Every agent is stopped at the end, whatever happened.
+pub fn run(
+    spec: &AgentSpec,
+    launcher: &Launcher,
+    job: Job<'_>,
+    stop: &AtomicBool,
+    merge: &mut Merge,
+    on_second: &mut dyn FnMut(&Interval),
+) -> Result<Outcome, CoordinatorError> {
+    let mut fleet = Fleet::start(spec, launcher)?;
+    let n = fleet.agents.len();
+    let deadline = Instant::now() + HANDSHAKE;
+    let mut facts = Vec::with_capacity(n);
+    for i in 0..n {
+        let hello = match fleet.expect(i, "hello", deadline)? {
+            FromAgent::Hello(hello) => hello,
+            _ => return Err(CoordinatorError(format!("{} did not start with hello", fleet.agents[i].peer))),
+        };
+        let peer = fleet.agents[i].peer.clone();
+        if hello.protocol != PROTOCOL_VERSION || hello.version != env!("CARGO_PKG_VERSION") {
+            return Err(CoordinatorError(format!(
+                "{peer} runs shootout {} (protocol {}), this one {} (protocol {PROTOCOL_VERSION}): install the same version there",
+                hello.version,
+                hello.protocol,
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        let (monotonic, wall) = fleet.check_clock(i)?;
+        if wall.may_exceed(job.max_skew.as_nanos() as i64) {
+            return Err(CoordinatorError(format!(
+                "{peer} ({}): its clock is {:.1} ms off this one's (± {:.1} ms), more than the {} ms allowed: run chrony or another NTP client there, or raise --max-skew",
+                hello.host,
+                wall.offset_ns as f64 / 1e6,
+                wall.error_ns as f64 / 1e6,
+                job.max_skew.as_millis()
+            )));
+        }
+        facts.push(AgentFacts { hello, monotonic, wall });
+    }
+    let body_base64 = base64::engine::general_purpose::STANDARD.encode(job.body);
+    for i in 0..n {
+        let load = ToAgent::Load {
+            protocol: PROTOCOL_VERSION,
+            options: Box::new(job.options.clone()),
+            body_base64: body_base64.clone(),
+        };
+        fleet.send(i, &load)?;
+    }
+    let deadline = Instant::now() + HANDSHAKE;
+    for i in 0..n {
+        match fleet.expect(i, "ready", deadline)? {
+            FromAgent::Ready => {}
+            _ => {
+                return Err(CoordinatorError(format!(
+                    "{} answered its share with something else",
+                    fleet.agents[i].peer
+                )))
+            }
+        }
+    }
+    let start = monotonic_ns() + LEAD.as_nanos() as i64;
+    for (i, agent) in facts.iter().enumerate() {
+        fleet.send(i, &ToAgent::Start { at_monotonic_ns: agent.monotonic.to_agent(start) })?;
+    }
+    let lost = fleet.gather(stop, merge, on_second);
+    Ok(Outcome { agents: facts, lost })
+}
+
+impl Fleet {
+    /// Pings agent `i`: its monotonic and wall clocks against this process's.
+    fn check_clock(&mut self, i: usize) -> Result<(ClockEstimate, ClockEstimate), CoordinatorError> {
+        let (mut monotonic, mut wall) = (Vec::new(), Vec::new());
+        for seq in 0..PINGS {
+            let (sent_monotonic, sent_wall) = (monotonic_ns(), wall_ns());
+            self.send(i, &ToAgent::Ping { seq })?;
+            match self.expect(i, "answer to a ping", Instant::now() + HANDSHAKE)? {
+                FromAgent::Pong { seq: answered, monotonic_ns: m, wall_ns: w } if answered == seq => {
+                    let (got_monotonic, got_wall) = (monotonic_ns(), wall_ns());
+                    monotonic.push(RoundTrip { sent_ns: sent_monotonic, agent_ns: m, received_ns: got_monotonic });
+                    wall.push(RoundTrip { sent_ns: sent_wall, agent_ns: w, received_ns: got_wall });
+                }
+                _ => return Err(CoordinatorError(format!("{} did not answer ping {seq}", self.agents[i].peer))),
+            }
+        }
+        let unusable = || CoordinatorError(format!("{}: no usable round trip to check its clock", self.agents[i].peer));
+        Ok((
+            ClockEstimate::from_round_trips(&monotonic).ok_or_else(unusable)?,
+            ClockEstimate::from_round_trips(&wall).ok_or_else(unusable)?,
+        ))
+    }
+
+    /// Gathers every agent's seconds and totals until all have sent their totals or are gone; passes Ctrl-C on,
+    /// and stops every agent when one is lost. Returns the lost ones, with why.
+    fn gather(&mut self, stop: &AtomicBool, merge: &mut Merge, on_second: &mut dyn FnMut(&Interval)) -> Vec<String> {
+        let mut lost = Vec::new();
+        let n = self.agents.len();
+        let mut open = vec![true; n];
+        let mut stopping = false;
+        while open.iter().any(|&o| o) {
+            if stop.load(Ordering::Relaxed) && !stopping {
+                stopping = true;
+                for i in 0..n {
+                    let _ = self.agents[i].send(&ToAgent::Stop);
+                }
+            }
+            let next = match self.held.iter_mut().enumerate().find_map(|(i, q)| q.pop_front().map(|h| (i, h))) {
+                Some(held) => Ok(held),
+                None => self.heard.recv_timeout(Duration::from_millis(100)),
+            };
+            match next {
+                // After its totals an agent has nothing more to say; the end of its output is expected.
+                Ok((i, _)) if !open[i] => {}
+                Ok((i, Ok(Some(FromAgent::Second(interval))))) => merge.add_second(i, interval),
+                Ok((i, Ok(Some(FromAgent::Totals(totals))))) => {
+                    merge.add_totals(i, &totals);
+                    open[i] = false;
+                }
+                Ok((i, other)) => {
+                    // Failed, ended, or unreadable: what it sent counts, and the others stop.
+                    let why = match other {
+                        Ok(Some(FromAgent::Failed { message })) => message,
+                        Ok(_) => format!("{} ended before sending its totals", self.agents[i].peer),
+                        Err(e) => e.to_string(),
+                    };
+                    lost.push(why);
+                    merge.lost(i);
+                    open[i] = false;
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            merge.flush(on_second);
+        }
+        for agent in self.agents.drain(..) {
+            let _ = agent.finish(Duration::from_secs(5));
+        }
+        lost
+    }
+}
