@@ -57,11 +57,7 @@ impl Seconds {
         let latest = &mut self.latest[part];
         *latest = Some(latest.map_or(interval.second, |l| l.max(interval.second)));
         match self.pending.get_mut(&interval.second) {
-            Some(merged) => {
-                merged.requests += interval.requests;
-                merged.errors += interval.errors;
-                merged.latency.add(&interval.latency).expect("histograms share bounds");
-            }
+            Some(merged) => merged.absorb(&interval),
             None => {
                 self.pending.insert(interval.second, interval);
             }

@@ -37,6 +37,13 @@ impl Interval {
             record_us(&mut self.latency, us);
         }
     }
+
+    /// Adds `other`, a report of the same second from another thread or agent: counts add, histograms add.
+    pub fn absorb(&mut self, other: &Interval) {
+        self.requests += other.requests;
+        self.errors += other.errors;
+        self.latency.add(&other.latency).expect("histograms share bounds");
+    }
 }
 
 /// Seconds whose histograms are kept open for late reports; older ones are reduced to their summary, so a run
@@ -86,11 +93,7 @@ impl Timeline {
             return;
         }
         match self.open.get_mut(&interval.second) {
-            Some(merged) => {
-                merged.requests += interval.requests;
-                merged.errors += interval.errors;
-                merged.latency.add(&interval.latency).expect("histograms share bounds");
-            }
+            Some(merged) => merged.absorb(&interval),
             None => {
                 self.open.insert(interval.second, interval);
             }
