@@ -9,9 +9,11 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use shootout_engine::Merge;
+use shootout_engine::{Merge, Totals};
+use shootout_metrics::value_at;
 use shootout_metrics::Interval;
 use shootout_model::LoadOptions;
+use shootout_model::{AgentMeasured, AgentResult};
 
 use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
 use crate::frame::{self, FrameError};
@@ -38,13 +40,50 @@ pub struct AgentFacts {
     pub wall: ClockEstimate,
 }
 
-/// How a run with agents went: what the coordinator learnt of each, and the agents lost on the way.
+/// How a run with agents went, per agent in index order: what the coordinator learnt of it, its totals, and
+/// why it was lost if it was.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// Per agent, in index order.
+    /// Its hello and clocks.
     pub agents: Vec<AgentFacts>,
-    /// Agents that failed or ended before sending their totals, and why; what they sent before counts.
-    pub lost: Vec<String>,
+    /// Its totals, when it sent them.
+    pub totals: Vec<Option<Totals>>,
+    /// Why it failed or ended before sending its totals; what it sent before counts.
+    pub lost: Vec<Option<String>>,
+}
+
+impl Outcome {
+    /// The per-agent section of the result: each agent's host, clock, start and own figures.
+    pub fn agent_results(&self) -> Vec<AgentResult> {
+        let earliest =
+            self.totals.iter().flatten().zip(&self.agents).map(|(t, a)| started_ms(t, a)).fold(f64::INFINITY, f64::min);
+        self.agents
+            .iter()
+            .zip(&self.totals)
+            .zip(&self.lost)
+            .map(|((agent, totals), lost)| AgentResult {
+                index: agent.hello.index,
+                host: agent.hello.host.clone(),
+                cpus: agent.hello.cpus,
+                clock_offset_ms: agent.wall.offset_ns as f64 / 1e6,
+                clock_error_ms: agent.wall.error_ns as f64 / 1e6,
+                measured: totals.as_ref().map(|t| AgentMeasured {
+                    start_ms: started_ms(t, agent) - earliest,
+                    requests: t.recorder.request_counts(),
+                    p50_us: value_at(&t.recorder.latency, 50.0),
+                    p99_us: value_at(&t.recorder.latency, 99.0),
+                    client: t.client_usage(),
+                }),
+                lost: lost.clone(),
+            })
+            .collect()
+    }
+}
+
+/// When an agent's measured window started, by the coordinator's wall clock, ms since the Unix epoch.
+fn started_ms(totals: &Totals, agent: &AgentFacts) -> f64 {
+    let own = totals.started.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1e3);
+    own - agent.wall.offset_ns as f64 / 1e6
 }
 
 /// A run with agents that could not go on; the message names the agent and the fix.
@@ -189,8 +228,8 @@ pub fn run(
     for (i, agent) in facts.iter().enumerate() {
         fleet.send(i, &ToAgent::Start { at_monotonic_ns: agent.monotonic.to_agent(start) })?;
     }
-    let lost = fleet.gather(stop, merge, on_second);
-    Ok(Outcome { agents: facts, lost })
+    let (totals, lost) = fleet.gather(stop, merge, on_second);
+    Ok(Outcome { agents: facts, totals, lost })
 }
 
 impl Fleet {
@@ -217,10 +256,16 @@ impl Fleet {
     }
 
     /// Gathers every agent's seconds and totals until all have sent their totals or are gone; passes Ctrl-C on,
-    /// and stops every agent when one is lost. Returns the lost ones, with why.
-    fn gather(&mut self, stop: &AtomicBool, merge: &mut Merge, on_second: &mut dyn FnMut(&Interval)) -> Vec<String> {
-        let mut lost = Vec::new();
+    /// and stops every agent when one is lost. Returns each agent's totals, or why it was lost.
+    fn gather(
+        &mut self,
+        stop: &AtomicBool,
+        merge: &mut Merge,
+        on_second: &mut dyn FnMut(&Interval),
+    ) -> (Vec<Option<Totals>>, Vec<Option<String>>) {
         let n = self.agents.len();
+        let mut totals_of: Vec<Option<Totals>> = vec![None; n];
+        let mut lost: Vec<Option<String>> = vec![None; n];
         let mut open = vec![true; n];
         let mut stopping = false;
         while open.iter().any(|&o| o) {
@@ -240,6 +285,7 @@ impl Fleet {
                 Ok((i, Ok(Some(FromAgent::Second(interval))))) => merge.add_second(i, interval),
                 Ok((i, Ok(Some(FromAgent::Totals(totals))))) => {
                     merge.add_totals(i, &totals);
+                    totals_of[i] = Some(*totals);
                     open[i] = false;
                 }
                 Ok((i, other)) => {
@@ -249,7 +295,7 @@ impl Fleet {
                         Ok(_) => format!("{} ended before sending its totals", self.agents[i].peer),
                         Err(e) => e.to_string(),
                     };
-                    lost.push(why);
+                    lost[i] = Some(why);
                     merge.lost(i);
                     open[i] = false;
                     stop.store(true, Ordering::Relaxed);
@@ -262,6 +308,6 @@ impl Fleet {
         for agent in self.agents.drain(..) {
             let _ = agent.finish(Duration::from_secs(5));
         }
-        lost
+        (totals_of, lost)
     }
 }

@@ -130,6 +130,19 @@ impl Totals {
         }
     }
 
+    /// The client's own resource use, as the result reports it.
+    pub fn client_usage(&self) -> ClientUsage {
+        ClientUsage {
+            threads: self.threads,
+            cpus_available: self.cpus_available,
+            user_s: self.user.as_secs_f64(),
+            sys_s: self.system.as_secs_f64(),
+            cpu_s: (self.user + self.system).as_secs_f64(),
+            busy: self.busy,
+            saturated: self.busy >= SATURATION,
+        }
+    }
+
     /// Adds `other`'s measurements to these, exactly (each field as its documentation says).
     pub fn add(&mut self, other: &Totals) {
         self.recorder += &other.recorder;
@@ -207,7 +220,6 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
     let seconds = totals.duration.as_secs_f64();
     let requests = total.request_counts();
     let per_second = |count: u64| if seconds > 0.0 { count as f64 / seconds } else { 0.0 };
-    let cpu_s = (totals.user + totals.system).as_secs_f64();
     LoadResult {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "shootout".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -257,15 +269,8 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
             ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
         }),
-        client: ClientUsage {
-            threads: totals.threads,
-            cpus_available: totals.cpus_available,
-            user_s: totals.user.as_secs_f64(),
-            sys_s: totals.system.as_secs_f64(),
-            cpu_s,
-            busy: totals.busy,
-            saturated: totals.busy >= SATURATION,
-        },
+        client: totals.client_usage(),
+        agents: Vec::new(),
     }
 }
 

@@ -26,6 +26,6 @@ pub mod units;
 pub use errors::ErrorKind;
 pub use options::{Arrival, LoadOptions, Pacing, Segment, Stage, StopCondition};
 pub use result::{
-    ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts, Second, Sends, Throughput,
-    ToolInfo, SCHEMA_VERSION,
+    AgentMeasured, AgentResult, ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts,
+    Second, Sends, Throughput, ToolInfo, SCHEMA_VERSION,
 };

@@ -71,6 +71,49 @@ pub struct LoadResult {
     pub timeline: Vec<Second>,
     /// The load generator's own resource use.
     pub client: ClientUsage,
+    /// A load run from several agents (`--agents`): each one's host, share, clock and own figures. Empty for a
+    /// run from one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentResult>,
+}
+
+/// One agent of a load run from several: where it ran, its clock, and its own figures. Its percentiles are its
+/// own; the run's are computed from the merged histograms, never from these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    /// Its index, which is also its share: segment `index` of as many as there are agents.
+    pub index: u32,
+    /// The host it ran on.
+    pub host: String,
+    /// The CPUs it could use.
+    pub cpus: u32,
+    /// Its wall clock minus the coordinator's, in milliseconds (NTP-style, from the least-delayed round trip).
+    pub clock_offset_ms: f64,
+    /// The offset is true to within this, in milliseconds (half that round trip).
+    pub clock_error_ms: f64,
+    /// What it measured over its whole run; absent for an agent lost before it sent its totals (the seconds it
+    /// sent still count in the run's figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<AgentMeasured>,
+    /// Why it stopped before the others, when it did; what it sent before counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+}
+
+/// One agent's own figures over its whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentMeasured {
+    /// When its measured window started, in milliseconds after the earliest agent's, by the coordinator's clock:
+    /// the spread of the agents' starts.
+    pub start_ms: f64,
+    /// Its requests.
+    pub requests: RequestCounts,
+    /// Its median latency, µs.
+    pub p50_us: u64,
+    /// Its 99th percentile latency, µs.
+    pub p99_us: u64,
+    /// Its own CPU, and whether it was the bottleneck.
+    pub client: ClientUsage,
 }
 
 /// Name and version of the measuring program.

@@ -21,6 +21,7 @@ pub fn render_load(result: &LoadResult) -> String {
     let _ = writeln!(out);
     counts(&mut out, result);
     client_cpu(&mut out, result, &s);
+    agents(&mut out, result);
     warnings(&mut out, result);
     out
 }
@@ -202,6 +203,41 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
             "Client CPU per request:",
             u.cpu_s * 1e6 / s.transactions as f64
         );
+    }
+}
+
+/// A run from several agents: one line each, with its host, clock, start, own figures and CPU.
+fn agents(out: &mut String, result: &LoadResult) {
+    if result.agents.is_empty() {
+        return;
+    }
+    let spread = result.agents.iter().filter_map(|a| a.measured.as_ref()).map(|m| m.start_ms).fold(0.0, f64::max);
+    let _ = writeln!(out, "{:<26}{} (starts spread over {spread:.3} ms)", "Agents:", result.agents.len());
+    for a in &result.agents {
+        let clock = format!("clock {:+.3} ms ± {:.3}", a.clock_offset_ms, a.clock_error_ms);
+        match &a.measured {
+            Some(m) => {
+                let _ = writeln!(
+                    out,
+                    "  {} {} ({} CPUs): {} requests, p50 {} ms, p99 {} ms, CPU {:.0}%{}, {clock}, started +{:.3} ms",
+                    a.index,
+                    a.host,
+                    a.cpus,
+                    m.requests.total,
+                    ms(m.p50_us as f64),
+                    ms(m.p99_us as f64),
+                    m.client.busy * 100.0,
+                    if m.client.saturated { " (client-bound)" } else { "" },
+                    m.start_ms
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  {} {} ({} CPUs): {clock}, lost before its totals", a.index, a.host, a.cpus);
+            }
+        }
+        if let Some(why) = &a.lost {
+            let _ = writeln!(out, "    stopped: {why}");
+        }
     }
 }
 

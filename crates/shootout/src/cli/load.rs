@@ -185,6 +185,13 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         }
     };
     emit(&args, &result)?;
+    let lost: Vec<&str> = result.agents.iter().filter_map(|a| a.lost.as_deref()).collect();
+    if !lost.is_empty() {
+        return Err(Failure::Run(anyhow::anyhow!(
+            "{}; the others were stopped, and the result keeps what every agent sent",
+            lost.join("; ")
+        )));
+    }
     if result.interrupted {
         return Err(Failure::Interrupted);
     }
@@ -224,19 +231,18 @@ fn with_agents(
     let job = coordinate::Job { options: &plan.options, body, max_skew };
     let outcome = coordinate::run(spec, &Launcher { program }, job, stop, &mut merge, &mut |_| {})
         .map_err(|e| Failure::Run(e.into()))?;
-    for (i, agent) in outcome.agents.iter().enumerate() {
+    for agent in &outcome.agents {
+        let clock =
+            format!("{:+.3} ms ± {:.3} ms", agent.wall.offset_ns as f64 / 1e6, agent.wall.error_ns as f64 / 1e6);
         eprintln!(
-            "agent {i} ({}, {} CPUs): clock {:+.3} ms ± {:.3} ms from this one's",
-            agent.hello.host,
-            agent.hello.cpus,
-            agent.wall.offset_ns as f64 / 1e6,
-            agent.wall.error_ns as f64 / 1e6
+            "agent {} ({}, {} CPUs): clock {clock} from this one's",
+            agent.hello.index, agent.hello.host, agent.hello.cpus
         );
     }
-    for why in &outcome.lost {
-        eprintln!("shootout: {why}");
-    }
-    merge.result(plan).ok_or_else(|| Failure::Run(anyhow::anyhow!("no agent sent what it measured")))
+    let mut result =
+        merge.result(plan).ok_or_else(|| Failure::Run(anyhow::anyhow!("no agent sent what it measured")))?;
+    result.agents = outcome.agent_results();
+    Ok(result)
 }
 
 /// Reads and validates a scenario file; its problems are reported as `file:line:column: …`.

@@ -12,7 +12,9 @@ fn three_local_agents_send_exactly_the_requests_asked_for() {
     let output =
         shootout().args(["load", "--agents", "local:3", "-c", "12", "-n", "6000", "--json", &url]).output().unwrap();
     assert!(output.status.success(), "{}", describe(&output));
-    let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    crate::result_json::assert_valid(&document);
+    let result: shootout_model::LoadResult = serde_json::from_value(document).unwrap();
     assert_eq!((result.requests.total, result.requests.ok), (6000, 6000));
     assert_eq!(target.served(), 6000, "the server saw exactly what the merged result says");
     assert!(!result.interrupted);
@@ -25,6 +27,17 @@ fn three_local_agents_send_exactly_the_requests_asked_for() {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.matches("clock").count(), 3, "each agent's clock check is reported: {stderr}");
+    // The per-agent section: every agent's own share, clock and start.
+    assert_eq!(result.agents.len(), 3);
+    let shares: Vec<u64> = result.agents.iter().map(|a| a.measured.as_ref().unwrap().requests.total).collect();
+    assert_eq!(shares, vec![2000, 2000, 2000], "each agent sent exactly its share");
+    for agent in &result.agents {
+        assert!(agent.clock_offset_ms.abs() <= agent.clock_error_ms + 5.0, "one machine's clocks agree: {agent:?}");
+        assert!(agent.measured.as_ref().unwrap().start_ms < 100.0, "started together: {agent:?}");
+        assert!(agent.lost.is_none());
+    }
+    let summary = shootout().args(["load", "--agents", "local:2", "-c", "4", "-n", "400", &url]).output().unwrap();
+    assert!(String::from_utf8_lossy(&summary.stdout).contains("Agents:                   2 (starts spread over"));
     // This test's agents are the only ones of three (the other tests here start two, or none).
     let left =
         std::process::Command::new("pgrep").args(["-f", "shootout agent --index [0-9]+ --of 3"]).output().unwrap();
@@ -43,7 +56,8 @@ fn two_local_agents_keep_an_open_rate() {
     assert!((792..=808).contains(&sends.due), "400/s for 2 s from two agents: {} due", sends.due);
     assert_eq!(result.requests.total, sends.sent);
     assert_eq!(target.served(), sends.sent);
-    let per_second: Vec<u64> = result.timeline.iter().map(|s| s.requests).collect();
+    // The whole seconds of the window (a last one, measured for a moment, may follow with nothing in it).
+    let per_second: Vec<u64> = result.timeline.iter().take(2).map(|s| s.requests).collect();
     assert!(
         per_second.iter().all(|&n| (380..=420).contains(&n)),
         "each merged second holds the whole rate: {per_second:?}"
@@ -64,4 +78,35 @@ fn agents_that_cannot_share_the_load_are_refused_with_one_line() {
         assert_eq!(output.status.code(), Some(2), "{all:?}: {}", describe(&output));
         assert!(String::from_utf8_lossy(&output.stderr).contains(names), "{all:?}: {}", describe(&output));
     }
+}
+
+#[test]
+fn an_agent_that_dies_mid_run_ends_the_run_and_what_all_sent_is_kept() {
+    let target = Target::start();
+    let url = target.url("/hello");
+    let child = shootout()
+        .args(["load", "--agents", "local:2", "-c", "4", "-d", "4s", "--json", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let the load run a while, then kill agent 1 of this run: a child of this coordinator.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let parent = child.id().to_string();
+    let killed = std::process::Command::new("pkill")
+        .args(["-KILL", "-P", &parent, "-f", "shootout agent --index 1 --of 2"])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "agent 1 was running");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("agent 1 (local) ended before sending its totals"), "{stderr}");
+    let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(result.duration_s < 3.5, "the run ended when the agent died, not after 4 s: {}", result.duration_s);
+    assert!(result.agents[1].lost.is_some() && result.agents[1].measured.is_none());
+    assert!(result.agents[0].lost.is_none() && result.agents[0].measured.is_some());
+    let from_seconds: u64 = result.timeline.iter().map(|s| s.requests).sum();
+    assert!(from_seconds > result.agents[0].measured.as_ref().unwrap().requests.total, "agent 1's seconds count");
+    assert!(target.served() >= result.requests.total, "nothing is reported that the server did not see");
 }
