@@ -6,11 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# What the tests need from Debian's packages: Chromium (the report test) and procps (pgrep, to prove no server
-# process is left behind). Installed only when missing, and only where we may (root, apt).
+# What the tests need from Debian's packages: Chromium (the report test), procps (pgrep, to prove no server
+# process is left behind), and openssh-server and iproute2 (the ssh agents test runs a real sshd in each of three
+# network namespaces; under CI it must run). Installed only when missing, and only where we may (root, apt).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pgrep >/dev/null || missing+=(procps)
+[ -x /usr/sbin/sshd ] && command -v ssh >/dev/null || missing+=(openssh-server)
+command -v ip >/dev/null || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2

@@ -32,6 +32,8 @@ const LEAD: Duration = Duration::from_millis(250);
 /// What the coordinator learnt of one agent.
 #[derive(Debug, Clone)]
 pub struct AgentFacts {
+    /// How the launcher names it: `agent 0 (local)`, `agent 1 (load2)`.
+    pub peer: String,
     /// Its hello.
     pub hello: Hello,
     /// Its monotonic clock against the coordinator's.
@@ -141,9 +143,14 @@ impl Fleet {
         match heard {
             Ok(Some(FromAgent::Failed { message })) => Err(CoordinatorError(message)),
             Ok(Some(message)) => Ok(message),
-            Ok(None) => Err(CoordinatorError(format!("{peer} ended before {what}"))),
+            Ok(None) => Err(CoordinatorError(format!("{peer} ended before {what}{}", self.last_words(i)))),
             Err(e) => Err(CoordinatorError(e.to_string())),
         }
+    }
+
+    /// `: ` and the last line agent `i` wrote on stderr (ssh's reason when ssh could not start it), if any.
+    fn last_words(&self, i: usize) -> String {
+        self.agents[i].last_words().map(|line| format!(": {line}")).unwrap_or_default()
     }
 
     fn send(&mut self, i: usize, message: &ToAgent) -> Result<(), CoordinatorError> {
@@ -201,7 +208,7 @@ pub fn run(
                 job.max_skew.as_millis()
             )));
         }
-        facts.push(AgentFacts { hello, monotonic, wall });
+        facts.push(AgentFacts { peer, hello, monotonic, wall });
     }
     let body_base64 = base64::engine::general_purpose::STANDARD.encode(job.body);
     for i in 0..n {
@@ -292,7 +299,9 @@ impl Fleet {
                     // Failed, ended, or unreadable: what it sent counts, and the others stop.
                     let why = match other {
                         Ok(Some(FromAgent::Failed { message })) => message,
-                        Ok(_) => format!("{} ended before sending its totals", self.agents[i].peer),
+                        Ok(_) => {
+                            format!("{} ended before sending its totals{}", self.agents[i].peer, self.last_words(i))
+                        }
                         Err(e) => e.to_string(),
                     };
                     lost[i] = Some(why);

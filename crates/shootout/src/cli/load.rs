@@ -98,10 +98,18 @@ pub struct LoadArgs {
     /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, rps).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
-    /// Run the load from agents, each with an exact share of it: local:N (processes on this machine); ssh, slurm
-    /// and k8s launchers are coming (see docs/agents.md).
+    /// Run the load from agents, each with an exact share of it: local:N (processes on this machine) or
+    /// ssh:HOST,HOST,… (one agent per host, started with your own OpenSSH and keys); slurm and k8s launchers are
+    /// coming (see docs/agents.md).
     #[arg(long, value_name = "SPEC", value_parser = agents_arg)]
     agents: Option<AgentSpec>,
+    /// With --agents ssh:…: the command that runs shootout on the hosts, for when it is not on their PATH (a path,
+    /// or any command line for the host's shell).
+    #[arg(long, value_name = "CMD", default_value = "shootout", requires = "agents")]
+    agent_command: String,
+    /// With --agents ssh:…: the ssh configuration file to use instead of your own (ssh -F FILE).
+    #[arg(long, value_name = "FILE", requires = "agents")]
+    ssh_config: Option<PathBuf>,
     /// With --agents: the most an agent's wall clock may be off this machine's.
     #[arg(long, value_parser = duration_arg, default_value = "50ms", requires = "agents")]
     max_skew: Duration,
@@ -175,7 +183,11 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     });
     let result = match &args.agents {
         Some(spec) => {
-            with_agents(spec, &plan, &body, args.max_skew, &stop, args.scenario.is_some() || args.urls_file.is_some())?
+            let program = std::env::current_exe().context("cannot find this shootout binary to start local agents")?;
+            let launcher =
+                Launcher { program, agent_command: args.agent_command.clone(), ssh_config: args.ssh_config.clone() };
+            let scenario = args.scenario.is_some() || args.urls_file.is_some();
+            with_agents(spec, &launcher, &plan, &body, args.max_skew, &stop, scenario)?
         }
         None => {
             let bar = progress_bar(&plan.options);
@@ -209,6 +221,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
 /// Runs the load from the agents `spec` names, each its exact share, and merges what they measured.
 fn with_agents(
     spec: &AgentSpec,
+    launcher: &Launcher,
     plan: &Plan,
     body: &[u8],
     max_skew: Duration,
@@ -226,17 +239,18 @@ fn with_agents(
             plan.options.most_connections()
         )));
     }
-    let program = std::env::current_exe().context("cannot find this shootout binary to start local agents")?;
     let mut merge = shootout_engine::Merge::new(spec.agents() as usize);
     let job = coordinate::Job { options: &plan.options, body, max_skew };
-    let outcome = coordinate::run(spec, &Launcher { program }, job, stop, &mut merge, &mut |_| {})
-        .map_err(|e| Failure::Run(e.into()))?;
+    let outcome =
+        coordinate::run(spec, launcher, job, stop, &mut merge, &mut |_| {}).map_err(|e| Failure::Run(e.into()))?;
     for agent in &outcome.agents {
-        let clock =
-            format!("{:+.3} ms ± {:.3} ms", agent.wall.offset_ns as f64 / 1e6, agent.wall.error_ns as f64 / 1e6);
         eprintln!(
-            "agent {} ({}, {} CPUs): clock {clock} from this one's",
-            agent.hello.index, agent.hello.host, agent.hello.cpus
+            "{}: on {}, {} CPUs, clock {:+.3} ms ± {:.3} ms from this one's",
+            agent.peer,
+            agent.hello.host,
+            agent.hello.cpus,
+            agent.wall.offset_ns as f64 / 1e6,
+            agent.wall.error_ns as f64 / 1e6
         );
     }
     let mut result =
