@@ -2,7 +2,6 @@
 
 use std::process::Stdio;
 
-
 use crate::support::{fault_server, load, shootout, Fault, Target};
 
 #[test]
