@@ -13,7 +13,7 @@ use shootout_engine::{Merge, Totals};
 use shootout_metrics::value_at;
 use shootout_metrics::Interval;
 use shootout_model::LoadOptions;
-use shootout_model::{AgentMeasured, AgentResult};
+use shootout_model::{AgentMeasured, AgentResult, ClientUsage};
 
 use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
 use crate::frame::{self, FrameError};
@@ -55,6 +55,37 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The client's resource use of the whole run, judged per host: agents on one host share its CPUs, so their
+    /// CPU time is added and set against that host's CPUs (each agent alone only sees its own share, and three
+    /// agents pinned to one core can each look a third busy while the core is full). `merged` is what the merge
+    /// of the totals says; its CPUs are counted once per host, and its busy figure is the busiest host's.
+    pub fn client_usage(&self, merged: &ClientUsage, duration: Duration) -> ClientUsage {
+        let mut hosts: Vec<(&str, u32, u32, Duration)> = Vec::new(); // host, CPUs, threads, CPU time
+        for (agent, totals) in self.agents.iter().zip(&self.totals) {
+            let Some(totals) = totals else { continue };
+            let cpu = totals.user + totals.system;
+            match hosts.iter_mut().find(|h| h.0 == agent.hello.host) {
+                Some(host) => {
+                    host.1 = host.1.max(agent.hello.cpus);
+                    host.2 += totals.threads;
+                    host.3 += cpu;
+                }
+                None => hosts.push((&agent.hello.host, agent.hello.cpus, totals.threads, cpu)),
+            }
+        }
+        if hosts.is_empty() {
+            return *merged;
+        }
+        let busy =
+            hosts.iter().map(|&(_, cpus, threads, cpu)| Totals::busy(cpu, duration, threads, cpus)).fold(0.0, f64::max);
+        ClientUsage {
+            cpus_available: hosts.iter().map(|h| h.1).sum(),
+            busy,
+            saturated: busy >= shootout_engine::merge::SATURATION,
+            ..*merged
+        }
+    }
+
     /// The per-agent section of the result: each agent's host, clock, start and own figures.
     pub fn agent_results(&self) -> Vec<AgentResult> {
         let earliest =

@@ -115,7 +115,8 @@ pub struct Totals {
     /// System CPU time of the process in the measured window (added up: summed).
     pub system: Duration,
     /// CPU used as a fraction of what the threads could have used, `cpu / (duration · min(threads, cpus))` (added
-    /// up: the busiest part's, since one saturated agent is enough for the result to measure the client).
+    /// up: the busiest part's, since one saturated agent is enough for the result to measure the client; a
+    /// coordinator that knows which agents share a host judges them together, see `shootout_agents`).
     pub busy: f64,
 }
 

@@ -250,7 +250,8 @@ pub struct ClientUsage {
     pub cpu_s: f64,
     /// CPU used as a fraction of what the worker threads could have used:
     /// `cpu_s / (duration_s * min(threads, cpus_available))`. For a load run by several agents, the busiest
-    /// agent's (its threads, CPUs and CPU seconds are summed over the agents).
+    /// host's: the agents on one host are judged together against its CPUs (threads and CPU seconds are summed
+    /// over the agents, CPUs counted once per host).
     pub busy: f64,
     /// True when `busy >= 0.9`: the result then measures the client, not the server.
     pub saturated: bool,

@@ -110,3 +110,36 @@ fn an_agent_that_dies_mid_run_ends_the_run_and_what_all_sent_is_kept() {
     assert!(from_seconds > result.agents[0].measured.as_ref().unwrap().requests.total, "agent 1's seconds count");
     assert!(target.served() >= result.requests.total, "nothing is reported that the server did not see");
 }
+
+/// Agents that share a machine share its CPUs: the run is judged against the host, not against each agent alone.
+#[test]
+fn agents_on_one_core_are_judged_together() {
+    let target = Target::start();
+    let url = target.url("/hello");
+    let output = std::process::Command::new("taskset")
+        .args([
+            "-c",
+            "0",
+            env!("CARGO_BIN_EXE_shootout"),
+            "load",
+            "--agents",
+            "local:3",
+            "-c",
+            "6",
+            "-d",
+            "2s",
+            "--json",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result.client.cpus_available, 1, "one host, one CPU, counted once");
+    let busiest = result.agents.iter().map(|a| a.measured.as_ref().unwrap().client.busy).fold(0.0, f64::max);
+    assert!(
+        result.client.busy > 2.0 * busiest,
+        "three agents on one core add up: {} against each at most {busiest}",
+        result.client.busy
+    );
+}
