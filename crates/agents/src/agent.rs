@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use shootout_engine::Plan;
-use shootout_model::Segment;
+use shootout_model::{LoadOptions, Segment};
 
 use crate::clock::{monotonic_ns, wall_ns};
 use crate::frame;
@@ -47,34 +47,17 @@ where
                 frame::write(&mut output, &FromAgent::Pong { seq, monotonic_ns: monotonic_ns(), wall_ns: wall_ns() })?
             }
             ToAgent::Load { protocol, options, body_base64 } => {
-                let mut options = *options;
-                let failed = |message: String| FromAgent::Failed { message };
-                if protocol != PROTOCOL_VERSION {
-                    let why = format!("agent {index} speaks protocol {PROTOCOL_VERSION}, the coordinator {protocol}: run the same shootout on both");
-                    frame::write(&mut output, &failed(why))?;
-                    return Ok(());
-                }
-                options.segment = Some(Segment { index, of });
-                let body = match base64::engine::general_purpose::STANDARD.decode(body_base64) {
-                    Ok(body) => body,
-                    Err(e) => {
-                        frame::write(
-                            &mut output,
-                            &failed(format!("agent {index}: the request body is not base64 ({e})")),
-                        )?;
-                        return Ok(());
-                    }
-                };
-                match Plan::new(options, &body) {
+                match plan_share(index, of, protocol, *options, &body_base64) {
                     Ok(plan) => {
                         frame::write(&mut output, &FromAgent::Ready)?;
-                        let ToAgent::Start { at_monotonic_ns } = wait_for_start(&mut input, &mut output)? else {
-                            return Ok(());
-                        };
-                        break (plan, at_monotonic_ns);
+                        // After ready, anything but the start (or the end of the input) means stop.
+                        match frame::read::<_, ToAgent>(&mut input, coordinator)? {
+                            Some(ToAgent::Start { at_monotonic_ns }) => break (plan, at_monotonic_ns),
+                            _ => return Ok(()),
+                        }
                     }
-                    Err(e) => {
-                        frame::write(&mut output, &failed(format!("agent {index}: {e}")))?;
+                    Err(message) => {
+                        frame::write(&mut output, &FromAgent::Failed { message })?;
                         return Ok(());
                     }
                 }
@@ -107,9 +90,18 @@ where
     Ok(())
 }
 
-/// After `Ready`: the next message, which should be the start (anything else, or the end, means stop).
-fn wait_for_start<R: BufRead, W: Write>(input: &mut R, _output: &mut W) -> Result<ToAgent, AgentError> {
-    Ok(frame::read::<_, ToAgent>(input, "the coordinator")?.unwrap_or(ToAgent::Stop))
+/// This agent's share of the load the coordinator sent: its segment of the whole, planned; or why it cannot run.
+fn plan_share(index: u32, of: u32, protocol: u32, mut options: LoadOptions, body_base64: &str) -> Result<Plan, String> {
+    if protocol != PROTOCOL_VERSION {
+        return Err(format!(
+            "agent {index} speaks protocol {PROTOCOL_VERSION}, the coordinator {protocol}: run the same shootout on both"
+        ));
+    }
+    options.segment = Some(Segment { index, of });
+    let body = base64::engine::general_purpose::STANDARD
+        .decode(body_base64)
+        .map_err(|e| format!("agent {index}: the request body is not base64 ({e})"))?;
+    Plan::new(options, &body).map_err(|e| format!("agent {index}: {e}"))
 }
 
 /// Reads the coordinator's messages while the load runs: a `Stop`, or the end of its stdin, stops the load.
