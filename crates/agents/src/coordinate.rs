@@ -13,7 +13,7 @@ use shootout_engine::{Merge, Totals};
 use shootout_metrics::value_at;
 use shootout_metrics::Interval;
 use shootout_model::LoadOptions;
-use shootout_model::{AgentMeasured, AgentResult, ClientUsage};
+use shootout_model::{AgentMeasured, AgentResult};
 
 use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
 use crate::frame::{self, FrameError};
@@ -55,37 +55,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The client's resource use of the whole run, judged per host: agents on one host share its CPUs, so their
-    /// CPU time is added and set against that host's CPUs (each agent alone only sees its own share, and three
-    /// agents pinned to one core can each look a third busy while the core is full). `merged` is what the merge
-    /// of the totals says; its CPUs are counted once per host, and its busy figure is the busiest host's.
-    pub fn client_usage(&self, merged: &ClientUsage, duration: Duration) -> ClientUsage {
-        let mut hosts: Vec<(&str, u32, u32, Duration)> = Vec::new(); // host, CPUs, threads, CPU time
-        for (agent, totals) in self.agents.iter().zip(&self.totals) {
-            let Some(totals) = totals else { continue };
-            let cpu = totals.user + totals.system;
-            match hosts.iter_mut().find(|h| h.0 == agent.hello.host) {
-                Some(host) => {
-                    host.1 = host.1.max(agent.hello.cpus);
-                    host.2 += totals.threads;
-                    host.3 += cpu;
-                }
-                None => hosts.push((&agent.hello.host, agent.hello.cpus, totals.threads, cpu)),
-            }
-        }
-        if hosts.is_empty() {
-            return *merged;
-        }
-        let busy =
-            hosts.iter().map(|&(_, cpus, threads, cpu)| Totals::busy(cpu, duration, threads, cpus)).fold(0.0, f64::max);
-        ClientUsage {
-            cpus_available: hosts.iter().map(|h| h.1).sum(),
-            busy,
-            saturated: busy >= shootout_engine::merge::SATURATION,
-            ..*merged
-        }
-    }
-
     /// The per-agent section of the result: each agent's host, clock, start and own figures.
     pub fn agent_results(&self) -> Vec<AgentResult> {
         let earliest =
@@ -266,7 +235,8 @@ pub fn run(
     for (i, agent) in facts.iter().enumerate() {
         fleet.send(i, &ToAgent::Start { at_monotonic_ns: agent.monotonic.to_agent(start) })?;
     }
-    let (totals, lost) = fleet.gather(stop, merge, on_second);
+    let hosts: Vec<&str> = facts.iter().map(|f| f.hello.host.as_str()).collect();
+    let (totals, lost) = fleet.gather(&hosts, stop, merge, on_second);
     Ok(Outcome { agents: facts, totals, lost })
 }
 
@@ -294,9 +264,11 @@ impl Fleet {
     }
 
     /// Gathers every agent's seconds and totals until all have sent their totals or are gone; passes Ctrl-C on,
-    /// and stops every agent when one is lost. Returns each agent's totals, or why it was lost.
+    /// and stops every agent when one is lost. Returns each agent's totals, or why it was lost. `hosts` names the
+    /// host of each agent: agents on one host are judged together against its CPUs.
     fn gather(
         &mut self,
+        hosts: &[&str],
         stop: &AtomicBool,
         merge: &mut Merge,
         on_second: &mut dyn FnMut(&Interval),
@@ -322,17 +294,17 @@ impl Fleet {
                 Ok((i, _)) if !open[i] => {}
                 Ok((i, Ok(Some(FromAgent::Second(interval))))) => merge.add_second(i, interval),
                 Ok((i, Ok(Some(FromAgent::Totals(totals))))) => {
-                    merge.add_totals(i, &totals);
+                    merge.add_totals(i, hosts[i], &totals);
                     totals_of[i] = Some(*totals);
                     open[i] = false;
                 }
                 Ok((i, other)) => {
-                    // Failed, ended, or unreadable: what it sent counts, and the others stop.
+                    // Failed, ended, out of turn or unreadable: what it sent counts, and the others stop.
+                    let peer = &self.agents[i].peer;
                     let why = match other {
                         Ok(Some(FromAgent::Failed { message })) => message,
-                        Ok(_) => {
-                            format!("{} ended before sending its totals{}", self.agents[i].peer, self.last_words(i))
-                        }
+                        Ok(Some(_)) => format!("{peer} spoke out of turn while the load ran"),
+                        Ok(None) => format!("{peer} ended before sending its totals{}", self.last_words(i)),
                         Err(e) => e.to_string(),
                     };
                     lost[i] = Some(why);

@@ -108,15 +108,15 @@ pub struct Totals {
     pub interrupted: bool,
     /// Worker threads (added up: summed).
     pub threads: u32,
-    /// CPUs the process could run on (added up: summed, so agents sharing a machine count its CPUs once each).
+    /// CPUs the process could run on (added up: once per host, summed over hosts).
     pub cpus_available: u32,
     /// User CPU time of the process in the measured window (added up: summed).
     pub user: Duration,
     /// System CPU time of the process in the measured window (added up: summed).
     pub system: Duration,
     /// CPU used as a fraction of what the threads could have used, `cpu / (duration · min(threads, cpus))` (added
-    /// up: the busiest part's, since one saturated agent is enough for the result to measure the client; a
-    /// coordinator that knows which agents share a host judges them together, see `shootout_agents`).
+    /// up: on one host, of the parts' CPU time together against its CPUs, since they share them; over hosts, the
+    /// busiest host's, since one saturated host is enough for the result to measure the client).
     pub busy: f64,
 }
 
@@ -144,8 +144,23 @@ impl Totals {
         }
     }
 
-    /// Adds `other`'s measurements to these, exactly (each field as its documentation says).
+    /// Adds `other`, a part that ran on another host, exactly (each field as its documentation says).
     pub fn add(&mut self, other: &Totals) {
+        self.add_measured(other);
+        self.cpus_available += other.cpus_available;
+        self.busy = self.busy.max(other.busy);
+    }
+
+    /// Adds `other`, a part that ran on the same host: its CPUs are these ones, so the parts' CPU time together
+    /// is judged against them (three agents pinned to one core can each look a third busy while it is full).
+    pub fn add_same_host(&mut self, other: &Totals) {
+        self.add_measured(other);
+        self.cpus_available = self.cpus_available.max(other.cpus_available);
+        self.busy = Totals::busy(self.user + self.system, self.duration, self.threads, self.cpus_available);
+    }
+
+    /// Adds what both ways of adding share: counts, histograms, the window, threads and CPU time.
+    fn add_measured(&mut self, other: &Totals) {
         self.recorder += &other.recorder;
         if self.per_request.is_empty() {
             self.per_request.clone_from(&other.per_request);
@@ -156,10 +171,8 @@ impl Totals {
         self.started = self.started.min(other.started);
         self.interrupted |= other.interrupted;
         self.threads += other.threads;
-        self.cpus_available += other.cpus_available;
         self.user += other.user;
         self.system += other.system;
-        self.busy = self.busy.max(other.busy);
     }
 }
 
@@ -168,13 +181,14 @@ impl Totals {
 #[derive(Debug)]
 pub struct Merge {
     seconds: Seconds,
-    totals: Option<Totals>,
+    /// Per host, in the order first heard from, the totals of its agents.
+    hosts: Vec<(String, Totals)>,
 }
 
 impl Merge {
     /// Nothing yet from any of `agents` agents (numbered `0..agents`, as their segments are).
     pub fn new(agents: usize) -> Merge {
-        Merge { seconds: Seconds::new(agents), totals: None }
+        Merge { seconds: Seconds::new(agents), hosts: Vec::new() }
     }
 
     /// Agent `agent` reports one second (seconds since the start of the measured window, by its own clock
@@ -183,12 +197,12 @@ impl Merge {
         self.seconds.add(agent, interval);
     }
 
-    /// Agent `agent` reports its totals: it is done.
-    pub fn add_totals(&mut self, agent: usize, totals: &Totals) {
+    /// Agent `agent`, which ran on `host`, reports its totals: it is done.
+    pub fn add_totals(&mut self, agent: usize, host: &str, totals: &Totals) {
         self.seconds.finish(agent);
-        match &mut self.totals {
-            Some(sum) => sum.add(totals),
-            None => self.totals = Some(totals.clone()),
+        match self.hosts.iter_mut().find(|(name, _)| name == host) {
+            Some((_, sum)) => sum.add_same_host(totals),
+            None => self.hosts.push((host.to_string(), totals.clone())),
         }
     }
 
@@ -205,7 +219,9 @@ impl Merge {
     /// The result of the whole load, as one process would have written it; `plan` is the whole load's (its
     /// options without a segment). `None` when no agent sent its totals.
     pub fn result(self, plan: &Plan) -> Option<LoadResult> {
-        let totals = self.totals?;
+        let mut hosts = self.hosts.into_iter().map(|(_, totals)| totals);
+        let mut totals = hosts.next()?;
+        hosts.for_each(|other| totals.add(&other));
         Some(assemble(plan, &totals, &self.seconds.into_timeline()))
     }
 }
@@ -328,5 +344,9 @@ mod tests {
         assert_eq!((sum.duration, sum.started), (Duration::from_millis(2_100), a.started), "the longest, the earliest");
         assert_eq!((sum.threads, sum.cpus_available, sum.user), (4, 8, Duration::from_millis(600)));
         assert_eq!(sum.busy, 0.95, "one saturated agent is enough");
+        let mut shared = a.clone();
+        shared.add_same_host(&part(0.5, 2_000));
+        assert_eq!((shared.threads, shared.cpus_available), (4, 4), "one host's CPUs, counted once");
+        assert_eq!(shared.busy, 1.0 / (2.0 * 4.0), "1 s of CPU over 2 s on 4 CPUs, both parts together");
     }
 }

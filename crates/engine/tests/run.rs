@@ -145,7 +145,7 @@ fn three_segments_of_a_count_merge_into_the_whole() {
     let mut merge = Merge::new(3);
     for (agent, (seconds, totals)) in parts.iter().enumerate() {
         seconds.iter().for_each(|second| merge.add_second(agent, second.clone()));
-        merge.add_totals(agent, totals);
+        merge.add_totals(agent, "this host", totals);
     }
     let plan = Plan::new(whole.clone().build(1).unwrap(), b"").unwrap();
     let result = merge.result(&plan).expect("every agent sent its totals");
@@ -199,7 +199,7 @@ fn two_segments_of_a_rate_send_the_whole_rate() {
     let mut merge = Merge::new(2);
     for (agent, (seconds, totals)) in parts.iter().enumerate() {
         seconds.iter().for_each(|second| merge.add_second(agent, second.clone()));
-        merge.add_totals(agent, totals);
+        merge.add_totals(agent, "this host", totals);
     }
     let plan = Plan::new(whole.clone().build(1).unwrap(), b"").unwrap();
     let result = merge.result(&plan).unwrap();

@@ -255,7 +255,6 @@ fn with_agents(
     }
     let mut result =
         merge.result(plan).ok_or_else(|| Failure::Run(anyhow::anyhow!("no agent sent what it measured")))?;
-    result.client = outcome.client_usage(&result.client, Duration::from_secs_f64(result.duration_s));
     result.agents = outcome.agent_results();
     Ok(result)
 }
