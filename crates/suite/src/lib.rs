@@ -163,7 +163,7 @@ pub struct LoadSpec {
     pub headers: Vec<(String, String)>,
     /// Body, when one is sent.
     pub body: Option<String>,
-    /// Request timeout.
+    /// Request timeout (the default of every load run when the suite gives none).
     pub timeout: Duration,
     /// Keep connections alive.
     pub keepalive: bool,

@@ -118,7 +118,7 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
         method: def.method.clone(),
         headers: def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         body: def.body.clone(),
-        timeout: duration_or(&def.timeout, Duration::from_secs(30), at)?,
+        timeout: duration_or(&def.timeout, shootout_model::settings::DEFAULT_TIMEOUT, at)?,
         keepalive: def.keepalive.unwrap_or(true),
         scenario,
     })
