@@ -31,7 +31,7 @@ pub struct SuiteReport {
     /// The level whose per-second timelines are shown (chosen, or the highest measured).
     pub timeline_level: f64,
     /// Per server, the timeline of its first repeat at that level.
-    pub timelines: Vec<(String, Vec<Second>)>,
+    pub timelines: Vec<Timeline>,
     /// All trials.
     pub trials: Vec<TrialRecord>,
 }
@@ -86,16 +86,34 @@ impl SuiteReport {
     }
 }
 
+/// One server's second-by-second timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// Server.
+    pub server: String,
+    /// Its seconds, from the first of the measured window.
+    pub seconds: Vec<Second>,
+    /// The length of the measured window, seconds: its last second may have been measured only in part.
+    pub duration_s: f64,
+}
+
+impl Timeline {
+    /// The timeline of `trial`.
+    pub fn of(trial: &TrialRecord) -> Timeline {
+        Timeline {
+            server: trial.server.clone(),
+            seconds: trial.result.timeline.clone(),
+            duration_s: trial.result.duration_s,
+        }
+    }
+}
+
 /// Per server, the timeline of its first repeat at `level`.
-fn timelines<'a>(
-    trials: &[TrialRecord],
-    servers: impl Iterator<Item = &'a str>,
-    level: f64,
-) -> Vec<(String, Vec<Second>)> {
+fn timelines<'a>(trials: &[TrialRecord], servers: impl Iterator<Item = &'a str>, level: f64) -> Vec<Timeline> {
     servers
         .filter_map(|server| {
             let trial = trials.iter().filter(|t| t.server == server && t.level == level).min_by_key(|t| t.repeat)?;
-            Some((server.to_string(), trial.result.timeline.clone()))
+            Some(Timeline::of(trial))
         })
         .collect()
 }

@@ -5,12 +5,11 @@
 //! answer) are written here too, so that the formats differ only in their markup.
 
 use shootout_metrics::percentile_us;
-use shootout_model::result::Second;
 use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
 
 use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
-use crate::suite_report::SuiteReport;
+use crate::suite_report::{SuiteReport, Timeline};
 use shootout_model::run::Statistic;
 
 /// Everything a suite's report shows.
@@ -42,17 +41,6 @@ pub struct SuiteSummary {
     pub timelines: Vec<Timeline>,
     /// The machine and versions, when recorded.
     pub environment: Option<Environment>,
-}
-
-/// One server's second-by-second timeline.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Timeline {
-    /// Server.
-    pub server: String,
-    /// Its seconds, from the first of the measured window.
-    pub seconds: Vec<Second>,
-    /// The length of the measured window, seconds: its last second may have been measured only in part.
-    pub duration_s: f64,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -154,15 +142,7 @@ impl SuiteSummary {
         let mut summary =
             SuiteSummary::new(&report.name, report.unit, &report.slo, &report.analysis).with_trials(&report.trials);
         summary.timeline_level = report.timeline_level;
-        summary.timelines = report
-            .timelines
-            .iter()
-            .map(|(server, seconds)| Timeline {
-                server: server.clone(),
-                seconds: seconds.clone(),
-                duration_s: first_repeat(report, server).map_or(f64::INFINITY, |t| t.result.duration_s),
-            })
-            .collect();
+        summary.timelines = report.timelines.clone();
         summary.environment = report.environment.clone();
         summary
     }
@@ -208,11 +188,6 @@ impl SuiteSummary {
             _ => "not met at any level".into(),
         }
     }
-}
-
-/// The first repeat of `server` at the report's timeline level, whose timeline the report shows.
-fn first_repeat<'a>(report: &'a SuiteReport, server: &str) -> Option<&'a TrialRecord> {
-    report.trials.iter().filter(|t| t.server == server && t.level == report.timeline_level).min_by_key(|t| t.repeat)
 }
 
 /// A ratio: `1.32×`.

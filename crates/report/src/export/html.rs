@@ -215,7 +215,7 @@ mod tests {
     fn every_chart_a_table_and_escaped_names() {
         let mut report = report();
         report.trials = vec![trial("puma", 16.0, 1)];
-        report.timelines = vec![("puma".into(), report.trials[0].result.timeline.clone())];
+        report.timelines = vec![crate::suite_report::Timeline::of(&report.trials[0])];
         let page = Html.export(&SuiteSummary::of_report(&report));
         assert_eq!(page.matches("<figure class=\"chart\">").count(), 10);
         assert_eq!(page.matches("<svg").count(), 10, "every chart drawn");
