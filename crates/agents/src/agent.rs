@@ -1,6 +1,6 @@
-//! `shootout agent`: one share of a load, run for the coordinator that started it, over stdin and stdout. It
-//! never runs anything but the load it was given, and it ends when its stdin closes: a coordinator that goes
-//! away takes its agents with it.
+//! `shootout agent`: one share of a load, run for the coordinator that started it, over stdin and stdout or a
+//! connection it dialled back ([`crate::launch::dial::call`]). It never runs anything but the load it was
+//! given, and it ends when its input ends: a coordinator that goes away takes its agents with it.
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +33,7 @@ where
     R: BufRead + Send + 'static,
     W: Write,
 {
-    let host = nix::sys::utsname::uname().map_or_else(|_| "unknown".into(), |u| u.nodename().to_string_lossy().into());
+    let host = crate::host_name();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let hello = Hello { protocol: PROTOCOL_VERSION, version: env!("CARGO_PKG_VERSION").into(), index, host, cpus };
     frame::write(&mut output, &FromAgent::Hello(hello))?;

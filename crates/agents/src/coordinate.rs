@@ -17,15 +17,13 @@ use shootout_model::{AgentMeasured, AgentResult};
 
 use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
 use crate::frame::{self, FrameError};
-use crate::launch::{Launcher, Started};
+use crate::launch::{Crew, Launcher};
 use crate::protocol::{FromAgent, Hello, ToAgent};
 use crate::spec::AgentSpec;
 use crate::PROTOCOL_VERSION;
 
 /// Pings per agent in the clock check.
 const PINGS: u32 = 8;
-/// How long agents may take to say hello and to get ready.
-const HANDSHAKE: Duration = Duration::from_secs(30);
 /// Time between the last agent's ready and the common start, for the start message to reach every agent.
 const LEAD: Duration = Duration::from_millis(250);
 
@@ -97,7 +95,9 @@ type Heard = (usize, Result<Option<FromAgent>, FrameError>);
 
 /// The agents of one run, started, and the one channel their messages arrive on.
 struct Fleet {
-    agents: Vec<Started>,
+    crew: Crew,
+    /// How long each step before the start may take.
+    patience: Duration,
     heard: Receiver<Heard>,
     /// Messages heard from an agent while waiting for another's, in order.
     held: Vec<VecDeque<Result<Option<FromAgent>, FrameError>>>,
@@ -105,9 +105,9 @@ struct Fleet {
 
 impl Fleet {
     fn start(spec: &AgentSpec, launcher: &Launcher) -> Result<Fleet, CoordinatorError> {
-        let mut agents = launcher.start(spec).map_err(|e| CoordinatorError(e.to_string()))?;
+        let mut crew = launcher.start(spec).map_err(|e| CoordinatorError(e.to_string()))?;
         let (tx, heard) = mpsc::channel();
-        for (i, agent) in agents.iter_mut().enumerate() {
+        for (i, agent) in crew.links.iter_mut().enumerate() {
             let mut output = agent.take_output().expect("a new agent's output");
             let peer = agent.peer.clone();
             let tx = tx.clone();
@@ -119,13 +119,13 @@ impl Fleet {
                 }
             });
         }
-        let held = agents.iter().map(|_| VecDeque::new()).collect();
-        Ok(Fleet { agents, heard, held })
+        let held = crew.links.iter().map(|_| VecDeque::new()).collect();
+        Ok(Fleet { crew, patience: launcher.timeout, heard, held })
     }
 
     /// The next message of agent `i`, within `deadline` (others' messages heard meanwhile are held for them).
     fn expect(&mut self, i: usize, what: &str, deadline: Instant) -> Result<FromAgent, CoordinatorError> {
-        let peer = self.agents[i].peer.clone();
+        let peer = self.crew.links[i].peer.clone();
         let heard = loop {
             if let Some(heard) = self.held[i].pop_front() {
                 break heard;
@@ -135,7 +135,10 @@ impl Fleet {
                 Ok((from, heard)) if from == i => break heard,
                 Ok((from, heard)) => self.held[from].push_back(heard),
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(CoordinatorError(format!("{peer}: no {what} within {} s", HANDSHAKE.as_secs())))
+                    return Err(CoordinatorError(format!(
+                        "{peer}: no {what} within {} s; every agent was stopped (raise --agent-timeout if it is slow to start)",
+                        self.patience.as_secs()
+                    )))
                 }
                 Err(RecvTimeoutError::Disconnected) => return Err(CoordinatorError(format!("{peer} is gone"))),
             }
@@ -150,12 +153,12 @@ impl Fleet {
 
     /// `: ` and the last line agent `i` wrote on stderr (ssh's reason when ssh could not start it), if any.
     fn last_words(&self, i: usize) -> String {
-        self.agents[i].last_words().map(|line| format!(": {line}")).unwrap_or_default()
+        self.crew.links[i].last_words().map(|line| format!(": {line}")).unwrap_or_default()
     }
 
     fn send(&mut self, i: usize, message: &ToAgent) -> Result<(), CoordinatorError> {
-        let peer = self.agents[i].peer.clone();
-        self.agents[i].send(message).map_err(|e| CoordinatorError(format!("{peer}: cannot write to it ({e})")))
+        let peer = self.crew.links[i].peer.clone();
+        self.crew.links[i].send(message).map_err(|e| CoordinatorError(format!("{peer}: cannot write to it ({e})")))
     }
 }
 
@@ -181,21 +184,27 @@ pub fn run(
     on_second: &mut dyn FnMut(&Interval),
 ) -> Result<Outcome, CoordinatorError> {
     let mut fleet = Fleet::start(spec, launcher)?;
-    let n = fleet.agents.len();
-    let deadline = Instant::now() + HANDSHAKE;
+    let n = fleet.crew.links.len();
+    let deadline = Instant::now() + fleet.patience;
     let mut facts = Vec::with_capacity(n);
     for i in 0..n {
         let hello = match fleet.expect(i, "hello", deadline)? {
             FromAgent::Hello(hello) => hello,
-            _ => return Err(CoordinatorError(format!("{} did not start with hello", fleet.agents[i].peer))),
+            _ => return Err(CoordinatorError(format!("{} did not start with hello", fleet.crew.links[i].peer))),
         };
-        let peer = fleet.agents[i].peer.clone();
+        let peer = fleet.crew.links[i].peer.clone();
         if hello.protocol != PROTOCOL_VERSION || hello.version != env!("CARGO_PKG_VERSION") {
             return Err(CoordinatorError(format!(
                 "{peer} runs shootout {} (protocol {}), this one {} (protocol {PROTOCOL_VERSION}): install the same version there",
                 hello.version,
                 hello.protocol,
                 env!("CARGO_PKG_VERSION")
+            )));
+        }
+        if hello.index != fleet.crew.links[i].index {
+            return Err(CoordinatorError(format!(
+                "{peer} says it is agent {}: check the launcher's agent command",
+                hello.index
             )));
         }
         let (monotonic, wall) = fleet.check_clock(i)?;
@@ -219,14 +228,14 @@ pub fn run(
         };
         fleet.send(i, &load)?;
     }
-    let deadline = Instant::now() + HANDSHAKE;
+    let deadline = Instant::now() + fleet.patience;
     for i in 0..n {
         match fleet.expect(i, "ready", deadline)? {
             FromAgent::Ready => {}
             _ => {
                 return Err(CoordinatorError(format!(
                     "{} answered its share with something else",
-                    fleet.agents[i].peer
+                    fleet.crew.links[i].peer
                 )))
             }
         }
@@ -237,6 +246,7 @@ pub fn run(
     }
     let hosts: Vec<&str> = facts.iter().map(|f| f.hello.host.as_str()).collect();
     let (totals, lost) = fleet.gather(&hosts, stop, merge, on_second);
+    fleet.crew.finish(Duration::from_secs(5));
     Ok(Outcome { agents: facts, totals, lost })
 }
 
@@ -247,16 +257,17 @@ impl Fleet {
         for seq in 0..PINGS {
             let (sent_monotonic, sent_wall) = (monotonic_ns(), wall_ns());
             self.send(i, &ToAgent::Ping { seq })?;
-            match self.expect(i, "answer to a ping", Instant::now() + HANDSHAKE)? {
+            match self.expect(i, "answer to a ping", Instant::now() + self.patience)? {
                 FromAgent::Pong { seq: answered, monotonic_ns: m, wall_ns: w } if answered == seq => {
                     let (got_monotonic, got_wall) = (monotonic_ns(), wall_ns());
                     monotonic.push(RoundTrip { sent_ns: sent_monotonic, agent_ns: m, received_ns: got_monotonic });
                     wall.push(RoundTrip { sent_ns: sent_wall, agent_ns: w, received_ns: got_wall });
                 }
-                _ => return Err(CoordinatorError(format!("{} did not answer ping {seq}", self.agents[i].peer))),
+                _ => return Err(CoordinatorError(format!("{} did not answer ping {seq}", self.crew.links[i].peer))),
             }
         }
-        let unusable = || CoordinatorError(format!("{}: no usable round trip to check its clock", self.agents[i].peer));
+        let unusable =
+            || CoordinatorError(format!("{}: no usable round trip to check its clock", self.crew.links[i].peer));
         Ok((
             ClockEstimate::from_round_trips(&monotonic).ok_or_else(unusable)?,
             ClockEstimate::from_round_trips(&wall).ok_or_else(unusable)?,
@@ -273,7 +284,7 @@ impl Fleet {
         merge: &mut Merge,
         on_second: &mut dyn FnMut(&Interval),
     ) -> (Vec<Option<Totals>>, Vec<Option<String>>) {
-        let n = self.agents.len();
+        let n = self.crew.links.len();
         let mut totals_of: Vec<Option<Totals>> = vec![None; n];
         let mut lost: Vec<Option<String>> = vec![None; n];
         let mut open = vec![true; n];
@@ -282,7 +293,7 @@ impl Fleet {
             if stop.load(Ordering::Relaxed) && !stopping {
                 stopping = true;
                 for i in 0..n {
-                    let _ = self.agents[i].send(&ToAgent::Stop);
+                    let _ = self.crew.links[i].send(&ToAgent::Stop);
                 }
             }
             let next = match self.held.iter_mut().enumerate().find_map(|(i, q)| q.pop_front().map(|h| (i, h))) {
@@ -300,7 +311,7 @@ impl Fleet {
                 }
                 Ok((i, other)) => {
                     // Failed, ended, out of turn or unreadable: what it sent counts, and the others stop.
-                    let peer = &self.agents[i].peer;
+                    let peer = &self.crew.links[i].peer;
                     let why = match other {
                         Ok(Some(FromAgent::Failed { message })) => message,
                         Ok(Some(_)) => format!("{peer} spoke out of turn while the load ran"),
@@ -316,9 +327,6 @@ impl Fleet {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             merge.flush(on_second);
-        }
-        for agent in self.agents.drain(..) {
-            let _ = agent.finish(Duration::from_secs(5));
         }
         (totals_of, lost)
     }

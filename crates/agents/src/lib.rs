@@ -8,10 +8,12 @@
 //! - [`spec`]: [`AgentSpec`], what `--agents local:3`, `ssh:a,b`, `slurm:4` or `k8s:2` asks for.
 //! - [`frame`]: one message a line of JSON on a byte stream (an agent's stdin and stdout, or the connection it
 //!   dials back), with a size limit and errors that say which peer sent what.
-//! - [`launch`]: [`launch::Launcher`] turns a spec into agent processes whose stdin and stdout carry the
-//!   protocol ([`launch::Started`]); none outlives the coordinator.
+//! - [`launch`]: [`launch::Launcher`] turns a spec into a [`launch::Crew`], one [`launch::Link`] per agent:
+//!   the stdin and stdout of a process of ours (local, ssh), or a connection the agent dialled back with the
+//!   run's secret (Slurm, Kubernetes); none outlives the coordinator.
 //! - [`protocol`]: the messages, [`protocol::FromAgent`] and [`protocol::ToAgent`].
-//! - [`agent`]: `shootout agent`, one share of a load run for the coordinator over stdin and stdout.
+//! - [`agent`]: `shootout agent`, one share of a load run for the coordinator, over stdin and stdout or a
+//!   connection it dialled.
 //! - [`coordinate`]: the coordinator's side: hellos, clock checks, shares, one start, the merge.
 //! - [`clock`]: NTP-style round trips between the coordinator and an agent: the offset of the agent's clock
 //!   from the round trip with the least delay, give or take half that delay, and the translation of the start
@@ -30,3 +32,8 @@ pub use spec::AgentSpec;
 
 /// The version of the agent protocol; a peer that speaks another one is refused with one line.
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// This host's name as agents report it (the kernel's node name).
+pub fn host_name() -> String {
+    nix::sys::utsname::uname().map_or_else(|_| "unknown".into(), |u| u.nodename().to_string_lossy().into())
+}

@@ -13,7 +13,10 @@ use shootout_model::LoadOptions;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FromAgent {
-    /// Who it is; the first message.
+    /// Which agent of which run it is; the first message of an agent that dials back (over stdin and stdout the
+    /// launcher knows which agent it started).
+    Join(Join),
+    /// Who it is; the first message (after `Join`).
     Hello(Hello),
     /// The answer to a ping: its clocks when it answered.
     Pong {
@@ -50,6 +53,23 @@ pub struct Hello {
     pub host: String,
     /// The CPUs it may use.
     pub cpus: u32,
+}
+
+/// The introduction of an agent that dials back.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Join {
+    /// The run's secret, from the agent's environment.
+    pub secret: String,
+    /// Its index among the run's agents.
+    pub index: u32,
+    /// How many agents it believes the run has.
+    pub of: u32,
+}
+
+impl std::fmt::Debug for Join {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Join").field("index", &self.index).field("of", &self.of).finish_non_exhaustive()
+    }
 }
 
 /// What the coordinator sends.

@@ -17,6 +17,7 @@ use shootout_model::settings::{is_token, LoadSettings};
 use shootout_model::slo::{parse_condition, Condition};
 use shootout_model::{Arrival, LoadOptions, LoadResult, Stage, StopCondition};
 
+use super::agents::AgentOptions;
 use super::{duration_arg, Failure};
 
 /// Options of `shootout load`.
@@ -98,31 +99,14 @@ pub struct LoadArgs {
     /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, rps).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
-    /// Run the load from agents, each with an exact share of it: local:N (processes on this machine) or
-    /// ssh:HOST,HOST,… (one agent per host, started with your own OpenSSH and keys); slurm and k8s launchers are
-    /// coming (see docs/agents.md).
-    #[arg(long, value_name = "SPEC", value_parser = agents_arg)]
-    agents: Option<AgentSpec>,
-    /// With --agents ssh:…: the command that runs shootout on the hosts, for when it is not on their PATH (a path,
-    /// or any command line for the host's shell).
-    #[arg(long, value_name = "CMD", default_value = "shootout", requires = "agents")]
-    agent_command: String,
-    /// With --agents ssh:…: the ssh configuration file to use instead of your own (ssh -F FILE).
-    #[arg(long, value_name = "FILE", requires = "agents")]
-    ssh_config: Option<PathBuf>,
-    /// With --agents: the most an agent's wall clock may be off this machine's.
-    #[arg(long, value_parser = duration_arg, default_value = "50ms", requires = "agents")]
-    max_skew: Duration,
+    #[command(flatten)]
+    agents: AgentOptions,
     /// Print the JSON result on stdout instead of the summary.
     #[arg(long)]
     json: bool,
     /// Also write the JSON result to this file.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-}
-
-fn agents_arg(text: &str) -> Result<AgentSpec, String> {
-    AgentSpec::parse(text).map_err(|e| e.to_string())
 }
 
 fn condition_arg(text: &str) -> Result<Condition, String> {
@@ -181,13 +165,11 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
             std::process::exit(130); // a second Ctrl-C: leave at once
         }
     });
-    let result = match &args.agents {
+    let result = match &args.agents.agents {
         Some(spec) => {
-            let program = std::env::current_exe().context("cannot find this shootout binary to start local agents")?;
-            let launcher =
-                Launcher { program, agent_command: args.agent_command.clone(), ssh_config: args.ssh_config.clone() };
+            let launcher = args.agents.launcher(spec)?;
             let scenario = args.scenario.is_some() || args.urls_file.is_some();
-            with_agents(spec, &launcher, &plan, &body, args.max_skew, &stop, scenario)?
+            with_agents(spec, &launcher, &plan, &body, args.agents.max_skew, &stop, scenario)?
         }
         None => {
             let bar = progress_bar(&plan.options);

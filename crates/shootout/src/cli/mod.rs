@@ -2,6 +2,7 @@
 //! and runs. Errors in what the user typed exit with code 2 and one line naming the input and the fix.
 
 mod agent;
+mod agents;
 mod compare;
 mod load;
 mod report;
@@ -34,6 +35,8 @@ enum Command {
     Target(target::TargetArgs),
     /// Run one share of a load for a coordinator (started by `load --agents`, not by hand).
     Agent(agent::AgentArgs),
+    /// Tools for loads from agents: `shootout agents manifest` prints what `--agents k8s:N` applies.
+    Agents(agents::AgentsArgs),
 }
 
 /// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
@@ -81,6 +84,7 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Target(args) => target::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Agents(args) => agents::run(args),
     };
     let failure = match outcome {
         Ok(()) => return ExitCode::SUCCESS,
