@@ -54,6 +54,11 @@ fn agents_arg(text: &str) -> Result<AgentSpec, String> {
 impl AgentOptions {
     /// The launcher these options describe, for `spec`.
     pub fn launcher(&self, spec: &AgentSpec) -> Result<Launcher, Failure> {
+        if matches!(spec, AgentSpec::Kubernetes(_)) && self.agent_image.is_none() {
+            return Err(Failure::Usage(format!(
+                "--agents {spec}: add --agent-image IMAGE, the container image the agents run (with shootout in it)"
+            )));
+        }
         let program = std::env::current_exe()
             .map_err(|e| Failure::Run(anyhow::anyhow!("cannot find this shootout binary to start agents: {e}")))?;
         let mut launcher = Launcher::new(program);
