@@ -143,7 +143,8 @@ fn a_cluster_that_refuses_the_job_is_one_line_and_a_missing_image_a_usage_error(
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("kubectl apply: error: You must be logged in to the server (Unauthorized)"), "{stderr}");
     assert_eq!(target.served(), 0);
-    let no_image = with_standin(state.path()).args(["load", "--agents", "k8s:2", "-n", "10", &target.url("/")]).output();
+    let no_image =
+        with_standin(state.path()).args(["load", "--agents", "k8s:2", "-n", "10", &target.url("/")]).output();
     let no_image = no_image.unwrap();
     assert_eq!(no_image.status.code(), Some(2), "{}", describe(&no_image));
     assert!(String::from_utf8_lossy(&no_image.stderr).contains("--agent-image"), "{}", describe(&no_image));

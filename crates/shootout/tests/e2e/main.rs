@@ -4,6 +4,7 @@
 mod support;
 
 mod agents;
+mod agents_faults;
 mod agents_kubernetes;
 mod agents_ssh;
 mod compare;
