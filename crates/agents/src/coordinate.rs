@@ -9,18 +9,19 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use shootout_engine::Plan;
 use shootout_engine::{Merge, Totals};
 use shootout_metrics::value_at;
 use shootout_metrics::Interval;
-use shootout_model::LoadOptions;
 use shootout_model::{AgentMeasured, AgentResult};
+use shootout_model::{LoadOptions, LoadResult};
 
 use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
 use crate::frame::{self, FrameError};
 use crate::launch::{Crew, Launcher};
 use crate::protocol::{FromAgent, Hello, ToAgent};
-use crate::spec::AgentSpec;
 use crate::PROTOCOL_VERSION;
+use shootout_model::AgentSpec;
 
 /// Pings per agent in the clock check.
 const PINGS: u32 = 8;
@@ -38,6 +39,20 @@ pub struct AgentFacts {
     pub monotonic: ClockEstimate,
     /// Its wall clock against the coordinator's.
     pub wall: ClockEstimate,
+}
+
+impl AgentFacts {
+    /// One line for the user: the agent, its host and CPUs, and its clock against this one's.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: on {}, {} CPUs, clock {:+.3} ms ± {:.3} ms from this one's",
+            self.peer,
+            self.hello.host,
+            self.hello.cpus,
+            self.wall.offset_ns as f64 / 1e6,
+            self.wall.error_ns as f64 / 1e6
+        )
+    }
 }
 
 /// How a run with agents went, per agent in index order: what the coordinator learnt of it, its totals, and
@@ -162,23 +177,33 @@ impl Fleet {
     }
 }
 
-/// The load a run with agents shares out.
-#[derive(Debug, Clone, Copy)]
-pub struct Job<'a> {
-    /// The whole load's options (no segment: each agent takes its own).
-    pub options: &'a LoadOptions,
-    /// The request body.
-    pub body: &'a [u8],
-    /// The most an agent's wall clock may be off this machine's.
-    pub max_skew: Duration,
-}
-
-/// Runs `job` on the agents `spec` names, each its segment, and merges what they measured into `merge`; returns
-/// what it learnt of each agent. Every agent is stopped at the end, whatever happened.
-pub fn run(
+/// Runs the load of `plan` from the agents `spec` names, each its exact share, and merges what they measured
+/// into one result with a per-agent section; also returns what was learnt of each agent (for the user to see
+/// their clocks). `on_second` sees each merged second as it completes. Every agent is stopped at the end,
+/// whatever happened; a lost agent is named in the result, whose figures keep what every agent sent.
+pub fn load(
     spec: &AgentSpec,
     launcher: &Launcher,
-    job: Job<'_>,
+    plan: &Plan,
+    body: &[u8],
+    stop: &AtomicBool,
+    on_second: &mut dyn FnMut(&Interval),
+) -> Result<(LoadResult, Vec<AgentFacts>), CoordinatorError> {
+    let mut merge = Merge::new(spec.agents() as usize);
+    let outcome = run(spec, launcher, &plan.options, body, stop, &mut merge, on_second)?;
+    let mut result =
+        merge.result(plan).ok_or_else(|| CoordinatorError("no agent sent what it measured".to_string()))?;
+    result.agents = outcome.agent_results();
+    Ok((result, outcome.agents))
+}
+
+/// Runs the load of `options` (no segment: each agent takes its own) on the agents `spec` names, and merges
+/// what they measured into `merge`; returns what it learnt of each agent.
+fn run(
+    spec: &AgentSpec,
+    launcher: &Launcher,
+    options: &LoadOptions,
+    body: &[u8],
     stop: &AtomicBool,
     merge: &mut Merge,
     on_second: &mut dyn FnMut(&Interval),
@@ -208,22 +233,22 @@ pub fn run(
             )));
         }
         let (monotonic, wall) = fleet.check_clock(i)?;
-        if wall.may_exceed(job.max_skew.as_nanos() as i64) {
+        if wall.may_exceed(launcher.settings.max_skew.as_nanos() as i64) {
             return Err(CoordinatorError(format!(
                 "{peer} ({}): its clock is {:.1} ms off this one's (± {:.1} ms), more than the {} ms allowed: run chrony or another NTP client there, or raise --max-skew",
                 hello.host,
                 wall.offset_ns as f64 / 1e6,
                 wall.error_ns as f64 / 1e6,
-                job.max_skew.as_millis()
+                launcher.settings.max_skew.as_millis()
             )));
         }
         facts.push(AgentFacts { peer, hello, monotonic, wall });
     }
-    let body_base64 = base64::engine::general_purpose::STANDARD.encode(job.body);
+    let body_base64 = base64::engine::general_purpose::STANDARD.encode(body);
     for i in 0..n {
         let load = ToAgent::Load {
             protocol: PROTOCOL_VERSION,
-            options: Box::new(job.options.clone()),
+            options: Box::new(options.clone()),
             body_base64: body_base64.clone(),
         };
         fleet.send(i, &load)?;

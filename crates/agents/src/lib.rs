@@ -5,7 +5,6 @@
 //! crate only coordinates a run. The protocol is described in `docs/agents.md`.
 //!
 //! Layout:
-//! - [`spec`]: [`AgentSpec`], what `--agents local:3`, `ssh:a,b`, `slurm:4` or `k8s:2` asks for.
 //! - [`frame`]: one message a line of JSON on a byte stream (an agent's stdin and stdout, or the connection it
 //!   dials back), with a size limit and errors that say which peer sent what.
 //! - [`launch`]: [`launch::Launcher`] turns a spec into a [`launch::Crew`], one [`launch::Link`] per agent:
@@ -25,10 +24,9 @@ pub mod coordinate;
 pub mod frame;
 pub mod launch;
 pub mod protocol;
-pub mod spec;
 
 pub use clock::{ClockEstimate, RoundTrip};
-pub use spec::AgentSpec;
+pub use shootout_model::AgentSpec;
 
 /// The version of the agent protocol; a peer that speaks another one is refused with one line.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -6,15 +6,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
+use shootout_agents::coordinate;
+use shootout_agents::launch::Launcher;
 use shootout_engine::{Plan, Progress};
 use shootout_model::run::{Environment, ResourceSample, ServerUsage, TrialRecord};
 use shootout_model::settings::LoadSettings;
-use shootout_model::LoadOptions;
+use shootout_model::{LoadOptions, LoadResult};
 
 use crate::server::{self, RunningServer};
 use crate::store::Store;
 use crate::tree::Tree;
-use shootout_suite::{Levels, Order, Suite};
+use shootout_suite::{Agents, Levels, Order, Suite};
 
 /// What the runner tells whoever draws the progress.
 #[derive(Debug, Clone)]
@@ -179,12 +181,33 @@ fn trial(
             }
         }
     });
-    let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)));
+    let result = match &suite.agents {
+        None => {
+            shootout_engine::run(&plan, stop, &mut |p: &Progress| on_event(Event::Load(*p))).map_err(|e| e.to_string())
+        }
+        Some(agents) => from_agents(agents, &plan, suite.load.body.as_deref().unwrap_or_default().as_bytes(), &stop),
+    };
     let _ = stop_sampling.send(());
     let samples = sampler.join().unwrap_or_default();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
     let usage = usage(&samples, result.requests.ok + result.requests.http_errors, suite.warmup.as_secs_f64());
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
+}
+
+/// One trial's load shared out to the suite's agents and merged. An agent lost on the way fails the trial: its
+/// figures would be a share short.
+fn from_agents(agents: &Agents, plan: &Plan, body: &[u8], stop: &AtomicBool) -> Result<LoadResult, String> {
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find this shootout binary for the agents: {e}"))?;
+    let launcher = Launcher::new(program, &agents.settings, &agents.spec);
+    let (result, _) =
+        coordinate::load(&agents.spec, &launcher, plan, body, stop, &mut |_| {}).map_err(|e| e.to_string())?;
+    let lost: Vec<&str> = result.agents.iter().filter_map(|a| a.lost.as_deref()).collect();
+    if lost.is_empty() {
+        Ok(result)
+    } else {
+        Err(lost.join("; "))
+    }
 }
 
 /// The engine options of one level: the suite's choices, with the defaults every load run shares.

@@ -1,6 +1,7 @@
 //! The data shootout speaks in, and nothing else: plain serde types with no I/O and no runtime.
 //!
 //! Layout:
+//! - [`agents`]: [`AgentSpec`] and [`AgentSettings`], a load from agents as chosen.
 //! - [`options`]: [`LoadOptions`], the validated plan of one `shootout load` run, as recorded in results.
 //! - [`settings`]: [`settings::LoadSettings`], a load run as chosen (every choice optional), and the one place
 //!   that checks the choices and fills in the defaults to make [`LoadOptions`].
@@ -15,6 +16,7 @@
 //! Everything upstream (the engine) produces these types and everything downstream (reports, comparisons)
 //! reads them, so a results file from another machine is all a report needs.
 
+pub mod agents;
 pub mod errors;
 pub mod options;
 pub mod result;
@@ -23,6 +25,7 @@ pub mod settings;
 pub mod slo;
 pub mod units;
 
+pub use agents::{AgentSettings, AgentSpec};
 pub use errors::ErrorKind;
 pub use options::{Arrival, LoadOptions, Pacing, Segment, Stage, StopCondition};
 pub use result::{

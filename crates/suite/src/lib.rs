@@ -99,6 +99,18 @@ pub struct Suite {
     pub servers: Vec<ServerSpec>,
     /// What the machine needs for this suite.
     pub requires: Requires,
+    /// Where the load comes from when not from this process: the `[agents]` table.
+    pub agents: Option<Agents>,
+}
+
+/// A suite's `[agents]`: each trial's load is shared out to these agents and merged, as with `shootout load
+/// --agents`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agents {
+    /// Where they come from (`from = "local:2"`).
+    pub spec: shootout_model::AgentSpec,
+    /// How they are started and reached.
+    pub settings: shootout_model::AgentSettings,
 }
 
 impl Suite {

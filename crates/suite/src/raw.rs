@@ -36,6 +36,7 @@ pub struct SuiteFile {
     pub(crate) requires: Requires,
     #[serde(default)]
     pub(crate) load: LoadDef,
+    pub(crate) agents: Option<AgentsDef>,
     #[serde(default, rename = "server")]
     pub(crate) servers: Vec<ServerDef>,
 }
@@ -64,6 +65,20 @@ pub(crate) struct LoadDef {
     pub(crate) timeout: Option<Spanned<String>>,
     pub(crate) keepalive: Option<bool>,
     pub(crate) scenario: Option<Spanned<String>>,
+}
+
+/// The `[agents]` table: the load sent from agents, as `shootout load --agents` does.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AgentsDef {
+    pub(crate) from: Spanned<String>,
+    pub(crate) command: Option<String>,
+    pub(crate) ssh_config: Option<String>,
+    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) address: Option<String>,
+    pub(crate) image: Option<String>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    pub(crate) max_skew: Option<Spanned<String>>,
 }
 
 /// One `[[server]]`.

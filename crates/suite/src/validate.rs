@@ -8,8 +8,10 @@ use nix::sys::signal::Signal;
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
+use shootout_model::{AgentSettings, AgentSpec};
+
 use crate::raw::{LoadDef, ServerDef, SuiteFile};
-use crate::{Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
+use crate::{Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
 
 /// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
@@ -67,8 +69,53 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         load,
         servers,
         requires: raw.requires.clone(),
+        agents: None,
     };
+    let agents = agents(&raw, &at, dir, &suite)?;
+    let suite = Suite { agents, ..suite };
     Ok(sweep.cut(suite))
+}
+
+/// The `[agents]` table, checked against the rest of the suite: each agent needs a connection at every level,
+/// and agents send one request (not a scenario) for now.
+fn agents(raw: &SuiteFile, at: &Locator<'_>, dir: &Path, suite: &Suite) -> Result<Option<Agents>, FileError> {
+    let Some(def) = &raw.agents else { return Ok(None) };
+    let from = &def.from;
+    let spec = AgentSpec::parse(from.get_ref()).map_err(|e| {
+        at.span(from.span(), e.why.clone() + ": write from = \"local:N\", \"ssh:HOST,HOST\", \"slurm:N\" or \"k8s:N\"")
+    })?;
+    let listen = match &def.listen {
+        None => None,
+        Some(l) => Some(l.get_ref().parse().map_err(|_| {
+            at.span(l.span(), format!("listen '{}': write an address and port, like \"0.0.0.0:7070\"", l.get_ref()))
+        })?),
+    };
+    let settings = AgentSettings {
+        command: def.command.clone(),
+        ssh_config: def.ssh_config.as_ref().map(|f| dir.join(f)),
+        listen,
+        address: def.address.clone(),
+        image: def.image.clone(),
+        timeout: def.timeout.as_ref().map(|t| duration_or(&Some(t.clone()), Duration::ZERO, at)).transpose()?,
+        max_skew: duration_or(&def.max_skew, shootout_model::agents::DEFAULT_MAX_SKEW, at)?,
+    };
+    if let Some(refusal) = settings.refusal(&spec, |name| format!("{name} =")) {
+        return Err(at.span(from.span(), refusal));
+    }
+    if suite.load.scenario.is_some() {
+        return Err(
+            at.span(from.span(), "agents send one request for now, not a scenario: drop [agents] or the scenario")
+        );
+    }
+    if let Levels::Connections(levels) = &suite.levels {
+        if let Some(level) = levels.iter().find(|&&c| c < spec.agents()) {
+            return Err(at.span(from.span(), format!(
+                "{spec} needs at least {} connections at every level, and one level has {level}: raise it or use fewer agents",
+                spec.agents()
+            )));
+        }
+    }
+    Ok(Some(Agents { spec, settings }))
 }
 
 /// A duration key, or its default.

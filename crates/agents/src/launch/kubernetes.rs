@@ -94,10 +94,10 @@ pub fn job_name() -> String {
 pub(super) fn start(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
     let who = format!("--agents k8s:{n}");
     let failed = |why: String, fix: &str| LaunchError { peer: who.clone(), why, fix: fix.to_string() };
-    let image = launcher.image.as_deref().ok_or_else(|| {
+    let image = launcher.settings.image.as_deref().ok_or_else(|| {
         failed("no container image given".into(), "add --agent-image IMAGE, an image with shootout in it")
     })?;
-    let door = Door::open(&launcher.dial, &who)?;
+    let door = Door::open(&launcher.dial_back(), &who)?;
     let name = job_name();
     let spec = JobSpec {
         name: &name,

@@ -23,7 +23,7 @@ pub use link::{LastWords, Link};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::spec::AgentSpec;
+use shootout_model::{AgentSettings, AgentSpec};
 
 /// Why agents could not be started; the message names the agent and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -37,36 +37,21 @@ pub struct LaunchError {
     pub fix: String,
 }
 
-/// How agents are started.
+/// How agents are started: this binary (for local agents) and the user's settings.
 #[derive(Debug, Clone)]
 pub struct Launcher {
-    /// This shootout binary, which local agents run.
+    /// This shootout binary, which local agents run unless `settings.command` says otherwise.
     pub program: PathBuf,
-    /// The command that runs shootout where the agents run: given to the host's shell (ssh, Slurm, and local
-    /// agents when set), or split into words for a container (Kubernetes). `None`: `shootout` on the PATH, or
-    /// this binary for local agents.
-    pub agent_command: Option<String>,
-    /// An ssh configuration file to use instead of the user's own (`ssh -F FILE`).
-    pub ssh_config: Option<PathBuf>,
-    /// Where agents that dial back (Slurm, Kubernetes) find the coordinator.
-    pub dial: dial::DialBack,
-    /// The container image of Kubernetes agents.
-    pub image: Option<String>,
+    /// The user's choices.
+    pub settings: AgentSettings,
     /// How long agents have to start, say hello and get ready.
     pub timeout: Duration,
 }
 
 impl Launcher {
-    /// A launcher with the defaults: local agents run `program`, dial-back agents find this host by its name.
-    pub fn new(program: PathBuf) -> Launcher {
-        Launcher {
-            program,
-            agent_command: None,
-            ssh_config: None,
-            dial: dial::DialBack { listen: SocketAddr::from(([0, 0, 0, 0], 0)), address: None },
-            image: None,
-            timeout: Duration::from_secs(30),
-        }
+    /// A launcher for the agents of `spec`, with `settings`.
+    pub fn new(program: PathBuf, settings: &AgentSettings, spec: &AgentSpec) -> Launcher {
+        Launcher { program, settings: settings.clone(), timeout: settings.timeout_for(spec) }
     }
 
     /// Starts every agent `spec` names, or none: when one cannot be started, what was started is stopped.
@@ -81,7 +66,15 @@ impl Launcher {
 
     /// The command that runs shootout where agents run, `shootout` unless the user named one.
     pub(crate) fn remote_command(&self) -> &str {
-        self.agent_command.as_deref().unwrap_or("shootout")
+        self.settings.command.as_deref().unwrap_or("shootout")
+    }
+
+    /// Where agents that dial back find the coordinator.
+    pub(crate) fn dial_back(&self) -> dial::DialBack {
+        dial::DialBack {
+            listen: self.settings.listen.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
+            address: self.settings.address.clone(),
+        }
     }
 }
 

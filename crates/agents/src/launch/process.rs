@@ -12,7 +12,7 @@ use super::{Crew, LastWords, LaunchError, Launcher, Link};
 pub(super) fn local(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
     started(n, |index| {
         let arguments = format!("agent --index {index} --of {n}");
-        let command = match &launcher.agent_command {
+        let command = match &launcher.settings.command {
             Some(line) => shell(&format!("{line} {arguments}")),
             None => {
                 let mut command = Command::new(&launcher.program);
@@ -23,7 +23,10 @@ pub(super) fn local(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
         let peer = format!("agent {index} (local)");
         spawn(command, index, peer.clone()).map_err(|e| LaunchError {
             peer,
-            why: format!("{}: {e}", launcher.agent_command.as_deref().unwrap_or(&launcher.program.to_string_lossy())),
+            why: format!(
+                "{}: {e}",
+                launcher.settings.command.as_deref().unwrap_or(&launcher.program.to_string_lossy())
+            ),
             fix: "check that the shootout binary is there and can be run".into(),
         })
     })
@@ -38,7 +41,7 @@ pub(super) fn ssh(launcher: &Launcher, hosts: &[String]) -> Result<Crew, LaunchE
         let host = &hosts[index as usize];
         let mut command = Command::new("ssh");
         command.args(["-T", "-o", "BatchMode=yes"]);
-        if let Some(config) = &launcher.ssh_config {
+        if let Some(config) = &launcher.settings.ssh_config {
             command.arg("-F").arg(config);
         }
         command.args(["--", host, &format!("{} agent --index {index} --of {of}", launcher.remote_command())]);

@@ -13,7 +13,7 @@ use super::{Crew, LastWords, LaunchError, Launcher};
 
 /// Starts `n` agents with srun and waits for them to dial back.
 pub(super) fn start(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
-    let door = Door::open(&launcher.dial, &format!("--agents slurm:{n}"))?;
+    let door = Door::open(&launcher.dial_back(), &format!("--agents slurm:{n}"))?;
     let mut command = Command::new("srun");
     command
         .args([&format!("--nodes={n}"), &format!("--ntasks={n}"), "--ntasks-per-node=1"])

@@ -10,6 +10,7 @@ use shootout_agents::launch::dial::{self, SECRET_VARIABLE};
 use shootout_agents::launch::kubernetes::{self, JobSpec};
 use shootout_agents::launch::Launcher;
 use shootout_agents::AgentSpec;
+use shootout_model::AgentSettings;
 
 use super::{duration_arg, Failure};
 
@@ -52,30 +53,34 @@ fn agents_arg(text: &str) -> Result<AgentSpec, String> {
 }
 
 impl AgentOptions {
-    /// The launcher these options describe, for `spec`.
+    /// The launcher these options describe, for `spec`, or one line naming the option that is missing.
     pub fn launcher(&self, spec: &AgentSpec) -> Result<Launcher, Failure> {
-        if matches!(spec, AgentSpec::Kubernetes(_)) && self.agent_image.is_none() {
-            return Err(Failure::Usage(format!(
-                "--agents {spec}: add --agent-image IMAGE, the container image the agents run (with shootout in it)"
-            )));
-        }
-        let program = std::env::current_exe()
-            .map_err(|e| Failure::Run(anyhow::anyhow!("cannot find this shootout binary to start agents: {e}")))?;
-        let mut launcher = Launcher::new(program);
-        launcher.agent_command = self.agent_command.clone();
-        launcher.ssh_config = self.ssh_config.clone();
-        if let Some(listen) = self.agent_listen {
-            launcher.dial.listen = listen;
-        }
-        launcher.dial.address = self.agent_address.clone();
-        launcher.image = self.agent_image.clone();
-        launcher.timeout = match (self.agent_timeout, spec) {
-            (Some(timeout), _) => timeout,
-            (None, AgentSpec::Kubernetes(_)) => Duration::from_secs(180), // pulling an image takes a while
-            (None, _) => launcher.timeout,
+        let settings = AgentSettings {
+            command: self.agent_command.clone(),
+            ssh_config: self.ssh_config.clone(),
+            listen: self.agent_listen,
+            address: self.agent_address.clone(),
+            image: self.agent_image.clone(),
+            timeout: self.agent_timeout,
+            max_skew: self.max_skew,
         };
-        Ok(launcher)
+        launcher(spec, &settings, |name| format!("--agent-{name}"))
     }
+}
+
+/// The launcher of `spec` with `settings`, for `load` and `run` alike; `option` names a setting as the user
+/// wrote it.
+pub fn launcher(
+    spec: &AgentSpec,
+    settings: &AgentSettings,
+    option: impl Fn(&str) -> String,
+) -> Result<Launcher, Failure> {
+    if let Some(refusal) = settings.refusal(spec, option) {
+        return Err(Failure::Usage(refusal));
+    }
+    let program = std::env::current_exe()
+        .map_err(|e| Failure::Run(anyhow::anyhow!("cannot find this shootout binary to start agents: {e}")))?;
+    Ok(Launcher::new(program, settings, spec))
 }
 
 /// Options of `shootout agents`.
@@ -118,7 +123,7 @@ pub fn run(args: AgentsArgs) -> Result<(), Failure> {
         return Err(Failure::Usage(format!(
             "--count {}: the number of agents must be 1 to {}",
             args.count,
-            shootout_agents::spec::MOST_AGENTS
+            shootout_model::agents::MOST_AGENTS
         )));
     }
     let secret = match std::env::var(SECRET_VARIABLE) {

@@ -169,7 +169,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         Some(spec) => {
             let launcher = args.agents.launcher(spec)?;
             let scenario = args.scenario.is_some() || args.urls_file.is_some();
-            with_agents(spec, &launcher, &plan, &body, args.agents.max_skew, &stop, scenario)?
+            with_agents(spec, &launcher, &plan, &body, &stop, scenario)?
         }
         None => {
             let bar = progress_bar(&plan.options);
@@ -206,7 +206,6 @@ fn with_agents(
     launcher: &Launcher,
     plan: &Plan,
     body: &[u8],
-    max_skew: Duration,
     stop: &AtomicBool,
     scenario: bool,
 ) -> Result<LoadResult, Failure> {
@@ -221,23 +220,11 @@ fn with_agents(
             plan.options.most_connections()
         )));
     }
-    let mut merge = shootout_engine::Merge::new(spec.agents() as usize);
-    let job = coordinate::Job { options: &plan.options, body, max_skew };
-    let outcome =
-        coordinate::run(spec, launcher, job, stop, &mut merge, &mut |_| {}).map_err(|e| Failure::Run(e.into()))?;
-    for agent in &outcome.agents {
-        eprintln!(
-            "{}: on {}, {} CPUs, clock {:+.3} ms ± {:.3} ms from this one's",
-            agent.peer,
-            agent.hello.host,
-            agent.hello.cpus,
-            agent.wall.offset_ns as f64 / 1e6,
-            agent.wall.error_ns as f64 / 1e6
-        );
+    let (result, agents) =
+        coordinate::load(spec, launcher, plan, body, stop, &mut |_| {}).map_err(|e| Failure::Run(e.into()))?;
+    for agent in &agents {
+        eprintln!("{}", agent.describe());
     }
-    let mut result =
-        merge.result(plan).ok_or_else(|| Failure::Run(anyhow::anyhow!("no agent sent what it measured")))?;
-    result.agents = outcome.agent_results();
     Ok(result)
 }
 

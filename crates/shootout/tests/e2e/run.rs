@@ -278,3 +278,34 @@ fn a_daemonized_master_is_stopped_through_its_pid_file() {
     assert!(!running("sleep 35"), "the watchdog is gone");
     assert_eq!(files(&results(&dir), "json").len(), 1);
 }
+
+#[test]
+fn a_suite_with_agents_shares_each_trial_and_merges_it() {
+    let dir = workdir("agents");
+    let suite = "repeats = 1\nwarmup = \"200ms\"\nsample_every = \"100ms\"\nrequests = 600\nconnections = [2, 4]\n\
+                 [agents]\nfrom = \"local:2\"\n[load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"a\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let trials = files(&results(&dir), "json");
+    assert_eq!(trials.len(), 2);
+    for trial in trials {
+        let trial: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trial).unwrap()).unwrap();
+        let result = &trial["result"];
+        assert_eq!(result["requests"]["total"], 600, "{trial}");
+        let shares: Vec<u64> = result["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["measured"]["requests"]["total"].as_u64().unwrap())
+            .collect();
+        assert_eq!(shares, [300, 300], "each agent ran half of each trial");
+    }
+    let refused = run_suite(&dir, &suite.replace("local:2", "local:3"));
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("suite.toml:7:8: local:3 needs at least 3 connections at every level, and one level has 2"),
+        "{stderr}"
+    );
+}

@@ -1,6 +1,11 @@
-//! [`AgentSpec`]: where a run's agents come from, as `--agents` writes it.
+//! Loads from agents, as chosen: [`AgentSpec`], where a run's agents come from (`--agents local:3`, `ssh:a,b`,
+//! `slurm:4`, `k8s:2`), and [`AgentSettings`], how they are started and reached, the same for `shootout load`'s
+//! options and a suite's `[agents]` table. Plain data: the `shootout-agents` crate starts and runs them.
 
 use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// How a run's agents are started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +80,69 @@ impl fmt::Display for AgentSpec {
             AgentSpec::Ssh(hosts) => write!(f, "ssh:{}", hosts.join(",")),
             AgentSpec::Slurm(n) => write!(f, "slurm:{n}"),
             AgentSpec::Kubernetes(n) => write!(f, "k8s:{n}"),
+        }
+    }
+}
+
+/// How a load's agents are started and reached: every choice that is not the spec itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSettings {
+    /// The command that runs shootout where the agents run, for when it is not `shootout` on their PATH: a
+    /// command line for the shell (ssh, Slurm, and local agents when set), or the command in the image, in words
+    /// (Kubernetes).
+    pub command: Option<String>,
+    /// An ssh configuration file to use instead of the user's own (`ssh -F FILE`).
+    pub ssh_config: Option<PathBuf>,
+    /// Where the coordinator listens for agents that dial back (Slurm, Kubernetes); `None`: every interface,
+    /// a free port.
+    pub listen: Option<SocketAddr>,
+    /// The `HOST[:PORT]` agents dial; `None`: the address listened on, or this host's name.
+    pub address: Option<String>,
+    /// The container image Kubernetes agents run.
+    pub image: Option<String>,
+    /// How long agents have to start, check their clocks and get ready; `None`: [`AgentSettings::timeout_for`].
+    pub timeout: Option<Duration>,
+    /// The most an agent's wall clock may be off the coordinator's.
+    pub max_skew: Duration,
+}
+
+/// The most an agent's wall clock may be off the coordinator's, unless the user says otherwise.
+pub const DEFAULT_MAX_SKEW: Duration = Duration::from_millis(50);
+
+impl Default for AgentSettings {
+    fn default() -> AgentSettings {
+        AgentSettings {
+            command: None,
+            ssh_config: None,
+            listen: None,
+            address: None,
+            image: None,
+            timeout: None,
+            max_skew: DEFAULT_MAX_SKEW,
+        }
+    }
+}
+
+impl AgentSettings {
+    /// How long the agents of `spec` have to get ready: the user's choice, or 30 s (180 s for Kubernetes, whose
+    /// pods may first pull their image).
+    pub fn timeout_for(&self, spec: &AgentSpec) -> Duration {
+        match (self.timeout, spec) {
+            (Some(timeout), _) => timeout,
+            (None, AgentSpec::Kubernetes(_)) => Duration::from_secs(180),
+            (None, _) => Duration::from_secs(30),
+        }
+    }
+
+    /// Why these settings cannot start the agents of `spec`, in one line naming the option (`option` turns a
+    /// setting's name into how the user wrote it: `--agent-image` or `image`).
+    pub fn refusal(&self, spec: &AgentSpec, option: impl Fn(&str) -> String) -> Option<String> {
+        match spec {
+            AgentSpec::Kubernetes(_) if self.image.is_none() => Some(format!(
+                "--agents {spec}: add {} IMAGE, the container image the agents run (with shootout in it)",
+                option("image")
+            )),
+            _ => None,
         }
     }
 }
