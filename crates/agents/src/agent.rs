@@ -10,6 +10,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use shootout_engine::Plan;
 use shootout_model::{LoadOptions, Segment};
+use shootout_scenario::Scenario;
 
 use crate::clock::{monotonic_ns, wall_ns};
 use crate::frame;
@@ -46,8 +47,8 @@ where
             ToAgent::Ping { seq } => {
                 frame::write(&mut output, &FromAgent::Pong { seq, monotonic_ns: monotonic_ns(), wall_ns: wall_ns() })?
             }
-            ToAgent::Load { protocol, options, body_base64 } => {
-                match plan_share(index, of, protocol, *options, &body_base64) {
+            ToAgent::Load { protocol, options, body_base64, scenario } => {
+                match plan_share(index, of, protocol, *options, &body_base64, scenario.map(|s| *s)) {
                     Ok(plan) => {
                         frame::write(&mut output, &FromAgent::Ready)?;
                         // After ready, anything but the start (or the end of the input) means stop.
@@ -91,7 +92,14 @@ where
 }
 
 /// This agent's share of the load the coordinator sent: its segment of the whole, planned; or why it cannot run.
-fn plan_share(index: u32, of: u32, protocol: u32, mut options: LoadOptions, body_base64: &str) -> Result<Plan, String> {
+fn plan_share(
+    index: u32,
+    of: u32,
+    protocol: u32,
+    mut options: LoadOptions,
+    body_base64: &str,
+    scenario: Option<Scenario>,
+) -> Result<Plan, String> {
     if protocol != PROTOCOL_VERSION {
         return Err(format!(
             "agent {index} speaks protocol {PROTOCOL_VERSION}, the coordinator {protocol}: run the same shootout on both"
@@ -101,7 +109,11 @@ fn plan_share(index: u32, of: u32, protocol: u32, mut options: LoadOptions, body
     let body = base64::engine::general_purpose::STANDARD
         .decode(body_base64)
         .map_err(|e| format!("agent {index}: the request body is not base64 ({e})"))?;
-    Plan::new(options, &body).map_err(|e| format!("agent {index}: {e}"))
+    match scenario {
+        Some(scenario) => Plan::with_scenario(options, scenario),
+        None => Plan::new(options, &body),
+    }
+    .map_err(|e| format!("agent {index}: {e}"))
 }
 
 /// Reads the coordinator's messages while the load runs: a `Stop`, or the end of its stdin, stops the load.

@@ -13,8 +13,9 @@ use shootout_engine::Plan;
 use shootout_engine::{Merge, Totals};
 use shootout_metrics::value_at;
 use shootout_metrics::Interval;
+use shootout_model::LoadResult;
 use shootout_model::{AgentMeasured, AgentResult};
-use shootout_model::{LoadOptions, LoadResult};
+use shootout_scenario::Scenario;
 
 use crate::clock::{monotonic_ns, wall_ns, ClockEstimate, RoundTrip};
 use crate::frame::{self, FrameError};
@@ -184,26 +185,36 @@ impl Fleet {
 pub fn load(
     spec: &AgentSpec,
     launcher: &Launcher,
-    plan: &Plan,
-    body: &[u8],
+    work: Work<'_>,
     stop: &AtomicBool,
     on_second: &mut dyn FnMut(&Interval),
 ) -> Result<(LoadResult, Vec<AgentFacts>), CoordinatorError> {
     let mut merge = Merge::new(spec.agents() as usize);
-    let outcome = run(spec, launcher, &plan.options, body, stop, &mut merge, on_second)?;
+    let outcome = run(spec, launcher, work, stop, &mut merge, on_second)?;
     let mut result =
-        merge.result(plan).ok_or_else(|| CoordinatorError("no agent sent what it measured".to_string()))?;
+        merge.result(work.plan).ok_or_else(|| CoordinatorError("no agent sent what it measured".to_string()))?;
     result.agents = outcome.agent_results();
     Ok((result, outcome.agents))
 }
 
-/// Runs the load of `options` (no segment: each agent takes its own) on the agents `spec` names, and merges
-/// what they measured into `merge`; returns what it learnt of each agent.
+/// What every agent runs its share of: a plan (without a segment: each agent takes its own), with the request
+/// body it was made from, or the scenario.
+#[derive(Debug, Clone, Copy)]
+pub struct Work<'a> {
+    /// The whole load.
+    pub plan: &'a Plan,
+    /// The request body of one-request loads.
+    pub body: &'a [u8],
+    /// The scenario of scenario loads, as checked here.
+    pub scenario: Option<&'a Scenario>,
+}
+
+/// Runs `work` on the agents `spec` names, each its share, and merges what they measured into `merge`;
+/// returns what it learnt of each agent.
 fn run(
     spec: &AgentSpec,
     launcher: &Launcher,
-    options: &LoadOptions,
-    body: &[u8],
+    work: Work<'_>,
     stop: &AtomicBool,
     merge: &mut Merge,
     on_second: &mut dyn FnMut(&Interval),
@@ -244,12 +255,13 @@ fn run(
         }
         facts.push(AgentFacts { peer, hello, monotonic, wall });
     }
-    let body_base64 = base64::engine::general_purpose::STANDARD.encode(body);
+    let body_base64 = base64::engine::general_purpose::STANDARD.encode(work.body);
     for i in 0..n {
         let load = ToAgent::Load {
             protocol: PROTOCOL_VERSION,
-            options: Box::new(options.clone()),
+            options: Box::new(work.plan.options.clone()),
             body_base64: body_base64.clone(),
+            scenario: work.scenario.map(|s| Box::new(s.clone())),
         };
         fleet.send(i, &load)?;
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use shootout_engine::Totals;
 use shootout_metrics::Interval;
 use shootout_model::LoadOptions;
+use shootout_scenario::Scenario;
 
 /// What an agent sends.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -89,6 +90,9 @@ pub enum ToAgent {
         options: Box<LoadOptions>,
         /// The request body, base64 (standard alphabet, padded).
         body_base64: String,
+        /// The scenario to send instead of one request, as the coordinator checked it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scenario: Option<Box<Scenario>>,
     },
     /// Start at this instant of your monotonic clock, ns.
     Start {

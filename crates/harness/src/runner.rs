@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use shootout_agents::coordinate;
+use shootout_agents::coordinate::{self, Work};
 use shootout_agents::launch::Launcher;
 use shootout_engine::{Plan, Progress};
 use shootout_model::run::{Environment, ResourceSample, ServerUsage, TrialRecord};
@@ -151,9 +151,14 @@ fn trial(
 ) -> Result<TrialRecord, String> {
     let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
     let options = load_options(suite, &format!("{}{}", running.url, spec.path), level)?;
-    let plan = match &suite.load.scenario {
-        Some(file) => Plan::with_scenario(options, file.parse(&running.url).map_err(|e| e.to_string())?),
-        None => Plan::new(options, suite.load.body.as_deref().unwrap_or_default().as_bytes()),
+    let scenario = match &suite.load.scenario {
+        Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let body = suite.load.body.as_deref().unwrap_or_default().as_bytes();
+    let plan = match scenario.clone() {
+        Some(scenario) => Plan::with_scenario(options, scenario),
+        None => Plan::new(options, body),
     }
     .map_err(|e| e.to_string())?;
 
@@ -185,7 +190,7 @@ fn trial(
         None => {
             shootout_engine::run(&plan, stop, &mut |p: &Progress| on_event(Event::Load(*p))).map_err(|e| e.to_string())
         }
-        Some(agents) => from_agents(agents, &plan, suite.load.body.as_deref().unwrap_or_default().as_bytes(), &stop),
+        Some(agents) => from_agents(agents, Work { plan: &plan, body, scenario: scenario.as_ref() }, &stop),
     };
     let _ = stop_sampling.send(());
     let samples = sampler.join().unwrap_or_default();
@@ -196,12 +201,11 @@ fn trial(
 
 /// One trial's load shared out to the suite's agents and merged. An agent lost on the way fails the trial: its
 /// figures would be a share short.
-fn from_agents(agents: &Agents, plan: &Plan, body: &[u8], stop: &AtomicBool) -> Result<LoadResult, String> {
+fn from_agents(agents: &Agents, work: Work<'_>, stop: &AtomicBool) -> Result<LoadResult, String> {
     let program =
         std::env::current_exe().map_err(|e| format!("cannot find this shootout binary for the agents: {e}"))?;
     let launcher = Launcher::new(program, &agents.settings, &agents.spec);
-    let (result, _) =
-        coordinate::load(&agents.spec, &launcher, plan, body, stop, &mut |_| {}).map_err(|e| e.to_string())?;
+    let (result, _) = coordinate::load(&agents.spec, &launcher, work, stop, &mut |_| {}).map_err(|e| e.to_string())?;
     let lost: Vec<&str> = result.agents.iter().filter_map(|a| a.lost.as_deref()).collect();
     if lost.is_empty() {
         Ok(result)

@@ -11,7 +11,8 @@
 //! - [`template`]: [`Template`], text with `${variable}` references.
 //! - [`think`]: [`Think`], the pause between steps.
 //! - [`urls`]: siege's urls file (`-f urls.txt`), read into the same [`Scenario`].
-//! - this file: the validated [`Scenario`] and its parts, which the engine runs.
+//! - this file: the validated [`Scenario`] and its parts, which the engine runs; they serialize, so a coordinator
+//!   hands its agents exactly the scenario it checked.
 
 pub mod raw;
 pub mod template;
@@ -21,13 +22,15 @@ pub mod validate;
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 pub use template::{Piece, Template};
 pub use think::Think;
 pub use urls::parse_urls;
 pub use validate::{parse, FileError, Locator};
 
 /// A validated scenario, ready to run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scenario {
     /// The named requests, in file order.
     pub requests: Vec<Request>,
@@ -44,7 +47,7 @@ pub struct Scenario {
 }
 
 /// One named request.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
     /// Its name, for per-request results.
     pub name: String,
@@ -72,7 +75,7 @@ impl Request {
 }
 
 /// What a good response looks like. A response that is not counts as a failed check.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Expect {
     /// Acceptable statuses; empty means any status below 400.
     pub status: Vec<u16>,
@@ -81,7 +84,7 @@ pub struct Expect {
 }
 
 /// A value taken from a response into a variable.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Extract {
     /// The variable's id.
     pub variable: usize,
@@ -90,10 +93,10 @@ pub struct Extract {
 }
 
 /// Where an extracted value comes from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Source {
     /// The first capture group (or the whole match) of a regular expression over the body.
-    Regex(regex::bytes::Regex),
+    Regex(#[serde(with = "pattern")] regex::bytes::Regex),
     /// A JSON pointer (RFC 6901) into the body parsed as JSON; strings are taken without quotes.
     Json(String),
     /// A response header, by name.
@@ -101,7 +104,7 @@ pub enum Source {
 }
 
 /// A user session: steps run in order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {
     /// Its name.
     pub name: String,
@@ -112,7 +115,7 @@ pub struct Session {
 }
 
 /// One step of a session.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Step {
     /// Index of the request in [`Scenario::requests`].
     pub request: usize,
@@ -124,5 +127,20 @@ impl Scenario {
     /// The longest think time of any step, for planning.
     pub fn longest_think(&self) -> Duration {
         self.sessions.iter().flat_map(|s| &s.steps).map(|step| step.think.longest()).max().unwrap_or_default()
+    }
+}
+
+/// A regular expression travels as its pattern and is compiled again on arrival.
+mod pattern {
+    use regex::bytes::Regex;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(regex: &Regex, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(regex.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Regex, D::Error> {
+        let pattern = String::deserialize(deserializer)?;
+        Regex::new(&pattern).map_err(serde::de::Error::custom)
     }
 }

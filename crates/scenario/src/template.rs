@@ -1,7 +1,7 @@
 //! [`Template`]: text with `${name}` references to variables, split once into pieces.
 
 /// Part of a template.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Piece {
     /// Literal text.
     Text(String),
@@ -10,7 +10,7 @@ pub enum Piece {
 }
 
 /// Text with variable references, ready to render.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Template {
     /// The pieces, in order.
     pub pieces: Vec<Piece>,

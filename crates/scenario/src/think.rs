@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// A think time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Think {
     /// No pause.
     None,

@@ -76,8 +76,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     Ok(sweep.cut(suite))
 }
 
-/// The `[agents]` table, checked against the rest of the suite: each agent needs a connection at every level,
-/// and agents send one request (not a scenario) for now.
+/// The `[agents]` table, checked against the rest of the suite: each agent needs a connection at every level.
 fn agents(raw: &SuiteFile, at: &Locator<'_>, dir: &Path, suite: &Suite) -> Result<Option<Agents>, FileError> {
     let Some(def) = &raw.agents else { return Ok(None) };
     let from = &def.from;

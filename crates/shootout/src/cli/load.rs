@@ -152,7 +152,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     };
     let (options, body) = validate(&args, scenario.as_ref())?;
     limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
-    let plan = match scenario {
+    let plan = match scenario.clone() {
         Some(scenario) => Plan::with_scenario(options, scenario),
         None => Plan::new(options, &body),
     }
@@ -168,8 +168,8 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     let result = match &args.agents.agents {
         Some(spec) => {
             let launcher = args.agents.launcher(spec)?;
-            let scenario = args.scenario.is_some() || args.urls_file.is_some();
-            with_agents(spec, &launcher, &plan, &body, &stop, scenario)?
+            let work = coordinate::Work { plan: &plan, body: &body, scenario: scenario.as_ref() };
+            with_agents(spec, &launcher, work, &stop)?
         }
         None => {
             let bar = progress_bar(&plan.options);
@@ -204,16 +204,10 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
 fn with_agents(
     spec: &AgentSpec,
     launcher: &Launcher,
-    plan: &Plan,
-    body: &[u8],
+    work: coordinate::Work<'_>,
     stop: &AtomicBool,
-    scenario: bool,
 ) -> Result<LoadResult, Failure> {
-    if scenario {
-        return Err(Failure::Usage(format!(
-            "--agents {spec} with --scenario or -f: agents send one request for now; drop one of the two"
-        )));
-    }
+    let plan = work.plan;
     if u64::from(spec.agents()) > plan.options.most_connections() {
         return Err(Failure::Usage(format!(
             "--agents {spec}: each agent needs at least one connection of the {}: raise -c (or --max-connections)",
@@ -221,7 +215,7 @@ fn with_agents(
         )));
     }
     let (result, agents) =
-        coordinate::load(spec, launcher, plan, body, stop, &mut |_| {}).map_err(|e| Failure::Run(e.into()))?;
+        coordinate::load(spec, launcher, work, stop, &mut |_| {}).map_err(|e| Failure::Run(e.into()))?;
     for agent in &agents {
         eprintln!("{}", agent.describe());
     }

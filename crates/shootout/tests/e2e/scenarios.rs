@@ -161,3 +161,27 @@ fn a_scenario_without_keepalive_asks_for_a_new_connection_each_time() {
     assert_eq!(result.requests.ok, 40);
     assert_eq!(result.connections.opened, 40);
 }
+
+#[test]
+fn agents_share_a_scenario_and_its_sessions_as_one_run_does() {
+    // Each agent gets the scenario as checked here (the extract's pattern and the templates included) and runs
+    // its share of the users; the merge keeps every request's own figures.
+    let (address, counts) = session_server::start();
+    let file = write("agents-session.toml", SESSION);
+    let output = shootout()
+        .args(["load", "--json", "--agents", "local:2", "--scenario", &file, "-d", "1s", "-c", "4"])
+        .arg(format!("http://{address}"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result.requests.failed + result.requests.http_errors, 0, "{:?}", result.errors);
+    assert_eq!(counts.refused.load(Ordering::Relaxed), 0, "every request carried the cookie and token");
+    let step = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap().requests.ok;
+    assert_eq!(step("login"), counts.login.load(Ordering::Relaxed));
+    assert_eq!(step("account"), counts.account.load(Ordering::Relaxed));
+    assert_eq!(step("logout"), counts.logout.load(Ordering::Relaxed));
+    assert!(step("account") >= 20, "{} sessions got to their account", step("account"));
+    assert_eq!(result.agents.len(), 2);
+    assert!(result.agents.iter().all(|a| a.measured.as_ref().is_some_and(|m| m.requests.total > 0)));
+}
