@@ -36,8 +36,13 @@ pub(super) fn start(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
     };
     let links = match door.gather(n, "slurm", launcher.timeout, &mut ended) {
         Ok(links) => links,
-        Err(e) => {
+        Err(mut e) => {
             drop(Crew::new(Vec::new(), vec![srun], None)); // stops srun and whatever it started
+            if !e.why.starts_with("it ended first") {
+                if let Some(said) = words.last() {
+                    e.why = format!("{}; srun's last words: {said}", e.why); // "queued and waiting for resources"
+                }
+            }
             return Err(e);
         }
     };

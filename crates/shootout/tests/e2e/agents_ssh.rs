@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{describe, shootout, Target};
+use crate::support::{
+    assert_freezes_seen_as_they_are, assert_percentiles_from_merged_histogram, assert_skew_refused, describe, shootout,
+    show_agents, skewed, Target, FREEZING, OPEN_MODEL_THROUGH_FREEZES,
+};
 
 const HOSTS: u32 = 3;
 
@@ -182,14 +185,24 @@ impl TestHosts {
 
     /// `shootout load --agents ssh:h1,h2,h3 …` with this binary as the hosts' shootout.
     fn load(&self, args: &[&str]) -> Output {
-        // A link with a name of its own, so that these agents are told apart from local ones by other tests.
+        self.load_with(&self.remote_shootout(), args)
+    }
+
+    /// This binary through a link with a name of its own, so that these agents are told apart from local ones by
+    /// other tests.
+    fn remote_shootout(&self) -> String {
         let agent = self.dir.join("shootout-remote");
         if !agent.exists() {
             std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_shootout"), &agent).unwrap();
         }
+        agent.display().to_string()
+    }
+
+    /// The same, the hosts running `command`.
+    fn load_with(&self, command: &str, args: &[&str]) -> Output {
         shootout()
             .args(["load", "--agents", "ssh:h1,h2,h3", "--ssh-config", self.ssh_config.to_str().unwrap()])
-            .args(["--agent-command", agent.to_str().unwrap()])
+            .args(["--agent-command", command])
             .args(args)
             .output()
             .unwrap()
@@ -225,8 +238,10 @@ fn three_ssh_agents_in_namespaces_send_exactly_the_requests_asked_for() {
     let output = hosts.load(&["-c", "6", "-n", "3000", "--json", &url]);
     assert!(output.status.success(), "{}", describe(&output));
     let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    show_agents("ssh", &result);
     assert_eq!((result.requests.total, result.requests.ok), (3000, 3000), "{}", describe(&output));
     assert_eq!(target.served(), 3000, "the server saw exactly what the merged result says");
+    assert_percentiles_from_merged_histogram(&result);
     let stderr = String::from_utf8_lossy(&output.stderr);
     for (i, host) in ["h1", "h2", "h3"].iter().enumerate() {
         let line = format!("agent {i} ({host}): on ");
@@ -235,6 +250,25 @@ fn three_ssh_agents_in_namespaces_send_exactly_the_requests_asked_for() {
     assert_eq!(stderr.matches(", clock ").count(), 3, "{stderr}");
     eprintln!("ssh agents' clock lines:\n{stderr}");
     assert_eq!(hosts.left_over(), Vec::<String>::new(), "no agent or ssh session is left on the hosts");
+
+    // An agent whose wall clock is 2 s off is found and refused before anything is sent.
+    if let Some(command) = skewed(&hosts.remote_shootout()) {
+        assert_skew_refused(&hosts.load_with(&command, &["-c", "3", "-n", "30", &url]), "agent 0 (h1)");
+        assert_eq!(target.served(), 3000, "nothing more was sent");
+    }
+
+    // The open model through a server that freezes 1 s in every 5 s: the corrected percentiles show it.
+    let freezing = Target::start_with(&[&["--host", &hosts.target_ip.to_string()][..], &FREEZING[..]].concat());
+    let mut args = vec!["--json"];
+    args.extend(OPEN_MODEL_THROUGH_FREEZES);
+    let frozen_url = freezing.url("/hello");
+    args.push(&frozen_url);
+    let output = hosts.load(&args);
+    assert!(output.status.success(), "{}", describe(&output));
+    let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result.requests.total, freezing.served());
+    assert_freezes_seen_as_they_are(&result);
+    assert_percentiles_from_merged_histogram(&result);
 
     // A host whose sshd is down: one line naming it and ssh's reason; the agents started on the others end too.
     hosts.stop_sshd(3);

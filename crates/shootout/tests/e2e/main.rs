@@ -6,6 +6,7 @@ mod support;
 mod agents;
 mod agents_faults;
 mod agents_kubernetes;
+mod agents_slurm;
 mod agents_ssh;
 mod compare;
 mod errors;

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sys::socket::{listen, setsockopt, sockopt, Backlog};
 use shootout_model::LoadResult;
@@ -194,5 +194,97 @@ fn misbehave(mut stream: TcpStream, fault: Fault) {
             }
             Fault::AcceptOnly(_) => unreachable!("served by the accept loop"),
         }
+    }
+}
+
+/// Prints each agent's start after the earliest and its clock offset and error (shown with `--nocapture`: the
+/// figures the closing notes quote for each launcher).
+pub fn show_agents(launcher: &str, result: &shootout_model::LoadResult) {
+    for agent in &result.agents {
+        let start = agent.measured.as_ref().map_or(f64::NAN, |m| m.start_ms);
+        eprintln!(
+            "{launcher} agent {} on {}: started {start:.3} ms after the first, clock {:+.3} ms ± {:.3} ms",
+            agent.index, agent.host, agent.clock_offset_ms, agent.clock_error_ms
+        );
+    }
+}
+
+/// The merged p50, p90 and p99 are those of the one histogram the result carries, built from every agent's raw
+/// histograms, never figures added or averaged.
+pub fn assert_percentiles_from_merged_histogram(result: &LoadResult) {
+    let merged = shootout_metrics::decode_histogram(&result.latency.histogram).unwrap();
+    assert_eq!(merged.len(), result.requests.total, "the histogram holds every request");
+    for p in [50.0, 90.0, 99.0] {
+        assert_eq!(shootout_metrics::percentile_us(&result.latency, p), shootout_metrics::value_at(&merged, p));
+    }
+}
+
+/// The arguments of an open-model load against a target started with [`FREEZING`]: 400 requests/s for two
+/// whole periods of its freezes, whatever their phase.
+pub const OPEN_MODEL_THROUGH_FREEZES: [&str; 8] = ["-R", "400", "-d", "10s", "-t", "2", "--max-connections", "8"];
+
+/// A target that freezes 1 s in every 5 s.
+pub const FREEZING: [&str; 4] = ["--stall-every", "5s", "--stall-for", "1s"];
+
+/// At a fixed rate a fifth of the requests fall due during a freeze of [`FREEZING`] and wait for its end,
+/// uniformly 0 to 1 s: so the corrected p90 is 500 ms and p99 950 ms, each within 10%.
+pub fn assert_freezes_seen_as_they_are(result: &LoadResult) {
+    assert_eq!(result.requests.failed, 0, "{:?}", result.errors);
+    let p90 = shootout_metrics::percentile_us(&result.latency, 90.0) as f64;
+    let p99 = shootout_metrics::percentile_us(&result.latency, 99.0) as f64;
+    assert!((p90 - 500_000.0).abs() <= 50_000.0, "corrected p90 {p90} µs, expected 500 ms ± 10%");
+    assert!((p99 - 950_000.0).abs() <= 95_000.0, "corrected p99 {p99} µs, expected 950 ms ± 10%");
+}
+
+/// The command that runs `shootout` (at `program`) with its wall clock 2 s ahead (faketime, with the monotonic
+/// clock left alone, as between two real machines), or None when faketime is missing (said, and allowed only
+/// outside CI).
+pub fn skewed(program: &str) -> Option<String> {
+    if Command::new("faketime").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "under CI the clock test must run: apt-get install faketime");
+        eprintln!("skipping a skewed-clock check: faketime is missing (apt-get install faketime)");
+        return None;
+    }
+    Some(format!("env FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f +2s {program}"))
+}
+
+/// A run refused for an agent 2 s off: one line naming `agent` and the fix, and nothing sent.
+pub fn assert_skew_refused(output: &Output, agent: &str) {
+    assert_eq!(output.status.code(), Some(1), "{}", describe(output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr.trim().lines().last().unwrap_or_default();
+    assert!(line.starts_with(&format!("shootout: {agent} (")), "{stderr}");
+    assert!(line.contains("its clock is 2000.") || line.contains("its clock is 1999."), "{line}");
+    assert!(line.ends_with("more than the 50 ms allowed: run chrony or another NTP client there, or raise --max-skew"));
+}
+
+/// The environment variable that marks the processes of one test's run.
+const MARK: &str = "SHOOTOUT_TEST_RUN";
+
+/// `shootout` with a mark of its own in its environment, which every agent it starts inherits.
+pub fn marked(mark: &str) -> Command {
+    let mut command = shootout();
+    command.env(MARK, mark);
+    command
+}
+
+/// The processes carrying `mark`, after waiting up to two seconds for them to end.
+pub fn left_with(mark: &str) -> Vec<String> {
+    let needle = format!("{MARK}={mark}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let mut left = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let dir = entry.path();
+            let environ = std::fs::read(dir.join("environ")).unwrap_or_default();
+            let alive = std::fs::read_to_string(dir.join("stat")).is_ok_and(|s| !s.contains(") Z "));
+            if alive && environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+                left.push(std::fs::read_to_string(dir.join("cmdline")).unwrap_or_default().replace('\0', " "));
+            }
+        }
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
