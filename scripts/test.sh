@@ -7,16 +7,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What the tests need from Debian's packages: Chromium (the report test), procps (pgrep, to prove no server
-# process is left behind), and openssh-server and iproute2 (the ssh agents test runs a real sshd in each of three
-# network namespaces; under CI it must run). Installed only when missing, and only where we may (root, apt).
+# process is left behind), openssh-server and iproute2 (the ssh agents test runs a real sshd in each of three
+# network namespaces), slurmctld, slurmd, slurm-client and munge (the Slurm agents test runs a controller and
+# three nodes of its own), and faketime (the agents' clock tests skew an agent's wall clock). Under CI every one
+# of these tests must run. Installed only when missing, and only where we may (root, apt); no daemon is started
+# by the install (policy-rc.d), since each test starts its own.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pgrep >/dev/null || missing+=(procps)
 [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null || missing+=(openssh-server)
 command -v ip >/dev/null || missing+=(iproute2)
+[ -x /usr/sbin/slurmctld ] || missing+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || missing+=(slurmd)
+command -v srun >/dev/null || missing+=(slurm-client)
+[ -x /usr/sbin/munged ] || missing+=(munge)
+command -v faketime >/dev/null || missing+=(faketime)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    fi
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
@@ -24,6 +35,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+# The Kubernetes manifest is checked against the API's schema with the `kubernetes` Python package (from PyPI,
+# pinned), in a virtualenv of the tests' own under target/.
+python=target/test-python/bin/python
+if ! "$python" -c 'import kubernetes' 2>/dev/null; then
+  python3 -m venv target/test-python 2>/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+    python3 -m venv target/test-python
+  }
+  "$python" -m pip install -q --disable-pip-version-check kubernetes==31.0.0
+fi
+export SHOOTOUT_TEST_PYTHON="$PWD/$python"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
