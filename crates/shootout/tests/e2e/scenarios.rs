@@ -36,11 +36,12 @@ name = "visit"
 steps = [{ request = "login", think = "5ms" }, { request = "account" }, { request = "logout" }]
 "#;
 
-#[test]
-fn a_session_with_a_login_cookie_and_an_extracted_token() {
-    let (address, counts) = session_server::start();
-    let file = write("session.toml", SESSION);
-    let result = load(&["--scenario", &file, "-d", "1s", "-c", "4", &format!("http://{address}")]);
+/// Every session's requests went through, carried the cookie and token, and each step's count is the server's;
+/// returns each step's count of good responses.
+fn assert_sessions_served<'a>(
+    result: &'a shootout_model::LoadResult,
+    counts: &session_server::Counts,
+) -> impl Fn(&str) -> u64 + 'a {
     assert_eq!(result.requests.failed + result.requests.http_errors, 0, "{:?}", result.errors);
     assert_eq!(counts.refused.load(Ordering::Relaxed), 0, "every request carried the cookie and token");
     let step = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap().requests.ok;
@@ -48,6 +49,15 @@ fn a_session_with_a_login_cookie_and_an_extracted_token() {
     assert_eq!(step("account"), counts.account.load(Ordering::Relaxed));
     assert_eq!(step("logout"), counts.logout.load(Ordering::Relaxed));
     assert!(step("account") >= 20, "{} sessions got to their account", step("account"));
+    step
+}
+
+#[test]
+fn a_session_with_a_login_cookie_and_an_extracted_token() {
+    let (address, counts) = session_server::start();
+    let file = write("session.toml", SESSION);
+    let result = load(&["--scenario", &file, "-d", "1s", "-c", "4", &format!("http://{address}")]);
+    let step = assert_sessions_served(&result, &counts);
     assert!(step("login") >= step("account") && step("account") >= step("logout"));
     assert!(step("login") - step("logout") <= 4, "only sessions cut by the end of the run are unfinished");
     assert_eq!(result.requests.total, step("login") + step("account") + step("logout"));
@@ -175,13 +185,7 @@ fn agents_share_a_scenario_and_its_sessions_as_one_run_does() {
         .unwrap();
     assert!(output.status.success(), "{}", describe(&output));
     let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(result.requests.failed + result.requests.http_errors, 0, "{:?}", result.errors);
-    assert_eq!(counts.refused.load(Ordering::Relaxed), 0, "every request carried the cookie and token");
-    let step = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap().requests.ok;
-    assert_eq!(step("login"), counts.login.load(Ordering::Relaxed));
-    assert_eq!(step("account"), counts.account.load(Ordering::Relaxed));
-    assert_eq!(step("logout"), counts.logout.load(Ordering::Relaxed));
-    assert!(step("account") >= 20, "{} sessions got to their account", step("account"));
+    let _ = assert_sessions_served(&result, &counts);
     assert_eq!(result.agents.len(), 2);
     assert!(result.agents.iter().all(|a| a.measured.as_ref().is_some_and(|m| m.requests.total > 0)));
 }
