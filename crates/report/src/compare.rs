@@ -93,15 +93,15 @@ pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> V
         .collect()
 }
 
-/// Compares two single load results, each second of their timelines as a sample (the first and last seconds,
-/// often partial, left out when there are more).
+/// Compares two single load results, each whole second of their timelines as a sample (a last, partial second
+/// would count a fraction of a second's responses as a whole second's); a run shorter than a second is one
+/// sample, its own rate.
 pub fn compare_results(old: &LoadResult, new: &LoadResult, noise: f64) -> Change {
     let per_second = |r: &LoadResult| {
-        let all: Vec<f64> = r.timeline.iter().map(|s| s.requests as f64).collect();
-        if all.len() > 2 {
-            all[1..all.len() - 1].to_vec()
-        } else {
-            all
+        let (whole, _) = crate::seconds::whole_seconds(&r.timeline, r.duration_s);
+        match whole.len() {
+            0 => vec![r.throughput.requests_per_s],
+            _ => whole.iter().map(|s| s.requests as f64).collect::<Vec<f64>>(),
         }
     };
     let p99 = |r: &LoadResult| value(Metric::Percentile(99.0), r);

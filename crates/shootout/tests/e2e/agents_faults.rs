@@ -23,7 +23,7 @@ fn unique(name: &str) -> String {
 fn a_barrier_one_agent_never_reaches_times_out_and_leaves_nothing_running() {
     let mark = unique("barrier");
     let target = Target::start();
-    let command = format!("{FIXTURES}/agent-that-never-gets-ready {}", env!("CARGO_BIN_EXE_shootout"));
+    let command = format!("{FIXTURES}/misbehaving-agent never-ready {}", env!("CARGO_BIN_EXE_shootout"));
     let started = Instant::now();
     let output = marked(&mark)
         .args(["load", "--agents", "local:3", "--agent-command", &command, "--agent-timeout", "2s"])
@@ -38,6 +38,54 @@ fn a_barrier_one_agent_never_reaches_times_out_and_leaves_nothing_running() {
     assert!(started.elapsed() < Duration::from_secs(10), "the timeout is kept: {:?}", started.elapsed());
     assert_eq!(target.served(), 0, "no agent started sending");
     assert_eq!(left_with(&mark), Vec::<String>::new(), "no agent is left running");
+}
+
+#[test]
+fn an_agent_of_another_version_is_refused_by_name_before_anything_is_sent() {
+    let mark = unique("version");
+    let target = Target::start();
+    let command = format!("{FIXTURES}/misbehaving-agent other-version {}", env!("CARGO_BIN_EXE_shootout"));
+    let output = marked(&mark)
+        .args(["load", "--agents", "local:2", "--agent-command", &command, "-c", "2", "-n", "100"])
+        .arg(target.url("/hello"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expected = format!(
+        "shootout: agent 1 (local) runs shootout 0.0.1 (protocol 1), this one {} (protocol 1): install the same version there",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(stderr.trim(), expected);
+    assert_eq!(target.served(), 0, "nothing was sent");
+    assert_eq!(left_with(&mark), Vec::<String>::new(), "no agent is left running");
+}
+
+#[test]
+fn report_and_compare_read_a_result_from_agents_unchanged() {
+    let target = Target::start();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let file = dir.path().join(name);
+        let output = shootout()
+            .args(["load", "--agents", "local:2", "-c", "4", "-d", "2s", "-o"])
+            .arg(&file)
+            .arg(target.url("/hello"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        file
+    };
+    let (before, after) = (run("before.json"), run("after.json"));
+    let report = shootout().arg("report").arg(&after).output().unwrap();
+    assert!(report.status.success(), "{}", describe(&report));
+    let html =
+        std::fs::read_dir(dir.path()).unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".html"));
+    assert!(html, "the report is written beside the result: {}", describe(&report));
+    let compare = shootout().arg("compare").arg(&before).arg(&after).output().unwrap();
+    assert!(compare.status.code().is_some_and(|c| c == 0 || c == 3), "{}", describe(&compare));
+    let said = String::from_utf8_lossy(&compare.stdout);
+    assert!(said.contains("old req/s") && said.contains(&target.url("/hello")), "{}", describe(&compare));
 }
 
 #[test]

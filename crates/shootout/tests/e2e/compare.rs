@@ -78,6 +78,28 @@ fn two_load_results_compare_second_by_second() {
     let output = compare(&a, &b, &["--max-regression", "5%"]);
     assert!(output.status.success(), "the same fixed rate twice: {}", describe(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("within noise"), "{}", describe(&output));
+    let said = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(said.contains(" 500.0 "), "3 whole seconds at 500/s each, the partial last one left out: {said}");
+
+    // A run shorter than a second is compared by its own rate, not by the responses of its one partial second.
+    for file in [&a, &b] {
+        let output =
+            shootout().args(["load", "-c", "2", "-n", "300", "-o"]).arg(file).arg(target.url("/delay/2")).output();
+        assert!(output.unwrap().status.success());
+    }
+    let rate = |file: &Path| -> f64 {
+        let result: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        result["throughput"]["requests_per_s"].as_f64().unwrap()
+    };
+    let output = compare(&a, &b, &[]);
+    let said = String::from_utf8_lossy(&output.stdout).to_string();
+    let line = said.lines().nth(1).unwrap_or_default();
+    let figures: Vec<f64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    assert_eq!(
+        figures.get(1..3),
+        Some(&[(rate(&a) * 10.0).round() / 10.0, (rate(&b) * 10.0).round() / 10.0][..]),
+        "{said}"
+    );
 }
 
 #[test]
