@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rand::TryRngCore;
 
-use super::{LaunchError, Link};
+use super::{LastWords, LaunchError, Link};
 use crate::frame;
 use crate::protocol::{FromAgent, Join};
 
@@ -71,14 +71,16 @@ impl Door {
     }
 
     /// Waits until agents 0 to `n - 1` have dialled in with this run's secret, for up to `timeout`. `ended`
-    /// says, with its last words, when whatever was starting them has given up (srun ended), so that the wait
-    /// ends at once. `kind` names the launcher in each agent's name: `agent 2 (slurm, 10.0.0.7)`.
+    /// says how whatever was starting them ended, when it has given up (srun ended), so that the wait ends at
+    /// once; `words` is what it last wrote, which either failure quotes. `kind` names the launcher in each
+    /// agent's name: `agent 2 (slurm, 10.0.0.7)`.
     pub fn gather(
         &self,
         n: u32,
         kind: &str,
         timeout: Duration,
         ended: &mut dyn FnMut() -> Option<String>,
+        words: &LastWords,
     ) -> Result<Vec<Link>, LaunchError> {
         let deadline = Instant::now() + timeout;
         let (introduced, introductions) = mpsc::channel();
@@ -105,13 +107,17 @@ impl Door {
             if links.iter().all(Option::is_some) {
                 break;
             }
-            if let Some(words) = ended() {
-                return Err(self.missing(&links, kind, format!("it ended first: {words}")));
+            if let Some(how) = ended() {
+                let said = words.last().unwrap_or(how);
+                return Err(self.missing(&links, kind, format!("it ended first: {said}")));
             }
             if Instant::now() >= deadline {
                 let mut why = format!("they did not dial back to {} within {} s", self.address, timeout.as_secs());
                 if turned_away > 0 {
                     why += &format!(" ({turned_away} connections with a wrong index or count were turned away)");
+                }
+                if let Some(said) = words.last() {
+                    why += &format!("; its starter's last words: {said}"); // "queued and waiting for resources"
                 }
                 return Err(self.missing(&links, kind, why));
             }
@@ -197,7 +203,7 @@ mod tests {
         let stranger = call(&address, &join(0, "not the secret"), Duration::from_secs(2)).unwrap();
         let second = call(&address, &join(1, &door.secret), Duration::from_secs(2)).unwrap();
         let first = call(&address, &join(0, &door.secret), Duration::from_secs(2)).unwrap();
-        let links = door.gather(2, "test", Duration::from_secs(5), &mut || None).unwrap();
+        let links = door.gather(2, "test", Duration::from_secs(5), &mut || None, &LastWords::default()).unwrap();
         assert_eq!(links.iter().map(|l| l.index).collect::<Vec<_>>(), vec![0, 1]);
         assert!(links[0].peer.starts_with("agent 0 (test, 127.0.0.1"), "{}", links[0].peer);
         drop((stranger, second, first));
@@ -207,10 +213,19 @@ mod tests {
     fn a_missing_agent_is_named_when_time_runs_out_or_its_starter_ends() {
         let door = door();
         let _only = call(&door.address, &Join { secret: door.secret.clone(), index: 0, of: 2 }, Duration::from_secs(2));
-        let e = door.gather(2, "slurm", Duration::from_millis(300), &mut || None).unwrap_err().to_string();
+        let e = door
+            .gather(2, "slurm", Duration::from_millis(300), &mut || None, &LastWords::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("agents 1 (slurm): cannot start it (they did not dial back to 127.0.0.1:"), "{e}");
         let door = self::door();
-        let e = door.gather(1, "slurm", Duration::from_secs(10), &mut || Some("srun: error: no nodes".into()));
+        let e = door.gather(
+            1,
+            "slurm",
+            Duration::from_secs(10),
+            &mut || Some("srun: error: no nodes".into()),
+            &LastWords::default(),
+        );
         assert!(e.unwrap_err().to_string().contains("(it ended first: srun: error: no nodes)"));
     }
 

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use super::dial::{Door, SECRET_VARIABLE};
-use super::{Cleanup, Crew, LaunchError, Launcher};
+use super::{Cleanup, Crew, LastWords, LaunchError, Launcher};
 
 /// What an agents' manifest is made of.
 #[derive(Debug, Clone)]
@@ -120,7 +120,7 @@ pub(super) fn start(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
             "check kubectl's context and your rights in its namespace",
         ));
     }
-    match door.gather(n, "k8s", launcher.timeout, &mut || None) {
+    match door.gather(n, "k8s", launcher.timeout, &mut || None, &LastWords::default()) {
         Ok(links) => Ok(Crew::new(links, Vec::new(), Some(cleanup))),
         Err(mut e) => {
             e.fix = format!(

@@ -31,18 +31,13 @@ pub(super) fn start(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
     })?;
     let words = srun.stderr.take().map(LastWords::keep).unwrap_or_default();
     let mut ended = || match srun.try_wait() {
-        Ok(Some(status)) => Some(words.last().unwrap_or_else(|| format!("srun {status}"))),
+        Ok(Some(status)) => Some(format!("srun {status}")),
         _ => None,
     };
-    let links = match door.gather(n, "slurm", launcher.timeout, &mut ended) {
+    let links = match door.gather(n, "slurm", launcher.timeout, &mut ended, &words) {
         Ok(links) => links,
-        Err(mut e) => {
+        Err(e) => {
             drop(Crew::new(Vec::new(), vec![srun], None)); // stops srun and whatever it started
-            if !e.why.starts_with("it ended first") {
-                if let Some(said) = words.last() {
-                    e.why = format!("{}; srun's last words: {said}", e.why); // "queued and waiting for resources"
-                }
-            }
             return Err(e);
         }
     };
