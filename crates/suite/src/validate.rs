@@ -95,16 +95,11 @@ fn agents(raw: &SuiteFile, at: &Locator<'_>, dir: &Path, suite: &Suite) -> Resul
         listen,
         address: def.address.clone(),
         image: def.image.clone(),
-        timeout: def.timeout.as_ref().map(|t| duration_or(&Some(t.clone()), Duration::ZERO, at)).transpose()?,
+        timeout: duration(&def.timeout, at)?,
         max_skew: duration_or(&def.max_skew, shootout_model::agents::DEFAULT_MAX_SKEW, at)?,
     };
     if let Some(refusal) = settings.refusal(&spec, |name| format!("{name} =")) {
         return Err(at.span(from.span(), refusal));
-    }
-    if suite.load.scenario.is_some() {
-        return Err(
-            at.span(from.span(), "agents send one request for now, not a scenario: drop [agents] or the scenario")
-        );
     }
     if let Levels::Connections(levels) = &suite.levels {
         if let Some(level) = levels.iter().find(|&&c| c < spec.agents()) {
@@ -119,11 +114,18 @@ fn agents(raw: &SuiteFile, at: &Locator<'_>, dir: &Path, suite: &Suite) -> Resul
 
 /// A duration key, or its default.
 fn duration_or(value: &Option<Spanned<String>>, default: Duration, at: &Locator<'_>) -> Result<Duration, FileError> {
-    match value {
-        None => Ok(default),
-        Some(v) => shootout_model::units::parse_duration(v.get_ref())
-            .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref()))),
-    }
+    Ok(duration(value, at)?.unwrap_or(default))
+}
+
+/// A duration key, if given.
+fn duration(value: &Option<Spanned<String>>, at: &Locator<'_>) -> Result<Option<Duration>, FileError> {
+    value
+        .as_ref()
+        .map(|v| {
+            shootout_model::units::parse_duration(v.get_ref())
+                .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref())))
+        })
+        .transpose()
 }
 
 /// The sweep: connections (closed model) or rates (open), never both, each level positive.

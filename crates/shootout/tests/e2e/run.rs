@@ -301,6 +301,16 @@ fn a_suite_with_agents_shares_each_trial_and_merges_it() {
             .collect();
         assert_eq!(shares, [300, 300], "each agent ran half of each trial");
     }
+    // A scenario goes to the agents too.
+    std::fs::write(dir.join("scenario.toml"), "[[request]]\nname = \"hello\"\nurl = \"/hello\"\n").unwrap();
+    std::fs::remove_dir_all(dir.join("results")).unwrap();
+    let output = run_suite(&dir, &suite.replace("path = \"/hello\"", "scenario = \"scenario.toml\""));
+    assert!(output.status.success(), "{}", describe(&output));
+    for trial in files(&results(&dir), "json") {
+        let trial: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trial).unwrap()).unwrap();
+        assert_eq!(trial["result"]["requests"]["total"], 600, "{trial}");
+        assert_eq!(trial["result"]["agents"].as_array().map(Vec::len), Some(2), "{trial}");
+    }
     let refused = run_suite(&dir, &suite.replace("local:2", "local:3"));
     assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
     let stderr = String::from_utf8_lossy(&refused.stderr);
