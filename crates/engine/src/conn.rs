@@ -17,12 +17,14 @@ pub enum Phase {
     Idle,
     /// Waiting before reconnecting after a failed connect, until the given time.
     Backoff(Instant),
-    /// TCP connect in progress.
+    /// TCP connect in progress (HTTP/2: its connection is not ready for streams yet).
     Connecting,
     /// TLS handshake in progress (https:// only).
     Handshaking,
     /// Request bytes being written.
     Writing,
+    /// HTTP/2: waiting on its connection for a stream the server allows (its request not sent yet).
+    Queued,
     /// Response being read.
     Reading,
     /// A scenario user pausing between two steps of its session, until the given time.
@@ -40,6 +42,8 @@ pub struct Conn {
     pub generation: u32,
     /// Where the request cycle is.
     pub phase: Phase,
+    /// HTTP/2: the id of the stream carrying the request in flight.
+    pub stream: u32,
     /// The response parser, reused for every response.
     pub parser: ResponseParser,
     /// When the current request was due: latency is measured from here.
@@ -77,6 +81,7 @@ impl Conn {
             tls: None,
             generation: 0,
             phase: Phase::Idle,
+            stream: 0,
             parser: ResponseParser::new(),
             due: now,
             sent_at: now,

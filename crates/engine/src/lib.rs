@@ -29,6 +29,8 @@
 //! - [`limits`]: raising the open-file limit for many connections.
 //! - [`cpu`]: the client's own CPU time.
 //! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
+//! - `preflight`: the checks made once before a run (the server answers, its certificate, that it speaks HTTP/2
+//!   when asked), each failure one clear line.
 //!
 //! Rules of the hot path: no locks or shared counters per request (each thread records into its own
 //! [`Recorder`](shootout_metrics::Recorder)), no allocation per request, bodies counted and dropped as they stream.
@@ -45,6 +47,7 @@ pub mod workload;
 
 mod conn;
 mod pacer;
+mod preflight;
 mod shared;
 mod tally;
 mod timer;

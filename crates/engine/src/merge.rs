@@ -237,6 +237,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
     let seconds = totals.duration.as_secs_f64();
     let requests = total.request_counts();
     let per_second = |count: u64| if seconds > 0.0 { count as f64 / seconds } else { 0.0 };
+    let http2 = options.protocol == shootout_model::Protocol::Http2;
     LoadResult {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "shootout".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -282,7 +283,8 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
             }
         },
         connect: summarize(&total.connect),
-        tls_handshake: plan.tls.as_ref().map(|_| summarize(&total.handshake)),
+        tls_handshake: (plan.tls.is_some() && !http2).then(|| summarize(&total.handshake)),
+        http2_setup: http2.then(|| summarize(&total.handshake)),
         timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
             ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
         }),

@@ -4,7 +4,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
-use shootout_model::LoadOptions;
+use shootout_model::{LoadOptions, Protocol};
 use thiserror::Error;
 use url::Url;
 
@@ -41,6 +41,9 @@ pub enum PlanError {
     /// The TLS configuration could not be made.
     #[error("{0}")]
     Tls(String),
+    /// The request cannot be carried by HTTP/2.
+    #[error("--http2: {0}")]
+    Http2(String),
     /// The host name did not resolve.
     #[error("cannot resolve the host of '{url}' ({reason}): check the host name, or use an IP address")]
     Resolve {
@@ -62,6 +65,8 @@ pub struct Plan {
     pub workload: Arc<Workload>,
     /// How to speak TLS, for https:// URLs.
     pub tls: Option<TlsPlan>,
+    /// `http` or `https`: HTTP/2's `:scheme`.
+    pub scheme: &'static str,
 }
 
 impl Plan {
@@ -91,18 +96,22 @@ impl Plan {
             close: !options.keepalive,
         });
         let head_request = options.method == "HEAD";
-        let workload = Workload::single(url.path().to_string(), request, head_request);
+        let mut workload = Workload::single(url.path().to_string(), request, head_request);
+        if options.protocol == Protocol::Http2 {
+            workload.speak_http2(url.scheme()).map_err(|e| PlanError::Http2(e.0))?;
+        }
         let tls = match url.scheme() {
             "https" => {
-                let config = client_config(options.insecure, options.cacert.as_deref().map(std::path::Path::new))
-                    .map_err(PlanError::Tls)?;
+                let cacert = options.cacert.as_deref().map(std::path::Path::new);
+                let config = client_config(options.insecure, cacert, options.protocol).map_err(PlanError::Tls)?;
                 let server_name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']').to_string())
                     .map_err(|e| PlanError::Tls(format!("'{host}' cannot be checked against a certificate: {e}")))?;
                 Some(TlsPlan { config, server_name })
             }
             _ => None,
         };
-        Ok(Plan { options, address, workload: Arc::new(workload), tls })
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        Ok(Plan { options, address, workload: Arc::new(workload), tls, scheme })
     }
 
     /// A plan that runs a scenario against its base URL (`options.url`).

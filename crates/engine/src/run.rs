@@ -1,13 +1,13 @@
 //! [`run`]: starts the worker threads, gathers their per-second reports, and assembles the [`LoadResult`].
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use shootout_metrics::{Interval, Recorder, Timeline};
-use shootout_model::{LoadOptions, LoadResult, Pacing, Segment, StopCondition};
+use shootout_model::{LoadOptions, LoadResult, Pacing, Protocol, Segment, StopCondition};
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
@@ -17,7 +17,6 @@ use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
 use crate::shared::{segment_share, share, Part, Shared};
 use crate::tally::{Ends, Report};
-use crate::tls::check_handshake;
 use crate::worker::run_worker;
 
 /// How often the progress callback is called.
@@ -58,6 +57,14 @@ pub enum RunError {
         /// What went wrong, with the fix.
         reason: String,
     },
+    /// HTTP/2 was asked for and the server does not speak it.
+    #[error("--http2: the server at {address} does not speak HTTP/2: {reason}")]
+    NoHttp2 {
+        /// The address tried.
+        address: SocketAddr,
+        /// What it did instead, with the way out.
+        reason: String,
+    },
     /// A worker could not start.
     #[error("cannot start a worker thread: {0}")]
     Worker(std::io::Error),
@@ -79,7 +86,7 @@ pub fn run_observed(
     on_progress: &mut dyn FnMut(&Progress),
     on_second: &mut dyn FnMut(&Interval),
 ) -> Result<(LoadResult, Totals), RunError> {
-    check_reachable(plan)?;
+    crate::preflight::check(plan)?;
     let options = &plan.options;
     let segment = options.segment.unwrap_or(Segment::WHOLE);
     // More threads than this process's connections would leave some with nothing to do.
@@ -97,6 +104,10 @@ pub fn run_observed(
         sequential: options.sequential,
         tls: plan.tls.clone(),
         keepalive: options.keepalive,
+        streams: match options.protocol {
+            Protocol::Http1 => 0,
+            Protocol::Http2 => options.streams.max(1) as usize,
+        },
         timeout: options.timeout,
         connect_timeout: options.connect_timeout,
         measure_start,
@@ -143,18 +154,6 @@ pub fn run_observed(
     Ok((result, totals))
 }
 
-/// Checks that the server answers a connect (and a TLS handshake, for https://) before the run starts.
-fn check_reachable(plan: &Plan) -> Result<(), RunError> {
-    let timeout = plan.options.connect_timeout;
-    TcpStream::connect_timeout(&plan.address, timeout)
-        .map_err(|reason| RunError::Unreachable { address: plan.address, reason })?;
-    if let Some(tls) = &plan.tls {
-        check_handshake(tls, plan.address, timeout)
-            .map_err(|reason| RunError::Tls { address: plan.address, reason })?;
-    }
-    Ok(())
-}
-
 /// The pacer of worker `part`: its share of the connections, of the users or rate on `ramp`, and of a request
 /// count, all of them nested shares of the whole load ([`share`], [`Part`]). Sending starts at `start`.
 fn pacer_for(
@@ -164,13 +163,15 @@ fn pacer_for(
     part: Part,
     start: Instant,
 ) -> std::io::Result<Pacer> {
-    let connections = share(options.most_connections().max(1), part) as usize;
+    // A slot is one request in flight: a connection over HTTP/1.1, a stream of one over HTTP/2.
+    let streams = shared.streams.max(1);
+    let slots = share(options.most_connections().max(1), part) as usize * streams;
     let quota = match options.stop {
         StopCondition::Requests(n) => Some(share(n, part)),
         StopCondition::Duration(_) => None,
     };
     Ok(match options.pacing {
-        Pacing::Closed => Pacer::closed(ramp.clone(), quota, part, connections, shared.measure_start),
+        Pacing::Closed => Pacer::closed(ramp.scaled(streams as f64), quota, part, slots, shared.measure_start),
         Pacing::Open { arrival, rate } => {
             let schedule = Schedule::new(
                 ramp.scaled(part.fraction()),
@@ -182,7 +183,7 @@ fn pacer_for(
                 shared.send_until,
                 quota,
             );
-            Pacer::open(schedule, connections, options.timeout)?
+            Pacer::open(schedule, slots, options.timeout)?
         }
     })
 }

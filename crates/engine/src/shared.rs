@@ -28,6 +28,8 @@ pub struct Shared {
     pub tls: Option<TlsPlan>,
     /// Reuse connections.
     pub keepalive: bool,
+    /// HTTP/2: the streams each connection carries at once (its slots); 0 for HTTP/1.1.
+    pub streams: usize,
     /// Request deadline.
     pub timeout: Duration,
     /// Connect deadline.

@@ -13,6 +13,7 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use shootout_model::Protocol;
 
 /// How to speak TLS to the server.
 #[derive(Debug, Clone)]
@@ -23,8 +24,9 @@ pub struct TlsPlan {
     pub server_name: ServerName<'static>,
 }
 
-/// Builds the client configuration. `cacert` adds the certificates of a PEM file to the trusted roots.
-pub fn client_config(insecure: bool, cacert: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
+/// Builds the client configuration. `cacert` adds the certificates of a PEM file to the trusted roots; HTTP/2
+/// is asked for through ALPN.
+pub fn client_config(insecure: bool, cacert: Option<&Path>, protocol: Protocol) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -46,11 +48,16 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>) -> Result<Arc<Client
         }
         builder.with_root_certificates(roots).with_no_client_auth()
     };
+    let mut config = config;
+    if protocol == Protocol::Http2 {
+        config.alpn_protocols = vec![b"h2".to_vec()];
+    }
     Ok(Arc::new(config))
 }
 
-/// Connects and completes one handshake, to report a TLS problem before the run starts.
-pub fn check_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -> Result<(), String> {
+/// Connects and completes one handshake, to report a TLS problem before the run starts. Returns the protocol
+/// the server chose through ALPN, if any.
+pub fn check_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -> Result<Option<Vec<u8>>, String> {
     let mut tcp = TcpStream::connect_timeout(&address, timeout).map_err(|e| e.to_string())?;
     tcp.set_read_timeout(Some(timeout))
         .and_then(|()| tcp.set_write_timeout(Some(timeout)))
@@ -59,7 +66,7 @@ pub fn check_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -
     while tls.is_handshaking() {
         tls.complete_io(&mut tcp).map_err(|e| describe(&e))?;
     }
-    Ok(())
+    Ok(tls.alpn_protocol().map(<[u8]>::to_vec))
 }
 
 /// What went wrong in a handshake, with the way out for the usual certificate problems.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use shootout_scenario::{Request, Scenario, Session, Source};
 
+use crate::http::h2::request::{Request2, Untranslatable};
 use crate::http::request::Head;
 use crate::http::response::Capture;
 
@@ -34,6 +35,8 @@ pub struct Planned {
     pub head_request: bool,
     /// The bytes, when the request never varies and no user state is kept (the load path).
     pub encoded: Option<Arc<[u8]>>,
+    /// The same request in HTTP/2 form, when the run speaks HTTP/2.
+    pub encoded2: Option<Request2>,
     /// The scenario request it renders from.
     scenario: Option<Request>,
 }
@@ -82,7 +85,7 @@ impl Workload {
     /// One request, encoded once.
     pub fn single(name: String, bytes: Vec<u8>, head_request: bool) -> Workload {
         Workload {
-            requests: vec![Planned { name, head_request, encoded: Some(bytes.into()), scenario: None }],
+            requests: vec![Planned { name, head_request, encoded: Some(bytes.into()), encoded2: None, scenario: None }],
             sessions: Vec::new(),
             mix: Weights::new([1.0].into_iter()),
             session_mix: Weights::default(),
@@ -103,10 +106,21 @@ impl Workload {
                 name: r.name.clone(),
                 head_request: r.method == "HEAD",
                 encoded: None,
+                encoded2: None,
                 scenario: Some(r),
             })
             .collect();
         Workload { requests, sessions: scenario.sessions, mix, session_mix, initial: scenario.initial, host, close }
+    }
+
+    /// Readies the requests that never vary for HTTP/2 over `scheme`: their header blocks, encoded once.
+    pub fn speak_http2(&mut self, scheme: &str) -> Result<(), Untranslatable> {
+        for planned in &mut self.requests {
+            if let Some(bytes) = &planned.encoded {
+                planned.encoded2 = Some(Request2::new(bytes, scheme)?);
+            }
+        }
+        Ok(())
     }
 
     /// True for a scenario (users keep state; requests are rendered).

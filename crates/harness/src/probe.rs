@@ -37,7 +37,7 @@ pub fn get(url: &str, timeout: Duration) -> Result<Answer, String> {
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nUser-Agent: shootout-probe\r\n\r\n");
     let mut raw = Vec::new();
     if scheme == "https" {
-        let config = shootout_engine::tls::client_config(true, None)?;
+        let config = shootout_engine::tls::client_config(true, None, shootout_model::Protocol::Http1)?;
         let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
         let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| e.to_string())?;
         let session = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;

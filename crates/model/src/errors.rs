@@ -21,7 +21,8 @@ pub enum ErrorKind {
     Reset,
     /// The server closed the connection (FIN) before the response was complete.
     Closed,
-    /// The response was not valid HTTP/1.x (bad status line, bad headers, bad chunk framing, extra bytes).
+    /// The response broke the protocol: not valid HTTP/1.x (bad status line, bad headers, bad chunk framing, extra
+    /// bytes), or, over HTTP/2, a frame or header block the client cannot accept (a connection error).
     Malformed,
     /// Open model: the request was never sent, because no connection was free within `--timeout` of when it was
     /// due (all were busy and `--max-connections` was reached). Its waiting time is still recorded as latency.
@@ -32,11 +33,19 @@ pub enum ErrorKind {
     /// HTTPS: the TLS handshake failed (a certificate that does not verify, no common protocol) or a TLS record
     /// was invalid.
     Tls,
+    /// HTTP/2: the server reset the stream with REFUSED_STREAM: it did not process the request at all.
+    StreamRefused,
+    /// HTTP/2: the server reset the stream (RST_STREAM) with any other error code.
+    StreamReset,
+    /// HTTP/2: the server's GOAWAY left the stream unprocessed; the connection is opened again for what follows.
+    Goaway,
+    /// HTTP/2: the request body was still waiting for the server's flow-control window at `--timeout`.
+    FlowStalled,
 }
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -47,6 +56,10 @@ impl ErrorKind {
         ErrorKind::NotSent,
         ErrorKind::CheckFailed,
         ErrorKind::Tls,
+        ErrorKind::StreamRefused,
+        ErrorKind::StreamReset,
+        ErrorKind::Goaway,
+        ErrorKind::FlowStalled,
     ];
 
     /// The snake_case name used in JSON and in the text summary.
@@ -62,6 +75,10 @@ impl ErrorKind {
             ErrorKind::NotSent => "not_sent",
             ErrorKind::CheckFailed => "check_failed",
             ErrorKind::Tls => "tls",
+            ErrorKind::StreamRefused => "stream_refused",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::Goaway => "goaway",
+            ErrorKind::FlowStalled => "flow_stalled",
         }
     }
 

@@ -27,7 +27,7 @@ pub mod units;
 
 pub use agents::{AgentSettings, AgentSpec};
 pub use errors::ErrorKind;
-pub use options::{Arrival, LoadOptions, Pacing, Segment, Stage, StopCondition};
+pub use options::{Arrival, LoadOptions, Pacing, Protocol, Segment, Stage, StopCondition};
 pub use result::{
     AgentMeasured, AgentResult, ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts,
     Second, Sends, Throughput, ToolInfo, SCHEMA_VERSION,

@@ -44,6 +44,28 @@ pub enum Arrival {
     Poisson,
 }
 
+/// The HTTP version a run speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// HTTP/1.1: one request in flight per connection.
+    #[default]
+    Http1,
+    /// HTTP/2: with prior knowledge on http:// (h2c), through ALPN on https://; `streams` requests in flight per
+    /// connection.
+    Http2,
+}
+
+impl Protocol {
+    /// The name people know it by.
+    pub fn label(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "HTTP/1.1",
+            Protocol::Http2 => "HTTP/2",
+        }
+    }
+}
+
 /// One stage of a ramp: over `duration`, the level moves linearly from where the previous stage ended to
 /// `target` (users for the closed model, requests per second for the open model).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -89,6 +111,12 @@ pub struct LoadOptions {
     /// when there are stages. Open model: the most connections that may be open at once (`--max-connections`);
     /// they are opened as needed, when every open one is busy.
     pub connections: u32,
+    /// HTTP/1.1 or HTTP/2 (results written before HTTP/2 was spoken read as HTTP/1.1).
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// HTTP/2: requests in flight at once on each connection (h2load's `-m`); 1 for HTTP/1.1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub streams: u32,
     /// Closed or open model.
     pub pacing: Pacing,
     /// Ramps of the level (users or rate) over time; empty for a constant level. With stages, the run lasts
@@ -130,6 +158,14 @@ pub struct LoadOptions {
     pub segment: Option<Segment>,
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 impl LoadOptions {
     /// The most connections the run can hold open at once: the peak of the users ramp (closed model), or the
     /// connection limit (open model). Threads, connection slots and the open-file limit are sized from it.
@@ -140,6 +176,11 @@ impl LoadOptions {
             }
             Pacing::Open { .. } => u64::from(self.connections),
         }
+    }
+
+    /// The most requests the run can have in flight at once: a stream slot per connection and stream.
+    pub fn most_in_flight(&self) -> u64 {
+        self.most_connections() * u64::from(self.streams.max(1))
     }
 }
 
@@ -194,6 +235,8 @@ mod tests {
             headers: vec![("Accept".into(), "*/*".into())],
             body_bytes: 0,
             connections: 50,
+            protocol: Protocol::Http2,
+            streams: 10,
             pacing: Pacing::Open { rate: 100.0, arrival: Arrival::Poisson },
             stages: vec![Stage { duration: Duration::from_secs(10), target: 500.0 }],
             threads: 2,

@@ -64,9 +64,13 @@ pub struct LoadResult {
     pub sends: Option<Sends>,
     /// TCP connect time of every connection opened.
     pub connect: LatencySummary,
-    /// HTTPS only: TLS handshake time of every connection opened (after its TCP connect).
+    /// HTTPS over HTTP/1.1 only: TLS handshake time of every connection opened (after its TCP connect).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_handshake: Option<LatencySummary>,
+    /// HTTP/2 only: the setup of every connection opened, from its TCP connect until the server's SETTINGS
+    /// arrived (the TLS handshake included, for https://): what a connection costs before its first stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2_setup: Option<LatencySummary>,
     /// One entry per second of the measured window.
     pub timeline: Vec<Second>,
     /// The load generator's own resource use.

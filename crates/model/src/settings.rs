@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::{Arrival, LoadOptions, Pacing, Segment, Stage, StopCondition};
+use crate::{Arrival, LoadOptions, Pacing, Protocol, Segment, Stage, StopCondition};
 
 /// How long a run lasts when neither a duration nor a request count is given (as wrk).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -56,6 +56,10 @@ pub struct LoadSettings {
     pub connect_timeout: Option<Duration>,
     /// Open a new connection for every request.
     pub no_keepalive: bool,
+    /// The HTTP version (default HTTP/1.1).
+    pub protocol: Option<Protocol>,
+    /// HTTP/2: requests in flight per connection (default 1).
+    pub streams: Option<u32>,
     /// HTTPS: accept any certificate.
     pub insecure: bool,
     /// HTTPS: extra trusted CA certificates (a PEM file's name).
@@ -107,6 +111,19 @@ impl LoadSettings {
         if self.duration.is_some_and(|d| d.is_zero()) {
             return bad("-d/--duration 0s: give the run some time, e.g. -d 10s".into());
         }
+        let protocol = self.protocol.unwrap_or_default();
+        let streams = self.streams.unwrap_or(1);
+        if streams == 0 {
+            return bad("--streams 0: at least 1 stream per connection is needed, e.g. --streams 10".into());
+        }
+        if streams > 1 && protocol != Protocol::Http2 {
+            return bad(format!(
+                "--streams {streams}: only HTTP/2 carries several requests at once on a connection: add --http2"
+            ));
+        }
+        if protocol == Protocol::Http2 && self.no_keepalive {
+            return bad("--http2 with --no-keepalive: HTTP/2 keeps its connections open; drop --no-keepalive".into());
+        }
         let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let connect_timeout = self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
         if timeout.is_zero() || connect_timeout.is_zero() {
@@ -141,6 +158,8 @@ impl LoadSettings {
             headers: self.headers,
             body_bytes: self.body_bytes.unwrap_or(0),
             connections,
+            protocol,
+            streams,
             pacing,
             stages,
             threads: 1,

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use shootout_metrics::percentile_us;
-use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, StopCondition};
+use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, Protocol, StopCondition};
 
 use crate::summary::LoadSummary;
 use crate::units::{bytes, count, ms};
@@ -34,16 +34,20 @@ fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
         StopCondition::Duration(d) => format!("for {}", humantime_like(d.as_secs_f64())),
         StopCondition::Requests(n) => format!("{} requests", count(n)),
     };
-    let keepalive = if o.keepalive { "keep-alive" } else { "a new connection per request" };
+    let keepalive = match o.protocol {
+        Protocol::Http2 => "HTTP/2",
+        Protocol::Http1 if o.keepalive => "keep-alive",
+        Protocol::Http1 => "a new connection per request",
+    };
+    let connections = match o.protocol {
+        Protocol::Http2 => format!("{} connections × {} streams", o.connections, o.streams),
+        Protocol::Http1 => format!("{} connections", o.connections),
+    };
     let _ = writeln!(out, "{} {} ({})", o.method, o.url, result.address);
     let threads = result.client.threads;
     match o.pacing {
         Pacing::Closed => {
-            let _ = writeln!(
-                out,
-                "  closed model: {} connections on {threads} threads, {stop}, {keepalive}",
-                o.connections
-            );
+            let _ = writeln!(out, "  closed model: {connections} on {threads} threads, {stop}, {keepalive}");
         }
         Pacing::Open { rate, arrival } => {
             let arrival = match arrival {
@@ -52,8 +56,7 @@ fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
             };
             let _ = writeln!(
                 out,
-                "  open model: {rate} requests/s ({arrival}), up to {} connections on {threads} threads, {stop}, {keepalive}",
-                o.connections
+                "  open model: {rate} requests/s ({arrival}), up to {connections} on {threads} threads, {stop}, {keepalive}"
             );
         }
     }

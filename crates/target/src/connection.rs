@@ -11,9 +11,9 @@ use crate::timer::Timer;
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
-const PATTERN_LEN: usize = 64 * 1024;
+pub(crate) const PATTERN_LEN: usize = 64 * 1024;
 /// The bytes bodies are made of: `abc…z` repeated, so a body of any length is predictable.
-static PATTERN: [u8; PATTERN_LEN] = pattern();
+pub(crate) static PATTERN: [u8; PATTERN_LEN] = pattern();
 /// Chunk size of `/chunked/N`.
 const CHUNK: u64 = 16 * 1024;
 /// Most headers accepted in a request.

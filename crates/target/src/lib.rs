@@ -1,4 +1,4 @@
-//! `shootout target`: the built-in reference HTTP/1.1 server.
+//! `shootout target`: the built-in reference HTTP server (HTTP/1.1, and HTTP/2 in the clear or through TLS).
 //!
 //! It gives the quickstart something to load without installing a server, gives calibration a known fast
 //! peer, and gives the tests real sockets with known answers. It is built to be quick: one tokio task per
@@ -8,6 +8,7 @@
 //! - [`routes`]: [`Route`], what each path answers (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
 //!   `/status/CODE`, `/close`, `/stats`).
 //! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
+//! - [`http2`]: the same answers over HTTP/2, for connections that open with its preface or chose it through ALPN.
 //! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.
 //! - [`timer`]: [`Timer`](timer::Timer), the waits of `/delay/MS` and of stalls, on time to a few microseconds
 //!   at the median where tokio's timer rounds up to the next millisecond.
@@ -16,6 +17,7 @@
 //!   coordinated omission hides).
 
 pub mod connection;
+pub mod http2;
 pub mod routes;
 pub mod timer;
 pub mod tls;
@@ -94,18 +96,43 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, tls: Option<TlsAcce
         let state = state.clone();
         match &tls {
             None => {
-                tokio::spawn(connection::handle(stream, state));
+                tokio::spawn(async move {
+                    if opens_with_preface(&stream).await {
+                        http2::handle(stream, state).await;
+                    } else {
+                        connection::handle(stream, state).await;
+                    }
+                });
             }
             Some(acceptor) => {
                 let accepting = acceptor.accept(stream);
                 tokio::spawn(async move {
-                    if let Ok(stream) = accepting.await {
+                    let Ok(stream) = accepting.await else { return };
+                    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                        http2::handle(stream, state).await;
+                    } else {
                         connection::handle(stream, state).await;
                     }
                 });
             }
         }
     }
+}
+
+/// True when a plain connection starts with the HTTP/2 preface (`PRI * HTTP/2.0…`, which no HTTP/1.1 request
+/// starts with): the client speaks HTTP/2 with prior knowledge.
+async fn opens_with_preface(stream: &tokio::net::TcpStream) -> bool {
+    const START: &[u8] = b"PRI ";
+    let mut first = [0u8; 4];
+    for _ in 0..100 {
+        match stream.peek(&mut first).await {
+            Ok(n) if n >= START.len() => return first == START,
+            Ok(n) if n > 0 && first[..n] != START[..n] => return false,
+            Ok(0) | Err(_) => return false,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+        }
+    }
+    false
 }
 
 /// Binds `address`, calls `on_bound` with the bound address, and serves on `threads` threads until the process

@@ -84,7 +84,7 @@ pub fn reason(code: u16) -> &'static str {
 }
 
 /// The text of `/`.
-pub const INDEX: &str = "shootout target: a reference HTTP/1.1 server\n\
+pub const INDEX: &str = "shootout target: a reference HTTP/1.1 and HTTP/2 server\n\
 GET /hello          200, \"Hello World\\n\" (12 bytes)\n\
 GET /bytes/N        200, N bytes (Content-Length)\n\
 GET /chunked/N      200, N bytes (chunked)\n\

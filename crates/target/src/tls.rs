@@ -48,5 +48,7 @@ pub fn acceptor(certificate: Certificate<'_>) -> Result<TlsAcceptor, String> {
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(|e| format!("the certificate and key do not go together: {e}"))?;
+    let mut config = config;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
 }

@@ -92,6 +92,14 @@ pub struct LoadArgs {
     /// Open a new connection for every request (as ab without -k, or siege by default).
     #[arg(long)]
     no_keepalive: bool,
+    /// Speak HTTP/2: with prior knowledge on http:// (h2c), through ALPN on https:// (the run stops with one
+    /// line when the server does not speak it).
+    #[arg(long)]
+    http2: bool,
+    /// HTTP/2: requests in flight at once on each connection, as h2load's -m [default: 1]. Closed model: -c
+    /// connections × --streams users; open model: due requests take a free stream, then a new connection.
+    #[arg(long, value_name = "N", requires = "http2")]
+    streams: Option<u32>,
     /// Send load for this long first, without counting it [default: 0s].
     #[arg(long, value_parser = duration_arg)]
     warmup: Option<Duration>,
@@ -285,6 +293,8 @@ fn validate(
         timeout: args.timeout,
         connect_timeout: args.connect_timeout,
         no_keepalive: args.no_keepalive,
+        protocol: args.http2.then_some(shootout_model::Protocol::Http2),
+        streams: args.streams,
         insecure: args.insecure,
         cacert: args.cacert.as_ref().map(|p| p.display().to_string()),
         delay: args.delay,

@@ -11,6 +11,7 @@ mod agents_ssh;
 mod compare;
 mod errors;
 mod framing;
+mod http2;
 mod https;
 mod load_counts;
 mod open_model;

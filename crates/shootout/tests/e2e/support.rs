@@ -92,7 +92,7 @@ pub fn get(address: SocketAddr, path: &str) -> String {
 
 /// [`get`] over TLS, accepting any certificate.
 pub fn get_tls(address: SocketAddr, path: &str) -> String {
-    let config = shootout_engine::tls::client_config(true, None).unwrap();
+    let config = shootout_engine::tls::client_config(true, None, shootout_model::Protocol::Http1).unwrap();
     let name = rustls::pki_types::ServerName::from(address.ip());
     let session = rustls::ClientConnection::new(config, name).unwrap();
     let mut stream = rustls::StreamOwned::new(session, TcpStream::connect(address).unwrap());

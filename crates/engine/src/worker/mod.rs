@@ -10,24 +10,30 @@
 //! (the closed model's active users, the open model's queue, idle connections and timer).
 //!
 //! The loop knows nothing of what the run is for; it reports per-second intervals and its totals over a channel.
+//!
+//! A slot is one request in flight at a time. Over HTTP/1.1 ([`http1`]) each slot owns its connection; over
+//! HTTP/2 ([`http2`]) the slots of a connection are its streams, and the connection is a wire the slots share.
+//! Everything else (pacing, periods, users, timeouts, the tally) is the same code for both.
 
 use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shootout_model::ErrorKind;
 
-use crate::conn::{connect_error, transfer_error, untoken, Conn, Phase, MAX_BACKOFF, MIN_BACKOFF};
-use crate::http::response::Progress;
+use crate::conn::{untoken, Conn, Phase, MAX_BACKOFF};
 use crate::pacer::{Next, Pacer, Slot};
 use crate::shared::{Part, Shared};
-use crate::tally::{micros, Report, Reports, Tally};
-use crate::transport;
+use crate::tally::{Report, Reports, Tally};
+
+mod http1;
+mod http2;
+
+use http2::Wires;
 
 /// Size of the read buffer each thread shares among its connections.
 const READ_BUFFER: usize = 64 * 1024;
@@ -63,6 +69,8 @@ struct Worker<'a> {
     pacer: Pacer,
     /// Picks requests and sessions from their mixes, and think times.
     rng: SmallRng,
+    /// HTTP/2: the connections the slots' streams share (`None` for HTTP/1.1, where each slot owns one).
+    http2: Option<Wires>,
 }
 
 /// Runs one worker, paced by `pacer`, until its part of the run is done.
@@ -90,6 +98,7 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacer,
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
+        http2: (shared.streams > 0).then(|| Wires::new(shared.streams)),
     };
     worker.run(now);
     worker.tally.finish();
@@ -106,6 +115,7 @@ impl Worker<'_> {
         loop {
             let now = Instant::now();
             self.start_due(now);
+            self.flush_wires();
             let wait = next_tick.saturating_duration_since(now);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -115,6 +125,7 @@ impl Worker<'_> {
             for event in events.iter() {
                 self.on_event(event);
             }
+            self.flush_wires();
             let now = Instant::now();
             if self.period == Period::Warmup && now >= self.shared.measure_start {
                 self.period = Period::Measure;
@@ -148,7 +159,10 @@ impl Worker<'_> {
                 Phase::Connecting | Phase::Handshaking if now >= conn.deadline => {
                     self.fail(i, ErrorKind::ConnectTimeout, now)
                 }
-                Phase::Writing | Phase::Reading if now >= conn.deadline => self.fail(i, ErrorKind::ReadTimeout, now),
+                Phase::Writing | Phase::Queued | Phase::Reading if now >= conn.deadline => {
+                    let stalled = self.http2.as_ref().is_some_and(|h2| h2.stalled(conn));
+                    self.fail(i, if stalled { ErrorKind::FlowStalled } else { ErrorKind::ReadTimeout }, now)
+                }
                 Phase::Backoff(until) if now >= until => self.next_request(i, now),
                 Phase::Thinking(until) if now >= until || !self.sending() => self.next_request(i, now),
                 Phase::Idle if self.pacer.wants(i) => self.next_request(i, now),
@@ -156,6 +170,7 @@ impl Worker<'_> {
             }
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
+        self.tick_wires(now);
         let finished_sending = match self.period {
             Period::Interrupted(_) => true,
             period => self.pacer.done_sending(period == Period::Ended),
@@ -260,28 +275,13 @@ impl Worker<'_> {
         conn.counted = due >= self.shared.measure_start;
         conn.due = due;
         conn.deadline = due + self.shared.timeout;
-        if conn.socket.is_some() {
+        if self.http2.is_some() {
+            self.dispatch_stream(i, now);
+        } else if conn.socket.is_some() {
             self.send(i, now);
         } else {
             self.connect(i, now);
         }
-    }
-
-    fn connect(&mut self, i: usize, now: Instant) {
-        let conn = &mut self.conns[i];
-        conn.close();
-        conn.connect_started = now;
-        let mut socket = match TcpStream::connect(self.shared.address) {
-            Ok(socket) => socket,
-            Err(e) => return self.fail(i, connect_error(&e), now),
-        };
-        let token = conn.token(i);
-        if let Err(e) = self.poll.registry().register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
-            return self.fail(i, connect_error(&e), now);
-        }
-        conn.socket = Some(socket);
-        conn.phase = Phase::Connecting;
-        conn.deadline = now + self.shared.connect_timeout;
     }
 
     fn on_event(&mut self, event: &Event) {
@@ -289,6 +289,9 @@ impl Worker<'_> {
             return; // the loop pumps due requests after every wake-up
         }
         let (i, generation) = untoken(event.token());
+        if let Some(wire) = http2::wire_of(i) {
+            return self.on_wire_event(wire, generation, event);
+        }
         let Some(conn) = self.conns.get(i) else { return };
         if conn.generation != generation {
             return; // an event for a socket already replaced
@@ -308,153 +311,11 @@ impl Worker<'_> {
         }
     }
 
-    fn on_connect(&mut self, i: usize) {
-        let conn = &mut self.conns[i];
-        let Some(socket) = conn.socket.as_ref() else { return };
-        let now = Instant::now();
-        match socket.take_error() {
-            Ok(Some(e)) | Err(e) => return self.fail(i, connect_error(&e), now),
-            Ok(None) => {}
-        }
-        match socket.peer_addr() {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => return, // not yet: wait for the next edge
-            Err(e) => return self.fail(i, connect_error(&e), now),
-        }
-        let _ = socket.set_nodelay(true);
-        conn.backoff = MIN_BACKOFF;
-        if conn.counted {
-            self.tally.recorder.connected(micros(now - conn.connect_started));
-        }
-        if let Some(tls) = &self.shared.tls {
-            match rustls::ClientConnection::new(tls.config.clone(), tls.server_name.clone()) {
-                Ok(session) => conn.tls = Some(Box::new(session)),
-                Err(_) => return self.fail(i, ErrorKind::Tls, now),
-            }
-            conn.phase = Phase::Handshaking;
-            conn.connect_started = now;
-            conn.deadline = now + self.shared.connect_timeout;
-            return self.handshake(i);
-        }
-        conn.deadline = conn.due + self.shared.timeout;
-        self.send(i, now);
-    }
-
-    /// Moves a TLS handshake on as far as the socket allows; sends the request once it is done.
-    fn handshake(&mut self, i: usize) {
-        let conn = &mut self.conns[i];
-        let (Some(socket), Some(tls)) = (conn.socket.as_mut(), conn.tls.as_deref_mut()) else { return };
-        loop {
-            if let Err(e) = transport::flush(socket, tls) {
-                return self.fail(i, transfer_error(&e), Instant::now());
-            }
-            if !tls.is_handshaking() {
-                break;
-            }
-            match tls.read_tls(socket) {
-                Ok(0) => return self.fail(i, ErrorKind::Closed, Instant::now()),
-                Ok(_) => {
-                    if tls.process_new_packets().is_err() {
-                        let _ = transport::flush(socket, tls); // send the alert
-                        return self.fail(i, ErrorKind::Tls, Instant::now());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
-            }
-        }
-        let now = Instant::now();
-        if conn.counted {
-            self.tally.recorder.handshake(micros(now - conn.connect_started));
-        }
-        conn.deadline = conn.due + self.shared.timeout;
-        self.send(i, now);
-    }
-
-    /// Notes when the request goes out, then writes it.
-    fn send(&mut self, i: usize, now: Instant) {
-        let conn = &mut self.conns[i];
-        conn.sent_at = now;
-        if conn.counted && self.pacer.records_send_lag() {
-            self.tally.recorder.sent(micros(now.saturating_duration_since(conn.due)));
-        }
-        conn.phase = Phase::Writing;
-        conn.written = 0;
-        self.write(i);
-    }
-
-    fn write(&mut self, i: usize) {
+    /// Slot `i` has its response (recorded already; `passed` its checks): its user pauses, goes on with its
+    /// session, or the slot starts its next request at once.
+    fn after_response(&mut self, i: usize, passed: bool, now: Instant) {
         let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
-        let request = match &workload.requests[conn.request].encoded {
-            Some(bytes) => &bytes[..],
-            None => &conn.out[..],
-        };
-        let Some(socket) = conn.socket.as_mut() else { return };
-        match transport::write(socket, conn.tls.as_deref_mut(), request, &mut conn.written) {
-            Ok(true) => {}
-            Ok(false) => return, // the socket is full: the next writable edge goes on
-            Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
-        }
-        if conn.counted {
-            self.tally.recorder.bytes_sent += request.len() as u64;
-        }
-        conn.phase = Phase::Reading;
-        let head_request = workload.requests[conn.request].head_request;
-        conn.parser.reset_capturing(head_request, workload.capture(conn.request));
-    }
-
-    /// Reads what has arrived. A read shorter than the buffer drained the socket, so the next arrival raises a new
-    /// edge; but when the peer has also closed (`read_closed`), that edge was already spent, so read on to the end.
-    /// Through TLS a short read says nothing of the socket, so it reads on until `WouldBlock`.
-    fn read(&mut self, i: usize, read_closed: bool) {
-        loop {
-            let conn = &mut self.conns[i];
-            let Some(socket) = conn.socket.as_mut() else { return };
-            let drained_when_short = conn.tls.is_none() && !read_closed;
-            let n = match transport::read(socket, conn.tls.as_deref_mut(), &mut self.buffer) {
-                Ok(0) => return self.on_eof(i),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
-            };
-            if conn.counted {
-                self.tally.recorder.bytes_received += n as u64;
-            }
-            match conn.parser.feed(&self.buffer[..n]) {
-                Ok(Progress::Complete { used }) if used == n => return self.complete(i),
-                Ok(Progress::Complete { .. }) | Err(_) => return self.fail(i, ErrorKind::Malformed, Instant::now()),
-                Ok(Progress::NeedMore) if n < self.buffer.len() && drained_when_short => return,
-                Ok(Progress::NeedMore) => {}
-            }
-        }
-    }
-
-    /// The server closed the connection: that ends a body delimited by the close, and fails anything else.
-    fn on_eof(&mut self, i: usize) {
-        match self.conns[i].parser.finish_at_eof() {
-            Ok(()) => self.complete(i),
-            Err(_) => self.fail(i, ErrorKind::Closed, Instant::now()),
-        }
-    }
-
-    /// A response arrived in full: check it (scenarios), record it, and start the next request at once.
-    fn complete(&mut self, i: usize) {
-        let now = Instant::now();
-        let workload = &*self.shared.workload;
-        let conn = &mut self.conns[i];
-        let status = conn.parser.status();
-        let passed = !workload.has_users()
-            || workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body());
-        self.tally.answered(conn, status, passed, now);
-        if conn.parser.closes_connection() || !self.shared.keepalive {
-            if self.shared.keepalive && conn.counted {
-                self.tally.recorder.closed_by_server();
-            }
-            conn.close();
-        }
         if workload.sessions.is_empty() {
             return match self.shared.delay {
                 Some(most) => conn.phase = Phase::Thinking(now + most.mul_f64(self.rng.random())),
@@ -468,10 +329,14 @@ impl Worker<'_> {
         }
     }
 
-    /// A request failed: record it, drop the connection, and go on (after a pause if connecting failed).
+    /// A request failed: record it, drop the connection (HTTP/2: the stream), and go on (after a pause if
+    /// connecting failed).
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        self.tally.failed(&self.conns[i], kind, now);
+        if self.http2.is_some() {
+            self.release_stream(i);
+        }
         let conn = &mut self.conns[i];
-        self.tally.failed(conn, kind, now);
         conn.close();
         if kind.is_connect() {
             conn.phase = Phase::Backoff(now + conn.backoff);

@@ -1,0 +1,188 @@
+//! HTTP/1.1 on the worker's connections: each slot owns its socket and has one request in flight. Connect, TLS
+//! handshake, write the request, read the response through the slot's [`ResponseParser`]; when it completes,
+//! the loop's `answered` decides what comes next.
+//!
+//! [`ResponseParser`]: crate::http::response::ResponseParser
+
+use std::io;
+use std::time::Instant;
+
+use mio::net::TcpStream;
+use mio::Interest;
+use shootout_model::ErrorKind;
+
+use super::Worker;
+use crate::conn::{connect_error, transfer_error, Phase, MIN_BACKOFF};
+use crate::http::response::Progress;
+use crate::tally::micros;
+use crate::transport;
+
+impl Worker<'_> {
+    pub(super) fn connect(&mut self, i: usize, now: Instant) {
+        let conn = &mut self.conns[i];
+        conn.close();
+        conn.connect_started = now;
+        let mut socket = match TcpStream::connect(self.shared.address) {
+            Ok(socket) => socket,
+            Err(e) => return self.fail(i, connect_error(&e), now),
+        };
+        let token = conn.token(i);
+        if let Err(e) = self.poll.registry().register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
+            return self.fail(i, connect_error(&e), now);
+        }
+        conn.socket = Some(socket);
+        conn.phase = Phase::Connecting;
+        conn.deadline = now + self.shared.connect_timeout;
+    }
+
+    pub(super) fn on_connect(&mut self, i: usize) {
+        let conn = &mut self.conns[i];
+        let Some(socket) = conn.socket.as_ref() else { return };
+        let now = Instant::now();
+        match socket.take_error() {
+            Ok(Some(e)) | Err(e) => return self.fail(i, connect_error(&e), now),
+            Ok(None) => {}
+        }
+        match socket.peer_addr() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => return, // not yet: wait for the next edge
+            Err(e) => return self.fail(i, connect_error(&e), now),
+        }
+        let _ = socket.set_nodelay(true);
+        conn.backoff = MIN_BACKOFF;
+        if conn.counted {
+            self.tally.recorder.connected(micros(now - conn.connect_started));
+        }
+        if let Some(tls) = &self.shared.tls {
+            match rustls::ClientConnection::new(tls.config.clone(), tls.server_name.clone()) {
+                Ok(session) => conn.tls = Some(Box::new(session)),
+                Err(_) => return self.fail(i, ErrorKind::Tls, now),
+            }
+            conn.phase = Phase::Handshaking;
+            conn.connect_started = now;
+            conn.deadline = now + self.shared.connect_timeout;
+            return self.handshake(i);
+        }
+        conn.deadline = conn.due + self.shared.timeout;
+        self.send(i, now);
+    }
+
+    /// Moves a TLS handshake on as far as the socket allows; sends the request once it is done.
+    pub(super) fn handshake(&mut self, i: usize) {
+        let conn = &mut self.conns[i];
+        let (Some(socket), Some(tls)) = (conn.socket.as_mut(), conn.tls.as_deref_mut()) else { return };
+        loop {
+            if let Err(e) = transport::flush(socket, tls) {
+                return self.fail(i, transfer_error(&e), Instant::now());
+            }
+            if !tls.is_handshaking() {
+                break;
+            }
+            match tls.read_tls(socket) {
+                Ok(0) => return self.fail(i, ErrorKind::Closed, Instant::now()),
+                Ok(_) => {
+                    if tls.process_new_packets().is_err() {
+                        let _ = transport::flush(socket, tls); // send the alert
+                        return self.fail(i, ErrorKind::Tls, Instant::now());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+            }
+        }
+        let now = Instant::now();
+        if conn.counted {
+            self.tally.recorder.handshake(micros(now - conn.connect_started));
+        }
+        conn.deadline = conn.due + self.shared.timeout;
+        self.send(i, now);
+    }
+
+    /// Notes when the request goes out, then writes it.
+    pub(super) fn send(&mut self, i: usize, now: Instant) {
+        let conn = &mut self.conns[i];
+        conn.sent_at = now;
+        if conn.counted && self.pacer.records_send_lag() {
+            self.tally.recorder.sent(micros(now.saturating_duration_since(conn.due)));
+        }
+        conn.phase = Phase::Writing;
+        conn.written = 0;
+        self.write(i);
+    }
+
+    pub(super) fn write(&mut self, i: usize) {
+        let workload = &*self.shared.workload;
+        let conn = &mut self.conns[i];
+        let request = match &workload.requests[conn.request].encoded {
+            Some(bytes) => &bytes[..],
+            None => &conn.out[..],
+        };
+        let Some(socket) = conn.socket.as_mut() else { return };
+        match transport::write(socket, conn.tls.as_deref_mut(), request, &mut conn.written) {
+            Ok(true) => {}
+            Ok(false) => return, // the socket is full: the next writable edge goes on
+            Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+        }
+        if conn.counted {
+            self.tally.recorder.bytes_sent += request.len() as u64;
+        }
+        conn.phase = Phase::Reading;
+        let head_request = workload.requests[conn.request].head_request;
+        conn.parser.reset_capturing(head_request, workload.capture(conn.request));
+    }
+
+    /// Reads what has arrived. A read shorter than the buffer drained the socket, so the next arrival raises a new
+    /// edge; but when the peer has also closed (`read_closed`), that edge was already spent, so read on to the end.
+    /// Through TLS a short read says nothing of the socket, so it reads on until `WouldBlock`.
+    pub(super) fn read(&mut self, i: usize, read_closed: bool) {
+        loop {
+            let conn = &mut self.conns[i];
+            let Some(socket) = conn.socket.as_mut() else { return };
+            let drained_when_short = conn.tls.is_none() && !read_closed;
+            let n = match transport::read(socket, conn.tls.as_deref_mut(), &mut self.buffer) {
+                Ok(0) => return self.on_eof(i),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+            };
+            if conn.counted {
+                self.tally.recorder.bytes_received += n as u64;
+            }
+            match conn.parser.feed(&self.buffer[..n]) {
+                Ok(Progress::Complete { used }) if used == n => return self.complete(i),
+                Ok(Progress::Complete { .. }) | Err(_) => return self.fail(i, ErrorKind::Malformed, Instant::now()),
+                Ok(Progress::NeedMore) if n < self.buffer.len() && drained_when_short => return,
+                Ok(Progress::NeedMore) => {}
+            }
+        }
+    }
+
+    /// The server closed the connection: that ends a body delimited by the close, and fails anything else.
+    pub(super) fn on_eof(&mut self, i: usize) {
+        match self.conns[i].parser.finish_at_eof() {
+            Ok(()) => self.complete(i),
+            Err(_) => self.fail(i, ErrorKind::Closed, Instant::now()),
+        }
+    }
+
+    /// A response arrived in full: check it (scenarios), and hand it to the loop; the connection closes when
+    /// the server said so or keep-alive is off.
+    fn complete(&mut self, i: usize) {
+        let now = Instant::now();
+        let workload = &*self.shared.workload;
+        let conn = &mut self.conns[i];
+        let status = conn.parser.status();
+        let passed = !workload.has_users()
+            || workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body());
+        self.tally.answered(conn, status, passed, now);
+        if conn.parser.closes_connection() || !self.shared.keepalive {
+            if self.shared.keepalive && conn.counted {
+                self.tally.recorder.closed_by_server();
+            }
+            conn.close();
+        }
+        self.after_response(i, passed, now);
+    }
+}

@@ -1,0 +1,104 @@
+//! HTTP/2 on the reference server, through the `h2` crate: with prior knowledge on a plain connection (h2c) or
+//! chosen through ALPN on TLS. The same routes answer as over HTTP/1.1 (`/chunked/N` is plain DATA, HTTP/2 having
+//! no chunked coding; `/close` ends the connection with GOAWAY after its answer). Quick answers go out from the
+//! connection's own task; bodies that wait for flow control, delays and freezes get a task per stream.
+
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use h2::server::SendResponse;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::connection::{PATTERN, PATTERN_LEN};
+use crate::routes::{reason, Route, HELLO, INDEX};
+use crate::timer::Timer;
+use crate::State;
+
+/// The streams a client may open at once, as nginx allows by default.
+pub const MAX_CONCURRENT_STREAMS: u32 = 128;
+
+/// Serves one HTTP/2 connection until the client goes away.
+pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: Arc<State>) {
+    let handshake = h2::server::Builder::new().max_concurrent_streams(MAX_CONCURRENT_STREAMS).handshake(stream);
+    let Ok(mut connection) = handshake.await else { return };
+    while let Some(accepted) = connection.accept().await {
+        let Ok((request, respond)) = accepted else { break };
+        let route = Route::of(request.uri().path_and_query().map_or("/", |p| p.as_str()));
+        let head = request.method() == http::Method::HEAD;
+        if route != Route::Stats {
+            state.count();
+        }
+        let frozen = state.stalled_for(Instant::now());
+        let quick = frozen.is_zero() && !matches!(route, Route::Delay(_) | Route::Bytes(_) | Route::Chunked(_));
+        if quick {
+            let _ = answer(respond, route, head, &state).await;
+            if route == Route::Close {
+                connection.graceful_shutdown();
+            }
+            continue;
+        }
+        let state = state.clone();
+        tokio::spawn(async move {
+            let mut timer = Timer::new();
+            if !frozen.is_zero() {
+                timer.sleep(frozen).await;
+            }
+            if let Route::Delay(wait) = route {
+                timer.sleep(wait).await;
+            }
+            let _ = answer(respond, route, head, &state).await;
+        });
+    }
+}
+
+/// Sends the answer of `route` (no body after a HEAD request).
+async fn answer(mut respond: SendResponse<Bytes>, route: Route, head: bool, state: &State) -> Result<(), h2::Error> {
+    let (status, content_type, body): (u16, &str, Bytes) = match route {
+        Route::Hello | Route::Close | Route::Delay(_) => (200, "text/plain", Bytes::from_static(HELLO)),
+        Route::Index => (200, "text/plain", Bytes::from_static(INDEX.as_bytes())),
+        Route::Stats => (200, "application/json", format!("{{\"requests\":{}}}", state.requests()).into()),
+        Route::Status(code) => (code, "text/plain", format!("{code} {}\n", reason(code)).into()),
+        Route::NotFound => (404, "text/plain", Bytes::from_static(b"not found: try GET / for the list of paths\n")),
+        Route::Bytes(size) | Route::Chunked(size) => {
+            let response = response(200, "application/octet-stream", Some(size));
+            let mut send = respond.send_response(response, head || size == 0)?;
+            if !head {
+                send_pattern(&mut send, size).await?;
+            }
+            return Ok(());
+        }
+    };
+    let response = response(status, content_type, Some(body.len() as u64));
+    let mut send = respond.send_response(response, head || body.is_empty())?;
+    if !head && !body.is_empty() {
+        send.send_data(body, true)?;
+    }
+    Ok(())
+}
+
+fn response(status: u16, content_type: &str, length: Option<u64>) -> http::Response<()> {
+    let mut builder = http::Response::builder().status(status).header("content-type", content_type);
+    if let Some(length) = length {
+        builder = builder.header("content-length", length);
+    }
+    builder.body(()).unwrap_or_default()
+}
+
+/// Sends `size` bytes of the pattern as the client's window allows.
+async fn send_pattern(send: &mut h2::SendStream<Bytes>, size: u64) -> Result<(), h2::Error> {
+    let mut left = size;
+    while left > 0 {
+        let want = left.min(PATTERN_LEN as u64) as usize;
+        send.reserve_capacity(want);
+        let Some(capacity) = poll_fn(|cx| send.poll_capacity(cx)).await else { return Ok(()) };
+        let n = capacity?.min(want);
+        if n == 0 {
+            continue;
+        }
+        left -= n as u64;
+        send.send_data(Bytes::from_static(&PATTERN[..n]), left == 0)?;
+    }
+    Ok(())
+}
