@@ -6,6 +6,9 @@ use std::io::{self, Read, Write};
 
 use mio::net::TcpStream;
 use rustls::ClientConnection;
+use shootout_model::ErrorKind;
+
+use crate::conn::transfer_error;
 
 /// Reads response bytes into `buffer`: the count, 0 at the end of the stream, or `WouldBlock`.
 pub fn read(socket: &mut TcpStream, tls: Option<&mut ClientConnection>, buffer: &mut [u8]) -> io::Result<usize> {
@@ -49,6 +52,29 @@ pub fn write(
         *taken = bytes.len();
     }
     flush(socket, tls)
+}
+
+/// Moves a TLS handshake on as far as the socket allows: true once it is done, false when it waits for the
+/// socket; a failure comes back classified (an alert, if any, has been sent).
+pub fn handshake(socket: &mut TcpStream, tls: &mut ClientConnection) -> Result<bool, ErrorKind> {
+    loop {
+        flush(socket, tls).map_err(|e| transfer_error(&e))?;
+        if !tls.is_handshaking() {
+            return Ok(true);
+        }
+        match tls.read_tls(socket) {
+            Ok(0) => return Err(ErrorKind::Closed),
+            Ok(_) => {
+                if tls.process_new_packets().is_err() {
+                    let _ = flush(socket, tls); // send the alert
+                    return Err(ErrorKind::Tls);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(transfer_error(&e)),
+        }
+    }
 }
 
 /// Sends what TLS has queued (records, handshake messages). Returns true when all of it went out.

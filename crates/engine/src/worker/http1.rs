@@ -71,25 +71,10 @@ impl Worker<'_> {
     pub(super) fn handshake(&mut self, i: usize) {
         let conn = &mut self.conns[i];
         let (Some(socket), Some(tls)) = (conn.socket.as_mut(), conn.tls.as_deref_mut()) else { return };
-        loop {
-            if let Err(e) = transport::flush(socket, tls) {
-                return self.fail(i, transfer_error(&e), Instant::now());
-            }
-            if !tls.is_handshaking() {
-                break;
-            }
-            match tls.read_tls(socket) {
-                Ok(0) => return self.fail(i, ErrorKind::Closed, Instant::now()),
-                Ok(_) => {
-                    if tls.process_new_packets().is_err() {
-                        let _ = transport::flush(socket, tls); // send the alert
-                        return self.fail(i, ErrorKind::Tls, Instant::now());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
-            }
+        match transport::handshake(socket, tls) {
+            Ok(true) => {}
+            Ok(false) => return, // the next edge goes on
+            Err(kind) => return self.fail(i, kind, Instant::now()),
         }
         let now = Instant::now();
         if conn.counted {

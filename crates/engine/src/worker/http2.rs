@@ -217,25 +217,10 @@ impl Worker<'_> {
     fn wire_handshake(&mut self, w: usize) {
         let wire = &mut self.http2.as_mut().expect("an HTTP/2 worker").wires[w];
         let (Some(socket), Some(tls)) = (wire.socket.as_mut(), wire.tls.as_deref_mut()) else { return };
-        loop {
-            if let Err(e) = transport::flush(socket, tls) {
-                return self.break_wire(w, transfer_error(&e), Instant::now());
-            }
-            if !tls.is_handshaking() {
-                break;
-            }
-            match tls.read_tls(socket) {
-                Ok(0) => return self.break_wire(w, ErrorKind::Closed, Instant::now()),
-                Ok(_) => {
-                    if tls.process_new_packets().is_err() {
-                        let _ = transport::flush(socket, tls);
-                        return self.break_wire(w, ErrorKind::Tls, Instant::now());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.break_wire(w, transfer_error(&e), Instant::now()),
-            }
+        match transport::handshake(socket, tls) {
+            Ok(true) => {}
+            Ok(false) => return, // the next edge goes on
+            Err(kind) => return self.break_wire(w, kind, Instant::now()),
         }
         if tls.alpn_protocol() != Some(b"h2") {
             return self.break_wire(w, ErrorKind::Tls, Instant::now());

@@ -2,10 +2,12 @@
 //! into HPACK header blocks once, and [`session`] is one connection's state (settings, streams, flow-control
 //! windows, the HPACK decoder), fed the bytes the worker reads and queuing the bytes it must write.
 //!
-//! The framing is ours, written for the hot path (no allocation per stream in steady state, bodies counted as
-//! they stream past); HPACK decoding is the `loona-hpack` crate's.
+//! The framing and HPACK are ours, written for the hot path (no allocation per stream in steady state, bodies
+//! counted as they stream past); Huffman-coded strings are decoded by the `httlib-huffman` crate. [`hpack`]
+//! decodes response header blocks.
 
 pub mod frame;
+pub mod hpack;
 pub mod request;
 pub mod session;
 

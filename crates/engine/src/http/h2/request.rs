@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 /// The fields of the HPACK static table (RFC 7541, Appendix A), by index from 1.
-const STATIC: [(&str, &str); 61] = [
+pub(super) const STATIC: [(&str, &str); 61] = [
     (":authority", ""),
     (":method", "GET"),
     (":method", "POST"),

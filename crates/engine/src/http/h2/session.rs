@@ -12,9 +12,8 @@
 
 use std::collections::VecDeque;
 
-use loona_hpack::Decoder;
-
 use super::frame::{self, flag, kind, setting, Header, HEADER_LEN};
+use super::hpack::Decoder;
 use super::request::{table_size_update, Request2};
 use crate::http::response::{Capture, MAX_CAPTURE};
 
@@ -121,12 +120,13 @@ enum Table {
 }
 
 /// The client side of one HTTP/2 connection.
+#[derive(Debug)]
 pub struct Session {
     /// Bytes queued for the server, from [`Session::sent`] on.
     pub out: Vec<u8>,
     /// How much of `out` has been written.
     pub sent: usize,
-    decoder: Decoder<'static>,
+    decoder: Decoder,
     reading: Reading,
     head: [u8; HEADER_LEN],
     payload: Vec<u8>,
@@ -147,12 +147,6 @@ pub struct Session {
     finished: Response,
 }
 
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("open", &self.open).field("goaway", &self.goaway).finish_non_exhaustive()
-    }
-}
-
 impl Default for Session {
     fn default() -> Self {
         Self::new()
@@ -170,7 +164,7 @@ impl Session {
         Session {
             out,
             sent: 0,
-            decoder: Decoder::new(),
+            decoder: Decoder::default(),
             reading: Reading::Header { have: 0 },
             head: [0; HEADER_LEN],
             payload: Vec::new(),
@@ -541,22 +535,22 @@ impl Session {
             &mut s.response.head
         });
         decoder
-            .decode_with_cb(fragments, |name, value| {
-                if &name[..] == b":status" {
-                    status = std::str::from_utf8(&value).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+            .decode(fragments, |name, value| {
+                if name == b":status" {
+                    status = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
                     if let Some(head) = head.as_mut() {
                         head.extend_from_slice(b"HTTP/1.1 ");
-                        head.extend_from_slice(&value);
+                        head.extend_from_slice(value);
                         head.extend_from_slice(b" \r\n");
                     }
                 } else if let Some(head) = head.as_mut() {
-                    head.extend_from_slice(&name);
+                    head.extend_from_slice(name);
                     head.extend_from_slice(b": ");
-                    head.extend_from_slice(&value);
+                    head.extend_from_slice(value);
                     head.extend_from_slice(b"\r\n");
                 }
             })
-            .map_err(|e| Broken(format!("a header block does not decode ({e:?})")))?;
+            .map_err(|e| Broken(format!("a header block does not decode ({})", e.0)))?;
         if let Some(head) = head {
             head.extend_from_slice(b"\r\n");
         }
