@@ -10,16 +10,12 @@ per request (user + system, from wait4), and the median of the per-round ratios 
     python3 bench/vs_h2load.py [--rounds 5] [--seconds 5] [--connections 64] [--client-cpu 0] [--server-cpu 1]
 """
 
-import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_wrk import NGINX_CONF, ROOT, free_port, measure, parse_h2load, parse_shootout, wait_for_port  # noqa: E402
+from vs_wrk import NGINX_CONF, bench_arguments, measure, nginx_serving, parse_h2load, parse_shootout  # noqa: E402
 
 # The same one-worker nginx, with HTTP/2 on its plain listener (h2c with prior knowledge).
 H2C_CONF = NGINX_CONF.replace("listen 127.0.0.1:{port};", "listen 127.0.0.1:{port} http2;")
@@ -40,29 +36,9 @@ def tools(args, url):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--client-cpu", type=int, default=0)
-    parser.add_argument("--server-cpu", type=int, default=1)
-    parser.add_argument("--shootout", default=os.path.join(ROOT, "target", "release", "shootout"))
-    args = parser.parse_args()
-    for needed in ("nginx", "h2load", "taskset"):
-        if not shutil.which(needed):
-            sys.exit(f"{needed} is not installed: apt-get install -y --no-install-recommends nginx nghttp2-client util-linux")
-    if not os.path.exists(args.shootout):
-        sys.exit(f"{args.shootout} does not exist: run cargo build --release first")
-
-    run_dir = tempfile.mkdtemp(prefix="shootout-bench-h2-")
-    port = free_port()
-    conf = os.path.join(run_dir, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(H2C_CONF.format(run=run_dir, port=port))
-    nginx = subprocess.Popen(["taskset", "-c", str(args.server_cpu), "nginx", "-p", run_dir, "-c", conf, "-e", "stderr"])
-    try:
-        wait_for_port(port)
-        table = tools(args, f"http://127.0.0.1:{port}/")
+    args = bench_arguments(__doc__.splitlines()[0], ("nginx", "h2load", "taskset"), "nginx nghttp2-client util-linux")
+    with nginx_serving(H2C_CONF, args.server_cpu) as url:
+        table = tools(args, url)
         samples = {name: [] for name, _, _, _ in table}
         for round_no in range(args.rounds):
             for name, _, argv, parse in table:
@@ -71,10 +47,6 @@ def main():
                 samples[name].append((rate, cpu * 1e6 / max(requests, 1)))
                 print(f"round {round_no + 1}/{args.rounds} {name:12} {rate:12.0f} req/s "
                       f"{cpu * 1e6 / max(requests, 1):7.2f} CPU-us/req", file=sys.stderr)
-    finally:
-        nginx.terminate()
-        nginx.wait(timeout=10)
-        shutil.rmtree(run_dir, ignore_errors=True)
 
     print(f"nginx (1 worker, h2c) on CPU {args.server_cpu}; each generator on CPU {args.client_cpu}, 1 thread, "
           f"{args.connections} connections, 6-byte body; {args.rounds} interleaved rounds of {args.seconds} s; medians")

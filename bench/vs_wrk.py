@@ -10,6 +10,7 @@ median CPU time the generator spent per request (user + system, from wait4), and
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -62,6 +63,42 @@ def wait_for_port(port, seconds=10):
         except OSError:
             time.sleep(0.05)
     sys.exit(f"nginx did not start listening on port {port}")
+
+
+def bench_arguments(description, needed, install):
+    """The options every comparison takes; exits with the install line when a tool in `needed` is missing."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--client-cpu", type=int, default=0)
+    parser.add_argument("--server-cpu", type=int, default=1)
+    parser.add_argument("--shootout", default=os.path.join(ROOT, "target", "release", "shootout"))
+    args = parser.parse_args()
+    for tool in needed:
+        if not shutil.which(tool):
+            sys.exit(f"{tool} is not installed: apt-get install -y --no-install-recommends {install}")
+    if not os.path.exists(args.shootout):
+        sys.exit(f"{args.shootout} does not exist: run cargo build --release first")
+    return args
+
+
+@contextlib.contextmanager
+def nginx_serving(conf_template, server_cpu):
+    """Runs one nginx worker from `conf_template` pinned to `server_cpu`; yields its URL, and stops it after."""
+    run_dir = tempfile.mkdtemp(prefix="shootout-bench-")
+    port = free_port()
+    conf = os.path.join(run_dir, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(conf_template.format(run=run_dir, port=port))
+    nginx = subprocess.Popen(["taskset", "-c", str(server_cpu), "nginx", "-p", run_dir, "-c", conf, "-e", "stderr"])
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def measure(argv):
@@ -122,29 +159,8 @@ def tools(args, url, shootout):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--client-cpu", type=int, default=0)
-    parser.add_argument("--server-cpu", type=int, default=1)
-    parser.add_argument("--shootout", default=os.path.join(ROOT, "target", "release", "shootout"))
-    args = parser.parse_args()
-    for needed in ("nginx", "wrk", "taskset"):
-        if not shutil.which(needed):
-            sys.exit(f"{needed} is not installed: apt-get install -y --no-install-recommends nginx wrk util-linux")
-    if not os.path.exists(args.shootout):
-        sys.exit(f"{args.shootout} does not exist: run cargo build --release first")
-
-    run_dir = tempfile.mkdtemp(prefix="shootout-bench-")
-    port = free_port()
-    conf = os.path.join(run_dir, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(run=run_dir, port=port))
-    nginx = subprocess.Popen(["taskset", "-c", str(args.server_cpu), "nginx", "-p", run_dir, "-c", conf, "-e", "stderr"])
-    try:
-        wait_for_port(port)
-        url = f"http://127.0.0.1:{port}/"
+    args = bench_arguments(__doc__.splitlines()[0], ("nginx", "wrk", "taskset"), "nginx wrk util-linux")
+    with nginx_serving(NGINX_CONF, args.server_cpu) as url:
         table = tools(args, url, args.shootout)
         samples = {name: [] for name, _, _ in table}
         for round_no in range(args.rounds):
@@ -154,10 +170,6 @@ def main():
                 samples[name].append((rate, cpu * 1e6 / max(requests, 1)))
                 print(f"round {round_no + 1}/{args.rounds} {name:9} {rate:12.0f} req/s {cpu * 1e6 / max(requests, 1):7.2f} CPU-us/req",
                       file=sys.stderr)
-    finally:
-        nginx.terminate()
-        nginx.wait(timeout=10)
-        shutil.rmtree(run_dir, ignore_errors=True)
 
     wrk_rate = statistics.median(r for r, _ in samples["wrk"])
     wrk_cpu = statistics.median(c for _, c in samples["wrk"])

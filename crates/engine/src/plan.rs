@@ -65,8 +65,6 @@ pub struct Plan {
     pub workload: Arc<Workload>,
     /// How to speak TLS, for https:// URLs.
     pub tls: Option<TlsPlan>,
-    /// `http` or `https`: HTTP/2's `:scheme`.
-    pub scheme: &'static str,
 }
 
 impl Plan {
@@ -110,8 +108,7 @@ impl Plan {
             }
             _ => None,
         };
-        let scheme = if tls.is_some() { "https" } else { "http" };
-        Ok(Plan { options, address, workload: Arc::new(workload), tls, scheme })
+        Ok(Plan { options, address, workload: Arc::new(workload), tls })
     }
 
     /// A plan that runs a scenario against its base URL (`options.url`).

@@ -111,9 +111,10 @@ impl Wires {
         Wires { wires: Vec::new(), streams: streams.max(1), block: Vec::new(), lost: Vec::new() }
     }
 
-    /// True when the request of `conn` has body bytes waiting for the server's window.
-    pub fn stalled(&self, conn: &Conn) -> bool {
-        conn.phase == Phase::Reading && self.wires.iter().any(|w| w.session.stalled(conn.stream))
+    /// True when the request of slot `i` (`conn`) has body bytes waiting for the server's window. Stream ids
+    /// repeat from one connection to the next, so only the slot's own wire is asked.
+    pub fn stalled(&self, i: usize, conn: &Conn) -> bool {
+        conn.phase == Phase::Reading && self.wires.get(self.wire(i)).is_some_and(|w| w.session.stalled(conn.stream))
     }
 
     fn wire(&self, slot: usize) -> usize {

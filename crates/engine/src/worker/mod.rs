@@ -160,7 +160,7 @@ impl Worker<'_> {
                     self.fail(i, ErrorKind::ConnectTimeout, now)
                 }
                 Phase::Writing | Phase::Queued | Phase::Reading if now >= conn.deadline => {
-                    let stalled = self.http2.as_ref().is_some_and(|h2| h2.stalled(conn));
+                    let stalled = self.http2.as_ref().is_some_and(|h2| h2.stalled(i, conn));
                     self.fail(i, if stalled { ErrorKind::FlowStalled } else { ErrorKind::ReadTimeout }, now)
                 }
                 Phase::Backoff(until) if now >= until => self.next_request(i, now),

@@ -64,23 +64,6 @@ pub mod setting {
     pub const MAX_FRAME_SIZE: u16 = 0x5;
 }
 
-/// Error codes of RST_STREAM and GOAWAY, by value (RFC 9113 §7), as they are named in results.
-pub const ERROR_NAMES: [&str; 14] = [
-    "NO_ERROR",
-    "PROTOCOL_ERROR",
-    "INTERNAL_ERROR",
-    "FLOW_CONTROL_ERROR",
-    "SETTINGS_TIMEOUT",
-    "STREAM_CLOSED",
-    "FRAME_SIZE_ERROR",
-    "REFUSED_STREAM",
-    "CANCEL",
-    "COMPRESSION_ERROR",
-    "CONNECT_ERROR",
-    "ENHANCE_YOUR_CALM",
-    "INADEQUATE_SECURITY",
-    "HTTP_1_1_REQUIRED",
-];
 /// The error code a client sends when it gives up on a stream.
 pub const CANCEL: u32 = 0x8;
 /// The error code of a stream the server did not process at all.
@@ -190,11 +173,6 @@ pub fn write_data(out: &mut Vec<u8>, stream: u32, body: &[u8], end_stream: bool,
     }
 }
 
-/// The name of an error code, or its number when it has none.
-pub fn error_name(code: u32) -> String {
-    ERROR_NAMES.get(code as usize).map_or_else(|| format!("0x{code:x}"), |name| (*name).to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,7 +206,5 @@ mod tests {
         let first = Header::parse(out[..9].try_into().unwrap());
         let second = Header::parse(out[12..21].try_into().unwrap());
         assert_eq!((first.len, first.flags, second.len, second.flags), (3, 0, 2, flag::END_STREAM));
-        assert_eq!(error_name(7), "REFUSED_STREAM");
-        assert_eq!(error_name(0x99), "0x99");
     }
 }

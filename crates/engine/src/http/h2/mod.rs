@@ -13,6 +13,3 @@ pub mod session;
 
 #[cfg(test)]
 mod tests;
-
-pub use request::Request2;
-pub use session::{Event, Session};

@@ -212,11 +212,6 @@ impl Session {
         self.open
     }
 
-    /// What the server allows at once (`u32::MAX` until it says).
-    pub fn max_streams(&self) -> u32 {
-        self.peer.max_streams
-    }
-
     /// The response of the stream whose end was reported last.
     pub fn response(&self) -> &Response {
         &self.finished
