@@ -1,11 +1,16 @@
-//! [`get`]: one blocking HTTP/1.1 GET with `Connection: close`, for the ready probe and the verification
-//! request (not for load: that is the engine's job).
+//! [`get`]: one blocking GET, for the ready probe and the verification request (not for load: that is the
+//! engine's job). Over HTTP/1.1 it asks `Connection: close` and reads to the end; over HTTP/2 it opens one stream
+//! with the engine's own session (prior knowledge on http://, ALPN h2 on https://), so that a server which
+//! speaks only HTTP/2 on its port is probed in the protocol it is loaded with.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+use shootout_engine::http::h2::request::encode_plain;
+use shootout_engine::http::h2::session::{Event, Session};
 use shootout_engine::http::response::{Capture, Progress, ResponseParser};
+use shootout_model::Protocol;
 
 /// A response: status and body (the body as text, lossily).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,8 +21,8 @@ pub struct Answer {
     pub body: String,
 }
 
-/// GETs `url` (http or https; certificates are not checked, as for a local server under test).
-pub fn get(url: &str, timeout: Duration) -> Result<Answer, String> {
+/// GETs `url` (http or https; certificates are not checked, as for a local server under test) over `protocol`.
+pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, String> {
     let (scheme, rest) = url.split_once("://").ok_or("not a URL")?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -35,21 +40,84 @@ pub fn get(url: &str, timeout: Duration) -> Result<Answer, String> {
     tcp.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nUser-Agent: shootout-probe\r\n\r\n");
-    let mut raw = Vec::new();
-    if scheme == "https" {
-        let config = shootout_engine::tls::client_config(true, None, shootout_model::Protocol::Http1)?;
-        let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
-        let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| e.to_string())?;
-        let session = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
-        let mut stream = rustls::StreamOwned::new(session, tcp);
-        stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
-        read_all(&mut stream, &mut raw)?;
-    } else {
-        let mut tcp = tcp;
-        tcp.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
-        read_all(&mut tcp, &mut raw)?;
+    if scheme != "https" {
+        return exchange(&mut { tcp }, request.as_bytes(), scheme, protocol);
     }
-    parse(&raw)
+    let config = shootout_engine::tls::client_config(true, None, protocol)?;
+    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
+    let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| e.to_string())?;
+    let session = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+    let mut stream = rustls::StreamOwned::new(session, tcp);
+    if protocol == Protocol::Http2 {
+        while stream.conn.is_handshaking() {
+            stream.conn.complete_io(&mut stream.sock).map_err(|e| format!("TLS handshake: {e}"))?;
+        }
+        if stream.conn.alpn_protocol() != Some(b"h2") {
+            let chosen = stream.conn.alpn_protocol().map_or("no protocol".into(), String::from_utf8_lossy);
+            return Err(format!("it chose {chosen} through ALPN, not h2: enable HTTP/2 on the server"));
+        }
+    }
+    exchange(&mut stream, request.as_bytes(), scheme, protocol)
+}
+
+/// Sends `request` (HTTP/1.1 bytes) over `protocol` and reads its answer.
+fn exchange(
+    stream: &mut (impl Read + Write),
+    request: &[u8],
+    scheme: &str,
+    protocol: Protocol,
+) -> Result<Answer, String> {
+    match protocol {
+        Protocol::Http1 => {
+            stream.write_all(request).map_err(|e| e.to_string())?;
+            let mut raw = Vec::new();
+            read_all(stream, &mut raw)?;
+            parse(&raw)
+        }
+        Protocol::Http2 => exchange_http2(stream, request, scheme),
+    }
+}
+
+/// One stream on a new HTTP/2 connection: the session queues the preface and settings, the request goes out
+/// once the server's SETTINGS came, and frames are read until the stream ends.
+fn exchange_http2(stream: &mut (impl Read + Write), request: &[u8], scheme: &str) -> Result<Answer, String> {
+    let mut block = Vec::new();
+    encode_plain(request, scheme, &mut block).map_err(|e| e.0)?;
+    let mut session = Session::new();
+    let mut opened = false;
+    let (mut input, mut pos, mut chunk) = (Vec::new(), 0, [0u8; 16 * 1024]);
+    loop {
+        if !opened && session.can_open() {
+            session.open_plain(0, &block, b"", Capture::HeadAndBody);
+            opened = true;
+        }
+        let queued = session.pending_output().len();
+        if queued > 0 {
+            stream.write_all(session.pending_output()).map_err(|e| e.to_string())?;
+            session.wrote(queued);
+        }
+        match session.poll(&input, &mut pos).map_err(|e| format!("HTTP/2: {}", e.0))? {
+            Some(Event::Answered { .. }) => {
+                let response = session.response();
+                let body = String::from_utf8_lossy(&response.body).into_owned();
+                return Ok(Answer { status: response.status, body });
+            }
+            Some(Event::Reset { code, .. }) => {
+                return Err(format!("HTTP/2: the server reset the stream (code {code})"))
+            }
+            Some(Event::Refused { .. }) => return Err("HTTP/2: the server went away without answering".into()),
+            Some(Event::Broken { .. }) => return Err("HTTP/2: the stream ended without a valid response".into()),
+            Some(Event::Ready) => continue,
+            None => {}
+        }
+        input.clear();
+        pos = 0;
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err("HTTP/2: the server closed the connection before it answered".into()),
+            Ok(n) => input.extend_from_slice(&chunk[..n]),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }
 
 /// Reads until the end of the stream (an unclean TLS close after the data is accepted).

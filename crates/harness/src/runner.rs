@@ -16,7 +16,7 @@ use shootout_model::{LoadOptions, LoadResult};
 use crate::server::{self, RunningServer};
 use crate::store::Store;
 use crate::tree::Tree;
-use shootout_suite::{Agents, Levels, Order, Suite};
+use shootout_suite::{Agents, Levels, Order, ServerSpec, Suite};
 
 /// What the runner tells whoever draws the progress.
 #[derive(Debug, Clone)]
@@ -150,7 +150,7 @@ fn trial(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
     let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
-    let options = load_options(suite, &format!("{}{}", running.url, spec.path), level)?;
+    let options = load_options(suite, spec, &format!("{}{}", running.url, spec.path), level)?;
     let scenario = match &suite.load.scenario {
         Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
         None => None,
@@ -214,8 +214,8 @@ fn from_agents(agents: &Agents, work: Work<'_>, stop: &AtomicBool) -> Result<Loa
     }
 }
 
-/// The engine options of one level: the suite's choices, with the defaults every load run shares.
-fn load_options(suite: &Suite, url: &str, level: f64) -> Result<LoadOptions, String> {
+/// The engine options of one level on `server`: the suite's choices and the server's protocol, with the defaults every load run shares.
+fn load_options(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> Result<LoadOptions, String> {
     let (connections, rate) = match suite.levels {
         Levels::Connections(_) => (Some(level as u32), None),
         Levels::Rates(_) => (None, Some(level)),
@@ -233,6 +233,8 @@ fn load_options(suite: &Suite, url: &str, level: f64) -> Result<LoadOptions, Str
         body_bytes: suite.load.body.as_ref().map(|b| b.len() as u64),
         timeout: Some(suite.load.timeout),
         no_keepalive: !suite.load.keepalive,
+        protocol: Some(server.protocol),
+        streams: Some(server.streams),
         // The servers of a suite are the user's own: a self-signed certificate is expected.
         insecure: true,
         warmup: Some(suite.warmup),

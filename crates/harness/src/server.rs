@@ -77,7 +77,8 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     // A simple command is exec'd by the shell, so the stop signal reaches the server itself; a pipeline or list
     // keeps its shell, and then the signal goes to the whole process group.
     let simple = !command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']);
-    let script = if simple { format!("exec {command}") } else { command.clone() };
+    let script =
+        if simple && !command.trim_start().starts_with("exec ") { format!("exec {command}") } else { command.clone() };
     let mut child = shell(&script, &spec.cwd, &spec.env, port, log)?;
     child.process_group(0);
     let cgroup = Cgroup::create(name).map(Arc::new);
@@ -141,7 +142,7 @@ impl RunningServer {
                     self.log_tail()
                 ));
             }
-            match probe::get(&url, Duration::from_secs(1)) {
+            match probe::get(&url, Duration::from_secs(1), spec.protocol) {
                 Ok(answer) if answer.status == spec.ready_status => return Ok(()),
                 Ok(answer) => last = format!("status {}", answer.status),
                 Err(e) => last = e,
@@ -158,8 +159,8 @@ impl RunningServer {
 
     fn verify(&mut self, spec: &ServerSpec) -> Result<(), String> {
         let url = format!("{}{}", self.url, spec.path);
-        let answer =
-            probe::get(&url, Duration::from_secs(10)).map_err(|e| format!("server '{}': {url}: {e}", self.name))?;
+        let answer = probe::get(&url, Duration::from_secs(10), spec.protocol)
+            .map_err(|e| format!("server '{}': {url}: {e}", self.name))?;
         let status_ok = spec.verify_status.map_or(answer.status < 400, |s| s == answer.status);
         let body_ok = spec.verify_body.as_ref().is_none_or(|text| answer.body.contains(text.as_str()));
         if status_ok && body_ok {

@@ -24,6 +24,8 @@
 //!
 //! [load]                           # what each request is (or scenario = "file.toml")
 //! path = "/hello"
+//! protocol = "http2"               # optional: "http1" (default) or "http2" (h2c on http://, ALPN h2 on https://)
+//! streams = 10                     # optional, HTTP/2: requests in flight per connection (default 1)
 //!
 //! [[server]]
 //! name = "puma"
@@ -37,6 +39,8 @@
 //! stop = { signal = "INT", grace = "10s", pidfile = "tmp/server.pid" }   # pidfile: signal that PID instead
 //! version_command = "puma --version"
 //! cpus = "1"                       # default: every CPU but the client's
+//! protocol = "http1"               # optional: this server's protocol (and streams), instead of [load]'s; it is
+//!                                  # probed and verified over it too
 //! ```
 //!
 //! Layout:
@@ -60,6 +64,7 @@ use nix::sys::signal::Signal;
 use serde::Deserialize;
 use shootout_model::run::Statistic;
 use shootout_model::slo::Slo;
+use shootout_model::Protocol;
 use shootout_scenario::FileError;
 
 pub use raw::{outline, Outline};
@@ -179,6 +184,10 @@ pub struct LoadSpec {
     pub timeout: Duration,
     /// Keep connections alive.
     pub keepalive: bool,
+    /// The protocol every server is loaded over, unless it says otherwise.
+    pub protocol: Protocol,
+    /// Requests in flight per connection over HTTP/2 (1 over HTTP/1.1), unless a server says otherwise.
+    pub streams: u32,
     /// A scenario file instead of one request, read and validated once when the suite is (so every trial sends
     /// the same scenario, and a bad one stops the suite before any server starts).
     pub scenario: Option<ScenarioFile>,
@@ -244,4 +253,9 @@ pub struct ServerSpec {
     pub version_command: Option<String>,
     /// CPUs to pin the server to (`None`: not pinned).
     pub cpus: Option<String>,
+    /// The protocol it is probed, verified and loaded over (the suite's `load.protocol` unless it says
+    /// otherwise).
+    pub protocol: Protocol,
+    /// Requests in flight per connection (HTTP/2's streams; 1 over HTTP/1.1).
+    pub streams: u32,
 }

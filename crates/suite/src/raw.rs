@@ -65,6 +65,8 @@ pub(crate) struct LoadDef {
     pub(crate) timeout: Option<Spanned<String>>,
     pub(crate) keepalive: Option<bool>,
     pub(crate) scenario: Option<Spanned<String>>,
+    pub(crate) protocol: Option<Spanned<String>>,
+    pub(crate) streams: Option<Spanned<u32>>,
 }
 
 /// The `[agents]` table: the load sent from agents, as `shootout load --agents` does.
@@ -100,6 +102,8 @@ pub(crate) struct ServerDef {
     pub(crate) teardown: Option<String>,
     pub(crate) version_command: Option<String>,
     pub(crate) cpus: Option<String>,
+    pub(crate) protocol: Option<Spanned<String>>,
+    pub(crate) streams: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]

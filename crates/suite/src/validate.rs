@@ -8,7 +8,7 @@ use nix::sys::signal::Signal;
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
-use shootout_model::{AgentSettings, AgentSpec};
+use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
 use crate::raw::{LoadDef, ServerDef, SuiteFile};
 use crate::{Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
@@ -161,13 +161,21 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
             Some(file)
         }
     };
+    let keepalive = def.keepalive.unwrap_or(true);
+    let (protocol, streams) = protocol(&def.protocol, &def.streams, (Protocol::Http1, 1), at)?;
+    if protocol == Protocol::Http2 && !keepalive {
+        let span = def.protocol.as_ref().map(Spanned::span).unwrap_or_default();
+        return Err(at.span(span, "HTTP/2 keeps its connections open: drop keepalive = false, or the protocol"));
+    }
     Ok(LoadSpec {
         path: def.path.clone().unwrap_or_else(|| "/".into()),
         method: def.method.clone(),
         headers: def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         body: def.body.clone(),
         timeout: duration_or(&def.timeout, shootout_model::settings::DEFAULT_TIMEOUT, at)?,
-        keepalive: def.keepalive.unwrap_or(true),
+        keepalive,
+        protocol,
+        streams,
         scenario,
     })
 }
@@ -186,6 +194,16 @@ fn server_spec(
     }
     let ready = def.ready.as_ref();
     let stop = def.stop.as_ref();
+    let (protocol, streams) = protocol(&def.protocol, &def.streams, (load.protocol, load.streams), at)?;
+    if protocol == Protocol::Http2 && !load.keepalive {
+        let span = def.protocol.as_ref().map(Spanned::span).unwrap_or_default();
+        return Err(at.span(
+            span,
+            format!(
+            "server '{name}': HTTP/2 keeps its connections open, and [load] says keepalive = false: drop one of them"
+        ),
+        ));
+    }
     let stop_signal = match stop.and_then(|s| s.signal.as_ref()) {
         None => Signal::SIGTERM,
         Some(s) => signal_by_name(s.get_ref()).ok_or_else(|| {
@@ -215,7 +233,47 @@ fn server_spec(
         teardown: def.teardown.clone(),
         version_command: def.version_command.clone(),
         cpus: def.cpus.clone().or_else(|| server_cpus.cloned()),
+        protocol,
+        streams,
     })
+}
+
+/// A `protocol` and `streams` pair (of `[load]` or of a server), each falling back on `inherited`: streams are
+/// inherited only along with the protocol they were given for.
+fn protocol(
+    protocol: &Option<Spanned<String>>,
+    streams: &Option<Spanned<u32>>,
+    inherited: (Protocol, u32),
+    at: &Locator<'_>,
+) -> Result<(Protocol, u32), FileError> {
+    let chosen = match protocol {
+        None => inherited.0,
+        Some(p) => match p.get_ref().as_str() {
+            "http1" => Protocol::Http1,
+            "http2" => Protocol::Http2,
+            other => {
+                return Err(at.span(p.span(), format!("protocol '{other}': write \"http1\" or \"http2\"")));
+            }
+        },
+    };
+    let count = match streams {
+        None if chosen == inherited.0 => inherited.1,
+        None => 1,
+        Some(n) if *n.get_ref() == 0 => {
+            return Err(at.span(n.span(), "streams must be 1 or more (the requests in flight per connection)"));
+        }
+        Some(n) if *n.get_ref() > 1 && chosen != Protocol::Http2 => {
+            return Err(at.span(
+                n.span(),
+                format!(
+                "streams = {}: only HTTP/2 carries several requests at once on a connection: add protocol = \"http2\"",
+                n.get_ref()
+            ),
+            ));
+        }
+        Some(n) => *n.get_ref(),
+    };
+    Ok((chosen, count))
 }
 
 /// A signal by name (`TERM`, `SIGINT`, `quit`…).

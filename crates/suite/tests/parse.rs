@@ -157,3 +157,45 @@ fn the_outline_a_report_reads_is_checked_and_needs_no_files() {
     let e = outline("statistic = \"mean\"\n", "s.toml").unwrap_err().to_string();
     assert!(e.starts_with("s.toml:1:13: statistic 'mean'"), "{e}");
 }
+
+#[test]
+fn the_protocol_comes_from_load_or_from_the_server() {
+    let text = r#"
+connections = [1]
+[load]
+protocol = "http2"
+streams = 8
+[[server]]
+name = "h2"
+command = "x"
+[[server]]
+name = "h1"
+command = "x"
+protocol = "http1"
+[[server]]
+name = "h2 more streams"
+command = "x"
+streams = 32
+"#;
+    let s = parse(text, "p.toml", Path::new("/x")).unwrap();
+    let chosen: Vec<_> = s.servers.iter().map(|s| (s.protocol, s.streams)).collect();
+    use shootout_model::Protocol::{Http1, Http2};
+    assert_eq!(chosen, [(Http2, 8), (Http1, 1), (Http2, 32)]);
+    let plain =
+        parse("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n", "p.toml", Path::new("/x")).unwrap();
+    assert_eq!((plain.servers[0].protocol, plain.servers[0].streams), (Http1, 1));
+}
+
+#[test]
+fn protocol_mistakes_point_at_the_key() {
+    let error = |text: &str| parse(text, "p.toml", Path::new("/x")).unwrap_err().to_string();
+    let servers = "[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+    let unknown = error(&format!("connections = [1]\n[load]\nprotocol = \"h3\"\n{servers}"));
+    assert!(unknown.starts_with("p.toml:3:12: protocol 'h3': write \"http1\" or \"http2\""), "{unknown}");
+    let streams = error(&format!("connections = [1]\n[load]\nstreams = 4\n{servers}"));
+    assert!(streams.starts_with("p.toml:3:11: streams = 4: only HTTP/2"), "{streams}");
+    let zero = error(&format!("connections = [1]\n[load]\nprotocol = \"http2\"\nstreams = 0\n{servers}"));
+    assert!(zero.starts_with("p.toml:4:11: streams must be 1 or more"), "{zero}");
+    let closing = error(&format!("connections = [1]\n[load]\nkeepalive = false\n{servers}protocol = \"http2\"\n"));
+    assert!(closing.starts_with("p.toml:7:12: server 'a': HTTP/2 keeps its connections open"), "{closing}");
+}

@@ -126,6 +126,39 @@ fn a_server_that_never_becomes_ready_is_reported_and_stopped() {
 }
 
 #[test]
+fn each_server_is_probed_verified_and_loaded_over_its_own_protocol() {
+    let dir = workdir("protocol");
+    let suite = format!(
+        "{QUICK}connections = [2]\n[load]\npath = \"/hello\"\nprotocol = \"http2\"\nstreams = 4\n\
+         [[server]]\nname = \"h2\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n\
+         [[server]]\nname = \"h1\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\nprotocol = \"http1\"\n\
+         [[server]]\nname = \"http1 only\"\nprotocol = \"http2\"\nready = {{ timeout = \"2s\" }}\n\
+         command = \"exec python3 -m http.server --bind 127.0.0.1 {{port}}\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(1), "the HTTP/1.1-only server fails: {}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'http1 only' was not ready") && stderr.contains("HTTP/2"), "{stderr}");
+    let results = results(&dir);
+    let trial = |server: &str| -> serde_json::Value {
+        let path = files(&results, "json").into_iter().find(|p| p.parent().unwrap().ends_with(server)).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let (h2, h1) = (trial("h2"), trial("h1"));
+    assert_eq!(
+        (&h2["result"]["options"]["protocol"], &h2["result"]["options"]["streams"]),
+        (&"http2".into(), &4.into())
+    );
+    assert!(h2["result"]["http2_setup"].is_object(), "connections were set up over HTTP/2: {h2}");
+    assert_eq!(h1["result"]["options"]["protocol"], "http1");
+    assert!(h1["result"]["http2_setup"].is_null(), "{h1}");
+    for trial in [h2, h1] {
+        assert!(trial["result"]["requests"]["ok"].as_u64().unwrap() > 0, "{trial}");
+        assert_eq!(trial["result"]["requests"]["failed"], 0, "{trial}");
+    }
+}
+
+#[test]
 fn a_server_that_forks_and_ignores_sigterm_leaves_nothing_behind() {
     let dir = workdir("stubborn");
     let suite = format!(
