@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks one smoke run of an example suite (shootout run --smoke): every server of the suite answered (each of
-its trials has responses with status < 400 and no trial failed), was sampled (its process tree was read while
-measured, with CPU time spent), and appears in the HTML report.
+its trials has responses with status < 400 and no trial failed) over the protocol the suite gives it, was sampled
+(its process tree was read while measured, with CPU time spent), and appears in the HTML report.
 
     python3 scripts/check-smoke.py examples/rack-hello.toml results/rack-hello-20261122-101500
 """
@@ -21,12 +21,16 @@ def main(suite_file: str, results_dir: str) -> int:
     problems = [f"{name}: {(results / name).read_text().strip()}" for name in failed]
     for server in suite["server"]:
         name = server["name"]
+        protocol = server.get("protocol", suite.get("load", {}).get("protocol", "http1"))
         mine = [t for t in trials if t["server"] == name]
         if not mine:
             problems.append(f"{name}: no trial was measured")
             continue
         for t in mine:
             where = f"{name} at {t['level']:g}"
+            spoken = t["result"]["options"].get("protocol", "http1")
+            if spoken != protocol:
+                problems.append(f"{where}: loaded over {spoken}, but the suite gives it {protocol}")
             if t["result"]["requests"]["ok"] == 0:
                 problems.append(f"{where}: no successful response ({t['result']['status_counts']}, {t['result']['errors']})")
             measured = [s for s in t["samples"] if s["t_s"] > 0]
