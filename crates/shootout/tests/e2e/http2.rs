@@ -1,6 +1,7 @@
 //! HTTP/2 through the binary: counts equal to what the server saw with many streams per connection, in the
 //! clear and over TLS, closed and open model; GOAWAY'd connections opened again and counted; a 1 GiB body with
-//! flat memory; and one clear line for a server that does not speak HTTP/2.
+//! flat memory; a scenario mix whose body checks read HTTP/2 responses; and one clear line for a server that does
+//! not speak HTTP/2.
 
 use std::io::Read;
 use std::process::Stdio;
@@ -132,4 +133,26 @@ fn an_http2_result_follows_the_schema() {
     crate::result_json::assert_valid(&document);
     assert_eq!(document["options"]["protocol"], "http2");
     assert_eq!(document["options"]["streams"], 4);
+}
+
+#[test]
+fn a_scenario_mix_with_body_checks_runs_over_streams() {
+    let target = Target::start();
+    let file = std::env::temp_dir().join(format!("shootout-{}-h2-mix.toml", std::process::id()));
+    std::fs::write(
+        &file,
+        "[[request]]\nname = \"hello\"\nurl = \"/hello\"\nweight = 3\nexpect = { status = 200, body = \"Hello\" }\n\n\
+         [[request]]\nname = \"wrong\"\nurl = \"/hello\"\nweight = 1\nexpect = { body = \"Goodbye\" }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let result = load(&["--http2", "--streams", "8", "--scenario", &file, "-n", "4000", "-c", "2", &target.url("")]);
+    let named = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap();
+    let (hello, wrong) = (named("hello"), named("wrong"));
+    assert_eq!(hello.requests.total + wrong.requests.total, 4000);
+    assert_eq!(hello.requests.failed, 0, "every body read over HTTP/2 holds Hello: {:?}", result.errors);
+    assert_eq!(result.errors.get(&ErrorKind::CheckFailed), Some(&wrong.requests.total), "each wrong one is caught");
+    let share = hello.requests.total as f64 / 4000.0;
+    assert!((share - 0.75).abs() < 0.03, "hello got {share} of the mix, weight 3 of 4");
+    assert_eq!(target.served(), 4000);
 }
