@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use shootout_metrics::{summarize, Interval, Recorder, Timeline};
+use shootout_metrics::{summarize, Interval, Recorder, StreamResets, Timeline};
 use shootout_model::result::ToolInfo;
 use shootout_model::{ClientUsage, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
 
+use crate::http::h2::frame::error_name;
 use crate::pacing::Ramp;
 use crate::plan::Plan;
 
@@ -250,6 +251,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         requests,
         status_counts: total.status_counts(),
         errors: total.error_counts(),
+        stream_resets: named_codes(total.stream_resets()),
         connections: total.connection_counts(),
         bytes_received: total.bytes_received,
         bytes_sent: total.bytes_sent,
@@ -268,6 +270,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
                 requests: recorder.request_counts(),
                 status_counts: recorder.status_counts(),
                 errors: recorder.error_counts(),
+                stream_resets: named_codes(recorder.stream_resets()),
                 latency: summarize(&recorder.latency),
             })
             .collect(),
@@ -291,6 +294,11 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         client: totals.client_usage(),
         agents: Vec::new(),
     }
+}
+
+/// RST_STREAM counts keyed by the names of their error codes, as results show them.
+fn named_codes(resets: &StreamResets) -> BTreeMap<String, u64> {
+    resets.by_code().into_iter().map(|(code, n)| (error_name(code), n)).collect()
 }
 
 #[cfg(test)]
@@ -325,6 +333,8 @@ mod tests {
     fn totals_cross_a_process_boundary_and_add_up() {
         let mut recorder = Recorder::new();
         recorder.response(200, 1_000, 900);
+        recorder.failure(shootout_model::ErrorKind::StreamReset, None, None);
+        recorder.stream_reset(0x2);
         let part = |busy, duration| Totals {
             recorder: recorder.clone(),
             per_request: Vec::new(),
@@ -342,7 +352,8 @@ mod tests {
         assert_eq!(back, a);
         let mut sum = a.clone();
         sum.add(&part(0.95, 2_100));
-        assert_eq!(sum.recorder.request_counts().total, 2);
+        assert_eq!(sum.recorder.request_counts().total, 4);
+        assert_eq!(named_codes(sum.recorder.stream_resets()), [("INTERNAL_ERROR".to_string(), 2)].into());
         assert_eq!((sum.duration, sum.started), (Duration::from_millis(2_100), a.started), "the longest, the earliest");
         assert_eq!((sum.threads, sum.cpus_available, sum.user), (4, 8, Duration::from_millis(600)));
         assert_eq!(sum.busy, 0.95, "one saturated agent is enough");

@@ -136,6 +136,16 @@ impl Tally {
         self.last_end = now;
     }
 
+    /// HTTP/2: the request on `conn` is failing because the server reset its stream with `code`: counts the code
+    /// (the failure itself is [`Tally::failed`]'s).
+    pub fn stream_reset(&mut self, conn: &Conn, code: u32) {
+        if conn.counted {
+            for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+                recorder.stream_reset(code);
+            }
+        }
+    }
+
     /// Requests still in flight when time ran out after Ctrl-C end with it.
     pub fn cut_off(&mut self, now: Instant) {
         self.last_end = now;
@@ -156,4 +166,33 @@ impl Tally {
 /// A duration in whole microseconds, as the histograms take it.
 pub fn micros(duration: Duration) -> u64 {
     duration.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reset_codes_count_with_the_request_and_its_named_recorder_and_warmup_ones_do_not() {
+        let now = Instant::now();
+        let (reports, _received) = std::sync::mpsc::channel();
+        let mut tally = Tally::new(now, 2, 0, reports);
+        let mut conn = Conn::new(now);
+        (conn.counted, conn.request, conn.phase) = (true, 1, Phase::Reading);
+        for code in [7, 2, 2] {
+            tally.stream_reset(&conn, code);
+            let kind = if code == 7 { ErrorKind::StreamRefused } else { ErrorKind::StreamReset };
+            tally.failed(&conn, kind, now);
+        }
+        conn.counted = false;
+        tally.stream_reset(&conn, 2);
+        tally.failed(&conn, ErrorKind::StreamReset, now);
+        let by_code = tally.recorder.stream_resets().by_code();
+        assert_eq!(by_code.into_iter().collect::<Vec<_>>(), [(2, 2), (7, 1)]);
+        let errors = tally.recorder.error_counts();
+        assert_eq!(errors[&ErrorKind::StreamReset] + errors[&ErrorKind::StreamRefused], 3, "one failure per code");
+        assert_eq!(tally.per_request[1].stream_resets().total(), 3);
+        assert!(tally.per_request[0].stream_resets().is_empty());
+        assert_eq!(tally.recorder.warmup_requests, 1);
+    }
 }

@@ -6,6 +6,8 @@
 //!   percentile is computed ([`value_at`]) or read back from a result ([`percentile_us`]).
 //! - [`recorder`]: [`Recorder`], what one engine thread writes into for every request: histograms, status and
 //!   error counters, bytes, and the current second of the timeline. Recorders merge with `+=`.
+//! - [`resets`]: [`StreamResets`], the HTTP/2 requests ended by RST_STREAM, per error code, counted without
+//!   allocation for the codes RFC 9113 defines.
 //! - [`timeline`]: [`Interval`] (one thread's view of one second) and [`Timeline`], which merges intervals from
 //!   every thread into the per-second series of the result.
 //!
@@ -17,10 +19,12 @@
 
 pub mod histogram;
 pub mod recorder;
+pub mod resets;
 pub mod timeline;
 
 pub use histogram::{
     decode_histogram, encode_histogram, hgrm, percentile_us, summarize, value_at, LatencyHistogram, AB_PERCENTILES,
 };
 pub use recorder::Recorder;
+pub use resets::StreamResets;
 pub use timeline::{Interval, Timeline};

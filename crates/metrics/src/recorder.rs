@@ -13,6 +13,7 @@ use shootout_model::result::{ConnectionCounts, RequestCounts, Sends};
 use shootout_model::ErrorKind;
 
 use crate::histogram::{new_histogram, record_us, LatencyHistogram};
+use crate::resets::StreamResets;
 use crate::timeline::Interval;
 
 /// Status codes are counted in a flat array indexed by the code; codes at or past this are counted as 999.
@@ -32,6 +33,8 @@ pub struct Recorder {
     pub handshake: LatencyHistogram,
     status: Vec<u64>,
     errors: [u64; ErrorKind::ALL.len()],
+    /// HTTP/2: the error codes of the RST_STREAMs behind the `stream_refused` and `stream_reset` failures.
+    resets: StreamResets,
     ok: u64,
     http_errors: u64,
     /// Bytes read from the server.
@@ -64,6 +67,7 @@ impl Recorder {
             handshake: new_histogram(),
             status: vec![0; STATUS_SLOTS],
             errors: [0; ErrorKind::ALL.len()],
+            resets: StreamResets::default(),
             ok: 0,
             http_errors: 0,
             bytes_received: 0,
@@ -103,6 +107,18 @@ impl Recorder {
             record_us(&mut self.service, us);
         }
         self.interval.record(latency_us, true);
+    }
+
+    /// HTTP/2: the server ended a request's stream with RST_STREAM and `code`. Counts only the code: the
+    /// failure itself is recorded with [`Recorder::failure`].
+    #[inline]
+    pub fn stream_reset(&mut self, code: u32) {
+        self.resets.add(code, 1);
+    }
+
+    /// HTTP/2: the requests ended by RST_STREAM, per error code.
+    pub fn stream_resets(&self) -> &StreamResets {
+        &self.resets
     }
 
     /// A TCP connection was established after `connect_us`.
@@ -205,6 +221,7 @@ impl AddAssign<&Recorder> for Recorder {
         for (mine, theirs) in self.errors.iter_mut().zip(&other.errors) {
             *mine += theirs;
         }
+        self.resets += &other.resets;
         self.ok += other.ok;
         self.http_errors += other.http_errors;
         self.bytes_received += other.bytes_received;
@@ -232,6 +249,9 @@ struct Wire<H, I> {
     handshake: H,
     status: BTreeMap<u16, u64>,
     errors: BTreeMap<ErrorKind, u64>,
+    /// RST_STREAM error codes (HTTP/2 only; left out when none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    stream_resets: BTreeMap<u32, u64>,
     ok: u64,
     http_errors: u64,
     bytes_received: u64,
@@ -254,6 +274,7 @@ impl Serialize for Recorder {
             handshake: &self.handshake,
             status: (0..STATUS_SLOTS).filter(|&c| self.status[c] > 0).map(|c| (c as u16, self.status[c])).collect(),
             errors: self.error_counts(),
+            stream_resets: self.resets.by_code(),
             ok: self.ok,
             http_errors: self.http_errors,
             bytes_received: self.bytes_received,
@@ -280,6 +301,10 @@ impl<'de> Deserialize<'de> for Recorder {
         for (kind, count) in wire.errors {
             errors[kind.index()] += count;
         }
+        let mut resets = StreamResets::default();
+        for (code, count) in wire.stream_resets {
+            resets.add(code, count);
+        }
         Ok(Recorder {
             latency: wire.latency,
             service: wire.service,
@@ -287,6 +312,7 @@ impl<'de> Deserialize<'de> for Recorder {
             handshake: wire.handshake,
             status,
             errors,
+            resets,
             ok: wire.ok,
             http_errors: wire.http_errors,
             bytes_received: wire.bytes_received,
@@ -327,12 +353,16 @@ mod tests {
         a.response(200, 10, 10);
         b.response(200, 20, 20);
         b.failure(ErrorKind::Reset, None, None);
+        b.failure(ErrorKind::StreamRefused, None, None);
+        b.stream_reset(7);
+        a.stream_reset(7);
         b.due();
         b.sent(5000);
         b.connected(50);
         b.bytes_received = 100;
         a += &b;
-        assert_eq!(a.request_counts().total, 3);
+        assert_eq!(a.request_counts().total, 4);
+        assert_eq!(a.stream_resets().by_code().get(&7), Some(&2));
         assert_eq!(a.latency.len(), 2);
         assert_eq!(a.connection_counts().opened, 1);
         assert_eq!(a.bytes_received, 100);
@@ -349,6 +379,10 @@ mod tests {
         r.failure(ErrorKind::ReadTimeout, Some(30_000_000), Some(29_000_000));
         r.failure(ErrorKind::NotSent, Some(5_000), None);
         r.failure(ErrorKind::ConnectRefused, None, None);
+        for code in [2, 7, 0x1f] {
+            r.failure(ErrorKind::StreamReset, None, None);
+            r.stream_reset(code);
+        }
         r.connected(120);
         r.connected(95);
         r.handshake(2_500);
@@ -367,6 +401,9 @@ mod tests {
         assert_eq!(back.status_counts(), r.status_counts());
         assert_eq!(back.status_counts().get("999"), Some(&1), "codes past 999 stay counted as 999");
         assert_eq!(back.error_counts(), r.error_counts());
+        assert_eq!(back.stream_resets().by_code(), r.stream_resets().by_code());
+        assert!(json.contains("\"stream_resets\":{\"2\":1,\"7\":1,\"31\":1}"), "{json}");
+        assert!(!serde_json::to_string(&Recorder::new()).unwrap().contains("stream_resets"), "left out when none");
         assert_eq!((back.sends().due, back.sends().sent, back.sends().late), (2, 2, 1));
         for (mine, theirs) in [(&back.latency, &r.latency), (&back.service, &r.service), (&back.connect, &r.connect)] {
             let buckets = |h: &LatencyHistogram| -> Vec<(u64, u64)> {

@@ -41,6 +41,11 @@ pub struct LoadResult {
     pub status_counts: BTreeMap<String, u64>,
     /// Transport failures per kind; kinds that never happened are left out.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// HTTP/2: the requests the server ended with RST_STREAM, per error code, named as RFC 9113 §7 names them
+    /// (`INTERNAL_ERROR`, `REFUSED_STREAM`, …; a code it does not define as `0x` and its hex digits). They sum to
+    /// `errors.stream_refused + errors.stream_reset`. Left out when there were none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stream_resets: BTreeMap<String, u64>,
     /// Connection churn.
     pub connections: ConnectionCounts,
     /// Bytes read from the server (status lines, headers and bodies).
@@ -174,6 +179,9 @@ pub struct NamedResult {
     pub status_counts: BTreeMap<String, u64>,
     /// Failures per kind.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// HTTP/2: requests ended by RST_STREAM, per error code (as in [`LoadResult::stream_resets`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stream_resets: BTreeMap<String, u64>,
     /// Latency, from when each was due.
     pub latency: LatencySummary,
 }

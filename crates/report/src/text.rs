@@ -149,7 +149,7 @@ fn by_request(out: &mut String, result: &LoadResult) {
     }
 }
 
-/// Status codes, errors by kind, connections, and in the open model how well the client kept to its schedule.
+/// Status codes, errors by kind (and HTTP/2 stream resets by error code, when there were any), connections, and in the open model how well the client kept to its schedule.
 fn counts(out: &mut String, result: &LoadResult) {
     let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
     let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };
@@ -158,6 +158,11 @@ fn counts(out: &mut String, result: &LoadResult) {
         result.errors.iter().map(|(kind, n)| format!("{}: {}", kind.as_str(), count(*n))).collect();
     let errors = if errors.is_empty() { "none".to_string() } else { errors.join(", ") };
     let _ = writeln!(out, "{:<26}{errors}", "Errors:");
+    if !result.stream_resets.is_empty() {
+        let codes: Vec<String> =
+            result.stream_resets.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
+        let _ = writeln!(out, "{:<26}{}", "Stream resets:", codes.join(", "));
+    }
     let c = &result.connections;
     let connect = if result.connect.count > 0 {
         format!(", connect mean {} ms, max {} ms", ms(result.connect.mean_us), ms(result.connect.max_us as f64))
@@ -330,6 +335,7 @@ mod tests {
                 requests: r.requests,
                 status_counts: r.status_counts.clone(),
                 errors: r.errors.clone(),
+                stream_resets: Default::default(),
                 latency: r.latency.clone(),
             },
             NamedResult {
@@ -337,6 +343,7 @@ mod tests {
                 requests: Default::default(),
                 status_counts: Default::default(),
                 errors: Default::default(),
+                stream_resets: Default::default(),
                 latency: r.service_time.clone(),
             },
         ];
@@ -361,6 +368,22 @@ mod tests {
         assert_eq!(render_load(&closed()), include_str!("../tests/text/closed.txt"));
         assert_eq!(render_load(&open()), include_str!("../tests/text/open.txt"));
         assert_eq!(render_load(&empty()), include_str!("../tests/text/empty.txt"));
+    }
+
+    #[test]
+    fn stream_resets_are_one_line_under_the_errors_only_when_there_were_any() {
+        let mut r = closed();
+        r.errors = [(ErrorKind::StreamRefused, 3), (ErrorKind::StreamReset, 1_234)].into_iter().collect();
+        r.stream_resets =
+            [("INTERNAL_ERROR".into(), 1_233), ("REFUSED_STREAM".into(), 3), ("0x1f".into(), 1)].into_iter().collect();
+        let text = render_load(&r);
+        let errors = text.lines().position(|l| l.starts_with("Errors:")).unwrap();
+        let next = text.lines().nth(errors + 1).unwrap();
+        assert_eq!(
+            next,
+            format!("{:<26}0x1f: 1, INTERNAL_ERROR: {}, REFUSED_STREAM: 3", "Stream resets:", count(1_233))
+        );
+        assert!(!render_load(&closed()).contains("Stream resets"));
     }
 
     #[test]

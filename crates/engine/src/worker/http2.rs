@@ -284,12 +284,13 @@ impl Worker<'_> {
                 }
                 Ok(Some(StreamEvent::Answered { slot })) => self.stream_answered(slot, now),
                 Ok(Some(StreamEvent::Reset { slot, code })) => {
+                    // REFUSED_STREAM: the server did not process the request at all.
                     let kind =
                         if code == frame::REFUSED_STREAM { ErrorKind::StreamRefused } else { ErrorKind::StreamReset };
-                    self.end_stream(slot, kind, now);
+                    self.end_stream(slot, kind, Some(code), now);
                 }
-                Ok(Some(StreamEvent::Refused { slot })) => self.end_stream(slot, ErrorKind::Goaway, now),
-                Ok(Some(StreamEvent::Broken { slot })) => self.end_stream(slot, ErrorKind::Malformed, now),
+                Ok(Some(StreamEvent::Refused { slot })) => self.end_stream(slot, ErrorKind::Goaway, None, now),
+                Ok(Some(StreamEvent::Broken { slot })) => self.end_stream(slot, ErrorKind::Malformed, None, now),
                 Err(Broken(_)) => {
                     let wire = &mut self.http2.as_mut().expect("an HTTP/2 worker").wires[w];
                     wire.session.say_goaway(frame::PROTOCOL_ERROR);
@@ -332,9 +333,13 @@ impl Worker<'_> {
         self.after_response(slot, passed, now);
     }
 
-    /// The server ended a slot's stream without an answer.
-    fn end_stream(&mut self, slot: usize, kind: ErrorKind, now: Instant) {
+    /// The server ended a slot's stream without an answer: the request fails with `kind`, and the error code of
+    /// the RST_STREAM that ended it, if one did, is counted.
+    fn end_stream(&mut self, slot: usize, kind: ErrorKind, reset: Option<u32>, now: Instant) {
         if self.conns[slot].phase == Phase::Reading {
+            if let Some(code) = reset {
+                self.tally.stream_reset(&self.conns[slot], code);
+            }
             self.conns[slot].phase = Phase::Writing; // sent, and no longer on the wire: nothing to release
             self.conns[slot].stream = 0;
             self.fail(slot, kind, now);

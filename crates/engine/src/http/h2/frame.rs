@@ -64,6 +64,29 @@ pub mod setting {
     pub const MAX_FRAME_SIZE: u16 = 0x5;
 }
 
+/// The names of the error codes of RST_STREAM and GOAWAY (RFC 9113 §7), indexed by code, as results show them.
+const ERROR_NAMES: [&str; 14] = [
+    "NO_ERROR",
+    "PROTOCOL_ERROR",
+    "INTERNAL_ERROR",
+    "FLOW_CONTROL_ERROR",
+    "SETTINGS_TIMEOUT",
+    "STREAM_CLOSED",
+    "FRAME_SIZE_ERROR",
+    "REFUSED_STREAM",
+    "CANCEL",
+    "COMPRESSION_ERROR",
+    "CONNECT_ERROR",
+    "ENHANCE_YOUR_CALM",
+    "INADEQUATE_SECURITY",
+    "HTTP_1_1_REQUIRED",
+];
+
+/// The name of an error code, or `0x…` (lowercase hex) for a code RFC 9113 does not define.
+pub fn error_name(code: u32) -> String {
+    ERROR_NAMES.get(code as usize).map_or_else(|| format!("0x{code:x}"), |name| (*name).to_string())
+}
+
 /// The error code a client sends when it gives up on a stream.
 pub const CANCEL: u32 = 0x8;
 /// The error code of a stream the server did not process at all.
@@ -206,5 +229,15 @@ mod tests {
         let first = Header::parse(out[..9].try_into().unwrap());
         let second = Header::parse(out[12..21].try_into().unwrap());
         assert_eq!((first.len, first.flags, second.len, second.flags), (3, 0, 2, flag::END_STREAM));
+    }
+
+    #[test]
+    fn error_codes_are_named_as_rfc_9113_names_them() {
+        assert_eq!(error_name(0), "NO_ERROR");
+        assert_eq!(error_name(REFUSED_STREAM), "REFUSED_STREAM");
+        assert_eq!(error_name(CANCEL), "CANCEL");
+        assert_eq!(error_name(0xd), "HTTP_1_1_REQUIRED");
+        assert_eq!(error_name(0xe), "0xe", "the first code without a name");
+        assert_eq!(error_name(0xdead_beef), "0xdeadbeef");
     }
 }
