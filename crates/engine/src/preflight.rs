@@ -2,16 +2,21 @@
 //! instead of a run full of errors: it answers a connect; for https://, a TLS handshake (certificates checked
 //! unless `--insecure`); for HTTP/2, that it speaks it: through ALPN on https://, or with prior knowledge on
 //! http:// (its first frame must be SETTINGS).
+//!
+//! Over TLS, a server without HTTP/2 may refuse a handshake that offers h2 alone (a `no_application_protocol`
+//! alert, as rustls, Go and nginx do) rather than choose nothing: the check then shakes hands once more offering
+//! http/1.1 too, so that the line says what the server speaks.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 
 use shootout_model::Protocol;
 
 use crate::http::h2::frame::{self, kind, Header, HEADER_LEN};
 use crate::plan::Plan;
 use crate::run::RunError;
-use crate::tls::check_handshake;
+use crate::tls::{check_handshake, TlsPlan};
 
 /// The way out when a server does not speak HTTP/2 in the clear.
 const ONLY_TLS: &str = "use https:// if it speaks HTTP/2 only over TLS, or drop --http2";
@@ -24,7 +29,12 @@ pub fn check(plan: &Plan) -> Result<(), RunError> {
         TcpStream::connect_timeout(&address, timeout).map_err(|reason| RunError::Unreachable { address, reason })?;
     let http2 = plan.options.protocol == Protocol::Http2;
     if let Some(tls) = &plan.tls {
-        let chosen = check_handshake(tls, address, timeout).map_err(|reason| RunError::Tls { address, reason })?;
+        let chosen = match check_handshake(tls, address, timeout) {
+            Ok(chosen) => chosen,
+            Err(reason) if http2 => check_handshake(&offering_http1_too(tls), address, timeout)
+                .map_err(|_| RunError::Tls { address, reason })?,
+            Err(reason) => return Err(RunError::Tls { address, reason }),
+        };
         if http2 && chosen.as_deref() != Some(b"h2") {
             let offered =
                 chosen.map_or_else(|| "no protocol".to_string(), |p| String::from_utf8_lossy(&p).into_owned());
@@ -39,6 +49,13 @@ pub fn check(plan: &Plan) -> Result<(), RunError> {
         check_prior_knowledge(tcp, plan).map_err(|reason| RunError::NoHttp2 { address, reason })?;
     }
     Ok(())
+}
+
+/// `tls` offering http/1.1 after h2 through ALPN (the run itself offers h2 alone).
+fn offering_http1_too(tls: &TlsPlan) -> TlsPlan {
+    let mut config = (*tls.config).clone();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    TlsPlan { config: Arc::new(config), server_name: tls.server_name.clone() }
 }
 
 /// Sends the HTTP/2 preface and SETTINGS, and reads the server's first frame header: it must be SETTINGS.

@@ -6,7 +6,8 @@
 //! allows. What the session queues is written once per loop turn (`flush_wires`), so the requests of every
 //! stream that became free in one read go out in one write. A timed-out stream is reset and its place freed; a
 //! connection that breaks fails every request on it; one the server ends with GOAWAY finishes the streams the
-//! server kept, fails the rest, and is opened again for what waits.
+//! server kept (or gives them up at their timeout), fails the rest, and once none is left is opened again for what
+//! waits.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -301,20 +302,25 @@ impl Worker<'_> {
             }
         }
         let now = Instant::now();
-        let wire = &mut self.http2.as_mut().expect("an HTTP/2 worker").wires[w];
-        if wire.session.drained() {
-            // Every stream the server kept has ended: this connection is done; what waits goes on a new one.
-            if now >= self.shared.measure_start {
-                self.tally.recorder.closed_by_server();
-            }
-            wire.close();
-            if !wire.waiting.is_empty() {
-                self.connect_wire(w, now);
-            }
+        if self.wires().wires[w].session.drained() {
+            self.retire_wire(w, now);
             return false;
         }
         self.open_streams(w, now);
         true
+    }
+
+    /// The server said GOAWAY and every stream it kept has ended (answered, reset, or given up by the client): the
+    /// connection is done, counted as closed by the server, and what waits goes on a new one.
+    fn retire_wire(&mut self, w: usize, now: Instant) {
+        if now >= self.shared.measure_start {
+            self.tally.recorder.closed_by_server();
+        }
+        let wire = &mut self.wires().wires[w];
+        wire.close();
+        if !wire.waiting.is_empty() {
+            self.connect_wire(w, now);
+        }
     }
 
     /// A stream's response is complete: check it (scenarios), record it, and let the slot go on.
@@ -385,10 +391,12 @@ impl Worker<'_> {
         }
     }
 
-    /// Slot `i` gives up its request (a timeout, or it failed): its stream is reset, or it leaves the queue.
-    pub(super) fn release_stream(&mut self, i: usize) {
+    /// Slot `i` gives up its request (a timeout, or it failed, and is counted already): its stream is reset, or it
+    /// leaves the queue. When it was the last stream a GOAWAY left on its connection, the connection is done.
+    pub(super) fn release_stream(&mut self, i: usize, now: Instant) {
         let phase = self.conns[i].phase;
         let stream = self.conns[i].stream;
+        self.conns[i].stream = 0;
         let h2 = self.wires();
         let w = h2.wire(i);
         let Some(wire) = h2.wires.get_mut(w) else { return };
@@ -396,11 +404,15 @@ impl Worker<'_> {
             Phase::Reading if stream != 0 => {
                 wire.session.cancel(stream);
                 wire.dirty = true;
+                if wire.session.drained() {
+                    // Out of the wire's slots before it goes, so that a failed reconnect does not count it again.
+                    self.conns[i].phase = Phase::Idle;
+                    self.retire_wire(w, now);
+                }
             }
             Phase::Connecting | Phase::Queued => wire.waiting.retain(|&s| s != i),
             _ => {}
         }
-        self.conns[i].stream = 0;
     }
 
     /// The wire broke with `kind`: every request on it or waiting for it fails (connect failures pause the

@@ -334,7 +334,7 @@ impl Worker<'_> {
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         self.tally.failed(&self.conns[i], kind, now);
         if self.http2.is_some() {
-            self.release_stream(i);
+            self.release_stream(i, now);
         }
         let conn = &mut self.conns[i];
         conn.close();

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `shootout` binary: real processes, real sockets on 127.0.0.1, ports bound to 0.
 //! One test binary (faster to link); one module per area.
 
+mod h2_server;
 mod support;
 
 mod agents;
@@ -12,6 +13,7 @@ mod compare;
 mod errors;
 mod framing;
 mod http2;
+mod http2_faults;
 mod https;
 mod load_counts;
 mod open_model;

@@ -165,6 +165,26 @@ fn resets_goaway_and_lowered_limits() {
 }
 
 #[test]
+fn giving_up_the_last_stream_a_goaway_kept_drains_the_session() {
+    let request = Request2::new(GET, "http").unwrap();
+    let mut session = Session::new();
+    let mut server = Server::new();
+    feed(&mut session, &server.settings(&[]).take(), 64);
+    let ids: Vec<u32> = (0..2).map(|slot| session.open(slot, &request, b"", Capture::Nothing)).collect();
+    drain(&mut session);
+    let mut goaway = ids[1].to_be_bytes().to_vec();
+    goaway.extend_from_slice(&0u32.to_be_bytes());
+    assert!(feed(&mut session, &server.raw(kind::GOAWAY, 0, 0, &goaway).take(), 64).is_empty(), "both kept");
+    session.cancel(ids[0]);
+    assert!(!session.drained(), "one kept stream is still open");
+    session.cancel(ids[1]);
+    assert!(session.drained(), "nothing left that the server will answer: the connection is done");
+    let resets: Vec<(u32, Vec<u8>)> = drain(&mut session).into_iter().map(|(h, payload)| (h.stream, payload)).collect();
+    let cancel = frame::CANCEL.to_be_bytes().to_vec();
+    assert_eq!(resets, [(ids[0], cancel.clone()), (ids[1], cancel)]);
+}
+
+#[test]
 fn pings_are_answered_and_windows_kept_open() {
     let request = Request2::new(GET, "http").unwrap();
     let mut session = Session::new();
