@@ -19,8 +19,22 @@ def main(suite_file: str, results_dir: str) -> int:
     trials = [json.loads(p.read_text()) for p in sorted(results.glob("trials/*/*.json"))]
     failed = sorted(str(p.relative_to(results)) for p in results.glob("trials/*/*.failed"))
     problems = [f"{name}: {(results / name).read_text().strip()}" for name in failed]
-    for server in suite["server"]:
-        name = server["name"]
+    # The servers as shootout ran them: a server with a matrix stands for one per combination of its values, and
+    # environment.json names each (an expanded server is held to [load]'s protocol, a listed one to its own).
+    defined = {server["name"]: server for server in suite["server"]}
+    templates = [server for server in suite["server"] if "matrix" in server]
+    environment = json.loads((results / "environment.json").read_text())
+    names = [name for name, _ in environment["server_cpus"]]
+    expected = len(suite["server"]) - len(templates)
+    for template in templates:
+        count = 1
+        for values in template["matrix"].values():
+            count *= len(values)
+        expected += count
+    if len(names) != expected:
+        problems.append(f"{len(names)} servers ran, where the suite's servers and matrices stand for {expected}")
+    for name in names:
+        server = defined.get(name, {})
         protocol = server.get("protocol", suite.get("load", {}).get("protocol", "http1"))
         mine = [t for t in trials if t["server"] == name]
         if not mine:
@@ -41,7 +55,7 @@ def main(suite_file: str, results_dir: str) -> int:
     for line in problems:
         print(f"check-smoke: {suite_file}: {line}", file=sys.stderr)
     if not problems:
-        print(f"check-smoke: {suite_file}: {len(suite['server'])} servers answered, were sampled and are in the report")
+        print(f"check-smoke: {suite_file}: {len(names)} servers answered, were sampled and are in the report")
     return 1 if problems else 0
 
 

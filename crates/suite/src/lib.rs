@@ -41,11 +41,17 @@
 //! cpus = "1"                       # default: every CPU but the client's
 //! protocol = "http1"               # optional: this server's protocol (and streams), instead of [load]'s; it is
 //!                                  # probed and verified over it too
+//!
+//! [[server]]                       # a parameter sweep: one server per combination, {workers} and {threads}
+//! name = "puma -w {workers} -t {threads}"   # filled into name, command, env, setup, teardown, paths
+//! command = "puma -w {workers} -t {threads}:{threads} -b tcp://127.0.0.1:{port} config.ru"
+//! matrix = { workers = [1, 2, 4], threads = [1, 5] }
 //! ```
 //!
 //! Layout:
 //! - [`raw`]: the file as written (serde types with places; unknown keys rejected), and its [`raw::Outline`]:
 //!   the name, servers, objectives and statistic a report needs, read without touching the file system.
+//! - [`matrix`]: servers' parameter sweeps, expanded into one server per combination as the file is read.
 //! - [`sweep`]: [`Sweep`], the short, full or smoke run of a suite.
 //! - [`validate`]: raw → [`Suite`], every value checked and the first problem reported as `file:line:column`.
 //! - this file: the validated [`Suite`] and its parts, which the harness runs.
@@ -53,6 +59,7 @@
 //! The suite sits below both the harness (which runs it) and the report (which reads it back), so it is parsed
 //! in one place.
 
+pub mod matrix;
 pub mod raw;
 pub mod sweep;
 pub mod validate;
@@ -258,4 +265,7 @@ pub struct ServerSpec {
     pub protocol: Protocol,
     /// Requests in flight per connection (HTTP/2's streams; 1 over HTTP/1.1).
     pub streams: u32,
+    /// The parameter values it was made with from its server's `matrix` (name, value), in the matrix's order;
+    /// empty for a server without one.
+    pub params: Vec<(String, String)>,
 }

@@ -84,7 +84,7 @@ pub(crate) struct AgentsDef {
 }
 
 /// One `[[server]]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServerDef {
     pub(crate) name: Spanned<String>,
@@ -104,9 +104,14 @@ pub(crate) struct ServerDef {
     pub(crate) cpus: Option<String>,
     pub(crate) protocol: Option<Spanned<String>>,
     pub(crate) streams: Option<Spanned<u32>>,
+    /// A parameter sweep: one server per combination of these values ([`crate::matrix`]).
+    pub(crate) matrix: Option<Spanned<crate::matrix::Matrix>>,
+    /// The values this server was expanded with from its matrix, in the matrix's order.
+    #[serde(skip)]
+    pub(crate) params: Vec<(String, String)>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadyDef {
     pub(crate) path: Option<String>,
@@ -114,14 +119,14 @@ pub(crate) struct ReadyDef {
     pub(crate) timeout: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct VerifyDef {
     pub(crate) status: Option<u16>,
     pub(crate) body: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StopDef {
     pub(crate) signal: Option<Spanned<String>>,
@@ -143,9 +148,12 @@ pub struct Outline {
 }
 
 impl SuiteFile {
-    /// Reads a suite file's syntax; a syntax error or an unknown key points at its place.
+    /// Reads a suite file's syntax, and expands servers' matrices; a syntax error or an unknown key points at its
+    /// place.
     pub fn read(at: &Locator<'_>) -> Result<SuiteFile, FileError> {
-        at.toml(at.text, "Suites")
+        let mut file: SuiteFile = at.toml(at.text, "Suites")?;
+        file.servers = crate::matrix::expand(std::mem::take(&mut file.servers), at)?;
+        Ok(file)
     }
 
     /// The name, objectives and statistic, each checked, and the servers' names.

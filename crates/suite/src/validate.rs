@@ -235,6 +235,7 @@ fn server_spec(
         cpus: def.cpus.clone().or_else(|| server_cpus.cloned()),
         protocol,
         streams,
+        params: def.params.clone(),
     })
 }
 

@@ -199,3 +199,68 @@ fn protocol_mistakes_point_at_the_key() {
     let closing = error(&format!("connections = [1]\n[load]\nkeepalive = false\n{servers}protocol = \"http2\"\n"));
     assert!(closing.starts_with("p.toml:7:12: server 'a': HTTP/2 keeps its connections open"), "{closing}");
 }
+
+#[test]
+fn a_matrix_expands_into_one_server_per_combination() {
+    let text = r#"
+connections = [1]
+[[server]]
+name = "puma -w {workers} -t {threads}"
+command = "puma -w {workers} -t {threads}:{threads} -b tcp://127.0.0.1:{port}"
+env = { WEB_CONCURRENCY = "{workers}" }
+setup = "mkdir -p run/{workers}"
+ready = { path = "/w{workers}" }
+matrix = { workers = [1, 2, 4], threads = [1, "5"] }
+[[server]]
+name = "unicorn"
+command = "unicorn -c unicorn.rb -E production --port {port} -N {workers}"
+matrix = { workers = [3] }
+"#;
+    let s = parse(text, "m.toml", Path::new("/x")).unwrap();
+    let names: Vec<&str> = s.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "puma -w 1 -t 1",
+            "puma -w 1 -t 5",
+            "puma -w 2 -t 1",
+            "puma -w 2 -t 5",
+            "puma -w 4 -t 1",
+            "puma -w 4 -t 5",
+            "unicorn (workers=3)"
+        ]
+    );
+    let third = &s.servers[2];
+    assert_eq!(third.command, "puma -w 2 -t 1:1 -b tcp://127.0.0.1:{port}", "{{port}} is left for the harness");
+    assert_eq!(third.env, [("WEB_CONCURRENCY".to_string(), "2".to_string())]);
+    assert_eq!((third.setup.as_deref(), third.ready_path.as_str()), (Some("mkdir -p run/2"), "/w2"));
+    assert_eq!(third.params, [("workers".to_string(), "2".to_string()), ("threads".to_string(), "1".to_string())]);
+    assert_eq!(s.servers[6].command, "unicorn -c unicorn.rb -E production --port {port} -N 3");
+    let outline = outline(text, "m.toml").unwrap();
+    assert_eq!(outline.servers.len(), 7, "a report's outline sees the same servers");
+    assert_eq!(outline.servers[6], "unicorn (workers=3)");
+}
+
+#[test]
+fn matrix_mistakes_point_at_the_matrix() {
+    let error = |matrix: &str, command: &str| {
+        let text = format!("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"{command}\"\nmatrix = {matrix}\n");
+        parse(&text, "m.toml", Path::new("/x")).unwrap_err().to_string()
+    };
+    let unused = error("{ workers = [1, 2] }", "puma");
+    assert!(unused.starts_with("m.toml:5:10: server 'a': matrix: 'workers' is not used: write {workers}"), "{unused}");
+    let empty = error("{ workers = [] }", "puma -w {workers}");
+    assert!(empty.contains("'workers' has no values"), "{empty}");
+    let reserved = error("{ port = [1] }", "x {port}");
+    assert!(reserved.contains("'port' is filled by shootout itself"), "{reserved}");
+    let table = error("{ workers = [{ a = 1 }] }", "puma -w {workers}");
+    assert!(table.contains("use numbers or strings"), "{table}");
+    let twice = parse(
+        "connections = [1]\n[[server]]\nname = \"a {w}\"\ncommand = \"x {w}\"\nmatrix = { w = [1, 1] }\n",
+        "m.toml",
+        Path::new("/x"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(twice.contains("server 'a 1' is listed twice"), "{twice}");
+}

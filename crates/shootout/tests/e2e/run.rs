@@ -159,6 +159,28 @@ fn each_server_is_probed_verified_and_loaded_over_its_own_protocol() {
 }
 
 #[test]
+fn a_matrix_runs_one_server_per_combination() {
+    let dir = workdir("matrix");
+    let suite = format!(
+        "{QUICK}connections = [2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"target -t {{threads}}\"\nmatrix = {{ threads = [1, 2] }}\n\
+         command = \"{{shootout}} target --port {{port}} --threads {{threads}}\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = results(&dir);
+    let environment: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("environment.json")).unwrap()).unwrap();
+    let names: Vec<&str> =
+        environment["server_cpus"].as_array().unwrap().iter().map(|s| s[0].as_str().unwrap()).collect();
+    assert_eq!(names, ["target -t 1", "target -t 2"]);
+    assert_eq!(files(&results, "json").len(), 2, "one trial for each combination");
+    for name in ["logs/target--t-1-r1.log", "logs/target--t-2-r1.log"] {
+        assert!(results.join(name).is_file(), "{name} is in the results");
+    }
+}
+
+#[test]
 fn a_server_that_forks_and_ignores_sigterm_leaves_nothing_behind() {
     let dir = workdir("stubborn");
     let suite = format!(
