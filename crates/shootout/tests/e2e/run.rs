@@ -132,6 +132,8 @@ fn each_server_is_probed_verified_and_loaded_over_its_own_protocol() {
         "{QUICK}connections = [2]\n[load]\npath = \"/hello\"\nprotocol = \"http2\"\nstreams = 4\n\
          [[server]]\nname = \"h2\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n\
          [[server]]\nname = \"h1\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\nprotocol = \"http1\"\n\
+         [[server]]\nname = \"h2 tls\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1 --tls\"\n\
+         url = \"https://127.0.0.1:{{port}}\"\n\
          [[server]]\nname = \"http1 only\"\nprotocol = \"http2\"\nready = {{ timeout = \"2s\" }}\n\
          command = \"exec python3 -m http.server --bind 127.0.0.1 {{port}}\"\n"
     );
@@ -144,7 +146,8 @@ fn each_server_is_probed_verified_and_loaded_over_its_own_protocol() {
         let path = files(&results, "json").into_iter().find(|p| p.parent().unwrap().ends_with(server)).unwrap();
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     };
-    let (h2, h1) = (trial("h2"), trial("h1"));
+    let (h2, h1, tls) = (trial("h2"), trial("h1"), trial("h2-tls"));
+    assert!(tls["result"]["http2_setup"].is_object(), "h2 chosen through ALPN, from the probe on: {tls}");
     assert_eq!(
         (&h2["result"]["options"]["protocol"], &h2["result"]["options"]["streams"]),
         (&"http2".into(), &4.into())
@@ -152,7 +155,7 @@ fn each_server_is_probed_verified_and_loaded_over_its_own_protocol() {
     assert!(h2["result"]["http2_setup"].is_object(), "connections were set up over HTTP/2: {h2}");
     assert_eq!(h1["result"]["options"]["protocol"], "http1");
     assert!(h1["result"]["http2_setup"].is_null(), "{h1}");
-    for trial in [h2, h1] {
+    for trial in [h2, h1, tls] {
         assert!(trial["result"]["requests"]["ok"].as_u64().unwrap() > 0, "{trial}");
         assert_eq!(trial["result"]["requests"]["failed"], 0, "{trial}");
     }
