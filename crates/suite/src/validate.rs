@@ -162,11 +162,7 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
         }
     };
     let keepalive = def.keepalive.unwrap_or(true);
-    let (protocol, streams) = protocol(&def.protocol, &def.streams, (Protocol::Http1, 1), at)?;
-    if protocol == Protocol::Http2 && !keepalive {
-        let span = def.protocol.as_ref().map(Spanned::span).unwrap_or_default();
-        return Err(at.span(span, "HTTP/2 keeps its connections open: drop keepalive = false, or the protocol"));
-    }
+    let (protocol, streams) = protocol(&def.protocol, &def.streams, (Protocol::Http1, 1), keepalive, "", at)?;
     Ok(LoadSpec {
         path: def.path.clone().unwrap_or_else(|| "/".into()),
         method: def.method.clone(),
@@ -194,16 +190,14 @@ fn server_spec(
     }
     let ready = def.ready.as_ref();
     let stop = def.stop.as_ref();
-    let (protocol, streams) = protocol(&def.protocol, &def.streams, (load.protocol, load.streams), at)?;
-    if protocol == Protocol::Http2 && !load.keepalive {
-        let span = def.protocol.as_ref().map(Spanned::span).unwrap_or_default();
-        return Err(at.span(
-            span,
-            format!(
-            "server '{name}': HTTP/2 keeps its connections open, and [load] says keepalive = false: drop one of them"
-        ),
-        ));
-    }
+    let (protocol, streams) = protocol(
+        &def.protocol,
+        &def.streams,
+        (load.protocol, load.streams),
+        load.keepalive,
+        &format!("server '{name}': "),
+        at,
+    )?;
     let stop_signal = match stop.and_then(|s| s.signal.as_ref()) {
         None => Signal::SIGTERM,
         Some(s) => signal_by_name(s.get_ref()).ok_or_else(|| {
@@ -239,12 +233,14 @@ fn server_spec(
     })
 }
 
-/// A `protocol` and `streams` pair (of `[load]` or of a server), each falling back on `inherited`: streams are
-/// inherited only along with the protocol they were given for.
+/// A `protocol` and `streams` pair (of `[load]`, or of a server that `whose` names), each falling back on
+/// `inherited`: streams are inherited only along with the protocol they were given for. HTTP/2 needs `keepalive`.
 fn protocol(
     protocol: &Option<Spanned<String>>,
     streams: &Option<Spanned<u32>>,
     inherited: (Protocol, u32),
+    keepalive: bool,
+    whose: &str,
     at: &Locator<'_>,
 ) -> Result<(Protocol, u32), FileError> {
     let chosen = match protocol {
@@ -274,6 +270,13 @@ fn protocol(
         }
         Some(n) => *n.get_ref(),
     };
+    if chosen == Protocol::Http2 && !keepalive {
+        let span = protocol.as_ref().map(Spanned::span).unwrap_or_default();
+        return Err(at.span(
+            span,
+            format!("{whose}HTTP/2 keeps its connections open, and [load] says keepalive = false: drop one of them"),
+        ));
+    }
     Ok((chosen, count))
 }
 
