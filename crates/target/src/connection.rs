@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::routes::{reason, Route, HELLO, INDEX};
+use crate::routes::{reason, spin, Route, HELLO, INDEX};
 use crate::timer::Timer;
 use crate::State;
 
@@ -157,6 +157,10 @@ async fn answer<S: AsyncWrite + Unpin>(
     };
     match request.route {
         Route::Hello | Route::Close => small(200, "text/plain", HELLO),
+        Route::Spin(work) => {
+            spin(work);
+            small(200, "text/plain", HELLO)
+        }
         Route::Index => small(200, "text/plain", INDEX.as_bytes()),
         Route::Stats => small(200, "application/json", format!("{{\"requests\":{}}}", state.requests()).as_bytes()),
         Route::Status(code) => small(code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),

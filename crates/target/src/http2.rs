@@ -12,7 +12,7 @@ use h2::server::SendResponse;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::connection::{PATTERN, PATTERN_LEN};
-use crate::routes::{reason, Route, HELLO, INDEX};
+use crate::routes::{reason, spin, Route, HELLO, INDEX};
 use crate::timer::Timer;
 use crate::State;
 
@@ -57,6 +57,10 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: Arc<Sta
 async fn answer(mut respond: SendResponse<Bytes>, route: Route, head: bool, state: &State) -> Result<(), h2::Error> {
     let (status, content_type, body): (u16, &str, Bytes) = match route {
         Route::Hello | Route::Close | Route::Delay(_) => (200, "text/plain", Bytes::from_static(HELLO)),
+        Route::Spin(work) => {
+            spin(work);
+            (200, "text/plain", Bytes::from_static(HELLO))
+        }
         Route::Index => (200, "text/plain", Bytes::from_static(INDEX.as_bytes())),
         Route::Stats => (200, "application/json", format!("{{\"requests\":{}}}", state.requests()).into()),
         Route::Status(code) => (code, "text/plain", format!("{code} {}\n", reason(code)).into()),

@@ -6,7 +6,7 @@
 //!
 //! Layout:
 //! - [`routes`]: [`Route`], what each path answers (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
-//!   `/status/CODE`, `/close`, `/stats`).
+//!   `/spin/US`, `/status/CODE`, `/close`, `/stats`).
 //! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
 //! - [`http2`]: the same answers over HTTP/2, for connections that open with its preface or chose it through ALPN.
 //! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.

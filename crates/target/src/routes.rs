@@ -11,6 +11,9 @@ pub const MAX_SIZE: u64 = 64 << 30;
 /// Longest delay `/delay/MS` waits: one hour.
 pub const MAX_DELAY_MS: u64 = 3_600_000;
 
+/// Most CPU `/spin/US` burns per request: one second.
+pub const MAX_SPIN_US: u64 = 1_000_000;
+
 /// One answer of the reference server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -24,6 +27,8 @@ pub enum Route {
     Chunked(u64),
     /// `/delay/MS`: [`HELLO`] after waiting MS milliseconds.
     Delay(Duration),
+    /// `/spin/US`: [`HELLO`] after burning US microseconds of CPU on the thread serving it (a CPU-bound app).
+    Spin(Duration),
     /// `/status/CODE`: that status, with a short body.
     Status(u16),
     /// `/close`: [`HELLO`] with `Connection: close`, then the connection is closed.
@@ -52,10 +57,27 @@ impl Route {
             ("delay", Some(_)) => number()
                 .filter(|&ms| ms <= MAX_DELAY_MS)
                 .map_or(Route::NotFound, |ms| Route::Delay(Duration::from_millis(ms))),
+            ("spin", Some(_)) => number()
+                .filter(|&us| us <= MAX_SPIN_US)
+                .map_or(Route::NotFound, |us| Route::Spin(Duration::from_micros(us))),
             ("status", Some(_)) => number()
                 .filter(|code| (100..=999).contains(code))
                 .map_or(Route::NotFound, |code| Route::Status(code as u16)),
             _ => Route::NotFound,
+        }
+    }
+}
+
+/// Keeps the calling thread computing until it has used `work` of CPU time (its own CPU clock, so that a
+/// neighbour taking the core makes the answer later, not cheaper).
+pub fn spin(work: Duration) {
+    use nix::time::{clock_gettime, ClockId};
+    let now = || clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map(Duration::from).unwrap_or_default();
+    let until = now() + work;
+    let mut x = 0u64;
+    while now() < until {
+        for i in 0..256u64 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
         }
     }
 }
@@ -89,6 +111,7 @@ GET /hello          200, \"Hello World\\n\" (12 bytes)\n\
 GET /bytes/N        200, N bytes (Content-Length)\n\
 GET /chunked/N      200, N bytes (chunked)\n\
 GET /delay/MS       200, \"Hello World\\n\" after MS milliseconds\n\
+GET /spin/US        200, \"Hello World\\n\" after US microseconds of the server's CPU\n\
 GET /status/CODE    that status\n\
 GET /close          200, then the server closes the connection\n\
 GET /stats          {\"requests\":N}: requests served so far, /stats excluded\n";
@@ -104,6 +127,8 @@ mod tests {
         assert_eq!(Route::of("/bytes/1024"), Route::Bytes(1024));
         assert_eq!(Route::of("/chunked/7"), Route::Chunked(7));
         assert_eq!(Route::of("/delay/250"), Route::Delay(Duration::from_millis(250)));
+        assert_eq!(Route::of("/spin/500"), Route::Spin(Duration::from_micros(500)));
+        assert_eq!(Route::of("/spin/2000000"), Route::NotFound);
         assert_eq!(Route::of("/status/503"), Route::Status(503));
         assert_eq!(Route::of("/status/42"), Route::NotFound);
         assert_eq!(Route::of("/bytes/lots"), Route::NotFound);
