@@ -1,4 +1,6 @@
-//! The client's own CPU use, from `getrusage`, so a result can say when the load generator was the bottleneck.
+//! The client's own CPU use, from `getrusage`, and the time its worker threads sat ready to run while other work
+//! held the CPUs (from each thread's `/proc` schedstat), so a result can say when the load generator was the
+//! bottleneck, including when it was starved of CPU rather than busy.
 
 use std::time::Duration;
 
@@ -27,4 +29,12 @@ impl CpuTimes {
     pub fn since(self, earlier: CpuTimes) -> CpuTimes {
         CpuTimes { user: self.user.saturating_sub(earlier.user), system: self.system.saturating_sub(earlier.system) }
     }
+}
+
+/// How long the calling thread has been ready to run but waiting for a CPU, so far (zero where the kernel keeps
+/// no scheduler statistics).
+pub fn queued_now() -> Duration {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let run_delay_ns = text.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+    Duration::from_nanos(run_delay_ns)
 }

@@ -21,7 +21,7 @@ use crate::http::h2::frame::error_name;
 use crate::pacing::Ramp;
 use crate::plan::Plan;
 
-/// A client this busy measures itself rather than the server.
+/// A client this busy (or busy and queued for a CPU together) measures itself rather than the server.
 pub const SATURATION: f64 = 0.9;
 
 /// Per-second intervals from several parts merged by second index, handed on in order once complete.
@@ -119,6 +119,12 @@ pub struct Totals {
     /// up: on one host, of the parts' CPU time together against its CPUs, since they share them; over hosts, the
     /// busiest host's, since one saturated host is enough for the result to measure the client).
     pub busy: f64,
+    /// Time the worker threads waited for a CPU in the measured window, all threads together (added up: summed).
+    #[serde(default)]
+    pub queued: Duration,
+    /// That time as a fraction of what the threads could have used, like `busy` (added up: like `busy`).
+    #[serde(default)]
+    pub queued_share: f64,
 }
 
 impl Totals {
@@ -141,7 +147,9 @@ impl Totals {
             sys_s: self.system.as_secs_f64(),
             cpu_s: (self.user + self.system).as_secs_f64(),
             busy: self.busy,
-            saturated: self.busy >= SATURATION,
+            queued_s: self.queued.as_secs_f64(),
+            queued: self.queued_share,
+            saturated: self.busy >= SATURATION || self.busy + self.queued_share >= SATURATION,
         }
     }
 
@@ -150,6 +158,7 @@ impl Totals {
         self.add_measured(other);
         self.cpus_available += other.cpus_available;
         self.busy = self.busy.max(other.busy);
+        self.queued_share = self.queued_share.max(other.queued_share);
     }
 
     /// Adds `other`, a part that ran on the same host: its CPUs are these ones, so the parts' CPU time together
@@ -158,6 +167,7 @@ impl Totals {
         self.add_measured(other);
         self.cpus_available = self.cpus_available.max(other.cpus_available);
         self.busy = Totals::busy(self.user + self.system, self.duration, self.threads, self.cpus_available);
+        self.queued_share = Totals::busy(self.queued, self.duration, self.threads, self.cpus_available);
     }
 
     /// Adds what both ways of adding share: counts, histograms, the window, threads and CPU time.
@@ -174,6 +184,7 @@ impl Totals {
         self.threads += other.threads;
         self.user += other.user;
         self.system += other.system;
+        self.queued += other.queued;
     }
 }
 
@@ -346,6 +357,8 @@ mod tests {
             user: Duration::from_millis(300),
             system: Duration::from_millis(200),
             busy,
+            queued: Duration::from_millis(100),
+            queued_share: 0.025,
         };
         let a = part(0.5, 2_000);
         let back: Totals = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
@@ -361,5 +374,8 @@ mod tests {
         shared.add_same_host(&part(0.5, 2_000));
         assert_eq!((shared.threads, shared.cpus_available), (4, 4), "one host's CPUs, counted once");
         assert_eq!(shared.busy, 1.0 / (2.0 * 4.0), "1 s of CPU over 2 s on 4 CPUs, both parts together");
+        assert_eq!(shared.queued_share, 0.2 / (2.0 * 4.0), "0.2 s queued over 2 s on 4 CPUs");
+        let starved = Totals { busy: 0.6, queued_share: 0.35, ..a };
+        assert!(starved.client_usage().saturated, "a client that wanted its CPUs and waited for them is the limit");
     }
 }

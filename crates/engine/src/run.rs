@@ -149,6 +149,8 @@ pub fn run_observed(
         user: cpu.user,
         system: cpu.system,
         busy: Totals::busy(cpu.user + cpu.system, duration, threads as u32, cpus_available),
+        queued: gathered.queued,
+        queued_share: Totals::busy(gathered.queued, duration, threads as u32, cpus_available),
     };
     let result = assemble(plan, &totals, &gathered.timeline);
     Ok((result, totals))
@@ -197,6 +199,8 @@ struct Gathered {
     ended: Instant,
     /// The client's CPU times when measuring started.
     cpu_start: Option<CpuTimes>,
+    /// How long the workers waited for a CPU while measuring, added up.
+    queued: Duration,
     /// Why a worker could not start, if one could not.
     failure: Option<std::io::Error>,
 }
@@ -218,6 +222,7 @@ fn gather(
     let mut per_request: Vec<Recorder> = Vec::new();
     let mut ended = measure_start;
     let mut cpu_start = None;
+    let mut queued = Duration::ZERO;
     let mut failure = None;
     let mut done = 0;
     let mut next_progress = start + PROGRESS_EVERY;
@@ -246,6 +251,7 @@ fn gather(
                 }
                 let interrupted = shared.stop.load(Ordering::Relaxed);
                 ended = ended.max(window_end(ends, shared.send_until, interrupted));
+                queued += ends.queued;
                 seconds.finish(thread);
                 done += 1;
             }
@@ -273,7 +279,7 @@ fn gather(
     // Every thread has finished (or the channel closed): what is left is complete.
     (0..threads).for_each(|thread| seconds.finish(thread));
     seconds.flush(on_second);
-    Gathered { timeline: seconds.into_timeline(), total, per_request, ended, cpu_start, failure }
+    Gathered { timeline: seconds.into_timeline(), total, per_request, ended, cpu_start, queued, failure }
 }
 
 /// Where a worker's measured window ends. A timed run's window is its sending time, stretched by responses that

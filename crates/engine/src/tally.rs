@@ -14,14 +14,17 @@ use shootout_metrics::{Interval, Recorder};
 use shootout_model::ErrorKind;
 
 use crate::conn::{Conn, Phase};
+use crate::cpu::queued_now;
 
-/// When a worker's counted requests ended.
+/// When a worker's counted requests ended, and how long it waited for a CPU meanwhile.
 #[derive(Debug, Clone, Copy)]
 pub struct Ends {
     /// Its last response (any status), if it had one.
     pub response: Option<Instant>,
     /// Its last request, answered or failed (or the interruption).
     pub any: Instant,
+    /// How long the worker waited for a CPU while measuring.
+    pub queued: Duration,
 }
 
 /// What worker `thread` sends the coordinator: `(thread, report)`.
@@ -53,6 +56,8 @@ pub struct Tally {
     last_response: Option<Instant>,
     /// Which worker this is, as the coordinator knows it.
     thread: usize,
+    /// This thread's wait for a CPU when measuring started ([`queued_now`]).
+    queued_start: Duration,
     reports: Reports,
 }
 
@@ -68,6 +73,7 @@ impl Tally {
             last_end: measure_start,
             last_response: None,
             thread,
+            queued_start: queued_now(),
             reports,
         }
     }
@@ -76,6 +82,7 @@ impl Tally {
     pub fn start_measuring(&mut self) {
         self.recorder.reset_after_warmup();
         self.per_request.iter_mut().for_each(Recorder::reset_after_warmup);
+        self.queued_start = queued_now();
     }
 
     /// Sends every second completed by `now` to the coordinator.
@@ -158,7 +165,8 @@ impl Tally {
         if final_interval.requests > 0 {
             let _ = self.reports.send((self.thread, Report::Interval(final_interval)));
         }
-        let ends = Ends { response: self.last_response, any: self.last_end };
+        let queued = queued_now().saturating_sub(self.queued_start);
+        let ends = Ends { response: self.last_response, any: self.last_end, queued };
         let _ = self.reports.send((self.thread, Report::Done(Box::new(recorder), self.per_request, ends)));
     }
 }

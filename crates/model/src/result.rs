@@ -265,6 +265,14 @@ pub struct ClientUsage {
     /// host's: the agents on one host are judged together against its CPUs (threads and CPU seconds are summed
     /// over the agents, CPUs counted once per host).
     pub busy: f64,
-    /// True when `busy >= 0.9`: the result then measures the client, not the server.
+    /// Seconds the worker threads spent ready to run but waiting for a CPU (another process, or the server on a
+    /// shared core, had it), added over the threads.
+    #[serde(default)]
+    pub queued_s: f64,
+    /// `queued_s` as a fraction of the same capacity as `busy`.
+    #[serde(default)]
+    pub queued: f64,
+    /// True when `busy >= 0.9`, or `busy + queued >= 0.9` (the client wanted its CPUs and did not get them): the
+    /// result then measures the client, not the server.
     pub saturated: bool,
 }

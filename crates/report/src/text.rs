@@ -204,6 +204,16 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
         if u.threads == 1 { "" } else { "s" },
         u.cpus_available
     );
+    // Time queued for a CPU is worth a line once it is more than a wake-up's worth: the client was starved.
+    if u.queued >= 0.05 {
+        let _ = writeln!(
+            out,
+            "{:<26}{:.2} s ({:.0}% more): other work held the client's CPUs",
+            "Client waited for CPU:",
+            u.queued_s,
+            u.queued * 100.0
+        );
+    }
     if s.transactions > 0 {
         let _ = writeln!(
             out,
@@ -271,7 +281,15 @@ fn warnings(out: &mut String, result: &LoadResult) {
         }
     }
     let u = &result.client;
-    if u.saturated {
+    if u.saturated && u.busy < 0.9 && u.busy + u.queued >= 0.9 {
+        let _ = writeln!(
+            out,
+            "\nWARNING: the client was starved of CPU ({:.0}% busy, {:.0}% more waiting for a CPU): this measures \
+             the machine's contention, not the server. Pin the client and the server to CPUs of their own.",
+            u.busy * 100.0,
+            u.queued * 100.0
+        );
+    } else if u.saturated {
         let _ = writeln!(
             out,
             "\nWARNING: the client was the bottleneck ({:.0}% busy): this measures shootout, not the server. \
