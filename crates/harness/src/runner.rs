@@ -195,7 +195,8 @@ fn trial(
     let _ = stop_sampling.send(());
     let samples = sampler.join().unwrap_or_default();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
-    let usage = usage(&samples, result.requests.ok + result.requests.http_errors, suite.warmup.as_secs_f64());
+    let responses = result.requests.ok + result.requests.http_errors;
+    let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), running.cpus);
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
 }
 
@@ -245,19 +246,24 @@ fn load_options(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> Re
 
 /// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the
 /// first: since the trial started, `warmup_s` before the window); the interval that straddles the window's start
-/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses.
-fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64) -> ServerUsage {
+/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses. The busy
+/// share is that CPU time over the window's length times the `cpus` the server could use; the queued share, the
+/// same of the time its threads waited for a CPU.
+fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, cpus: u32) -> ServerUsage {
     let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
-    let mut cpu_s = 0.0;
+    let (mut cpu_s, mut queued_s) = (0.0, 0.0);
     let mut previous = -warmup_s;
     for sample in samples {
         if sample.t_s > 0.0 {
             let share = if previous < 0.0 { sample.t_s / (sample.t_s - previous) } else { 1.0 };
             cpu_s += sample.cpu_s * share;
+            queued_s += sample.cpu_queued_s * share;
         }
         previous = sample.t_s;
     }
     let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
+    let window_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    let share = |seconds: f64| if window_s > 0.0 && cpus > 0 { seconds / (window_s * f64::from(cpus)) } else { 0.0 };
     ServerUsage {
         cpu_s,
         cpu_us_per_request: if responses > 0 { cpu_s * 1e6 / responses as f64 } else { 0.0 },
@@ -266,6 +272,9 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64) -> ServerUsa
         rss_max_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
         processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
         threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
+        cpus,
+        busy: share(cpu_s),
+        queued: share(queued_s),
     }
 }
 
@@ -317,11 +326,12 @@ mod tests {
     fn the_warm_up_is_not_charged_to_the_measured_responses() {
         // 1 s of warm-up, samples every 0.8 s at a steady 0.5 CPU-seconds per second, the load ending at 2 s.
         let samples = [sample(-0.2, 0.4), sample(0.6, 0.4), sample(1.4, 0.4), sample(2.0, 0.3)];
-        let usage = usage(&samples, 1000, 1.0);
+        let usage = usage(&samples, 1000, 1.0, 2);
         assert!((usage.cpu_s - 1.0).abs() < 1e-9, "2 s at 0.5 CPU: {}", usage.cpu_s);
         assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
+        assert!((usage.busy - 0.25).abs() < 1e-9, "half a CPU of two: {}", usage.busy);
         // No warm-up: the first sample covers the window from its start.
-        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0);
+        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0, 1);
         assert!((usage.cpu_s - 0.5).abs() < 1e-9);
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use nix::sched::{sched_setaffinity, CpuSet};
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
@@ -33,6 +33,8 @@ pub struct RunningServer {
     pub tree: Tree,
     /// Its own cgroup, where the machine allows one.
     pub cgroup: Option<Arc<Cgroup>>,
+    /// How many CPUs its processes may run on: its affinity as it started, whether the suite pinned it or not.
+    pub cpus: u32,
     child: Child,
     signal_group: bool,
     stop_signal: Signal,
@@ -103,12 +105,14 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     };
     let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
     let root = child.id() as i32;
+    let cpus = allowed_cpus(root);
     let mut server = RunningServer {
         name: name.clone(),
         url: fill(&spec.url).trim_end_matches('/').to_string(),
         port,
         tree: Tree::with_cgroup(root, cgroup.as_ref().map(|g| g.path().to_path_buf())),
         cgroup,
+        cpus,
         child,
         signal_group: !simple,
         stop_signal: spec.stop_signal,
@@ -311,6 +315,16 @@ pub fn parse_cpus(text: &str) -> Option<Vec<usize>> {
         }
     }
     (!cpus.is_empty()).then_some(cpus)
+}
+
+/// How many CPUs process `pid` may run on (all online CPUs when its affinity cannot be read).
+fn allowed_cpus(pid: i32) -> u32 {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match sched_getaffinity(Pid::from_raw(pid)) {
+        Ok(set) => (0..CpuSet::count()).filter(|&cpu| set.is_set(cpu).unwrap_or(false)).count() as u32,
+        Err(_) => online as u32,
+    }
+    .max(1)
 }
 
 /// Pins the calling thread (and the threads it starts later) to `cpus`.

@@ -78,6 +78,8 @@ pub struct Tree {
     cgroup: Option<PathBuf>,
     seen: HashSet<(i32, u64)>,
     last_ticks: HashMap<(i32, u64), u64>,
+    /// Each thread's run-queue wait so far, ns, by thread id.
+    last_queued_ns: HashMap<i32, u64>,
     last_cgroup_us: Option<u64>,
     last_host: Option<(u64, u64)>,
 }
@@ -90,6 +92,7 @@ impl Tree {
             cgroup: None,
             seen: HashSet::new(),
             last_ticks: HashMap::new(),
+            last_queued_ns: HashMap::new(),
             last_cgroup_us: None,
             last_host: None,
         }
@@ -140,6 +143,7 @@ impl Tree {
     pub fn baseline(&mut self) {
         let members = self.members();
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
+        self.last_queued_ns = members.iter().flat_map(|p| queued_ns(p.pid)).collect();
         self.last_cgroup_us = self.cgroup_usage_us();
         self.last_host = host_ticks();
     }
@@ -163,9 +167,11 @@ impl Tree {
             rss_bytes: 0,
             pss_bytes: 0,
             cpu_s: 0.0,
+            cpu_queued_s: 0.0,
             host_busy: 0.0,
         };
         let mut ticks = HashMap::with_capacity(members.len());
+        let mut queued = HashMap::with_capacity(self.last_queued_ns.len());
         for p in &members {
             sample.threads += p.threads;
             let (fds, rss, pss) = descriptors_and_memory(p.pid);
@@ -175,8 +181,16 @@ impl Tree {
             let before = self.last_ticks.get(&p.identity()).copied().unwrap_or(0);
             sample.cpu_s += p.ticks.saturating_sub(before) as f64 / tick;
             ticks.insert(p.identity(), p.ticks);
+            for (tid, ns) in queued_ns(p.pid) {
+                // The baseline saw every thread alive then: one first seen now started since, and its whole wait
+                // belongs to the measurement.
+                let before = self.last_queued_ns.get(&tid).copied().unwrap_or(0);
+                sample.cpu_queued_s += ns.saturating_sub(before) as f64 / 1e9;
+                queued.insert(tid, ns);
+            }
         }
         self.last_ticks = ticks;
+        self.last_queued_ns = queued;
         if let (Some(before), Some(now)) = (self.last_cgroup_us, self.cgroup_usage_us()) {
             // The cgroup's count is exact; /proc's clock ticks are 10 ms each.
             sample.cpu_s = now.saturating_sub(before) as f64 / 1e6;
@@ -209,6 +223,13 @@ fn descriptors_and_memory(pid: i32) -> (u32, u64, u64) {
     let totals = rollup.as_ref().and_then(|r| r.memory_map_rollup.0.first()).map(|m| &m.extension.map);
     let bytes = |key: &str| totals.and_then(|t| t.get(key)).copied().unwrap_or(0);
     (fds, bytes("Rss"), bytes("Pss"))
+}
+
+/// Each thread of process `pid` with the time it has spent ready to run but waiting for a CPU, ns (from
+/// `/proc/PID/task/TID/schedstat`; nothing where the kernel keeps no scheduler statistics).
+fn queued_ns(pid: i32) -> Vec<(i32, u64)> {
+    let Ok(tasks) = procfs::process::Process::new(pid).and_then(|p| p.tasks()) else { return Vec::new() };
+    tasks.flatten().filter_map(|task| Some((task.tid, task.schedstat().ok()?.run_delay))).collect()
 }
 
 /// (busy, total) CPU ticks of the whole host, from `/proc/stat`: busy is all but idle and iowait.

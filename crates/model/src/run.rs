@@ -64,6 +64,10 @@ pub struct ResourceSample {
     /// User + system CPU seconds used by the tree since the previous sample (from the server's cgroup, exact to the
     /// microsecond, where it has one; else from /proc in clock ticks of 10 ms).
     pub cpu_s: f64,
+    /// Seconds the tree's threads spent ready to run but waiting for a CPU since the previous sample, added over
+    /// the threads (from each thread's `/proc` schedstat): CPU the server wanted and did not get.
+    #[serde(default)]
+    pub cpu_queued_s: f64,
     /// Busy share of the whole host's CPUs since the previous sample (0 to 1).
     pub host_busy: f64,
 }
@@ -85,6 +89,19 @@ pub struct ServerUsage {
     pub processes_max: u32,
     /// Most threads seen at once.
     pub threads_max: u32,
+    /// CPUs the server's processes could run on (its affinity when it started); 0 in results saved before this was
+    /// recorded.
+    #[serde(default)]
+    pub cpus: u32,
+    /// Share of those CPUs the server's tree kept busy over the measured window (0 to 1): at 0.9 or more the
+    /// server was CPU-bound.
+    #[serde(default)]
+    pub busy: f64,
+    /// Time its threads waited for one of those CPUs, over the window's length times their number (0 up; above 1
+    /// when several threads queued at once). With `busy` it makes 0.9 or more when the server wanted its CPUs
+    /// and other work (another process, the client on a shared core) had them.
+    #[serde(default)]
+    pub queued: f64,
 }
 
 /// The machine and the software a suite ran on.

@@ -1,7 +1,7 @@
 //! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
 //! classic shootouts reported); ratios between servers with bootstrap 95% confidence intervals; the SLO answer
 //! (the highest level, and its throughput, that meets every objective); the knee (where throughput stops rising);
-//! and whether the client was ever the bottleneck.
+//! and what limited each cell ([`Limit`]).
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -13,6 +13,7 @@ use shootout_model::run::TrialRecord;
 use shootout_model::slo::Slo;
 
 use crate::figures::{errors_pct, value};
+use crate::limit::Limit;
 
 /// One server at one level, over its repeats.
 #[derive(Debug, Clone, Serialize)]
@@ -45,10 +46,17 @@ pub struct Cell {
     pub server_cpu_us: f64,
     /// Median of the mean PSS, bytes.
     pub pss_bytes: f64,
-    /// True when the client was the bottleneck in any repeat.
-    pub client_bound: bool,
+    /// What held it back: the client, the server's CPU, or neither (the server was waiting).
+    pub limit: Limit,
     /// True when the medians across repeats meet every SLO condition.
     pub meets_slo: bool,
+}
+
+impl Cell {
+    /// True when the client was the bottleneck in any repeat.
+    pub fn client_bound(&self) -> bool {
+        self.limit == Limit::Client
+    }
 }
 
 /// `faster` served `ratio` times the requests/s of `slower` at `level`, with a 95% interval.
@@ -203,7 +211,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         errors_pct: of(&|t| errors_pct(&t.result)),
         server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
         pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
-        client_bound: runs.iter().any(|t| t.result.client.saturated),
+        limit: Limit::of(runs),
         meets_slo: slo.iter().all(|c| c.holds(of(&|t| value(c.metric, &t.result)))),
     }
 }
@@ -272,7 +280,7 @@ mod tests {
             errors_pct: 0.0,
             server_cpu_us: 0.0,
             pss_bytes: 0.0,
-            client_bound: false,
+            limit: Limit::Unknown,
             meets_slo: true,
         }
     }

@@ -1,7 +1,8 @@
 //! [`compare_trials`] and [`compare_results`]: did a change make things better or worse? For each server and
 //! level present in both, the new median requests/s over the old, with a bootstrap 95% interval, and a verdict:
 //! improved or regressed when the whole interval lies past the noise threshold's side of 1 and the change itself
-//! passes the threshold, otherwise within noise (criterion's way of not crying wolf).
+//! passes the threshold, otherwise within noise (criterion's way of not crying wolf). Each change also says what
+//! limited the new run ([`Limit`]).
 
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
@@ -10,6 +11,7 @@ use shootout_model::LoadResult;
 
 use crate::analysis::{bootstrap_ratio, median};
 use crate::figures::value;
+use crate::limit::Limit;
 
 /// The verdict on one change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,6 +59,8 @@ pub struct Change {
     pub new_p99_us: f64,
     /// The verdict.
     pub verdict: Verdict,
+    /// What limited the new run: a client-bound one measured shootout, not the change.
+    pub new_limit: Limit,
 }
 
 /// The verdict for a ratio and its interval, with `noise` as a fraction (0.02 for 2%).
@@ -84,11 +88,15 @@ pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> V
             if before.is_empty() {
                 return None;
             }
+            let limit = Limit::of(&new.iter().filter(|t| t.server == server && t.level == level).collect::<Vec<_>>());
             let rps = |runs: &[LoadResult]| runs.iter().map(crate::figures::successful_per_s).collect::<Vec<_>>();
             let p99 = |runs: &[LoadResult]| {
                 median(&runs.iter().map(|r| value(Metric::Percentile(99.0), r)).collect::<Vec<_>>())
             };
-            Some(change(server, level, &rps(&before), &rps(&after), p99(&before), p99(&after), noise))
+            Some(Change {
+                new_limit: limit,
+                ..change(server, level, &rps(&before), &rps(&after), p99(&before), p99(&after), noise)
+            })
         })
         .collect()
 }
@@ -106,7 +114,9 @@ pub fn compare_results(old: &LoadResult, new: &LoadResult, noise: f64) -> Change
     };
     let p99 = |r: &LoadResult| value(Metric::Percentile(99.0), r);
     let level = f64::from(new.options.connections);
-    change(new.options.url.clone(), level, &per_second(old), &per_second(new), p99(old), p99(new), noise)
+    let change = change(new.options.url.clone(), level, &per_second(old), &per_second(new), p99(old), p99(new), noise);
+    // A single load run samples no server: only the client's side of the limit is known.
+    Change { new_limit: if new.client.saturated { Limit::Client } else { Limit::Unknown }, ..change }
 }
 
 fn change(server: String, level: f64, old: &[f64], new: &[f64], old_p99: f64, new_p99: f64, noise: f64) -> Change {
@@ -122,6 +132,7 @@ fn change(server: String, level: f64, old: &[f64], new: &[f64], old_p99: f64, ne
         old_p99_us: old_p99,
         new_p99_us: new_p99,
         verdict: verdict(ratio, low, high, noise),
+        new_limit: Limit::Unknown,
     }
 }
 

@@ -3,6 +3,8 @@
 //! Layout:
 //! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with bootstrap
 //!   confidence intervals, the SLO answer, the knee.
+//! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
+//!   charts with workers on the x axis) and the value that served the most within the SLO.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level.
 //! - [`suite_report`]: [`suite_report::SuiteReport`], a results directory gathered for rendering.
 //! - [`suite_summary`]: [`suite_summary::SuiteSummary`], what a suite's report says (the table of servers ×
@@ -10,6 +12,7 @@
 //! - [`export`]: the [`export::Exporter`] trait and one file per format of a suite's summary: [`export::Text`]
 //!   (the terminal), [`export::Markdown`] (`report.md`), [`export::Html`] (`report.html`, with [`charts`], SVG
 //!   line charts drawn by plotters) and [`export::Csv`] (`summary.csv`).
+//! - [`limit`]: [`limit::Limit`], what held a cell back: the client, the server's CPU, or neither (waiting).
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].
@@ -21,11 +24,13 @@
 //! - [`units`]: how durations, sizes and rates are written.
 
 pub mod analysis;
+pub mod by_parameter;
 pub mod charts;
 pub mod compare;
 pub mod export;
 pub mod figures;
 pub mod html;
+pub mod limit;
 pub mod seconds;
 pub mod suite_report;
 pub mod suite_summary;

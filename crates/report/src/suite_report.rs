@@ -9,7 +9,7 @@ use shootout_model::slo::Condition;
 use shootout_model::units::level_unit;
 use shootout_model::Pacing;
 use shootout_scenario::FileError;
-use shootout_suite::Outline;
+use shootout_suite::{MatrixServer, Outline};
 
 use crate::analysis::{analyze_by, Analysis};
 
@@ -34,13 +34,15 @@ pub struct SuiteReport {
     pub timelines: Vec<Timeline>,
     /// All trials.
     pub trials: Vec<TrialRecord>,
+    /// The servers that matrices expanded to (none without a matrix).
+    pub matrix: Vec<MatrixServer>,
 }
 
 impl SuiteReport {
     /// Builds the report of `trials` from the suite's outline (servers in the suite's order, then any others the
     /// trials name).
     pub fn new(outline: Outline, environment: Option<Environment>, trials: Vec<TrialRecord>) -> SuiteReport {
-        let Outline { name, mut servers, slo, statistic } = outline;
+        let Outline { name, mut servers, slo, statistic, matrix } = outline;
         for t in &trials {
             if !servers.contains(&t.server) {
                 servers.push(t.server.clone());
@@ -56,7 +58,7 @@ impl SuiteReport {
         let analysis = analyze_by(&trials, &servers, &levels, &slo, statistic);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
         let timelines = timelines(&trials, servers.iter().map(String::as_str), timeline_level);
-        SuiteReport { name, unit, servers, slo, analysis, environment, timeline_level, timelines, trials }
+        SuiteReport { name, unit, servers, slo, analysis, environment, timeline_level, timelines, trials, matrix }
     }
 
     /// Shows the per-second timelines of `level` instead of the highest level.
@@ -77,6 +79,7 @@ impl SuiteReport {
                 servers: Vec::new(),
                 slo: Vec::new(),
                 statistic: Statistic::default(),
+                matrix: Vec::new(),
             },
         };
         let environment = std::fs::read_to_string(dir.join("environment.json"))

@@ -9,6 +9,7 @@ use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
 
 use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
+use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::suite_report::{SuiteReport, Timeline};
 use shootout_model::run::Statistic;
 
@@ -41,6 +42,10 @@ pub struct SuiteSummary {
     pub timelines: Vec<Timeline>,
     /// The machine and versions, when recorded.
     pub environment: Option<Environment>,
+    /// The matrices' servers along their first parameter, when the suite has a matrix.
+    pub sweep: Option<ParameterSweep>,
+    /// Per matrix, the value that served the most within the SLO.
+    pub best_values: Vec<BestValue>,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -78,6 +83,10 @@ pub struct TrialRow {
     pub server_pss_mean_bytes: u64,
     /// The server's largest RSS while measured, bytes.
     pub server_rss_max_bytes: u64,
+    /// CPUs the server could run on (0: not recorded).
+    pub server_cpus: u32,
+    /// The server's busy share of those CPUs, 0 to 1.
+    pub server_busy: f64,
     /// The client's busy share, 0 to 1.
     pub client_busy: f64,
 }
@@ -103,6 +112,8 @@ impl TrialRow {
             server_cpu_us_per_request: t.usage.cpu_us_per_request,
             server_pss_mean_bytes: t.usage.pss_mean_bytes,
             server_rss_max_bytes: t.usage.rss_max_bytes,
+            server_cpus: t.usage.cpus,
+            server_busy: t.usage.busy,
             client_busy: r.client.busy,
         }
     }
@@ -125,6 +136,8 @@ impl SuiteSummary {
             timeline_level: 0.0,
             timelines: Vec::new(),
             environment: None,
+            sweep: None,
+            best_values: Vec::new(),
         }
     }
 
@@ -144,6 +157,10 @@ impl SuiteSummary {
         summary.timeline_level = report.timeline_level;
         summary.timelines = report.timelines.clone();
         summary.environment = report.environment.clone();
+        summary.sweep = ParameterSweep::of(&report.matrix);
+        if let Some(sweep) = &summary.sweep {
+            summary.best_values = sweep.best(&report.matrix, &summary.cells, &summary.slo_answers);
+        }
         summary
     }
 
@@ -162,7 +179,7 @@ impl SuiteSummary {
 
     /// True when the client was the bottleneck in any cell.
     pub fn client_bound(&self) -> bool {
-        self.cells.iter().any(|c| c.client_bound)
+        self.cells.iter().any(Cell::client_bound)
     }
 
     /// The servers, in the order of the table.
@@ -179,6 +196,20 @@ impl SuiteSummary {
     /// A level with its unit: `16 users`, `1 user`.
     pub fn level(&self, level: f64) -> String {
         crate::units::level(level, self.unit)
+    }
+
+    /// A matrix's answer: `puma -w {workers} -t {threads}: workers = 4, threads = 5 served the most within the SLO
+    /// (mean < 1s): 4512.0 requests/s at 64 users`.
+    pub fn best_value(&self, best: &BestValue) -> String {
+        let values: Vec<String> = best.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let within = if self.slo.is_empty() { String::new() } else { format!(" within the SLO ({})", self.slo_text()) };
+        format!(
+            "{}: {} served the most{within}: {:.1} requests/s at {}",
+            best.family,
+            values.join(", "),
+            best.rps,
+            self.level(best.level)
+        )
     }
 
     /// A server's answer to the SLO: `up to 16 users, 1320.0 requests/s`, or `not met at any level`.
@@ -208,6 +239,7 @@ pub fn ratio_figures(r: &Ratio) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::limit::Limit;
 
     fn cell(server: &str, level: f64, rps: f64, client_bound: bool) -> Cell {
         Cell {
@@ -225,7 +257,7 @@ pub(crate) mod tests {
             errors_pct: 0.5,
             server_cpu_us: 42.25,
             pss_bytes: 50.0 * 1_048_576.0,
-            client_bound,
+            limit: if client_bound { Limit::Client } else { Limit::ServerCpu { busy: 0.966, queued: 0.0 } },
             meets_slo: true,
         }
     }
@@ -255,6 +287,7 @@ pub(crate) mod tests {
             timeline_level: 16.0,
             timelines: vec![],
             trials: vec![],
+            matrix: vec![],
         }
     }
 

@@ -74,7 +74,7 @@ use shootout_model::slo::Slo;
 use shootout_model::Protocol;
 use shootout_scenario::FileError;
 
-pub use raw::{outline, Outline};
+pub use raw::{outline, MatrixServer, Outline};
 pub use sweep::Sweep;
 pub use validate::{parse, parse_sweep, signal_by_name};
 

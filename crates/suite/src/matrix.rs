@@ -145,5 +145,6 @@ fn filled(def: &ServerDef, combination: &[(String, String)]) -> ServerDef {
         ready.path = fill_option(&ready.path);
     }
     server.params = combination.to_vec();
+    server.family = Some(def.name.get_ref().clone());
     server
 }

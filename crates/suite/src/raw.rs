@@ -109,6 +109,9 @@ pub(crate) struct ServerDef {
     /// The values this server was expanded with from its matrix, in the matrix's order.
     #[serde(skip)]
     pub(crate) params: Vec<(String, String)>,
+    /// The name as written, placeholders and all, of the matrix this server was expanded from.
+    #[serde(skip)]
+    pub(crate) family: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -145,6 +148,20 @@ pub struct Outline {
     pub slo: Vec<Slo>,
     /// The repeat figure the verdicts use.
     pub statistic: Statistic,
+    /// The servers that matrices expanded to, in the suite's order (none without a matrix).
+    pub matrix: Vec<MatrixServer>,
+}
+
+/// One server of a `matrix`: which matrix it came from and with what values, for the charts that put a
+/// parameter on their x axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixServer {
+    /// Its name, values filled in.
+    pub name: String,
+    /// The matrix's name as written, placeholders and all (`puma -w {workers} -t {threads}`).
+    pub family: String,
+    /// Its values, in the matrix's order.
+    pub params: Vec<(String, String)>,
 }
 
 impl SuiteFile {
@@ -175,6 +192,17 @@ impl SuiteFile {
             servers: self.servers.iter().map(|s| s.name.get_ref().clone()).collect(),
             slo,
             statistic,
+            matrix: self
+                .servers
+                .iter()
+                .filter_map(|s| {
+                    Some(MatrixServer {
+                        name: s.name.get_ref().clone(),
+                        family: s.family.clone()?,
+                        params: s.params.clone(),
+                    })
+                })
+                .collect(),
         })
     }
 }

@@ -5,7 +5,7 @@ use super::Exporter;
 use crate::suite_summary::SuiteSummary;
 
 /// The columns of `summary.csv`, in order.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 19] = [
     "server",
     "level",
     "repeat",
@@ -22,6 +22,8 @@ pub const COLUMNS: [&str; 17] = [
     "server_cpu_us_per_request",
     "server_pss_mean_bytes",
     "server_rss_max_bytes",
+    "server_cpus",
+    "server_busy",
     "client_busy",
 ];
 
@@ -34,7 +36,7 @@ impl Exporter for Csv {
         let mut writer = ::csv::WriterBuilder::new().terminator(::csv::Terminator::Any(b'\n')).from_writer(Vec::new());
         writer.write_record(COLUMNS).expect("writing into memory cannot fail");
         for t in &summary.trials {
-            let record: [String; 17] = [
+            let record: [String; 19] = [
                 t.server.clone(),
                 t.level.to_string(),
                 t.repeat.to_string(),
@@ -51,6 +53,8 @@ impl Exporter for Csv {
                 format!("{:.2}", t.server_cpu_us_per_request),
                 t.server_pss_mean_bytes.to_string(),
                 t.server_rss_max_bytes.to_string(),
+                t.server_cpus.to_string(),
+                format!("{:.3}", t.server_busy),
                 format!("{:.3}", t.client_busy),
             ];
             writer.write_record(&record).expect("writing into memory cannot fail");
@@ -69,9 +73,9 @@ mod tests {
     fn a_header_and_one_row_per_trial_with_names_quoted() {
         let trials = [trial("puma, \"tuned\"", 16.0, 1), trial("thin", 0.5, 2)];
         let summary = SuiteSummary::of_report(&report()).with_trials(&trials);
-        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,client_busy
-\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0.024
-thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0.024
+        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy
+\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024
+thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024
 ";
         assert_eq!(Csv.export(&summary), expected);
     }

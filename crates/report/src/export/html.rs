@@ -28,6 +28,7 @@ pub struct Html;
 impl Exporter for Html {
     fn export(&self, summary: &SuiteSummary) -> String {
         let mut charts = against_load(summary);
+        charts.extend(by_parameter(summary));
         charts.extend(second_by_second(summary));
         html! {
             (DOCTYPE)
@@ -132,6 +133,54 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     charts
 }
 
+/// A figure of a cell, for a chart's y axis.
+type Pick = fn(&Cell) -> f64;
+
+/// With a matrix, at every level: throughput, p99 latency, server CPU per response and memory against the swept
+/// parameter, one line per matrix and combination of its other values.
+fn by_parameter(summary: &SuiteSummary) -> Vec<Figure> {
+    let Some(sweep) = &summary.sweep else { return Vec::new() };
+    let mut levels: Vec<f64> = summary.cells.iter().map(|c| c.level).collect();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    let x_label = sweep.parameter.clone();
+    let log_x = false;
+    let mut charts = Vec::new();
+    for level in levels {
+        let at = summary.level(level);
+        let series = |f: &dyn Fn(&Cell) -> f64| -> Vec<Series> {
+            sweep
+                .lines
+                .iter()
+                .map(|line| Series {
+                    name: line.name.clone(),
+                    points: line
+                        .points
+                        .iter()
+                        .filter_map(|(x, server)| {
+                            summary.cells.iter().find(|c| &c.server == server && c.level == level).map(|c| (*x, f(c)))
+                        })
+                        .collect(),
+                })
+                .collect()
+        };
+        let metrics: [(&str, &str, bool, Pick); 4] = [
+            ("Throughput", "successful responses per second", false, |c| c.rps_headline),
+            ("p99 latency", "latency (ms, log)", true, |c| c.p99_us / 1000.0),
+            ("Server CPU", "CPU time per response (µs)", false, |c| c.server_cpu_us),
+            ("Server memory", "PSS (MiB)", false, |c| c.pss_bytes / 1_048_576.0),
+        ];
+        for (what, y_label, log_y, f) in &metrics {
+            let title = format!("{what} by {} at {at}", sweep.parameter);
+            let chart = Chart { title: &title, x_label: &x_label, y_label, log_x, log_y: *log_y, limit: None };
+            let caption =
+                format!("At {at}: each line is one matrix with its other values fixed; medians across repeats.");
+            charts.push((caption, line_chart(&chart, &series(f))));
+        }
+    }
+    charts
+}
+
 /// Throughput and p99 latency second by second, at the timelines' level: whole seconds only, so that a window's
 /// last second, measured in part, does not look like a fall.
 fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
@@ -161,6 +210,9 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
             @for s in &summary.slo_answers {
                 li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }
             }
+            @for best in &summary.best_values {
+                li { (summary.best_value(best)) }
+            }
             @for (server, knee) in &summary.knees {
                 li { (server) ": throughput stops rising after " (summary.level(*knee)) }
             }
@@ -175,13 +227,13 @@ fn comparison(summary: &SuiteSummary) -> Markup {
     html! {
         h2 { "Comparison" }
         table {
-            tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "" } }
+            tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "limit" } }
             @for c in &summary.cells {
                 tr {
                     td { (c.server) } td { (c.level) } td { (format!("{:.1}", c.rps_headline)) } td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
                     td { (ms(c.mean_us)) } td { (ms(c.p50_us)) } td { (ms(c.p90_us)) } td { (ms(c.p99_us)) }
                     td { (format!("{:.2}%", c.errors_pct)) } td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
-                    td class="warn" { @if c.client_bound { "client-bound" } }
+                    @if c.client_bound() { td class="warn" { (c.limit.text()) } } @else { td { (c.limit.text()) } }
                 }
             }
         }
@@ -224,5 +276,26 @@ mod tests {
         assert!(page.contains("<th>req/s median</th>") && page.contains("<td>50.00 MiB</td>"));
         assert!(page.contains("client-bound") && page.contains("not recorded"));
         assert!(page.contains("At 16 users, first repeat. Whole seconds only:"), "the 1.002 s window's last second");
+    }
+
+    #[test]
+    fn a_matrix_adds_four_charts_per_level_and_its_answer() {
+        let mut report = report();
+        let server = |name: &str, workers: &str| shootout_suite::MatrixServer {
+            name: name.into(),
+            family: "w{workers}".into(),
+            params: vec![("workers".into(), workers.into())],
+        };
+        report.analysis.cells[0].server = "w1".into();
+        report.analysis.cells[1].server = "w2".into();
+        report.analysis.slo[0].server = "w2".into();
+        report.matrix = vec![server("w1", "1"), server("w2", "2")];
+        let summary = SuiteSummary::of_report(&report);
+        let page = Html.export(&summary);
+        assert_eq!(page.matches("<figure class=\"chart\">").count(), 10 + 4, "one level, four charts");
+        assert!(page.contains("Throughput by workers at 16 users"));
+        let answer =
+            "w{workers}: workers = 2 served the most within the SLO (mean &lt; 1s): 1000.0 requests/s at 16 users";
+        assert!(page.contains(answer), "{page}");
     }
 }

@@ -32,6 +32,9 @@ impl Exporter for Markdown {
         for s in &summary.slo_answers {
             let _ = writeln!(out, "- SLO ({}): **{}** {}", summary.slo_text(), s.server, summary.slo_answer(s));
         }
+        for best in &summary.best_values {
+            let _ = writeln!(out, "- {}", summary.best_value(best));
+        }
         if summary.client_bound() {
             out.push_str(
                 "\n> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.\n",
@@ -57,17 +60,16 @@ impl Exporter for Markdown {
 fn table(out: &mut String, summary: &SuiteSummary) {
     let _ = writeln!(
         out,
-        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB |",
+        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB | limit |",
         summary.unit,
         summary.statistic_name()
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for c in &summary.cells {
         let _ = writeln!(
             out,
-            "| {}{} | {} | {:.1} | {:.1}–{:.1} | {} | {} | {:.2}% | {:.1} | {:.1} |",
+            "| {} | {} | {:.1} | {:.1}–{:.1} | {} | {} | {:.2}% | {:.1} | {:.1} | {}{} |",
             c.server.replace('|', "\\|"),
-            if c.client_bound { " ⚠ client-bound" } else { "" },
             c.level,
             c.rps_headline,
             c.rps_min,
@@ -76,7 +78,9 @@ fn table(out: &mut String, summary: &SuiteSummary) {
             ms(c.p99_us),
             c.errors_pct,
             c.server_cpu_us,
-            c.pss_bytes / 1_048_576.0
+            c.pss_bytes / 1_048_576.0,
+            if c.client_bound() { "⚠ " } else { "" },
+            c.limit.text()
         );
     }
 }
@@ -90,10 +94,10 @@ mod tests {
     fn snapshot() {
         let expected = "# shootout: rack hello
 
-| server | users | req/s (median) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|
-| puma | 16 | 1320.0 | 1310.0–1330.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 |
-| unicorn\\|3 ⚠ client-bound | 16 | 1000.0 | 990.0–1010.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 |
+| server | users | req/s (median) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB | limit |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| puma | 16 | 1320.0 | 1310.0–1330.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | server CPU 97% |
+| unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | ⚠ client-bound |
 
 - **puma** served **1.32×** [1.25–1.40] the requests/s of **unicorn|3** at 16 users
 - SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s

@@ -1,6 +1,6 @@
 //! [`Text`]: the comparison `shootout run` prints when a suite ends: the table (the headline figure and its range
 //! across repeats), then who served more and by how much (with a 95% interval), the SLO answer, the knees, and
-//! any client-bound warning.
+//! any client-bound warning. Its table's last column says what limited each cell ([`crate::limit::Limit`]).
 
 use std::fmt::Write as _;
 
@@ -35,6 +35,12 @@ impl Exporter for Text {
                 let _ = writeln!(out, "  {}: {}", answer.server, summary.slo_answer(answer));
             }
         }
+        if !summary.best_values.is_empty() {
+            let _ = writeln!(out);
+        }
+        for best in &summary.best_values {
+            let _ = writeln!(out, "{}", summary.best_value(best));
+        }
         let knees: Vec<String> =
             summary.knees.iter().map(|(server, knee)| format!("{server} at {}", summary.level(*knee))).collect();
         if !knees.is_empty() {
@@ -54,7 +60,7 @@ impl Exporter for Text {
 fn table(out: &mut String, summary: &SuiteSummary) {
     let _ = writeln!(
         out,
-        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}",
+        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}  limit",
         "server",
         summary.unit,
         format!("req/s {} [min–max]", summary.statistic_name()),
@@ -68,7 +74,7 @@ fn table(out: &mut String, summary: &SuiteSummary) {
         let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
         let _ = writeln!(
             out,
-            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}{}",
+            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}  {}",
             c.server,
             c.level,
             range,
@@ -77,7 +83,7 @@ fn table(out: &mut String, summary: &SuiteSummary) {
             c.errors_pct,
             c.server_cpu_us,
             c.pss_bytes / 1_048_576.0,
-            if c.client_bound { "  client-bound!" } else { "" }
+            c.limit.text()
         );
     }
 }
@@ -92,9 +98,9 @@ mod tests {
         let mut report = report();
         report.analysis.knees = vec![("puma".into(), Some(16.0)), ("unicorn|3".into(), None)];
         let expected = "\
-server                  users     req/s median [min–max]    mean ms     p99 ms   errors   CPU µs/req   PSS MiB
-puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321    0.50%         42.2      50.0
-unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321    0.50%         42.2      50.0  client-bound!
+server                  users     req/s median [min–max]    mean ms     p99 ms   errors   CPU µs/req   PSS MiB  limit
+puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321    0.50%         42.2      50.0  server CPU 97%
+unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321    0.50%         42.2      50.0  client-bound
 
 puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
 

@@ -53,20 +53,21 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         )));
     }
     println!(
-        "{:<24} {:>8} {:>12} {:>12} {:>26} {:>14} {:>22}",
+        "{:<24} {:>8} {:>12} {:>12} {:>26} {:>14} {:>22}  limit (new)",
         "server", "level", "old req/s", "new req/s", "change [95% CI]", "verdict", "p99 ms old → new"
     );
     for c in &changes {
         let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
         println!(
-            "{:<24} {:>8} {:>12.1} {:>12.1} {:>26} {:>14} {:>22}",
+            "{:<24} {:>8} {:>12.1} {:>12.1} {:>26} {:>14} {:>22}  {}",
             c.server,
             c.level,
             c.old_rps,
             c.new_rps,
             format!("{} [{} – {}]", pct(c.ratio), pct(c.low), pct(c.high)),
             c.verdict.as_str(),
-            format!("{} → {}", ms(c.old_p99_us), ms(c.new_p99_us))
+            format!("{} → {}", ms(c.old_p99_us), ms(c.new_p99_us)),
+            c.new_limit.text()
         );
     }
     if let Some(limit) = args.max_regression {

@@ -15,6 +15,7 @@ mod framing;
 mod http2;
 mod http2_faults;
 mod https;
+mod limits;
 mod load_counts;
 mod open_model;
 mod report;

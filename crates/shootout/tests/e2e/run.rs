@@ -181,6 +181,19 @@ fn a_matrix_runs_one_server_per_combination() {
     for name in ["logs/target--t-1-r1.log", "logs/target--t-2-r1.log"] {
         assert!(results.join(name).is_file(), "{name} is in the results");
     }
+    // The answer to the matrix's question, and its charts: the parameter on the x axis at each level.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answer = stdout.lines().find(|l| l.starts_with("target -t {threads}: threads = ")).unwrap_or_default();
+    assert!(answer.contains("served the most: ") && answer.ends_with(" requests/s at 2 users"), "{stdout}");
+    let page = std::fs::read_to_string(results.join("report.html")).unwrap();
+    for chart in [
+        "Throughput by threads at 2 users",
+        "p99 latency by threads",
+        "Server CPU by threads",
+        "Server memory by threads",
+    ] {
+        assert!(page.contains(chart), "{chart} in report.html");
+    }
 }
 
 #[test]

@@ -1,0 +1,77 @@
+//! What limited each cell, as `shootout run` prints it and `report.md` and `summary.csv` keep it, with the built-in
+//! target in the three situations a suite meets: an app that burns CPU (the server's CPU is the limit), an app
+//! that sleeps (the server is waiting, its CPU nearly idle), and uploads bigger than one client core can send (the
+//! client is the limit, and so the figures measure shootout).
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{describe, shootout};
+
+/// Runs a one-server suite of target instances (`server` holds the server's keys) and returns the limit the
+/// summary table gives the server, after checking report.md and summary.csv agree with it.
+fn limit_of(name: &str, load: &str, server: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("shootout-limits-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = format!(
+        "name = \"{name}\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
+         connections = [{connections}]\nclient_cpus = \"0\"\n[load]\n{load}\n\
+         [[server]]\nname = \"target\"\n{server}\n",
+        connections = if load.contains("body") { 8 } else { 4 },
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let output =
+        shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let header = stdout.lines().next().unwrap_or_default();
+    assert!(header.ends_with("  limit"), "the table has a limit column: {stdout}");
+    let row = stdout.lines().find(|l| l.starts_with("target ")).unwrap_or_else(|| panic!("a row: {stdout}"));
+    let limit = row.split("  ").map(str::trim).filter(|s| !s.is_empty()).last().unwrap().to_string();
+    let results = one_results_dir(&dir);
+    let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(markdown.contains(&format!(" {limit} |")), "report.md says {limit} too: {markdown}");
+    let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("server_cpus,server_busy,client_busy"), "{csv}");
+    limit
+}
+
+fn one_results_dir(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
+}
+
+/// A percentage in a limit such as `server CPU 97%` or `waiting (CPU 3%)`.
+fn percent(limit: &str) -> f64 {
+    let digits: String = limit.split('%').next().unwrap().chars().rev().take_while(char::is_ascii_digit).collect();
+    digits.chars().rev().collect::<String>().parse().unwrap()
+}
+
+#[test]
+fn an_app_burning_cpu_is_limited_by_the_servers_cpu() {
+    // Each request costs the target 2 ms of CPU on its one thread, pinned to CPU 1: four users keep it running,
+    // at a few hundred requests per second that cost the client next to nothing. Whether a neighbour takes
+    // part of CPU 1 or not, the server either used it or queued for it.
+    let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/2000\"";
+    let limit = limit_of("cpu", "", server);
+    assert!(limit.starts_with("server CPU"), "{limit}");
+}
+
+#[test]
+fn an_app_that_sleeps_is_waiting() {
+    // 20 ms asleep per request, four users: 200 requests per second, a few percent of one CPU.
+    let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/delay/20\"";
+    let limit = limit_of("waiting", "", server);
+    assert!(limit.starts_with("waiting (CPU "), "{limit}");
+    assert!(percent(&limit) < 50.0, "{limit}");
+}
+
+#[test]
+fn uploads_bigger_than_one_client_core_can_send_are_client_bound() {
+    // 256 KiB bodies from one client thread on CPU 0 to a two-thread target on both CPUs: on loopback the sender
+    // pays for the copy and the TCP work of both ends, the receiver one copy, so the client runs out first (and
+    // the server's thread on CPU 0 only makes it wait for its core).
+    let load = format!("method = \"POST\"\npath = \"/hello\"\nbody = \"{}\"", "x".repeat(256 * 1024));
+    let server = "command = \"{shootout} target --port {port} --threads 2\"\ncpus = \"0-1\"";
+    let limit = limit_of("client", &load, server);
+    assert_eq!(limit, "client-bound");
+}
