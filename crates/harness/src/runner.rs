@@ -165,10 +165,13 @@ fn trial(
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let root = running.tree_root();
     let cgroup = running.cgroup.as_ref().map(|g| g.path().to_path_buf());
+    let cpus = running.cpus.clone();
+    let cpu_count =
+        if cpus.is_empty() { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cpus.len() };
     let every = suite.sample_every;
     let measure_start = Instant::now() + suite.warmup;
     let sampler = std::thread::spawn(move || {
-        let mut tree = Tree::with_cgroup(root, cgroup);
+        let mut tree = Tree::with_cgroup(root, cgroup).on_cpus(cpus);
         tree.baseline();
         let mut samples: Vec<ResourceSample> = Vec::new();
         loop {
@@ -196,7 +199,7 @@ fn trial(
     let samples = sampler.join().unwrap_or_default();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
     let responses = result.requests.ok + result.requests.http_errors;
-    let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), running.cpus);
+    let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), cpu_count as u32);
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
 }
 
@@ -248,16 +251,17 @@ fn load_options(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> Re
 /// first: since the trial started, `warmup_s` before the window); the interval that straddles the window's start
 /// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses. The busy
 /// share is that CPU time over the window's length times the `cpus` the server could use; the queued share, the
-/// same of the time its threads waited for a CPU.
+/// same of the time its threads waited for a CPU; how busy those CPUs were, by anything, weighted by time.
 fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, cpus: u32) -> ServerUsage {
     let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
-    let (mut cpu_s, mut queued_s) = (0.0, 0.0);
+    let (mut cpu_s, mut queued_s, mut cpus_busy_s) = (0.0, 0.0, 0.0);
     let mut previous = -warmup_s;
     for sample in samples {
         if sample.t_s > 0.0 {
             let share = if previous < 0.0 { sample.t_s / (sample.t_s - previous) } else { 1.0 };
             cpu_s += sample.cpu_s * share;
             queued_s += sample.cpu_queued_s * share;
+            cpus_busy_s += sample.cpus_busy * (sample.t_s - previous.max(0.0));
         }
         previous = sample.t_s;
     }
@@ -275,6 +279,7 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, cpus: u32) -
         cpus,
         busy: share(cpu_s),
         queued: share(queued_s),
+        cpus_busy: if window_s > 0.0 { cpus_busy_s / window_s } else { 0.0 },
     }
 }
 
@@ -330,6 +335,10 @@ mod tests {
         assert!((usage.cpu_s - 1.0).abs() < 1e-9, "2 s at 0.5 CPU: {}", usage.cpu_s);
         assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
         assert!((usage.busy - 0.25).abs() < 1e-9, "half a CPU of two: {}", usage.busy);
+        // How busy the server's CPUs were, weighted by time: 0.6 s at 100%, 0.8 s at 50%, 0.6 s at 0%.
+        let mut busy = samples;
+        (busy[1].cpus_busy, busy[2].cpus_busy, busy[3].cpus_busy) = (1.0, 0.5, 0.0);
+        assert!((super::usage(&busy, 1000, 1.0, 2).cpus_busy - 0.5).abs() < 1e-9, "(0.6 + 0.4) / 2 s");
         // No warm-up: the first sample covers the window from its start.
         let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0, 1);
         assert!((usage.cpu_s - 0.5).abs() < 1e-9);

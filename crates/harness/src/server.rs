@@ -33,8 +33,8 @@ pub struct RunningServer {
     pub tree: Tree,
     /// Its own cgroup, where the machine allows one.
     pub cgroup: Option<Arc<Cgroup>>,
-    /// How many CPUs its processes may run on: its affinity as it started, whether the suite pinned it or not.
-    pub cpus: u32,
+    /// The CPUs its processes may run on: its affinity as it started, whether the suite pinned it or not.
+    pub cpus: Vec<usize>,
     child: Child,
     signal_group: bool,
     stop_signal: Signal,
@@ -317,14 +317,12 @@ pub fn parse_cpus(text: &str) -> Option<Vec<usize>> {
     (!cpus.is_empty()).then_some(cpus)
 }
 
-/// How many CPUs process `pid` may run on (all online CPUs when its affinity cannot be read).
-fn allowed_cpus(pid: i32) -> u32 {
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+/// The CPUs process `pid` may run on (none when its affinity cannot be read: the sampler then watches all).
+fn allowed_cpus(pid: i32) -> Vec<usize> {
     match sched_getaffinity(Pid::from_raw(pid)) {
-        Ok(set) => (0..CpuSet::count()).filter(|&cpu| set.is_set(cpu).unwrap_or(false)).count() as u32,
-        Err(_) => online as u32,
+        Ok(set) => (0..CpuSet::count()).filter(|&cpu| set.is_set(cpu).unwrap_or(false)).collect(),
+        Err(_) => Vec::new(),
     }
-    .max(1)
 }
 
 /// Pins the calling thread (and the threads it starts later) to `cpus`.

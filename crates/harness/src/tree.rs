@@ -82,6 +82,9 @@ pub struct Tree {
     last_queued_ns: HashMap<i32, u64>,
     last_cgroup_us: Option<u64>,
     last_host: Option<(u64, u64)>,
+    /// The CPUs the server may run on (empty: all), whose busy share each sample gives.
+    cpus: Vec<usize>,
+    last_cpus: Option<(u64, u64)>,
 }
 
 impl Tree {
@@ -95,7 +98,14 @@ impl Tree {
             last_queued_ns: HashMap::new(),
             last_cgroup_us: None,
             last_host: None,
+            cpus: Vec::new(),
+            last_cpus: None,
         }
+    }
+
+    /// Samples also say how busy `cpus` (the server's own, by anything) were.
+    pub fn on_cpus(self, cpus: Vec<usize>) -> Tree {
+        Tree { cpus, ..self }
     }
 
     /// The tree rooted at `root`, plus every process in the cgroup at `cgroup`.
@@ -145,7 +155,8 @@ impl Tree {
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
         self.last_queued_ns = members.iter().flat_map(|p| queued_ns(p.pid)).collect();
         self.last_cgroup_us = self.cgroup_usage_us();
-        self.last_host = host_ticks();
+        self.last_host = ticks_of(&[]);
+        self.last_cpus = ticks_of(&self.cpus);
     }
 
     /// CPU time used by every process ever in the cgroup, µs (exact, and it keeps the time of processes that
@@ -169,6 +180,7 @@ impl Tree {
             cpu_s: 0.0,
             cpu_queued_s: 0.0,
             host_busy: 0.0,
+            cpus_busy: 0.0,
         };
         let mut ticks = HashMap::with_capacity(members.len());
         let mut queued = HashMap::with_capacity(self.last_queued_ns.len());
@@ -196,12 +208,10 @@ impl Tree {
             sample.cpu_s = now.saturating_sub(before) as f64 / 1e6;
             self.last_cgroup_us = Some(now);
         }
-        let host = host_ticks();
-        if let (Some((busy0, total0)), Some((busy1, total1))) = (self.last_host, host) {
-            let total = total1.saturating_sub(total0);
-            sample.host_busy = if total > 0 { busy1.saturating_sub(busy0) as f64 / total as f64 } else { 0.0 };
-        }
-        self.last_host = host;
+        let (host, cpus) = (ticks_of(&[]), ticks_of(&self.cpus));
+        sample.host_busy = busy_between(self.last_host, host);
+        sample.cpus_busy = busy_between(self.last_cpus, cpus);
+        (self.last_host, self.last_cpus) = (host, cpus);
         sample
     }
 
@@ -232,9 +242,33 @@ fn queued_ns(pid: i32) -> Vec<(i32, u64)> {
     tasks.flatten().filter_map(|task| Some((task.tid, task.schedstat().ok()?.run_delay))).collect()
 }
 
-/// (busy, total) CPU ticks of the whole host, from `/proc/stat`: busy is all but idle and iowait.
-fn host_ticks() -> Option<(u64, u64)> {
-    let cpu = KernelStats::current().ok()?.total;
+/// The busy share between two readings of [`ticks_of`].
+fn busy_between(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
+    let (Some((busy0, total0)), Some((busy1, total1))) = (before, after) else { return 0.0 };
+    let total = total1.saturating_sub(total0);
+    if total > 0 {
+        busy1.saturating_sub(busy0) as f64 / total as f64
+    } else {
+        0.0
+    }
+}
+
+/// (busy, total) CPU ticks of `cpus` (empty: the whole host), from `/proc/stat`: busy is all but idle and iowait.
+fn ticks_of(cpus: &[usize]) -> Option<(u64, u64)> {
+    let stats = KernelStats::current().ok()?;
+    if cpus.is_empty() {
+        return Some(busy_and_total(&stats.total));
+    }
+    let mut sum = (0, 0);
+    for cpu in cpus.iter().filter_map(|&i| stats.cpu_time.get(i)) {
+        let (busy, total) = busy_and_total(cpu);
+        sum = (sum.0 + busy, sum.1 + total);
+    }
+    Some(sum)
+}
+
+/// (busy, total) ticks of one line of `/proc/stat`.
+fn busy_and_total(cpu: &procfs::CpuTime) -> (u64, u64) {
     let idle = cpu.idle + cpu.iowait.unwrap_or(0);
     let total = cpu.user
         + cpu.nice
@@ -243,7 +277,7 @@ fn host_ticks() -> Option<(u64, u64)> {
         + cpu.irq.unwrap_or(0)
         + cpu.softirq.unwrap_or(0)
         + cpu.steal.unwrap_or(0);
-    Some((total - idle, total))
+    (total - idle, total)
 }
 
 #[cfg(test)]

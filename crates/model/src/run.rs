@@ -68,6 +68,9 @@ pub struct ResourceSample {
     /// the threads (from each thread's `/proc` schedstat): CPU the server wanted and did not get.
     #[serde(default)]
     pub cpu_queued_s: f64,
+    /// Busy share of the CPUs the server may run on, by anything, since the previous sample (0 to 1).
+    #[serde(default)]
+    pub cpus_busy: f64,
     /// Busy share of the whole host's CPUs since the previous sample (0 to 1).
     pub host_busy: f64,
 }
@@ -97,11 +100,14 @@ pub struct ServerUsage {
     /// server was CPU-bound.
     #[serde(default)]
     pub busy: f64,
-    /// Time its threads waited for one of those CPUs, over the window's length times their number (0 up; above 1
-    /// when several threads queued at once). With `busy` it makes 0.9 or more when the server wanted its CPUs
-    /// and other work (another process, the client on a shared core) had them.
+    /// Time its threads waited for one of those CPUs, over the window's length times their number: the mean
+    /// number of its threads waiting for each CPU (0 up).
     #[serde(default)]
     pub queued: f64,
+    /// Busy share of those CPUs, by anything (the server, the kernel's network work, other processes), over the
+    /// measured window: at 0.9 or more, with threads queued, the server wanted more CPU than it got.
+    #[serde(default)]
+    pub cpus_busy: f64,
 }
 
 /// The machine and the software a suite ran on.

@@ -41,7 +41,13 @@ pub struct BestValue {
     pub level: f64,
     /// That throughput.
     pub rps: f64,
+    /// The values of the family's other servers that came within [`CLOSE`] of it, within the SLO too: on a
+    /// noisy machine, as good an answer.
+    pub close: Vec<Vec<(String, String)>>,
 }
+
+/// How near the best another value's throughput must come to be named beside it.
+pub const CLOSE: f64 = 0.05;
 
 impl ParameterSweep {
     /// The sweep of `matrix` (none when no matrix has a numeric first parameter).
@@ -92,13 +98,20 @@ impl ParameterSweep {
                     }?;
                     Some((m, cell))
                 });
-                let (winner, cell) = candidates.max_by(|a, b| a.1.rps_headline.total_cmp(&b.1.rps_headline))?;
+                let candidates: Vec<(&MatrixServer, &Cell)> = candidates.collect();
+                let (winner, cell) = candidates.iter().max_by(|a, b| a.1.rps_headline.total_cmp(&b.1.rps_headline))?;
+                let close = candidates
+                    .iter()
+                    .filter(|(m, c)| m.name != winner.name && c.rps_headline >= (1.0 - CLOSE) * cell.rps_headline)
+                    .map(|(m, _)| m.params.clone())
+                    .collect();
                 Some(BestValue {
                     family: family.to_string(),
                     params: winner.params.clone(),
                     server: winner.name.clone(),
                     level: cell.level,
                     rps: cell.rps_headline,
+                    close,
                 })
             })
             .collect()
@@ -193,6 +206,11 @@ mod tests {
         assert_eq!((best[0].server.as_str(), best[0].level, best[0].rps), ("puma -w 2 -t 5", 64.0, 3000.0));
         let best = sweep.best(&matrix, &cells, &[]);
         assert_eq!(best[0].server, "puma -w 4 -t 5", "without an SLO, the most at any level");
+        assert!(best[0].close.is_empty(), "3000 is not within 5% of 4500");
         assert_eq!(best[1].server, "unicorn -w 3");
+        let mut near = cells.clone();
+        near[0].rps_headline = 4400.0;
+        let best = sweep.best(&matrix, &near, &[]);
+        assert_eq!(best[0].close, [vec![("workers".to_string(), "2".to_string()), ("threads".into(), "5".into())]]);
     }
 }

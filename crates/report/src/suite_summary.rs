@@ -199,14 +199,24 @@ impl SuiteSummary {
     }
 
     /// A matrix's answer: `puma -w {workers} -t {threads}: workers = 4, threads = 5 served the most within the SLO
-    /// (mean < 1s): 4512.0 requests/s at 64 users`.
+    /// (mean < 1s): 4512.0 requests/s at 64 users; within 5% of it: workers = 2, threads = 5`.
     pub fn best_value(&self, best: &BestValue) -> String {
-        let values: Vec<String> = best.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let values = |params: &[(String, String)]| -> String {
+            params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+        };
         let within = if self.slo.is_empty() { String::new() } else { format!(" within the SLO ({})", self.slo_text()) };
+        let close = match best.close.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; within {:.0}% of it: {}",
+                crate::by_parameter::CLOSE * 100.0,
+                best.close.iter().map(|p| values(p)).collect::<Vec<_>>().join("; ")
+            ),
+        };
         format!(
-            "{}: {} served the most{within}: {:.1} requests/s at {}",
+            "{}: {} served the most{within}: {:.1} requests/s at {}{close}",
             best.family,
-            values.join(", "),
+            values(&best.params),
             best.rps,
             self.level(best.level)
         )
@@ -257,7 +267,7 @@ pub(crate) mod tests {
             errors_pct: 0.5,
             server_cpu_us: 42.25,
             pss_bytes: 50.0 * 1_048_576.0,
-            limit: if client_bound { Limit::Client } else { Limit::ServerCpu { busy: 0.966, queued: 0.0 } },
+            limit: if client_bound { Limit::Client } else { Limit::ServerCpu { busy: 0.966, cpus_busy: 0.97 } },
             meets_slo: true,
         }
     }

@@ -172,10 +172,19 @@ fn by_parameter(summary: &SuiteSummary) -> Vec<Figure> {
         ];
         for (what, y_label, log_y, f) in &metrics {
             let title = format!("{what} by {} at {at}", sweep.parameter);
-            let chart = Chart { title: &title, x_label: &x_label, y_label, log_x, log_y: *log_y, limit: None };
+            let series = series(f);
+            // Apps that differ by orders of magnitude (a hello and a Rails page) share the chart on a log scale.
+            let values: Vec<f64> =
+                series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|v| *v > 0.0).collect();
+            let spread =
+                values.iter().copied().fold(0.0, f64::max) / values.iter().copied().fold(f64::INFINITY, f64::min);
+            let log_y = *log_y || spread > 20.0;
+            let y_label =
+                if log_y && !y_label.contains("log") { format!("{y_label}, log") } else { y_label.to_string() };
+            let chart = Chart { title: &title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit: None };
             let caption =
                 format!("At {at}: each line is one matrix with its other values fixed; medians across repeats.");
-            charts.push((caption, line_chart(&chart, &series(f))));
+            charts.push((caption, line_chart(&chart, &series)));
         }
     }
     charts
