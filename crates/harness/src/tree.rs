@@ -71,6 +71,9 @@ pub fn all_processes() -> Vec<Process> {
     processes.filter_map(|p| Process::from_stat(p.ok()?.stat().ok()?)).collect()
 }
 
+/// (busy, total) CPU ticks, as `/proc/stat` counts them.
+type Ticks = (u64, u64);
+
 /// The process tree of one launched server.
 #[derive(Debug)]
 pub struct Tree {
@@ -81,10 +84,10 @@ pub struct Tree {
     /// Each thread's run-queue wait so far, ns, by thread id.
     last_queued_ns: HashMap<i32, u64>,
     last_cgroup_us: Option<u64>,
-    last_host: Option<(u64, u64)>,
+    last_host: Option<Ticks>,
     /// The CPUs the server may run on (empty: all), whose busy share each sample gives.
     cpus: Vec<usize>,
-    last_cpus: Option<(u64, u64)>,
+    last_cpus: Option<Ticks>,
 }
 
 impl Tree {
@@ -155,8 +158,7 @@ impl Tree {
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
         self.last_queued_ns = members.iter().flat_map(|p| queued_ns(p.pid)).collect();
         self.last_cgroup_us = self.cgroup_usage_us();
-        self.last_host = ticks_of(&[]);
-        self.last_cpus = ticks_of(&self.cpus);
+        (self.last_host, self.last_cpus) = host_and_cpu_ticks(&self.cpus);
     }
 
     /// CPU time used by every process ever in the cgroup, µs (exact, and it keeps the time of processes that
@@ -208,7 +210,7 @@ impl Tree {
             sample.cpu_s = now.saturating_sub(before) as f64 / 1e6;
             self.last_cgroup_us = Some(now);
         }
-        let (host, cpus) = (ticks_of(&[]), ticks_of(&self.cpus));
+        let (host, cpus) = host_and_cpu_ticks(&self.cpus);
         sample.host_busy = busy_between(self.last_host, host);
         sample.cpus_busy = busy_between(self.last_cpus, cpus);
         (self.last_host, self.last_cpus) = (host, cpus);
@@ -242,8 +244,8 @@ fn queued_ns(pid: i32) -> Vec<(i32, u64)> {
     tasks.flatten().filter_map(|task| Some((task.tid, task.schedstat().ok()?.run_delay))).collect()
 }
 
-/// The busy share between two readings of [`ticks_of`].
-fn busy_between(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
+/// The busy share between two readings of [`host_and_cpu_ticks`].
+fn busy_between(before: Option<Ticks>, after: Option<Ticks>) -> f64 {
     let (Some((busy0, total0)), Some((busy1, total1))) = (before, after) else { return 0.0 };
     let total = total1.saturating_sub(total0);
     if total > 0 {
@@ -253,18 +255,20 @@ fn busy_between(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
     }
 }
 
-/// (busy, total) CPU ticks of `cpus` (empty: the whole host), from `/proc/stat`: busy is all but idle and iowait.
-fn ticks_of(cpus: &[usize]) -> Option<(u64, u64)> {
-    let stats = KernelStats::current().ok()?;
+/// (busy, total) CPU ticks of the whole host and of `cpus` (empty: the whole host again), from one read of
+/// `/proc/stat`: busy is all but idle and iowait.
+fn host_and_cpu_ticks(cpus: &[usize]) -> (Option<Ticks>, Option<Ticks>) {
+    let Ok(stats) = KernelStats::current() else { return (None, None) };
+    let host = busy_and_total(&stats.total);
     if cpus.is_empty() {
-        return Some(busy_and_total(&stats.total));
+        return (Some(host), Some(host));
     }
     let mut sum = (0, 0);
     for cpu in cpus.iter().filter_map(|&i| stats.cpu_time.get(i)) {
         let (busy, total) = busy_and_total(cpu);
         sum = (sum.0 + busy, sum.1 + total);
     }
-    Some(sum)
+    (Some(host), Some(sum))
 }
 
 /// (busy, total) ticks of one line of `/proc/stat`.
