@@ -75,26 +75,27 @@ pub fn verdict(ratio: f64, low: f64, high: f64, noise: f64) -> Verdict {
 }
 
 /// Compares two suite runs: every (server, level) measured in both, repeats as the samples.
-pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> Vec<Change> {
+pub fn compare_trials<'a>(old: &'a [TrialRecord], new: &'a [TrialRecord], noise: f64) -> Vec<Change> {
     let mut keys: Vec<(String, f64)> = new.iter().map(|t| (t.server.clone(), t.level)).collect();
     keys.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     keys.dedup();
     keys.into_iter()
         .filter_map(|(server, level)| {
-            let pick = |trials: &[TrialRecord]| -> Vec<LoadResult> {
-                trials.iter().filter(|t| t.server == server && t.level == level).map(|t| t.result.clone()).collect()
+            let pick = |trials: &'a [TrialRecord]| -> Vec<&'a TrialRecord> {
+                trials.iter().filter(|t| t.server == server && t.level == level).collect()
             };
             let (before, after) = (pick(old), pick(new));
             if before.is_empty() {
                 return None;
             }
-            let limit = Limit::of(&new.iter().filter(|t| t.server == server && t.level == level).collect::<Vec<_>>());
-            let rps = |runs: &[LoadResult]| runs.iter().map(crate::figures::successful_per_s).collect::<Vec<_>>();
-            let p99 = |runs: &[LoadResult]| {
-                median(&runs.iter().map(|r| value(Metric::Percentile(99.0), r)).collect::<Vec<_>>())
+            let rps = |runs: &[&TrialRecord]| {
+                runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect::<Vec<_>>()
+            };
+            let p99 = |runs: &[&TrialRecord]| {
+                median(&runs.iter().map(|t| value(Metric::Percentile(99.0), &t.result)).collect::<Vec<_>>())
             };
             Some(Change {
-                new_limit: limit,
+                new_limit: Limit::of(&after),
                 ..change(server, level, &rps(&before), &rps(&after), p99(&before), p99(&after), noise)
             })
         })
