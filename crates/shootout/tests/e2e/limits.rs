@@ -3,41 +3,31 @@
 //! that sleeps (the server is waiting, its CPU nearly idle), and uploads bigger than one client core can send (the
 //! client is the limit, and so the figures measure shootout).
 
-use std::path::{Path, PathBuf};
-
-use crate::support::{describe, shootout};
+use crate::support::{describe, results, run_suite, workdir};
 
 /// Runs a one-server suite of target instances (`server` holds the server's keys) and returns the limit the
 /// summary table gives the server, after checking report.md and summary.csv agree with it.
 fn limit_of(name: &str, load: &str, server: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("shootout-limits-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = workdir("limits", name);
     let suite = format!(
         "name = \"{name}\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
          connections = [{connections}]\nclient_cpus = \"0\"\n[load]\n{load}\n\
          [[server]]\nname = \"target\"\n{server}\n",
         connections = if load.contains("body") { 8 } else { 4 },
     );
-    std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let output =
-        shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap();
+    let output = run_suite(&dir, &suite);
     assert!(output.status.success(), "{}", describe(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let header = stdout.lines().next().unwrap_or_default();
     assert!(header.ends_with("  limit"), "the table has a limit column: {stdout}");
     let row = stdout.lines().find(|l| l.starts_with("target ")).unwrap_or_else(|| panic!("a row: {stdout}"));
     let limit = row.split("  ").map(str::trim).filter(|s| !s.is_empty()).last().unwrap().to_string();
-    let results = one_results_dir(&dir);
+    let results = results(&dir);
     let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
     assert!(markdown.contains(&format!(" {limit} |")), "report.md says {limit} too: {markdown}");
     let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("server_cpus,server_busy,client_busy"), "{csv}");
     limit
-}
-
-fn one_results_dir(dir: &Path) -> PathBuf {
-    std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
 }
 
 /// A percentage in a limit such as `server CPU 97%` or `waiting (CPU 3%)`.

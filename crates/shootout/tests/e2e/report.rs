@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{describe, shootout};
+use crate::support::{describe, results, run_suite, shootout, workdir};
 
 fn chromium(args: &[&str], page: &Path) -> std::process::Output {
     let profile = std::env::temp_dir().join(format!("shootout-chromium-{}", std::process::id()));
@@ -31,18 +31,14 @@ fn chromium(args: &[&str], page: &Path) -> std::process::Output {
 
 #[test]
 fn the_report_renders_in_a_browser_with_every_chart() {
-    let dir = std::env::temp_dir().join(format!("shootout-report-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = workdir("report", "browser");
     let suite = "name = \"report\"\nrepeats = 1\nduration = \"1200ms\"\nwarmup = \"200ms\"\nsample_every = \"200ms\"\n\
                  connections = [1, 4]\nslo = [\"p99 < 20ms\", \"errors < 1%\"]\n[load]\npath = \"/hello\"\n\
                  [[server]]\nname = \"fast <b>\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
                  [[server]]\nname = \"slow\"\ncommand = \"{shootout} target --port {port} --threads 1\"\npath = \"/delay/3\"\n";
-    std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let run =
-        shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap();
+    let run = run_suite(&dir, suite);
     assert!(run.status.success(), "{}", describe(&run));
-    let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
+    let results = results(&dir);
     let page = results.join("report.html");
     let html = std::fs::read_to_string(&page).expect("shootout run writes the report");
     assert!(html.contains("fast &lt;b&gt;") && !html.contains("fast <b>"), "names are escaped");
@@ -94,16 +90,12 @@ fn a_single_load_result_gets_its_own_report() {
 /// Issue 10: the report read a results directory's suite.toml loosely and dropped what it could not read.
 #[test]
 fn a_broken_suite_file_in_the_results_is_named_not_ignored() {
-    let dir = std::env::temp_dir().join(format!("shootout-report-suite-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = workdir("report", "suite");
     let suite = "name = \"outline\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"0s\"\nconnections = [1]\n\
                  slo = [\"p99 < 20ms\"]\n[[server]]\nname = \"only\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
-    std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let run =
-        shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap();
+    let run = run_suite(&dir, suite);
     assert!(run.status.success(), "{}", describe(&run));
-    let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
+    let results = results(&dir);
     let again = shootout().arg("report").arg(&results).output().unwrap();
     assert!(again.status.success(), "{}", describe(&again));
     assert!(std::fs::read_to_string(results.join("report.md")).unwrap().contains("p99 < 20ms"));

@@ -3,30 +3,17 @@
 //! survived with nothing measured lost and no process left behind.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use crate::support::{describe, shootout};
+use crate::support::{describe, results, run_suite, shootout};
 
-/// A fresh folder for one test's suite and results.
+/// A fresh folder for one `shootout run` test.
 fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("shootout-run-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run_suite(dir: &Path, suite: &str) -> Output {
-    std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
-}
-
-/// The one results directory under `dir/results`.
-fn results(dir: &Path) -> PathBuf {
-    std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
+    crate::support::workdir("run", name)
 }
 
 fn files(dir: &Path, extension: &str) -> Vec<PathBuf> {

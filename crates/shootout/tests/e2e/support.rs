@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,25 @@ use shootout_model::LoadResult;
 /// A command for the `shootout` binary under test.
 pub fn shootout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_shootout"))
+}
+
+/// A fresh folder for one test's suite and results, named after its `area` and `name`.
+pub fn workdir(area: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shootout-{area}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes `suite` to `dir/suite.toml` and runs it with `shootout run`, its results under `dir/results`.
+pub fn run_suite(dir: &Path, suite: &str) -> Output {
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
+}
+
+/// The one results directory under `dir/results`.
+pub fn results(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
 }
 
 /// Runs `shootout load --json ARGS` and parses its result; panics with the output if it failed.
