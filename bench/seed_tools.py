@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_wrk import ROOT, free_port, measure, wait_for_port  # noqa: E402
+from vs_wrk import ROOT, free_port, measure, parse_ab, parse_shootout, wait_for_port  # noqa: E402
 
 # siege's settings for a benchmark run: no per-hit lines, no log file, no fetching of a page's images and
 # scripts (siege 4's parser), and its own defaults for the rest (HTTP/1.1, its connection handling).
@@ -64,17 +64,15 @@ def parse_siege(out):
     return int(field("Transactions")), field("Transaction rate"), field("Response time") * 1000
 
 
-def parse_ab(out):
-    responses = int(re.search(r"Complete requests:\s+(\d+)", out).group(1))
-    rate = float(re.search(r"Requests per second:\s+([\d.]+)", out).group(1))
+def parse_ab_mean(out):
+    """vs_wrk's ab figures, and ab's mean time per request in ms."""
     mean = float(re.search(r"Time per request:\s+([\d.]+) \[ms\] \(mean\)", out).group(1))
-    return responses, rate, mean
+    return (*parse_ab(out), mean)
 
 
-def parse_shootout(out):
-    result = json.loads(out)
-    responses = result["requests"]["ok"] + result["requests"]["http_errors"]
-    return responses, result["throughput"]["requests_per_s"], result["latency"]["mean_us"] / 1000
+def parse_shootout_mean(out):
+    """vs_wrk's shootout figures, and the mean latency in ms."""
+    return (*parse_shootout(out), json.loads(out)["latency"]["mean_us"] / 1000)
 
 
 def tools(args, url, level, siege_rc):
@@ -82,11 +80,11 @@ def tools(args, url, level, siege_rc):
     s, c = args.seconds, str(level)
     ab = ["ab", "-q", "-c", c, "-t", str(s), "-n", "100000000"] + (["-k"] if args.ab_keepalive else [])
     return [
-        ("shootout", pin + [args.shootout, "load", "-t", "1", "-c", c, "-d", f"{s}s", "--json", url], parse_shootout),
+        ("shootout", pin + [args.shootout, "load", "-t", "1", "-c", c, "-d", f"{s}s", "--json", url], parse_shootout_mean),
         ("shootout, no keep-alive", pin + [args.shootout, "load", "-t", "1", "-c", c, "-d", f"{s}s", "--no-keepalive",
-                                           "--json", url], parse_shootout),
+                                           "--json", url], parse_shootout_mean),
         ("siege -b", pin + ["siege", "-R", siege_rc, "-b", "-c", c, "-t", f"{s}S", url], parse_siege),
-        ("ab -k" if args.ab_keepalive else "ab", pin + ab + [url], parse_ab),
+        ("ab -k" if args.ab_keepalive else "ab", pin + ab + [url], parse_ab_mean),
     ]
 
 
