@@ -22,7 +22,7 @@ use crate::pacing::Ramp;
 use crate::plan::Plan;
 
 /// A client this busy (or busy and queued for a CPU together) measures itself rather than the server.
-pub const SATURATION: f64 = 0.9;
+pub use shootout_model::SATURATION;
 
 /// Per-second intervals from several parts merged by second index, handed on in order once complete.
 ///

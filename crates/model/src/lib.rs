@@ -30,5 +30,5 @@ pub use errors::ErrorKind;
 pub use options::{Arrival, LoadOptions, Pacing, Protocol, Segment, Stage, StopCondition};
 pub use result::{
     AgentMeasured, AgentResult, ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts,
-    Second, Sends, Throughput, ToolInfo, SCHEMA_VERSION,
+    Second, Sends, Throughput, ToolInfo, SATURATION, SCHEMA_VERSION,
 };

@@ -247,6 +247,9 @@ pub struct Second {
     pub target: f64,
 }
 
+/// The busy share of its CPUs from which a process (the load generator, or a server) is the bottleneck.
+pub const SATURATION: f64 = 0.9;
+
 /// The load generator's own CPU use, to tell when the client rather than the server was the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ClientUsage {

@@ -12,7 +12,7 @@ use shootout_model::run::TrialRecord;
 use crate::analysis::median;
 
 /// The busy share from which the client, or the server, counts as the bottleneck.
-pub const BOUND: f64 = 0.9;
+pub use shootout_model::SATURATION as BOUND;
 
 /// Threads waiting for each CPU, on average, from which a server on full CPUs wanted more than it got.
 pub const QUEUED: f64 = 0.1;

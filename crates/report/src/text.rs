@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use shootout_metrics::percentile_us;
-use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, Protocol, StopCondition};
+use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, Protocol, StopCondition, SATURATION};
 
 use crate::summary::LoadSummary;
 use crate::units::{bytes, count, ms};
@@ -281,7 +281,7 @@ fn warnings(out: &mut String, result: &LoadResult) {
         }
     }
     let u = &result.client;
-    if u.saturated && u.busy < 0.9 && u.busy + u.queued >= 0.9 {
+    if u.saturated && u.busy < SATURATION && u.busy + u.queued >= SATURATION {
         let _ = writeln!(
             out,
             "\nWARNING: the client was starved of CPU ({:.0}% busy, {:.0}% more waiting for a CPU): this measures \
