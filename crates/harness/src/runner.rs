@@ -34,7 +34,18 @@ pub enum Event {
         /// Trials in the suite.
         total: usize,
     },
-    /// The running trial's progress.
+    /// A server just started is loaded for its `start_warmup`, unmeasured, before its first level.
+    StartWarmup {
+        /// Server.
+        server: String,
+        /// Repeat.
+        repeat: u32,
+        /// How long.
+        duration: std::time::Duration,
+        /// Trials done before it.
+        done: usize,
+    },
+    /// The running trial's (or start warm-up's) progress.
     Load(Progress),
     /// Something the user should read (a server that failed, processes left behind).
     Notice(String),
@@ -98,6 +109,16 @@ pub fn run_suite(
                 continue;
             }
         };
+        if !spec.start_warmup.is_zero() && !stop.load(Ordering::Relaxed) {
+            on_event(Event::StartWarmup { server: spec.name.clone(), repeat, duration: spec.start_warmup, done });
+            if let Err(why) = start_warmup(suite, &running, pending[0], stop.clone(), on_event) {
+                on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
+                fail_rest(0, &why, &mut failures);
+                done += pending.len();
+                let _ = running.stop();
+                continue;
+            }
+        }
         for (i, &level) in pending.iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -149,18 +170,7 @@ fn trial(
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
-    let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
-    let options = load_options(suite, spec, &format!("{}{}", running.url, spec.path), level)?;
-    let scenario = match &suite.load.scenario {
-        Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    let body = suite.load.body.as_deref().unwrap_or_default().as_bytes();
-    let plan = match scenario.clone() {
-        Some(scenario) => Plan::with_scenario(options, scenario),
-        None => Plan::new(options, body),
-    }
-    .map_err(|e| e.to_string())?;
+    let work = Load::new(suite, running, level, None)?;
 
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let root = running.tree_root();
@@ -189,18 +199,74 @@ fn trial(
             }
         }
     });
-    let result = match &suite.agents {
-        None => {
-            shootout_engine::run(&plan, stop, &mut |p: &Progress| on_event(Event::Load(*p))).map_err(|e| e.to_string())
-        }
-        Some(agents) => from_agents(agents, Work { plan: &plan, body, scenario: scenario.as_ref() }, &stop),
-    };
+    let result = work.run(suite, stop, on_event);
     let _ = stop_sampling.send(());
     let samples = sampler.join().unwrap_or_default();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
     let responses = result.requests.ok + result.requests.http_errors;
     let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), cpu_count as u32);
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
+}
+
+/// The load right after a server's start: its `start_warmup` at the first level it will be measured at, nothing
+/// kept. A warm-up that cannot run (the server refuses, an agent is lost) fails the server's repeat, as its first
+/// trial would.
+fn start_warmup(
+    suite: &Suite,
+    running: &RunningServer,
+    level: f64,
+    stop: Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), String> {
+    let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
+    let work = Load::new(suite, running, level, Some(spec.start_warmup))?;
+    work.run(suite, stop, on_event)
+        .map(|_| ())
+        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.name))
+}
+
+/// One level's load on a running server, ready to send from here or from the suite's agents.
+struct Load {
+    plan: Plan,
+    body: Vec<u8>,
+    scenario: Option<shootout_scenario::Scenario>,
+}
+
+impl Load {
+    /// The load of `level` on `running`; `only` makes it a start warm-up of that length instead of a trial.
+    fn new(
+        suite: &Suite,
+        running: &RunningServer,
+        level: f64,
+        only: Option<std::time::Duration>,
+    ) -> Result<Load, String> {
+        let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
+        let options = load_options(suite, spec, &format!("{}{}", running.url, spec.path), level, only)?;
+        let scenario = match &suite.load.scenario {
+            Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let body = suite.load.body.clone().unwrap_or_default().into_bytes();
+        let plan = match scenario.clone() {
+            Some(scenario) => Plan::with_scenario(options, scenario),
+            None => Plan::new(options, &body),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Load { plan, body, scenario })
+    }
+
+    /// Sends it, from this process or shared out to the suite's agents.
+    fn run(&self, suite: &Suite, stop: Arc<AtomicBool>, on_event: &mut dyn FnMut(Event)) -> Result<LoadResult, String> {
+        match &suite.agents {
+            None => shootout_engine::run(&self.plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)))
+                .map_err(|e| e.to_string()),
+            Some(agents) => from_agents(
+                agents,
+                Work { plan: &self.plan, body: &self.body, scenario: self.scenario.as_ref() },
+                &stop,
+            ),
+        }
+    }
 }
 
 /// One trial's load shared out to the suite's agents and merged. An agent lost on the way fails the trial: its
@@ -218,8 +284,15 @@ fn from_agents(agents: &Agents, work: Work<'_>, stop: &AtomicBool) -> Result<Loa
     }
 }
 
-/// The engine options of one level on `server`: the suite's choices and the server's protocol, with the defaults every load run shares.
-fn load_options(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> Result<LoadOptions, String> {
+/// The engine options of one level on `server`: the suite's choices and the server's protocol, with the defaults
+/// every load run shares. `only` makes it a start warm-up: that long, without a warm-up or a count of its own.
+fn load_options(
+    suite: &Suite,
+    server: &ServerSpec,
+    url: &str,
+    level: f64,
+    only: Option<std::time::Duration>,
+) -> Result<LoadOptions, String> {
     let (connections, rate) = match suite.levels {
         Levels::Connections(_) => (Some(level as u32), None),
         Levels::Rates(_) => (None, Some(level)),
@@ -230,8 +303,8 @@ fn load_options(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> Re
         connections,
         rate,
         threads: Some(suite.threads),
-        duration: Some(suite.duration),
-        requests: suite.requests,
+        duration: Some(only.unwrap_or(suite.duration)),
+        requests: if only.is_some() { None } else { suite.requests },
         method: suite.load.method.clone(),
         headers: suite.load.headers.clone(),
         body_bytes: suite.load.body.as_ref().map(|b| b.len() as u64),
@@ -241,7 +314,7 @@ fn load_options(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> Re
         streams: Some(server.streams),
         // The servers of a suite are the user's own: a self-signed certificate is expected.
         insecure: true,
-        warmup: Some(suite.warmup),
+        warmup: Some(if only.is_some() { std::time::Duration::ZERO } else { suite.warmup }),
         ..LoadSettings::default()
     };
     settings.build(suite.threads).map_err(|e| format!("{url} at {level}: {e}"))

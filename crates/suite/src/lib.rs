@@ -39,6 +39,8 @@
 //! stop = { signal = "INT", grace = "10s", pidfile = "tmp/server.pid" }   # pidfile: signal that PID instead
 //! version_command = "puma --version"
 //! cpus = "1"                       # default: every CPU but the client's
+//! start_warmup = "60s"             # optional: after each start, load it this long at the first level, unmeasured
+//!                                  # (a JVM's JIT), once per start rather than at every level
 //! protocol = "http1"               # optional: this server's protocol (and streams), instead of [load]'s; it is
 //!                                  # probed and verified over it too
 //!
@@ -252,6 +254,9 @@ pub struct ServerSpec {
     /// A file (from `cwd`, `{port}` filled in) holding the PID to signal instead of the launched process, for
     /// servers that daemonize their master (Passenger's watchdog).
     pub stop_pidfile: Option<String>,
+    /// Load (at the first level, not measured) right after each start, before the first level's own warm-up:
+    /// time for a JIT to compile the hot path, paid once per start rather than at every level.
+    pub start_warmup: Duration,
     /// Run before the server starts (in its working directory).
     pub setup: Option<String>,
     /// Run after it stops.

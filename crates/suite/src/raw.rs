@@ -104,6 +104,7 @@ pub(crate) struct ServerDef {
     pub(crate) cpus: Option<String>,
     pub(crate) protocol: Option<Spanned<String>>,
     pub(crate) streams: Option<Spanned<u32>>,
+    pub(crate) start_warmup: Option<Spanned<String>>,
     /// A parameter sweep: one server per combination of these values ([`crate::matrix`]).
     pub(crate) matrix: Option<Spanned<crate::matrix::Matrix>>,
     /// The values this server was expanded with from its matrix, in the matrix's order.

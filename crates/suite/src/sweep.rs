@@ -6,7 +6,7 @@ use std::time::Duration;
 use shootout_scenario::{FileError, Locator};
 
 use crate::raw::SuiteFile;
-use crate::{Levels, Suite};
+use crate::{Levels, ServerSpec, Suite};
 
 /// Which sweep of a suite to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,7 +62,7 @@ impl Sweep {
     }
 
     /// For the smoke sweep, cuts a validated suite down to its first and last level, 2 s each after at most 1 s
-    /// of warm-up, once.
+    /// of warm-up (and of each server's start warm-up), once.
     pub(crate) fn cut(self, suite: Suite) -> Suite {
         if self != Sweep::Smoke {
             return suite;
@@ -78,8 +78,14 @@ impl Sweep {
             Levels::Connections(c) => Levels::Connections(ends(c)),
             Levels::Rates(r) => Levels::Rates(ends(r)),
         };
+        let servers = suite
+            .servers
+            .into_iter()
+            .map(|s| ServerSpec { start_warmup: s.start_warmup.min(Duration::from_secs(1)), ..s })
+            .collect();
         Suite {
             levels,
+            servers,
             repeats: 1,
             duration: Duration::from_secs(2),
             warmup: suite.warmup.min(Duration::from_secs(1)),

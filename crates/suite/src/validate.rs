@@ -223,6 +223,7 @@ fn server_spec(
         stop_signal,
         stop_grace: duration_or(&stop.and_then(|s| s.grace.clone()), Duration::from_secs(10), at)?,
         stop_pidfile: stop.and_then(|s| s.pidfile.clone()),
+        start_warmup: duration_or(&def.start_warmup, Duration::ZERO, at)?,
         setup: def.setup.clone(),
         teardown: def.teardown.clone(),
         version_command: def.version_command.clone(),

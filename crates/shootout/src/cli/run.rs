@@ -74,24 +74,33 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             std::process::exit(130);
         }
     });
-    // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time.
+    // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time. Each
+    // server's start warm-up is added once per repeat.
     let trial_ms = if suite.requests.is_some() { 1 } else { (suite.warmup + suite.duration).as_millis() as u64 };
-    let total = suite.servers.len() as u64 * u64::from(suite.repeats) * suite.levels.values().len() as u64;
-    let bar = ProgressBar::new(total * trial_ms);
+    let levels = suite.levels.values().len() as u64;
+    let per_repeat: u64 = suite.servers.iter().map(|s| levels * trial_ms + s.start_warmup.as_millis() as u64).sum();
+    let bar = ProgressBar::new(u64::from(suite.repeats) * per_repeat);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     eprintln!("results: {}", store.dir.display());
-    let mut base = 0;
+    // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far.
+    let (mut base, mut span, mut warmed) = (0, trial_ms, 0);
     let unit = suite.unit();
     let outcome = run_suite(&suite, store, stop, &mut |event| match event {
         Event::Trial { server, level, repeat, done, .. } => {
-            base = done as u64 * trial_ms;
+            (base, span) = (done as u64 * trial_ms + warmed, trial_ms);
             bar.set_position(base);
             bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
         }
-        Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(trial_ms)),
+        Event::StartWarmup { server, repeat, duration, done } => {
+            (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
+            warmed += span;
+            bar.set_position(base);
+            bar.set_message(format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
+        }
+        Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
     });
     bar.finish_and_clear();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use crate::support::{describe, results, run_suite, shootout};
+use crate::support::{describe, results, run_suite, shootout, Target};
 
 /// A fresh folder for one `shootout run` test.
 fn workdir(name: &str) -> PathBuf {
@@ -264,6 +264,35 @@ fn a_command_that_is_not_found_is_named() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("server 'ghost' exited (exit status 127)") && stderr.contains("not found"), "{stderr}");
+}
+
+#[test]
+fn a_start_warmup_loads_the_server_once_per_start_and_is_not_measured() {
+    // The server is a target this test started, so its count of requests served outlives the suite's "server"
+    // (a sleep the harness starts and stops): what the trials did not count is what the start warm-ups sent.
+    let target = Target::start();
+    let dir = workdir("start-warmup");
+    let suite = format!(
+        "repeats = 2\nwarmup = \"0s\"\nrequests = 200\nsample_every = \"100ms\"\nconnections = [1, 2]\n\
+         [load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"warmed\"\ncommand = \"sleep 60\"\nurl = \"{}\"\nstart_warmup = \"1s\"\n",
+        target.url("")
+    );
+    let started = Instant::now();
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(started.elapsed() >= Duration::from_secs(2), "two starts, each warmed up for 1 s");
+    let measured: u64 = files(&results(&dir), "json")
+        .iter()
+        .map(|f| {
+            let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            t["result"]["requests"]["total"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(measured, 4 * 200, "each trial counts its own 200 requests only");
+    // Besides the trials: a ready probe and a verification per start, and a second of load at 1 user twice.
+    let unmeasured = target.served() - measured;
+    assert!(unmeasured > 2 * 100, "the start warm-ups sent {unmeasured} requests in 2 s");
 }
 
 #[test]
