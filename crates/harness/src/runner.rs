@@ -109,17 +109,19 @@ pub fn run_suite(
                 continue;
             }
         };
+        // A start warm-up that fails leaves no level to run: the loop below then has nothing to do, and the
+        // server is stopped and torn down as after any repeat.
+        let mut levels_left = &pending[..];
         if !spec.start_warmup.is_zero() && !stop.load(Ordering::Relaxed) {
             on_event(Event::StartWarmup { server: spec.name.clone(), repeat, duration: spec.start_warmup, done });
-            if let Err(why) = start_warmup(suite, &running, pending[0], stop.clone(), on_event) {
+            if let Err(why) = start_warmup(suite, spec, &running, pending[0], stop.clone(), on_event) {
                 on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
                 fail_rest(0, &why, &mut failures);
                 done += pending.len();
-                let _ = running.stop();
-                continue;
+                levels_left = &[];
             }
         }
-        for (i, &level) in pending.iter().enumerate() {
+        for (i, &level) in levels_left.iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -170,7 +172,8 @@ fn trial(
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
-    let work = Load::new(suite, running, level, None)?;
+    let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
+    let work = Load::new(suite, spec, running, level, None)?;
 
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let root = running.tree_root();
@@ -204,7 +207,7 @@ fn trial(
     let samples = sampler.join().unwrap_or_default();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
     let responses = result.requests.ok + result.requests.http_errors;
-    let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), cpu_count as u32);
+    let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), result.duration_s, cpu_count as u32);
     Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
 }
 
@@ -213,13 +216,13 @@ fn trial(
 /// trial would.
 fn start_warmup(
     suite: &Suite,
+    spec: &ServerSpec,
     running: &RunningServer,
     level: f64,
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), String> {
-    let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
-    let work = Load::new(suite, running, level, Some(spec.start_warmup))?;
+    let work = Load::new(suite, spec, running, level, Some(spec.start_warmup))?;
     work.run(suite, stop, on_event)
         .map(|_| ())
         .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.name))
@@ -236,11 +239,11 @@ impl Load {
     /// The load of `level` on `running`; `only` makes it a start warm-up of that length instead of a trial.
     fn new(
         suite: &Suite,
+        spec: &ServerSpec,
         running: &RunningServer,
         level: f64,
         only: Option<std::time::Duration>,
     ) -> Result<Load, String> {
-        let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
         let options = load_options(suite, spec, &format!("{}{}", running.url, spec.path), level, only)?;
         let scenario = match &suite.load.scenario {
             Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
@@ -322,24 +325,30 @@ fn load_options(
 
 /// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the
 /// first: since the trial started, `warmup_s` before the window); the interval that straddles the window's start
-/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses. The busy
-/// share is that CPU time over the window's length times the `cpus` the server could use; the queued share, the
-/// same of the time its threads waited for a CPU; how busy those CPUs were, by anything, weighted by time.
-fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, cpus: u32) -> ServerUsage {
+/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses. The CPU per
+/// response takes everything until the load ended, the last answers included. The shares are of the load's
+/// measured window, `window_s` (its sending time): the CPU time in it over its length times the `cpus` the server
+/// could use; the same of the time its threads waited for a CPU; how busy those CPUs were, by anything, weighted
+/// by time. Waiting for the slowest last answers after it would otherwise pass for idle time.
+fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f64, cpus: u32) -> ServerUsage {
     let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
-    let (mut cpu_s, mut queued_s, mut cpus_busy_s) = (0.0, 0.0, 0.0);
+    let last_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    let window_s = if window_s > 0.0 { window_s.min(last_s) } else { last_s };
+    let (mut cpu_s, mut in_window) = (0.0, [0.0; 3]);
     let mut previous = -warmup_s;
     for sample in samples {
-        if sample.t_s > 0.0 {
-            let share = if previous < 0.0 { sample.t_s / (sample.t_s - previous) } else { 1.0 };
-            cpu_s += sample.cpu_s * share;
-            queued_s += sample.cpu_queued_s * share;
-            cpus_busy_s += sample.cpus_busy * (sample.t_s - previous.max(0.0));
+        if sample.t_s > previous {
+            let length = sample.t_s - previous;
+            let after_start = (sample.t_s - previous.max(0.0)).max(0.0);
+            let inside = (sample.t_s.min(window_s) - previous.max(0.0)).max(0.0);
+            cpu_s += sample.cpu_s * after_start / length;
+            in_window[0] += sample.cpu_s * inside / length;
+            in_window[1] += sample.cpu_queued_s * inside / length;
+            in_window[2] += sample.cpus_busy * inside;
         }
         previous = sample.t_s;
     }
     let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
-    let window_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
     let share = |seconds: f64| if window_s > 0.0 && cpus > 0 { seconds / (window_s * f64::from(cpus)) } else { 0.0 };
     ServerUsage {
         cpu_s,
@@ -350,9 +359,9 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, cpus: u32) -
         processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
         threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
         cpus,
-        busy: share(cpu_s),
-        queued: share(queued_s),
-        cpus_busy: if window_s > 0.0 { cpus_busy_s / window_s } else { 0.0 },
+        busy: share(in_window[0]),
+        queued: share(in_window[1]),
+        cpus_busy: if window_s > 0.0 { in_window[2] / window_s } else { 0.0 },
     }
 }
 
@@ -404,16 +413,30 @@ mod tests {
     fn the_warm_up_is_not_charged_to_the_measured_responses() {
         // 1 s of warm-up, samples every 0.8 s at a steady 0.5 CPU-seconds per second, the load ending at 2 s.
         let samples = [sample(-0.2, 0.4), sample(0.6, 0.4), sample(1.4, 0.4), sample(2.0, 0.3)];
-        let usage = usage(&samples, 1000, 1.0, 2);
+        let usage = usage(&samples, 1000, 1.0, 2.0, 2);
         assert!((usage.cpu_s - 1.0).abs() < 1e-9, "2 s at 0.5 CPU: {}", usage.cpu_s);
         assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
         assert!((usage.busy - 0.25).abs() < 1e-9, "half a CPU of two: {}", usage.busy);
         // How busy the server's CPUs were, weighted by time: 0.6 s at 100%, 0.8 s at 50%, 0.6 s at 0%.
         let mut busy = samples;
         (busy[1].cpus_busy, busy[2].cpus_busy, busy[3].cpus_busy) = (1.0, 0.5, 0.0);
-        assert!((super::usage(&busy, 1000, 1.0, 2).cpus_busy - 0.5).abs() < 1e-9, "(0.6 + 0.4) / 2 s");
+        assert!((super::usage(&busy, 1000, 1.0, 2.0, 2).cpus_busy - 0.5).abs() < 1e-9, "(0.6 + 0.4) / 2 s");
         // No warm-up: the first sample covers the window from its start.
-        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0, 1);
+        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0, 1.0, 1);
         assert!((usage.cpu_s - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_wait_for_the_last_answers_is_not_idle_time_in_the_window() {
+        // A 2 s window at a full CPU, then 1 s of waiting for the slowest answers with the server nearly idle:
+        // all of the CPU is charged to the responses, but the busy share is of the 2 s of sending.
+        let mut samples = [sample(1.0, 1.0), sample(2.0, 1.0), sample(3.0, 0.1)];
+        samples[2].cpus_busy = 0.1;
+        (samples[0].cpus_busy, samples[1].cpus_busy) = (1.0, 1.0);
+        let usage = super::usage(&samples, 2100, 0.0, 2.0, 1);
+        assert!((usage.cpu_s - 2.1).abs() < 1e-9);
+        assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
+        assert!((usage.busy - 1.0).abs() < 1e-9, "{}", usage.busy);
+        assert!((usage.cpus_busy - 1.0).abs() < 1e-9, "{}", usage.cpus_busy);
     }
 }
