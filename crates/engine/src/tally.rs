@@ -19,8 +19,6 @@ use crate::cpu::queued_now;
 /// When a worker's counted requests ended, and how long it waited for a CPU meanwhile.
 #[derive(Debug, Clone, Copy)]
 pub struct Ends {
-    /// Its last response (any status), if it had one.
-    pub response: Option<Instant>,
     /// Its last request, answered or failed (or the interruption).
     pub any: Instant,
     /// How long the worker waited for a CPU while measuring.
@@ -53,7 +51,6 @@ pub struct Tally {
     /// When the last counted request ended, answered or failed.
     last_end: Instant,
     /// When the last counted response arrived.
-    last_response: Option<Instant>,
     /// Which worker this is, as the coordinator knows it.
     thread: usize,
     /// This thread's wait for a CPU when measuring started ([`queued_now`]).
@@ -71,7 +68,6 @@ impl Tally {
             measure_start,
             next_second: measure_start + Duration::from_secs(1),
             last_end: measure_start,
-            last_response: None,
             thread,
             queued_start: queued_now(),
             reports,
@@ -124,7 +120,6 @@ impl Tally {
             }
         }
         self.last_end = now;
-        self.last_response = Some(now);
     }
 
     /// The request on `conn` failed with `kind` at `now`. A timeout counts the time waited as its latency (and,
@@ -166,7 +161,7 @@ impl Tally {
             let _ = self.reports.send((self.thread, Report::Interval(final_interval)));
         }
         let queued = queued_now().saturating_sub(self.queued_start);
-        let ends = Ends { response: self.last_response, any: self.last_end, queued };
+        let ends = Ends { any: self.last_end, queued };
         let _ = self.reports.send((self.thread, Report::Done(Box::new(recorder), self.per_request, ends)));
     }
 }

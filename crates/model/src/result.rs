@@ -28,10 +28,10 @@ pub struct LoadResult {
     pub started_at: String,
     /// Wall-clock end of the measured window, RFC 3339 UTC.
     pub ended_at: String,
-    /// Length of the measured window in seconds: from the end of warm-up to the end of the sending time, or to
-    /// the last response if one came later (requests still in flight when sending stops are waited for, up to
-    /// their timeout, but one that only fails later does not stretch the window). A run to a request count, or an
-    /// interrupted one, lasts until its last counted request ended.
+    /// Length of the measured window in seconds: from the end of warm-up to the end of the sending time. The
+    /// requests due in it are counted, and those still in flight when sending stops are waited for (up to their
+    /// timeout) and counted too, without stretching the window. A run to a request count, or an interrupted one,
+    /// lasts until its last counted request ended.
     pub duration_s: f64,
     /// True when the run was cut short (Ctrl-C); everything measured until then is still here.
     pub interrupted: bool,

@@ -107,3 +107,28 @@ fn requests_left_to_time_out_do_not_stretch_the_measured_window() {
     assert!((result.throughput.requests_per_s - answered / result.duration_s).abs() < 1.0);
     std::fs::remove_file(&scenario).unwrap();
 }
+
+#[test]
+fn slow_last_responses_are_counted_without_stretching_the_measured_window() {
+    let target = Target::start();
+    // One request in a hundred takes 700 ms, so when sending stops after 1 s most users are waiting for one:
+    // they are waited for and counted, but the rate is per second of the 1 s of sending. Divided by the time
+    // until the last answer (up to 1.7 s), it would lose what a server with a long tail served in its window.
+    let scenario = std::env::temp_dir().join(format!("shootout-slow-end-{}.toml", std::process::id()));
+    std::fs::write(
+        &scenario,
+        "[[request]]\nname = \"fast\"\nurl = \"/hello\"\nweight = 99\n\
+         [[request]]\nname = \"slow\"\nurl = \"/delay/700\"\nweight = 1\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let result =
+        load(&["-d", "1s", "-c", "8", "--timeout", "5s", "--scenario", scenario.to_str().unwrap(), &target.url("/")]);
+    assert!(started.elapsed().as_secs_f64() > 1.2, "the slow last requests were waited for");
+    assert_eq!(result.requests.failed, 0, "every request was answered: {:?}", result.errors);
+    assert_eq!(target.served(), result.requests.total, "the late answers are counted");
+    assert!((0.99..1.1).contains(&result.duration_s), "measured window {} s", result.duration_s);
+    let answered = (result.requests.ok + result.requests.http_errors) as f64;
+    assert!((result.throughput.requests_per_s - answered / result.duration_s).abs() < 1.0);
+    std::fs::remove_file(&scenario).unwrap();
+}
