@@ -186,7 +186,11 @@ fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
         .iter()
         .map(|server| {
             let mine: Vec<&Cell> = cells.iter().filter(|c| &c.server == server).collect();
-            let knee = mine.windows(2).find(|w| w[1].rps_headline < 1.1 * w[0].rps_headline).map(|w| w[0].level);
+            // The first level that no higher one beats by 10%: a dip and a later climb (a JVM server that keeps
+            // rising after a flat step) is not where throughput stopped. None while the last level still adds.
+            let knee = (0..mine.len().saturating_sub(1))
+                .find(|&i| mine[i + 1..].iter().all(|c| c.rps_headline < 1.1 * mine[i].rps_headline))
+                .map(|i| mine[i].level);
             (server.clone(), knee)
         })
         .collect()
@@ -314,6 +318,18 @@ mod tests {
         let by_best = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Best);
         assert_eq!(by_best.ratios[0].faster, "a", "the best repeat says a");
         assert!((by_best.ratios[0].ratio - 300.0 / 160.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_knee_is_where_no_higher_level_adds_ten_percent() {
+        let server = |rps: &[f64]| -> Vec<Cell> {
+            rps.iter().enumerate().map(|(i, &r)| cell("s", f64::from(1 << i), &[r], 1.0)).collect()
+        };
+        let knee = |rps: &[f64]| knees(&server(rps), &["s".to_string()])[0].1;
+        // Flat from 2 to 4 users, then rising again to 16: it stops rising at 16, not at 2.
+        assert_eq!(knee(&[2470.0, 3678.0, 3037.0, 4264.0, 6932.0, 6618.0, 6848.0]), Some(16.0));
+        assert_eq!(knee(&[100.0, 200.0, 205.0, 190.0]), Some(2.0));
+        assert_eq!(knee(&[100.0, 200.0, 400.0]), None, "still rising at the last level");
     }
 
     #[test]

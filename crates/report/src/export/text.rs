@@ -44,7 +44,7 @@ impl Exporter for Text {
         let knees: Vec<String> =
             summary.knees.iter().map(|(server, knee)| format!("{server} at {}", summary.level(*knee))).collect();
         if !knees.is_empty() {
-            let _ = writeln!(out, "\nThroughput stops rising (next level adds < 10%): {}", knees.join(", "));
+            let _ = writeln!(out, "\nThroughput stops rising (no higher level adds 10%): {}", knees.join(", "));
         }
         if summary.client_bound() {
             let _ = writeln!(
@@ -107,7 +107,7 @@ puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
 SLO (mean < 1s):
   puma: up to 16 users, 1320.0 requests/s
 
-Throughput stops rising (next level adds < 10%): puma at 16 users
+Throughput stops rising (no higher level adds 10%): puma at 16 users
 
 WARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout.
 ";
