@@ -40,6 +40,8 @@ def arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True, help="the server's command; {port} is filled in")
     parser.add_argument("--cwd", default=".", help="where the server's command runs")
+    parser.add_argument("--stop", help="a command that stops a server whose master daemonizes (Passenger's "
+                        "watchdog leaves the process group); {port} is filled in; run before the group is signalled")
     parser.add_argument("--path", default="/")
     parser.add_argument("--levels", default="1,16,64", help="concurrent users, comma-separated")
     parser.add_argument("--seconds", type=int, default=30)
@@ -118,7 +120,13 @@ def main():
                 print(f"{level:4} users {name:24} {rate:10.1f} req/s  mean {mean_ms:9.3f} ms  "
                       f"{rows[-1][4]:8.1f} CPU-us/req  busy {cpu / wall:4.0%}", file=sys.stderr)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        if args.stop:
+            subprocess.run(["sh", "-c", args.stop.replace("{port}", str(port))], cwd=args.cwd, timeout=60,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
         server.wait(timeout=30)
         os.unlink(siege_rc.name)
 
