@@ -1,6 +1,6 @@
 //! The counts shootout reports are the counts the server saw.
 
-use shootout_model::StopCondition;
+use shootout_model::{LoadResult, StopCondition};
 
 use crate::support::{load, Target};
 
@@ -81,22 +81,39 @@ fn post_bodies_are_sent() {
     assert_eq!(target.served(), 50);
 }
 
+/// One second of 8 users on `target` sending a mix of fast `/hello` requests and, once in `one_in`, a request
+/// to `slow` (a path taking longer than the second), with `timeout`: the result, and how long the run took.
+fn a_second_ending_in_slow_requests(target: &Target, one_in: u32, slow: &str, timeout: &str) -> (LoadResult, f64) {
+    let scenario = std::env::temp_dir().join(format!("shootout-slow-end-{}-{one_in}.toml", std::process::id()));
+    let mix = format!(
+        "[[request]]\nname = \"fast\"\nurl = \"/hello\"\nweight = {}\n\
+         [[request]]\nname = \"slow\"\nurl = \"{slow}\"\nweight = 1\n",
+        one_in - 1
+    );
+    std::fs::write(&scenario, mix).unwrap();
+    let started = std::time::Instant::now();
+    let result = load(&[
+        "-d",
+        "1s",
+        "-c",
+        "8",
+        "--timeout",
+        timeout,
+        "--scenario",
+        scenario.to_str().unwrap(),
+        &target.url("/"),
+    ]);
+    std::fs::remove_file(&scenario).unwrap();
+    (result, started.elapsed().as_secs_f64())
+}
+
 #[test]
 fn requests_left_to_time_out_do_not_stretch_the_measured_window() {
     let target = Target::start();
     // One request in fifty never gets its answer in time: those users wait out the 2 s timeout, long after
     // the 1 s of sending. The throughput is still per second of that 1 s window, not of the 3 s run.
-    let scenario = std::env::temp_dir().join(format!("shootout-timeouts-{}.toml", std::process::id()));
-    std::fs::write(
-        &scenario,
-        "[[request]]\nname = \"fast\"\nurl = \"/hello\"\nweight = 49\n\
-         [[request]]\nname = \"stuck\"\nurl = \"/delay/10000\"\nweight = 1\n",
-    )
-    .unwrap();
-    let started = std::time::Instant::now();
-    let result =
-        load(&["-d", "1s", "-c", "8", "--timeout", "2s", "--scenario", scenario.to_str().unwrap(), &target.url("/")]);
-    assert!(started.elapsed().as_secs_f64() > 2.0, "the stuck requests were waited for");
+    let (result, took) = a_second_ending_in_slow_requests(&target, 50, "/delay/10000", "2s");
+    assert!(took > 2.0, "the stuck requests were waited for");
     assert!(
         result.errors.get(&shootout_model::ErrorKind::ReadTimeout).copied().unwrap_or(0) > 0,
         "{:?}",
@@ -105,7 +122,6 @@ fn requests_left_to_time_out_do_not_stretch_the_measured_window() {
     assert!((0.99..1.5).contains(&result.duration_s), "measured window {} s", result.duration_s);
     let answered = (result.requests.ok + result.requests.http_errors) as f64;
     assert!((result.throughput.requests_per_s - answered / result.duration_s).abs() < 1.0);
-    std::fs::remove_file(&scenario).unwrap();
 }
 
 #[test]
@@ -114,21 +130,11 @@ fn slow_last_responses_are_counted_without_stretching_the_measured_window() {
     // One request in a hundred takes 700 ms, so when sending stops after 1 s most users are waiting for one:
     // they are waited for and counted, but the rate is per second of the 1 s of sending. Divided by the time
     // until the last answer (up to 1.7 s), it would lose what a server with a long tail served in its window.
-    let scenario = std::env::temp_dir().join(format!("shootout-slow-end-{}.toml", std::process::id()));
-    std::fs::write(
-        &scenario,
-        "[[request]]\nname = \"fast\"\nurl = \"/hello\"\nweight = 99\n\
-         [[request]]\nname = \"slow\"\nurl = \"/delay/700\"\nweight = 1\n",
-    )
-    .unwrap();
-    let started = std::time::Instant::now();
-    let result =
-        load(&["-d", "1s", "-c", "8", "--timeout", "5s", "--scenario", scenario.to_str().unwrap(), &target.url("/")]);
-    assert!(started.elapsed().as_secs_f64() > 1.2, "the slow last requests were waited for");
+    let (result, took) = a_second_ending_in_slow_requests(&target, 100, "/delay/700", "5s");
+    assert!(took > 1.2, "the slow last requests were waited for");
     assert_eq!(result.requests.failed, 0, "every request was answered: {:?}", result.errors);
     assert_eq!(target.served(), result.requests.total, "the late answers are counted");
     assert!((0.99..1.1).contains(&result.duration_s), "measured window {} s", result.duration_s);
     let answered = (result.requests.ok + result.requests.http_errors) as f64;
     assert!((result.throughput.requests_per_s - answered / result.duration_s).abs() < 1.0);
-    std::fs::remove_file(&scenario).unwrap();
 }
