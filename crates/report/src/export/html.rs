@@ -81,14 +81,15 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     };
     let mut charts: Vec<Figure> = Vec::new();
     let mut add =
-        |title: &str, y: &str, log_y: bool, limit: Option<(f64, String)>, series: Vec<Series>, caption: &str| {
-            let chart = Chart { title, x_label: &x_label, y_label: y, log_x, log_y, limit };
+        |title: &str, y: &str, axis: Axis, limit: Option<(f64, String)>, series: Vec<Series>, caption: &str| {
+            let (log_y, y_label) = y_axis(&series, axis, y);
+            let chart = Chart { title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit };
             charts.push((caption.to_string(), line_chart(&chart, &series)));
         };
     add(
         "Throughput",
         "successful responses per second",
-        false,
+        Axis::Auto,
         None,
         per_server(&|c| c.rps_headline),
         "Each repeat's responses with a status below 400 per second: the median across repeats, or the best with statistic = best.",
@@ -96,7 +97,7 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     add(
         "Mean latency",
         "latency (ms, log)",
-        true,
+        Axis::Log,
         limit_of(Metric::Mean, 1000.0),
         per_server(&|c| c.mean_us / 1000.0),
         "Median of each repeat's mean latency.",
@@ -107,7 +108,7 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
         add(
             &title,
             "latency (ms, log)",
-            true,
+            Axis::Log,
             limit_of(Metric::Percentile(p), 1000.0),
             per_server(&pick),
             "Median across repeats; latency is measured from when each request was due.",
@@ -116,7 +117,7 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     add(
         "Errors",
         "failed or status >= 400 (%)",
-        false,
+        Axis::Linear,
         limit_of(Metric::Errors, 1.0),
         per_server(&|c| c.errors_pct),
         "Share of requests that failed or got status 400 or more.",
@@ -124,17 +125,41 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     add(
         "Server CPU",
         "CPU time per response (µs)",
-        false,
+        Axis::Auto,
         None,
         per_server(&|c| c.server_cpu_us),
         "The server's whole process tree.",
     );
-    add("Server memory", "PSS (MiB)", false, None, per_server(&|c| c.pss_bytes / 1_048_576.0), "Mean proportional set size of the server's process tree while measured (shared pages split, fair to pre-forking servers).");
+    add("Server memory", "PSS (MiB)", Axis::Auto, None, per_server(&|c| c.pss_bytes / 1_048_576.0), "Mean proportional set size of the server's process tree while measured (shared pages split, fair to pre-forking servers).");
     charts
 }
 
 /// A figure of a cell, for a chart's y axis.
 type Pick = fn(&Cell) -> f64;
+
+/// How a chart's y axis is scaled.
+#[derive(Clone, Copy)]
+enum Axis {
+    /// Always linear (errors: 0% is the line that matters, and a log axis cannot draw it).
+    Linear,
+    /// Always log (latencies).
+    Log,
+    /// Log when the lines' positive values differ twentyfold: a JRuby server at 45 ms of CPU per response beside
+    /// apps at 0.1 ms would otherwise flatten every other line.
+    Auto,
+}
+
+/// Whether a chart of `series` on `axis` is drawn on a log scale, and its y label (saying so).
+fn y_axis(series: &[Series], axis: Axis, y_label: &str) -> (bool, String) {
+    let values: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|v| *v > 0.0).collect();
+    let spread = values.iter().copied().fold(0.0, f64::max) / values.iter().copied().fold(f64::INFINITY, f64::min);
+    let log_y = match axis {
+        Axis::Linear => false,
+        Axis::Log => true,
+        Axis::Auto => spread > 20.0,
+    };
+    (log_y, if log_y && !y_label.contains("log") { format!("{y_label}, log") } else { y_label.to_string() })
+}
 
 /// With a matrix, at every level: throughput, p99 latency, server CPU per response and memory against the swept
 /// parameter, one line per matrix and combination of its other values.
@@ -164,23 +189,17 @@ fn by_parameter(summary: &SuiteSummary) -> Vec<Figure> {
                 })
                 .collect()
         };
-        let metrics: [(&str, &str, bool, Pick); 4] = [
-            ("Throughput", "successful responses per second", false, |c| c.rps_headline),
-            ("p99 latency", "latency (ms, log)", true, |c| c.p99_us / 1000.0),
-            ("Server CPU", "CPU time per response (µs)", false, |c| c.server_cpu_us),
-            ("Server memory", "PSS (MiB)", false, |c| c.pss_bytes / 1_048_576.0),
+        let metrics: [(&str, &str, Axis, Pick); 4] = [
+            ("Throughput", "successful responses per second", Axis::Auto, |c| c.rps_headline),
+            ("p99 latency", "latency (ms, log)", Axis::Log, |c| c.p99_us / 1000.0),
+            ("Server CPU", "CPU time per response (µs)", Axis::Auto, |c| c.server_cpu_us),
+            ("Server memory", "PSS (MiB)", Axis::Auto, |c| c.pss_bytes / 1_048_576.0),
         ];
-        for (what, y_label, log_y, f) in &metrics {
+        for (what, y_label, axis, f) in &metrics {
             let title = format!("{what} by {} at {at}", sweep.parameter);
             let series = series(f);
             // Apps that differ by orders of magnitude (a hello and a Rails page) share the chart on a log scale.
-            let values: Vec<f64> =
-                series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|v| *v > 0.0).collect();
-            let spread =
-                values.iter().copied().fold(0.0, f64::max) / values.iter().copied().fold(f64::INFINITY, f64::min);
-            let log_y = *log_y || spread > 20.0;
-            let y_label =
-                if log_y && !y_label.contains("log") { format!("{y_label}, log") } else { y_label.to_string() };
+            let (log_y, y_label) = y_axis(&series, *axis, y_label);
             let chart = Chart { title: &title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit: None };
             let caption =
                 format!("At {at}: each line is one matrix with its other values fixed; medians across repeats.");
@@ -285,6 +304,20 @@ mod tests {
         assert!(page.contains("<th>req/s median</th>") && page.contains("<td>50.00 MiB</td>"));
         assert!(page.contains("client-bound") && page.contains("not recorded"));
         assert!(page.contains("At 16 users, first repeat. Whole seconds only:"), "the 1.002 s window's last second");
+    }
+
+    #[test]
+    fn an_axis_goes_log_when_its_lines_differ_twentyfold_except_the_errors() {
+        let line = |name: &str, values: &[f64]| Series {
+            name: name.into(),
+            points: values.iter().enumerate().map(|(i, &v)| (i as f64, v)).collect(),
+        };
+        let close = [line("a", &[100.0, 150.0]), line("b", &[120.0, 400.0])];
+        let apart = [line("a", &[100.0, 150.0]), line("jruby", &[45_000.0, 2_300.0])];
+        assert_eq!(y_axis(&close, Axis::Auto, "CPU (µs)"), (false, "CPU (µs)".to_string()));
+        assert_eq!(y_axis(&apart, Axis::Auto, "CPU (µs)"), (true, "CPU (µs), log".to_string()));
+        assert!(!y_axis(&apart, Axis::Linear, "failed (%)").0, "0% must stay drawable");
+        assert_eq!(y_axis(&close, Axis::Log, "latency (ms, log)"), (true, "latency (ms, log)".to_string()));
     }
 
     #[test]
