@@ -50,7 +50,6 @@ pub struct Tally {
     next_second: Instant,
     /// When the last counted request ended, answered or failed.
     last_end: Instant,
-    /// When the last counted response arrived.
     /// Which worker this is, as the coordinator knows it.
     thread: usize,
     /// This thread's wait for a CPU when measuring started ([`queued_now`]).
