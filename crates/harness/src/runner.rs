@@ -11,7 +11,7 @@ use shootout_agents::launch::Launcher;
 use shootout_engine::{Plan, Progress};
 use shootout_model::run::{Environment, ResourceSample, ServerUsage, TrialRecord};
 use shootout_model::settings::LoadSettings;
-use shootout_model::{LoadOptions, LoadResult};
+use shootout_model::LoadResult;
 
 use crate::server::{self, RunningServer};
 use crate::store::Store;
@@ -132,7 +132,7 @@ pub fn run_suite(
                 break;
             }
             on_event(Event::Trial { server: spec.name.clone(), level, repeat, done, total });
-            match trial(suite, &mut running, level, repeat, stop.clone(), on_event) {
+            match trial(suite, spec, &mut running, level, repeat, stop.clone(), on_event) {
                 Ok(record) => {
                     if !record.result.interrupted {
                         store
@@ -166,13 +166,13 @@ pub fn run_suite(
 /// One trial: the load at `level` while a sampler watches the server's process tree.
 fn trial(
     suite: &Suite,
+    spec: &ServerSpec,
     running: &mut RunningServer,
     level: f64,
     repeat: u32,
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
-    let spec = suite.servers.iter().find(|s| s.name == running.name).expect("the running server is in the suite");
     let work = Load::new(suite, spec, running, level, None)?;
 
     let (stop_sampling, sampled) = mpsc::channel::<()>();
@@ -229,30 +229,41 @@ fn start_warmup(
 }
 
 /// One level's load on a running server, ready to send from here or from the suite's agents.
-struct Load {
+struct Load<'a> {
     plan: Plan,
-    body: Vec<u8>,
+    body: &'a [u8],
     scenario: Option<shootout_scenario::Scenario>,
 }
 
-impl Load {
-    /// The load of `level` on `running`; `only` makes it a start warm-up of that length instead of a trial.
+impl<'a> Load<'a> {
+    /// The load of `level` on `running`; `warmup_only` makes it a start warm-up of that length instead of a
+    /// trial: no warm-up or count of its own.
     fn new(
-        suite: &Suite,
+        suite: &'a Suite,
         spec: &ServerSpec,
         running: &RunningServer,
         level: f64,
-        only: Option<std::time::Duration>,
-    ) -> Result<Load, String> {
-        let options = load_options(suite, spec, &format!("{}{}", running.url, spec.path), level, only)?;
+        warmup_only: Option<std::time::Duration>,
+    ) -> Result<Load<'a>, String> {
+        let url = format!("{}{}", running.url, spec.path);
+        let mut settings = load_settings(suite, spec, &url, level);
+        if let Some(length) = warmup_only {
+            settings = LoadSettings {
+                duration: Some(length),
+                requests: None,
+                warmup: Some(std::time::Duration::ZERO),
+                ..settings
+            };
+        }
+        let options = settings.build(suite.threads).map_err(|e| format!("{url} at {level}: {e}"))?;
         let scenario = match &suite.load.scenario {
             Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
             None => None,
         };
-        let body = suite.load.body.clone().unwrap_or_default().into_bytes();
+        let body = suite.load.body.as_deref().unwrap_or_default().as_bytes();
         let plan = match scenario.clone() {
             Some(scenario) => Plan::with_scenario(options, scenario),
-            None => Plan::new(options, &body),
+            None => Plan::new(options, body),
         }
         .map_err(|e| e.to_string())?;
         Ok(Load { plan, body, scenario })
@@ -263,11 +274,9 @@ impl Load {
         match &suite.agents {
             None => shootout_engine::run(&self.plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)))
                 .map_err(|e| e.to_string()),
-            Some(agents) => from_agents(
-                agents,
-                Work { plan: &self.plan, body: &self.body, scenario: self.scenario.as_ref() },
-                &stop,
-            ),
+            Some(agents) => {
+                from_agents(agents, Work { plan: &self.plan, body: self.body, scenario: self.scenario.as_ref() }, &stop)
+            }
         }
     }
 }
@@ -287,27 +296,21 @@ fn from_agents(agents: &Agents, work: Work<'_>, stop: &AtomicBool) -> Result<Loa
     }
 }
 
-/// The engine options of one level on `server`: the suite's choices and the server's protocol, with the defaults
-/// every load run shares. `only` makes it a start warm-up: that long, without a warm-up or a count of its own.
-fn load_options(
-    suite: &Suite,
-    server: &ServerSpec,
-    url: &str,
-    level: f64,
-    only: Option<std::time::Duration>,
-) -> Result<LoadOptions, String> {
+/// The settings of one level's trial on `server`: the suite's choices and the server's protocol, with the defaults
+/// every load run shares.
+fn load_settings(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> LoadSettings {
     let (connections, rate) = match suite.levels {
         Levels::Connections(_) => (Some(level as u32), None),
         Levels::Rates(_) => (None, Some(level)),
     };
-    let settings = LoadSettings {
+    LoadSettings {
         url: url.to_string(),
         scenario: suite.load.scenario.as_ref().map(|f| f.path.display().to_string()),
         connections,
         rate,
         threads: Some(suite.threads),
-        duration: Some(only.unwrap_or(suite.duration)),
-        requests: if only.is_some() { None } else { suite.requests },
+        duration: Some(suite.duration),
+        requests: suite.requests,
         method: suite.load.method.clone(),
         headers: suite.load.headers.clone(),
         body_bytes: suite.load.body.as_ref().map(|b| b.len() as u64),
@@ -317,10 +320,9 @@ fn load_options(
         streams: Some(server.streams),
         // The servers of a suite are the user's own: a self-signed certificate is expected.
         insecure: true,
-        warmup: Some(if only.is_some() { std::time::Duration::ZERO } else { suite.warmup }),
+        warmup: Some(suite.warmup),
         ..LoadSettings::default()
-    };
-    settings.build(suite.threads).map_err(|e| format!("{url} at {level}: {e}"))
+    }
 }
 
 /// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the
@@ -334,7 +336,8 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
     let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
     let last_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
     let window_s = if window_s > 0.0 { window_s.min(last_s) } else { last_s };
-    let (mut cpu_s, mut in_window) = (0.0, [0.0; 3]);
+    // CPU since the window began, and within it: CPU, threads' wait for a CPU, and CPUs' busy time.
+    let (mut cpu_s, mut window_cpu_s, mut window_queued_s, mut window_cpus_busy_s) = (0.0, 0.0, 0.0, 0.0);
     let mut previous = -warmup_s;
     for sample in samples {
         if sample.t_s > previous {
@@ -342,9 +345,9 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
             let after_start = (sample.t_s - previous.max(0.0)).max(0.0);
             let inside = (sample.t_s.min(window_s) - previous.max(0.0)).max(0.0);
             cpu_s += sample.cpu_s * after_start / length;
-            in_window[0] += sample.cpu_s * inside / length;
-            in_window[1] += sample.cpu_queued_s * inside / length;
-            in_window[2] += sample.cpus_busy * inside;
+            window_cpu_s += sample.cpu_s * inside / length;
+            window_queued_s += sample.cpu_queued_s * inside / length;
+            window_cpus_busy_s += sample.cpus_busy * inside;
         }
         previous = sample.t_s;
     }
@@ -359,9 +362,9 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
         threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
         cpus,
-        busy: share(in_window[0]),
-        queued: share(in_window[1]),
-        cpus_busy: if window_s > 0.0 { in_window[2] / window_s } else { 0.0 },
+        busy: share(window_cpu_s),
+        queued: share(window_queued_s),
+        cpus_busy: if window_s > 0.0 { window_cpus_busy_s / window_s } else { 0.0 },
     }
 }
 
