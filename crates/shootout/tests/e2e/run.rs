@@ -171,7 +171,10 @@ fn a_matrix_runs_one_server_per_combination() {
     // The answer to the matrix's question, and its charts: the parameter on the x axis at each level.
     let stdout = String::from_utf8_lossy(&output.stdout);
     let answer = stdout.lines().find(|l| l.starts_with("target -t {threads}: threads = ")).unwrap_or_default();
-    assert!(answer.contains("served the most: ") && answer.ends_with(" requests/s at 2 users"), "{stdout}");
+    // Two thread counts on a fast target often serve within 5% of each other: the sentence then names the other.
+    let (best, close) = answer.split_once("; within 5% of it: ").unwrap_or((answer, ""));
+    assert!(best.contains("served the most: ") && best.ends_with(" requests/s at 2 users"), "{stdout}");
+    assert!(["", "threads = 1", "threads = 2"].contains(&close), "{stdout}");
     let page = std::fs::read_to_string(results.join("report.html")).unwrap();
     for chart in [
         "Throughput by threads at 2 users",
