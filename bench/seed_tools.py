@@ -94,7 +94,8 @@ def main():
     args = arguments()
     port = free_port()
     command = args.server.replace("{port}", str(port))
-    server = subprocess.Popen(["taskset", "-c", str(args.server_cpu), "sh", "-c", f"exec {command}"],
+    # Not `exec`: the command may be a setup step and the server joined by `&&`; the whole group is signalled.
+    server = subprocess.Popen(["taskset", "-c", str(args.server_cpu), "sh", "-c", command],
                               cwd=args.cwd, env={**os.environ, "PORT": str(port)}, start_new_session=True,
                               stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)

@@ -62,7 +62,7 @@ def wait_for_port(port, seconds=10):
             return
         except OSError:
             time.sleep(0.05)
-    sys.exit(f"nginx did not start listening on port {port}")
+    sys.exit(f"the server did not start listening on port {port} within {seconds} s")
 
 
 def bench_arguments(description, needed, install):
