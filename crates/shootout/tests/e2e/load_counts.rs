@@ -1,8 +1,13 @@
 //! The counts shootout reports are the counts the server saw.
 
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use shootout_model::{LoadResult, StopCondition};
 
-use crate::support::{load, Target};
+use crate::support::{describe, load, shootout, Target};
 
 #[test]
 fn a_request_count_run_sends_exactly_that_many() {
@@ -137,4 +142,30 @@ fn slow_last_responses_are_counted_without_stretching_the_measured_window() {
     assert!((0.99..1.1).contains(&result.duration_s), "measured window {} s", result.duration_s);
     let answered = (result.requests.ok + result.requests.http_errors) as f64;
     assert!((result.throughput.requests_per_s - answered / result.duration_s).abs() < 1.0);
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_keeps_every_answer_counted() {
+    let target = Target::start();
+    let run = shootout()
+        .args(["load", "-c", "4", "-d", "30s", "--json", &target.url("/delay/20")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
+    let stopped = Instant::now();
+    let output = run.wait_with_output().unwrap();
+    assert!(stopped.elapsed() < Duration::from_secs(3), "Ctrl-C stops the run at once: {:?}", stopped.elapsed());
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    let result: LoadResult =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    assert!(result.interrupted);
+    // Four users at 20 ms a request for about a second and a half: some 300 answers, every one of them counted,
+    // the requests in flight at the signal included (they finish well within the second they are given).
+    assert!(result.requests.total > 100, "what was measured before Ctrl-C is kept: {}", result.requests.total);
+    assert_eq!(result.requests.total, target.served(), "every answer the server gave is counted");
+    assert_eq!(result.requests.failed, 0, "{:?}", result.errors);
+    assert!((1.0..2.5).contains(&result.duration_s), "the window ends at the signal: {} s", result.duration_s);
 }
