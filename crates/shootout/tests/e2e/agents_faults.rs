@@ -5,12 +5,10 @@
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use shootout_model::LoadResult;
 
 use crate::support::{
-    assert_freezes_seen_as_they_are, assert_percentiles_from_merged_histogram, assert_skew_refused, describe,
+    assert_freezes_seen_as_they_are, assert_percentiles_from_merged_histogram, assert_skew_refused, ctrl_c, describe,
     left_with, marked, shootout, skewed, Target, FREEZING, OPEN_MODEL_THROUGH_FREEZES,
 };
 
@@ -103,15 +101,7 @@ fn ctrl_c_stops_every_agent_and_keeps_what_they_measured() {
             .spawn()
             .unwrap()
     };
-    std::thread::sleep(Duration::from_millis(2500));
-    killpg(Pid::from_raw(coordinator.id() as i32), Signal::SIGINT).unwrap();
-    let stopped = Instant::now();
-    let output = coordinator.wait_with_output().unwrap();
-    assert!(stopped.elapsed() < Duration::from_secs(5), "Ctrl-C stops the run at once: {:?}", stopped.elapsed());
-    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
-    let result: LoadResult =
-        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
-    assert!(result.interrupted);
+    let result = ctrl_c(coordinator, Duration::from_millis(2500), Duration::from_secs(5), true);
     assert!(result.requests.total > 100, "what was measured before Ctrl-C is kept: {}", result.requests.total);
     assert_eq!(result.requests.total, target.served(), "every answer the server gave is counted");
     assert_eq!(result.agents.len(), 2);

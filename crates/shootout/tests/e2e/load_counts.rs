@@ -1,13 +1,11 @@
 //! The counts shootout reports are the counts the server saw.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
 use shootout_model::{LoadResult, StopCondition};
 
-use crate::support::{describe, load, shootout, Target};
+use crate::support::{ctrl_c, load, shootout, Target};
 
 #[test]
 fn a_request_count_run_sends_exactly_that_many() {
@@ -153,15 +151,7 @@ fn ctrl_c_stops_the_run_and_keeps_every_answer_counted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
-    let stopped = Instant::now();
-    let output = run.wait_with_output().unwrap();
-    assert!(stopped.elapsed() < Duration::from_secs(3), "Ctrl-C stops the run at once: {:?}", stopped.elapsed());
-    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
-    let result: LoadResult =
-        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
-    assert!(result.interrupted);
+    let result = ctrl_c(run, Duration::from_millis(1500), Duration::from_secs(3), false);
     // Four users at 20 ms a request for about a second and a half: some 300 answers, every one of them counted,
     // the requests in flight at the signal included (they finish well within the second they are given).
     assert!(result.requests.total > 100, "what was measured before Ctrl-C is kept: {}", result.requests.total);

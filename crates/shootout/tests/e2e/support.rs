@@ -308,3 +308,22 @@ pub fn left_with(mark: &str) -> Vec<String> {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Ctrl-C after `after`: SIGINT to `run`'s process group when it leads one (as a terminal sends it), else to
+/// `run` alone. Checks that the run stopped within `within` with exit code 130 and printed a result marked
+/// interrupted, and returns that result.
+pub fn ctrl_c(run: Child, after: Duration, within: Duration, group: bool) -> LoadResult {
+    use nix::sys::signal::{kill, killpg, Signal};
+    use nix::unistd::Pid;
+    std::thread::sleep(after);
+    let pid = Pid::from_raw(run.id() as i32);
+    if group { killpg(pid, Signal::SIGINT) } else { kill(pid, Signal::SIGINT) }.unwrap();
+    let stopped = Instant::now();
+    let output = run.wait_with_output().unwrap();
+    assert!(stopped.elapsed() < within, "Ctrl-C stops the run at once: {:?}", stopped.elapsed());
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    let result: LoadResult =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    assert!(result.interrupted);
+    result
+}
