@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 # process is left behind), openssh-server, openssh-client and iproute2 (the ssh agents test runs a real sshd in
 # each of three network namespaces and reaches it with ssh), slurmctld, slurmd, slurm-client and munge (the Slurm
 # agents test runs a controller and three nodes of its own), and faketime (the agents' clock tests skew an
-# agent's wall clock). Under CI every one of these tests must run. Installed only when missing, and only where we may (root, apt); no daemon is started
-# by the install (policy-rc.d), since each test starts its own.
+# agent's wall clock). Under CI every one of these tests must run. Installed only when missing, and only where
+# we may (root, apt); no daemon is started by the install (policy-rc.d), since each test starts its own.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pgrep >/dev/null || missing+=(procps)
