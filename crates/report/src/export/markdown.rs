@@ -1,5 +1,6 @@
 //! [`Markdown`]: a suite's report as Markdown, for a pull-request comment: the comparison table, the verdicts and
-//! the environment (the charts are in the HTML report).
+//! the environment (the charts are in the HTML report). Names come from suites people share, so nothing in them
+//! can open an HTML tag in a renderer that passes raw HTML through: see [`as_text`].
 
 use std::fmt::Write as _;
 
@@ -52,8 +53,22 @@ impl Exporter for Markdown {
                 e.isolation
             );
         }
-        out
+        as_text(&out)
     }
+}
+
+/// `text` with every `<` that could open an HTML tag, a comment or an autolink in CommonMark (one followed by a
+/// letter, `/`, `!` or `?`) escaped as `\<`, which renders as `<`; a `<` before a space or digit is left as is.
+fn as_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(*n)) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The comparison table; `|` in a server's name escaped.
@@ -105,5 +120,14 @@ mod tests {
 > ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.
 ";
         assert_eq!(Markdown.export(&SuiteSummary::of_report(&report())), expected);
+    }
+
+    #[test]
+    fn only_a_less_than_that_could_open_a_tag_is_escaped() {
+        assert_eq!(
+            as_text("p99 < 20ms, a<b, <!-- x --> <?php </b> <http://x>"),
+            "p99 < 20ms, a\\<b, \\<!-- x --> \\<?php \\</b> \\<http://x>"
+        );
+        assert_eq!(as_text("<1 ms <"), "<1 ms <");
     }
 }

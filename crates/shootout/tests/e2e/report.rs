@@ -107,3 +107,59 @@ fn a_broken_suite_file_in_the_results_is_named_not_ignored() {
     assert!(stderr.contains("suite.toml:6:8: 'p99 < soon' is not a condition"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 15: suites are shared, and a server answers with what it likes. Markup in a suite's name, a server's
+/// name and the version it prints, a path, a header or a URL never reaches a report as markup: what the
+/// reports show of it, they show as text.
+#[test]
+fn markup_from_a_suite_a_server_or_a_url_is_shown_as_text() {
+    let dir = workdir("report", "markup");
+    let suite = r#"name = "<script>alert('suite')</script>"
+repeats = 1
+duration = "300ms"
+warmup = "0s"
+connections = [1]
+[load]
+path = "/hello?q=<script>alert('path')</script>"
+headers = { "X-Note" = "<script>alert('header')</script>" }
+[[server]]
+name = "<script>alert('name')</script>"
+command = "{shootout} target --port {port} --threads 1"
+version_command = "echo \"<img src=x onerror=alert('version')>\""
+"#;
+    let run = run_suite(&dir, suite);
+    assert!(run.status.success(), "{}", describe(&run));
+    let results = results(&dir);
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert_no_markup_from_the_run(&html);
+    for shown in
+        ["&lt;script&gt;alert('suite')", "&lt;script&gt;alert('name')", "&lt;img src=x onerror=alert('version')&gt;"]
+    {
+        assert!(html.contains(shown), "{shown} is shown, as text");
+    }
+    let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(markdown.contains("# shootout: \\<script>alert('suite')\\</script>"), "{markdown}");
+    assert_eq!(markdown.matches("<script").count(), markdown.matches("\\<script").count(), "{markdown}");
+
+    let target = crate::support::Target::start();
+    let file = dir.join("single.json");
+    let url = target.url("/hello?q=<script>alert('url')</script>");
+    let load = shootout()
+        .args(["load", "-d", "300ms", "-c", "1", "-H", "X-Note: <script>alert('header')</script>", "-o"])
+        .arg(&file)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", describe(&load));
+    let report = shootout().arg("report").arg(&file).output().unwrap();
+    assert!(report.status.success(), "{}", describe(&report));
+    assert_no_markup_from_the_run(&std::fs::read_to_string(file.with_extension("html")).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// No element a run's strings could have opened: the pages hold no script, image or handler of their own.
+fn assert_no_markup_from_the_run(html: &str) {
+    for markup in ["<script", "<img"] {
+        assert!(!html.contains(markup), "{markup} in the page:\n{html}");
+    }
+}
