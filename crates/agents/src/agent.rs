@@ -26,6 +26,9 @@ pub enum AgentError {
     /// The coordinator could not be written to.
     #[error("cannot write to the coordinator: {0}")]
     Write(#[from] std::io::Error),
+    /// The coordinator turned this agent away.
+    #[error("the coordinator turned it away: {0}")]
+    Refused(String),
 }
 
 /// Serves one run: hello, clock pings, the load, the start, every second, the totals.
@@ -64,6 +67,7 @@ where
                 }
             }
             ToAgent::Start { .. } | ToAgent::Stop => return Ok(()),
+            ToAgent::Refused { why } => return Err(AgentError::Refused(why)),
         }
     };
     let stop = Arc::new(AtomicBool::new(false));

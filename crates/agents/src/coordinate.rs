@@ -172,10 +172,21 @@ impl Fleet {
         self.crew.links[i].last_words().map(|line| format!(": {line}")).unwrap_or_default()
     }
 
+    /// Tells agent `i` why it is turned away (`why`, for its one line) and returns the run's `error`.
+    fn refuse(&mut self, i: usize, why: String, error: String) -> CoordinatorError {
+        let _ = self.crew.links[i].send(&ToAgent::Refused { why });
+        CoordinatorError(error)
+    }
+
     fn send(&mut self, i: usize, message: &ToAgent) -> Result<(), CoordinatorError> {
         let peer = self.crew.links[i].peer.clone();
         self.crew.links[i].send(message).map_err(|e| CoordinatorError(format!("{peer}: cannot write to it ({e})")))
     }
+}
+
+/// This shootout's version and agent protocol, as a refusal names them: `0.4.0 (protocol 1)`.
+fn this_version() -> String {
+    format!("{} (protocol {PROTOCOL_VERSION})", env!("CARGO_PKG_VERSION"))
 }
 
 /// Runs the load of `plan` from the agents `spec` names, each its exact share, and merges what they measured
@@ -230,18 +241,15 @@ fn run(
         };
         let peer = fleet.crew.links[i].peer.clone();
         if hello.protocol != PROTOCOL_VERSION || hello.version != env!("CARGO_PKG_VERSION") {
-            return Err(CoordinatorError(format!(
-                "{peer} runs shootout {} (protocol {}), this one {} (protocol {PROTOCOL_VERSION}): install the same version there",
-                hello.version,
-                hello.protocol,
-                env!("CARGO_PKG_VERSION")
-            )));
+            let (theirs, ours) = (format!("{} (protocol {})", hello.version, hello.protocol), this_version());
+            let why = format!("it runs shootout {ours}, this agent {theirs}: install the same version on both");
+            let error = format!("{peer} runs shootout {theirs}, this one {ours}: install the same version there");
+            return Err(fleet.refuse(i, why, error));
         }
         if hello.index != fleet.crew.links[i].index {
-            return Err(CoordinatorError(format!(
-                "{peer} says it is agent {}: check the launcher's agent command",
-                hello.index
-            )));
+            let why = format!("it started agent {}, not {}", fleet.crew.links[i].index, hello.index);
+            let error = format!("{peer} says it is agent {}: check the launcher's agent command", hello.index);
+            return Err(fleet.refuse(i, why, error));
         }
         let (monotonic, wall) = fleet.check_clock(i)?;
         if wall.may_exceed(launcher.settings.max_skew.as_nanos() as i64) {

@@ -101,4 +101,9 @@ pub enum ToAgent {
     },
     /// Stop sending, and send your totals.
     Stop,
+    /// You are turned away (another run's secret, a taken index, another version), and why; nothing follows.
+    Refused {
+        /// Why, for the agent to say in its one line.
+        why: String,
+    },
 }

@@ -1,13 +1,14 @@
 //! Agents that dial back: where an engine starts agents but gives no per-agent stdin and stdout (srun merges its
 //! tasks' streams; a Kubernetes pod has none worth using), each agent connects to a port the coordinator
 //! listens on. Its first message, [`Join`], carries its index and the run's secret, a random token the coordinator
-//! made for this run and handed to the engine in the agent's environment ([`SECRET_VARIABLE`]); a connection
-//! without it is closed unheard, so a stray agent of another run, or anyone else who finds the port, never takes
-//! part. The secret keeps runs apart; it does not encrypt the exchange, which carries options and figures, not
+//! made for this run and handed to the engine in the agent's environment ([`SECRET_VARIABLE`]). A join with
+//! another secret, or for a taken index, gets one [`ToAgent::Refused`] line and is closed; anything else is
+//! closed unheard. So a stray agent of another run says why it was turned away, and neither it nor anyone else
+//! who finds the port ever takes part. The secret keeps runs apart; it does not encrypt the exchange, which carries options and figures, not
 //! credentials.
 
 use std::io::{self, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use rand::TryRngCore;
 
 use super::{LastWords, LaunchError, Link};
 use crate::frame;
-use crate::protocol::{FromAgent, Join};
+use crate::protocol::{FromAgent, Join, ToAgent};
 
 /// The environment variable that carries a run's secret to agents that dial back.
 pub const SECRET_VARIABLE: &str = "SHOOTOUT_AGENT_SECRET";
@@ -92,7 +93,11 @@ impl Door {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(10)),
                 Err(e) => return Err(self.missing(&links, kind, format!("cannot accept agents ({e})"))),
             }
-            while let Ok((join, stream, reader, from)) = introductions.try_recv() {
+            while let Ok(introduction) = introductions.try_recv() {
+                let Some((join, stream, reader, from)) = introduction else {
+                    turned_away += 1; // another run's secret, or not an agent at all
+                    continue;
+                };
                 let Join { index, of, .. } = join;
                 let slot = links.get_mut(index as usize).filter(|slot| slot.is_none() && of == n);
                 match slot {
@@ -101,7 +106,15 @@ impl Door {
                         let peer = format!("agent {index} ({kind}, {})", from.ip());
                         *slot = Some(Link::socket(index, peer, stream, Box::new(reader)));
                     }
-                    None => turned_away += 1, // another run's, or a second agent with one index
+                    None => {
+                        turned_away += 1; // a second agent with one index, or one that counts the agents otherwise
+                        let why = if of != n || index >= n {
+                            format!("this run has agents 0 to {} of {n}, not agent {index} of {of}", n - 1)
+                        } else {
+                            format!("another agent already joined as agent {index}")
+                        };
+                        turn_away(stream, reader, why);
+                    }
                 }
             }
             if links.iter().all(Option::is_some) {
@@ -114,7 +127,8 @@ impl Door {
             if Instant::now() >= deadline {
                 let mut why = format!("they did not dial back to {} within {} s", self.address, timeout.as_secs());
                 if turned_away > 0 {
-                    why += &format!(" ({turned_away} connections with a wrong index or count were turned away)");
+                    why +=
+                        &format!(" ({turned_away} connections with another secret, index or count were turned away)");
                 }
                 if let Some(said) = words.last() {
                     why += &format!("; its starter's last words: {said}"); // "queued and waiting for resources"
@@ -139,21 +153,41 @@ impl Door {
     }
 }
 
+/// A connection that joined with this run's secret; `None` on the channel stands for one turned away.
 type Introduction = (Join, TcpStream, BufReader<TcpStream>, SocketAddr);
 
 /// Reads a new connection's first message on a thread of its own (a silent one cannot hold up the others) and
-/// passes it on only when it is a [`Join`] with this run's secret.
-fn introduce(stream: TcpStream, from: SocketAddr, secret: String, introduced: mpsc::Sender<Introduction>) {
+/// passes it on when it is a [`Join`] with this run's secret; a join with another secret is refused with its
+/// reason, anything else closed unheard.
+fn introduce(stream: TcpStream, from: SocketAddr, secret: String, introduced: mpsc::Sender<Option<Introduction>>) {
     std::thread::spawn(move || {
         let _ = stream.set_nonblocking(false);
         let _ = stream.set_read_timeout(Some(INTRODUCTION));
         let _ = stream.set_nodelay(true);
         let Ok(reading) = stream.try_clone() else { return };
         let mut reader = BufReader::new(reading);
-        if let Ok(Some(FromAgent::Join(join))) = frame::read::<_, FromAgent>(&mut reader, "a new connection") {
-            if same(join.secret.as_bytes(), secret.as_bytes()) {
-                let _ = introduced.send((join, stream, reader, from));
+        match frame::read::<_, FromAgent>(&mut reader, "a new connection") {
+            Ok(Some(FromAgent::Join(join))) if same(join.secret.as_bytes(), secret.as_bytes()) => {
+                let _ = introduced.send(Some((join, stream, reader, from)));
+                return;
             }
+            Ok(Some(FromAgent::Join(_))) => {
+                let why = format!("its secret is not this run's: ${SECRET_VARIABLE} belongs to another run");
+                turn_away(stream, reader, why);
+            }
+            _ => {}
+        }
+        let _ = introduced.send(None);
+    });
+}
+
+/// Sends a joining agent its [`ToAgent::Refused`] line and closes its connection once the agent has read it
+/// (reading what it still sends, for up to [`INTRODUCTION`], so that closing does not reset the line away).
+fn turn_away(mut stream: TcpStream, reader: BufReader<TcpStream>, why: String) {
+    std::thread::spawn(move || {
+        let _ = stream.set_read_timeout(Some(INTRODUCTION));
+        if frame::write(&mut stream, &ToAgent::Refused { why }).is_ok() && stream.shutdown(Shutdown::Write).is_ok() {
+            let _ = io::copy(&mut io::Read::take(reader, 1 << 20), &mut io::sink());
         }
     });
 }
@@ -206,7 +240,28 @@ mod tests {
         let links = door.gather(2, "test", Duration::from_secs(5), &mut || None, &LastWords::default()).unwrap();
         assert_eq!(links.iter().map(|l| l.index).collect::<Vec<_>>(), vec![0, 1]);
         assert!(links[0].peer.starts_with("agent 0 (test, 127.0.0.1"), "{}", links[0].peer);
-        drop((stranger, second, first));
+        let why = refusal(stranger);
+        assert_eq!(why, "its secret is not this run's: $SHOOTOUT_AGENT_SECRET belongs to another run");
+        drop((second, first));
+    }
+
+    /// What the coordinator said to an agent it turned away.
+    fn refusal((mut reader, writer): (BufReader<TcpStream>, TcpStream)) -> String {
+        writer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        match frame::read::<_, ToAgent>(&mut reader, "the coordinator") {
+            Ok(Some(ToAgent::Refused { why })) => why,
+            other => panic!("not a refusal: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_agent_of_another_count_is_refused_and_counted() {
+        let door = door();
+        let wrong = call(&door.address, &Join { secret: door.secret.clone(), index: 0, of: 2 }, Duration::from_secs(2));
+        let e = door.gather(1, "test", Duration::from_millis(500), &mut || None, &LastWords::default());
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("(1 connections with another secret, index or count were turned away)"), "{e}");
+        assert_eq!(refusal(wrong.unwrap()), "this run has agents 0 to 0 of 1, not agent 0 of 2");
     }
 
     #[test]

@@ -59,6 +59,31 @@ fn an_agent_of_another_version_is_refused_by_name_before_anything_is_sent() {
     assert_eq!(left_with(&mark), Vec::<String>::new(), "no agent is left running");
 }
 
+/// Issue 15: a coordinator's port lets in no agent of another run. The agent dialling with another secret is
+/// told why in one line and exits 1; the coordinator counts it among those turned away.
+#[test]
+fn an_agent_with_another_runs_secret_is_turned_away_and_says_so_in_one_line() {
+    use shootout_agents::launch::dial::{DialBack, Door, SECRET_VARIABLE};
+    let door = Door::open(&DialBack { listen: "127.0.0.1:0".parse().unwrap(), address: None }, "test").unwrap();
+    let agent = shootout()
+        .args(["agent", "--index", "0", "--of", "1", "--dial", &door.address])
+        .env(SECRET_VARIABLE, "0".repeat(32))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let words = shootout_agents::launch::LastWords::default();
+    let gathered = door.gather(1, "test", Duration::from_secs(3), &mut || None, &words);
+    let e = gathered.unwrap_err().to_string();
+    assert!(e.contains("(1 connections with another secret, index or count were turned away)"), "{e}");
+    let output = agent.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        "shootout: agent 0: the coordinator turned it away: its secret is not this run's: $SHOOTOUT_AGENT_SECRET belongs to another run"
+    );
+}
+
 #[test]
 fn report_and_compare_read_a_result_from_agents_unchanged() {
     let target = Target::start();
