@@ -4,8 +4,8 @@
 //! made for this run and handed to the engine in the agent's environment ([`SECRET_VARIABLE`]). A join with
 //! another secret, or for a taken index, gets one [`ToAgent::Refused`] line and is closed; anything else is
 //! closed unheard. So a stray agent of another run says why it was turned away, and neither it nor anyone else
-//! who finds the port ever takes part. The secret keeps runs apart; it does not encrypt the exchange, which carries options and figures, not
-//! credentials.
+//! who finds the port ever takes part. The secret keeps runs apart; it does not encrypt the exchange, which
+//! carries options and figures, not credentials.
 
 use std::io::{self, BufReader};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};

@@ -1,6 +1,6 @@
 //! [`Markdown`]: a suite's report as Markdown, for a pull-request comment: the comparison table, the verdicts and
 //! the environment (the charts are in the HTML report). Names come from suites people share, so nothing in them
-//! can open an HTML tag in a renderer that passes raw HTML through: see [`as_text`].
+//! can open an HTML tag in a renderer that passes raw HTML through (`as_text`).
 
 use std::fmt::Write as _;
 
