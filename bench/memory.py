@@ -27,12 +27,19 @@ def start_target():
     return target, line.strip().split("listening on ")[1].rstrip("/")
 
 
-def rss_mib(pid):
+def process_figures(pid):
+    """RSS in MiB, open descriptors and threads of a running process; FileNotFoundError once it has ended (a
+    zombie, not yet reaped, has none of them left to count)."""
+    figures = {"rss_mib": 0.0, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": 0}
     with open(f"/proc/{pid}/status") as status:
         for line in status:
+            if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                raise FileNotFoundError(f"{pid} has ended")
             if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+                figures["rss_mib"] = int(line.split()[1]) / 1024
+            elif line.startswith("Threads:"):
+                figures["threads"] = int(line.split()[1])
+    return figures
 
 
 def main():
@@ -67,7 +74,7 @@ def main():
         while run.poll() is None:
             time.sleep(10)
             if run.poll() is None:
-                samples.append((time.monotonic() - started, rss_mib(run.pid)))
+                samples.append((time.monotonic() - started, process_figures(run.pid)["rss_mib"]))
         out, err = run.communicate()
         if run.returncode != 0:
             sys.exit(err)

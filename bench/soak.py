@@ -26,36 +26,32 @@ import sys
 import socket
 import tempfile
 import time
+from dataclasses import dataclass
 
-from memory import BIN, start_target
+from memory import BIN, process_figures, start_target
 
 # How far a figure may move from its value at the end of the first minute and still count as flat.
 FLAT = 0.05
 
 
-def process_figures(pid):
-    """RSS in MiB, open descriptors and threads of a running process; FileNotFoundError once it has ended (a
-    zombie, not yet reaped, has none of them left to count)."""
-    figures = {"rss_mib": 0.0, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": 0}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("State:") and line.split()[1] in ("Z", "X"):
-                raise FileNotFoundError(f"{pid} has ended")
-            if line.startswith("VmRSS:"):
-                figures["rss_mib"] = int(line.split()[1]) / 1024
-            elif line.startswith("Threads:"):
-                figures["threads"] = int(line.split()[1])
-    return figures
+@dataclass
+class Watched:
+    """A finished process and what was seen of it: (seconds since its start, figures) samples."""
+    pid: int
+    code: int
+    samples: list
+    out: str
+    err: str
 
 
-def watch(argv, every, seconds):
-    """Runs `argv` for its `seconds`, sampling it every `every` seconds while it sends; returns (samples,
-    stdout) or exits with its stderr. Its output goes to files, not pipes: a result bigger than a pipe's buffer
-    would block its writer while nobody reads."""
+def watch(argv, every, seconds=None):
+    """Runs `argv`, sampling it every `every` seconds while it runs (for a load, only during its `seconds`),
+    until it ends. Its output goes to files, not pipes: a result bigger than a
+    pipe's buffer would block its writer while nobody reads."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         run = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
         samples, started = [], time.monotonic()
-        while run.poll() is None and time.monotonic() - started + every <= seconds + 1:
+        while run.poll() is None and (seconds is None or time.monotonic() - started + every <= seconds + 1):
             time.sleep(every)
             try:
                 samples.append((time.monotonic() - started, process_figures(run.pid)))
@@ -67,9 +63,7 @@ def watch(argv, every, seconds):
         run.wait()
         out.seek(0)
         err.seek(0)
-        if run.returncode != 0:
-            sys.exit(f"{' '.join(argv)} failed ({run.returncode}): {err.read().strip()}")
-        return samples, out.read()
+        return Watched(run.pid, run.returncode, samples, out.read(), err.read())
 
 
 def flatness(samples):
@@ -105,8 +99,10 @@ def load_soak(args, extra, path, title):
         argv = ["taskset", "-c", "0", BIN, "load", "-t", "1", "-d", f"{seconds}s", "--connect-timeout", "10s",
                 "--json", *extra, f"{base}{path}"]
         print(" ".join(argv), file=sys.stderr)
-        samples, out = watch(argv, args.every, seconds)
-        report(title, samples, out)
+        load = watch(argv, args.every, seconds)
+        if load.code != 0:
+            sys.exit(f"{' '.join(argv)} failed ({load.code}): {load.err.strip()}")
+        report(title, load.samples, load.out)
     finally:
         target.terminate()
         target.wait()
@@ -166,21 +162,13 @@ env = {{ SOAK = "{marker.split('=')[1]}" }}
             file.write(suite)
         argv = [BIN, "run", path, "--results", os.path.join(work, "results")]
         print(" ".join(argv), file=sys.stderr)
-        run = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        samples = []
-        while run.poll() is None:
-            time.sleep(args.every)
-            try:
-                samples.append(process_figures(run.pid))
-            except FileNotFoundError:
-                break
-        out, err = run.communicate()
+        run = watch(argv, args.every)
         trials = glob.glob(os.path.join(work, "results", "*", "trials", "*", "*.json"))
-        print(f"{len(trials)} trials (2 servers × 5 levels × {repeats} repeats), exit {run.returncode}")
-        if run.returncode != 0:
-            print(err.strip())
-        if samples:
-            fds, rss = [s["fds"] for s in samples], [s["rss_mib"] for s in samples]
+        print(f"{len(trials)} trials (2 servers × 5 levels × {repeats} repeats), exit {run.code}")
+        if run.code != 0:
+            print(run.err.strip())
+        if run.samples:
+            fds, rss = [s["fds"] for _, s in run.samples], [s["rss_mib"] for _, s in run.samples]
             print(f"- the run's descriptors every {args.every:g} s: {min(fds)}–{max(fds)} (first {fds[0]}, last "
                   f"{fds[-1]}); its RSS {min(rss):.1f}–{max(rss):.1f} MiB")
         ports = set()
@@ -192,7 +180,7 @@ env = {{ SOAK = "{marker.split('=')[1]}" }}
         print(f"- left behind: {len(cgroups)} cgroups, {len(processes)} server processes, and {len(listening)} of "
               f"the {len(ports)} ports the servers listened on still taken"
               + ("" if not (cgroups or processes or listening) else f": {cgroups} {processes} {listening}"))
-        return 0 if run.returncode == 0 and not (cgroups or processes or listening) else 1
+        return 0 if run.code == 0 and not (cgroups or processes or listening) else 1
 
 
 def main():

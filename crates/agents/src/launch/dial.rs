@@ -113,7 +113,7 @@ impl Door {
                         } else {
                             format!("another agent already joined as agent {index}")
                         };
-                        turn_away(stream, reader, why);
+                        std::thread::spawn(move || turn_away(stream, reader, why));
                     }
                 }
             }
@@ -169,27 +169,27 @@ fn introduce(stream: TcpStream, from: SocketAddr, secret: String, introduced: mp
         match frame::read::<_, FromAgent>(&mut reader, "a new connection") {
             Ok(Some(FromAgent::Join(join))) if same(join.secret.as_bytes(), secret.as_bytes()) => {
                 let _ = introduced.send(Some((join, stream, reader, from)));
-                return;
             }
             Ok(Some(FromAgent::Join(_))) => {
+                let _ = introduced.send(None);
                 let why = format!("its secret is not this run's: ${SECRET_VARIABLE} belongs to another run");
                 turn_away(stream, reader, why);
             }
-            _ => {}
+            _ => {
+                let _ = introduced.send(None);
+            }
         }
-        let _ = introduced.send(None);
     });
 }
 
 /// Sends a joining agent its [`ToAgent::Refused`] line and closes its connection once the agent has read it
 /// (reading what it still sends, for up to [`INTRODUCTION`], so that closing does not reset the line away).
+/// It can take that long: call it on a thread that may wait.
 fn turn_away(mut stream: TcpStream, reader: BufReader<TcpStream>, why: String) {
-    std::thread::spawn(move || {
-        let _ = stream.set_read_timeout(Some(INTRODUCTION));
-        if frame::write(&mut stream, &ToAgent::Refused { why }).is_ok() && stream.shutdown(Shutdown::Write).is_ok() {
-            let _ = io::copy(&mut io::Read::take(reader, 1 << 20), &mut io::sink());
-        }
-    });
+    let _ = stream.set_read_timeout(Some(INTRODUCTION));
+    if frame::write(&mut stream, &ToAgent::Refused { why }).is_ok() && stream.shutdown(Shutdown::Write).is_ok() {
+        let _ = io::copy(&mut io::Read::take(reader, 1 << 20), &mut io::sink());
+    }
 }
 
 /// Compares two secrets in a time that does not depend on where they differ.
