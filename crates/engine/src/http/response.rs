@@ -231,6 +231,8 @@ impl ResponseParser {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut response = httparse::Response::new(&mut headers);
         let head_len = match response.parse(input) {
+            // The limit holds however the head arrived: in one read or in many.
+            Ok(httparse::Status::Complete(n)) if n > MAX_HEAD => return Err(Malformed::HeadTooLarge),
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) => {
                 if input.len() > MAX_HEAD {
@@ -517,5 +519,15 @@ mod tests {
         wire.resize(wire.len() + 100_000, b'a');
         let result = wire.chunks(1000).map(|piece| p.feed(piece)).find(Result::is_err);
         assert_eq!(result, Some(Err(Malformed::HeadTooLarge)));
+    }
+
+    #[test]
+    fn a_huge_head_is_rejected_also_when_it_arrives_whole() {
+        let mut wire = b"HTTP/1.1 200 OK\r\nX-Pad: ".to_vec();
+        wire.resize(wire.len() + 70_000, b'a');
+        wire.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        for step in [wire.len(), 4096] {
+            assert_eq!(parse_in_steps(&wire, step), Err(Malformed::HeadTooLarge), "in pieces of {step}");
+        }
     }
 }
