@@ -31,9 +31,7 @@ pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Res
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let expanded = expand(line, &variables).map_err(|(column, name)| {
-            error(number, column, format!("unknown variable '{name}': define it on an earlier line as {name}=value"))
-        })?;
+        let expanded = expand(line, &variables).map_err(|(column, message)| error(number, column, message))?;
         let mut words = expanded.splitn(3, char::is_whitespace);
         let first = words.next().unwrap_or("");
         if let Some((name, value)) = first.split_once('=').filter(|(n, _)| is_name(n)) {
@@ -117,17 +115,31 @@ pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Res
 }
 
 /// Replaces `$(NAME)` and `${NAME}` with earlier definitions; on an unknown one, its column and name.
+/// The longest a line may grow by its variables: far above any URL, far below what a file of variables that each
+/// double the last could otherwise make (2 to the power of its lines).
+const MOST_EXPANDED: usize = 1 << 20;
+
+/// Replaces each `$(NAME)` and `${NAME}` of `line` by the value last given to NAME; an unknown name, or a line
+/// growing past [`MOST_EXPANDED`], is an error: the column of the variable and what to do.
 fn expand(line: &str, variables: &[(String, String)]) -> Result<String, (usize, String)> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
-    while let Some(start) = rest.find("$(").or_else(|| rest.find("${")) {
+    while let Some(start) = [rest.find("$("), rest.find("${")].into_iter().flatten().min() {
         let close = if rest[start + 1..].starts_with('(') { ')' } else { '}' };
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let end = after.find(close).unwrap_or(after.len());
         let name = &after[..end];
         let column = line.len() - rest.len() + start + 1;
-        let value = variables.iter().rev().find(|(n, _)| n == name).ok_or((column, name.to_string()))?;
+        let value = variables.iter().rev().find(|(n, _)| n == name).ok_or_else(|| {
+            (column, format!("unknown variable '{name}': define it on an earlier line as {name}=value"))
+        })?;
+        if out.len() + value.1.len() > MOST_EXPANDED {
+            return Err((
+                column,
+                format!("with '{name}' the line grows longer than {MOST_EXPANDED} bytes: give its value directly"),
+            ));
+        }
         out.push_str(&value.1);
         rest = after.get(end + 1..).unwrap_or("");
     }
@@ -182,5 +194,23 @@ mod tests {
         let method = parse_urls("http://a:1/x FETCH\n", "u.txt", &dir, None).unwrap_err().to_string();
         assert!(method.starts_with("u.txt:1:14: 'FETCH' is not a method"), "{method}");
         assert!(parse_urls("# nothing\n", "u.txt", &dir, None).is_err());
+    }
+
+    #[test]
+    fn both_forms_of_variable_expand_in_the_order_written() {
+        let s = parse_urls("H=http://a:1\nP=x\n${H}/$(P)/${P}\n", "u.txt", &std::env::temp_dir(), None).unwrap();
+        assert_eq!(s.requests[0].name, "GET /x/x");
+    }
+
+    #[test]
+    fn variables_that_double_each_line_stop_at_a_limit_instead_of_filling_memory() {
+        let mut text = String::from("V0=0123456789abcdef\n");
+        for i in 1..40 {
+            text.push_str(&format!("V{i}=${{V{}}}${{V{}}}\n", i - 1, i - 1));
+        }
+        text.push_str("http://a:1/${V39}\n");
+        let error = parse_urls(&text, "u.txt", &std::env::temp_dir(), None).unwrap_err().to_string();
+        assert!(error.starts_with("u.txt:"), "{error}");
+        assert!(error.contains("longer than"), "{error}");
     }
 }
