@@ -2,7 +2,8 @@
 # The whole test suite, as the README gives it: formatting, lints with warnings denied, every unit and
 # end-to-end test of the workspace (the end-to-end tests drive the real `shootout` binary over loopback, and open
 # the HTML report in a headless Chromium), then, where the example servers are installed
-# (scripts/setup-examples.sh), a smoke run of every example suite on its real servers.
+# (scripts/setup-examples.sh), a smoke run of every example suite on its real servers, and last a short run of
+# every fuzz target (scripts/fuzz.sh: 6 s each from its committed corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,7 @@ fi
 export SHOOTOUT_TEST_PYTHON="$PWD/$python"
 
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 
@@ -63,3 +65,5 @@ elif [ -n "${CI:-}" ]; then
 else
   echo "test: the example suites' smoke runs were skipped: their servers are not installed (scripts/setup-examples.sh)" >&2
 fi
+
+bash scripts/fuzz.sh 6

@@ -1,0 +1,22 @@
+//! The readers of a saved load result (`shootout report result.json`, `shootout compare old.json new.json`), on
+//! any bytes: results are files people pass around.
+//!
+//! A result that reads is rendered as the terminal summary and the HTML page, its histogram is decoded and
+//! written as an `.hgrm` percentile table, and it is compared with itself, which must find no change.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use shootout_model::result::LoadResult;
+use shootout_report::compare::{compare_results, Verdict};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(result) = serde_json::from_slice::<LoadResult>(data) else { return };
+    let _ = shootout_report::text::render_load(&result);
+    let _ = shootout_report::html::render_load(&result);
+    if let Ok(histogram) = shootout_metrics::decode_histogram(&result.latency.histogram) {
+        let _ = shootout_metrics::hgrm(&histogram);
+    }
+    let change = compare_results(&result, &result, 0.02);
+    assert_ne!(change.verdict, Verdict::Regressed, "a result compared with itself: {change:?}");
+    assert_ne!(change.verdict, Verdict::Improved, "a result compared with itself: {change:?}");
+});

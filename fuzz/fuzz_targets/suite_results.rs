@@ -1,0 +1,35 @@
+//! The readers of a results directory's trials (`shootout report DIR`, `shootout compare OLD NEW`), on any bytes
+//! read as the trials of one run.
+//!
+//! The trials are analysed under a suite outline with objectives, summarised, and written as every report
+//! (CSV, HTML, Markdown, text); they are compared with themselves and with their own first half.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use shootout_model::run::TrialRecord;
+use shootout_report::compare::compare_trials;
+use shootout_report::export::{Csv, Exporter, Html, Markdown, Text};
+use shootout_report::suite_report::SuiteReport;
+use shootout_report::suite_summary::SuiteSummary;
+
+/// A suite outline with objectives on latency and errors, as `report` reads it from a results directory.
+const SUITE: &str = r#"
+name = "fuzz"
+slo = ["p99 < 100ms", "errors < 1%"]
+
+[[server]]
+name = "a"
+command = "true"
+"#;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(trials) = serde_json::from_slice::<Vec<TrialRecord>>(data) else { return };
+    let outline = shootout_suite::outline(SUITE, "suite.toml").expect("the fixed suite reads");
+    let report = SuiteReport::new(outline, None, trials.clone());
+    let summary = SuiteSummary::of_report(&report);
+    for exporter in [&Csv as &dyn Exporter, &Html, &Markdown, &Text] {
+        let _ = exporter.export(&summary);
+    }
+    let _ = compare_trials(&trials, &trials, 0.02);
+    let _ = compare_trials(&trials[..trials.len() / 2], &trials, 0.02);
+});

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs shootout's fuzz targets (fuzz/, see fuzz/README.md) with cargo-fuzz and libFuzzer, on nightly Rust.
+#   scripts/fuzz.sh              each target for 6 s from its committed corpus (what scripts/test.sh runs)
+#   scripts/fuzz.sh 600 hpack    one target (or several) for 600 s each
+# New inputs found go to fuzz/target/corpus/<target>, never into the committed corpus (fuzz/corpus); a crash
+# stops the run, leaves its input in fuzz/artifacts/<target>/ and fails the script. Installs what it needs when
+# missing: the nightly toolchain (rustup) and cargo-fuzz (crates.io).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-6}"
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(http1_response h2_session hpack agent_messages suite scenario urls load_result suite_results)
+fi
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+  echo "fuzz: installing the nightly toolchain (libFuzzer's instrumentation and AddressSanitizer need it)" >&2
+  rustup toolchain install nightly --profile minimal >/dev/null
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "fuzz: installing cargo-fuzz from crates.io" >&2
+  cargo install cargo-fuzz --locked --quiet
+fi
+
+mkdir -p fuzz/target
+if ! cargo +nightly fuzz build -O >fuzz/target/build.log 2>&1; then
+  tail -n 40 fuzz/target/build.log >&2
+  echo "fuzz: the fuzz targets do not build (whole log: fuzz/target/build.log)" >&2
+  exit 1
+fi
+for target in "${targets[@]}"; do
+  # Results and traces can be longer than libFuzzer's default of 4 KiB per input.
+  case "$target" in
+    load_result | suite_results | agent_messages) max_len=32768 ;;
+    *) max_len=4096 ;;
+  esac
+  found="fuzz/target/corpus/$target"
+  mkdir -p "$found"
+  log="fuzz/target/$target.log"
+  if ! cargo +nightly fuzz run -O "$target" "$found" "fuzz/corpus/$target" -- \
+    -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "fuzz: $target failed (whole log: $log); its input is in fuzz/artifacts/$target/" >&2
+    exit 1
+  fi
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+  echo "fuzz: $target: ${runs:-?} inputs in ${seconds} s, no crash"
+done
