@@ -21,7 +21,8 @@ if ! cargo +nightly --version >/dev/null 2>&1; then
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz from crates.io" >&2
-  cargo install cargo-fuzz --locked --quiet
+  # A debug build of the tool compiles faster, and its speed does not matter.
+  cargo install cargo-fuzz --locked --quiet --debug
 fi
 
 mkdir -p fuzz/target

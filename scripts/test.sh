@@ -66,4 +66,6 @@ else
   echo "test: the example suites' smoke runs were skipped: their servers are not installed (scripts/setup-examples.sh)" >&2
 fi
 
+start=$SECONDS
 bash scripts/fuzz.sh 6
+echo "test: the fuzz targets' short run took $((SECONDS - start)) s"
