@@ -11,9 +11,6 @@ cd "$(dirname "$0")/.."
 seconds="${1:-6}"
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-  targets=(http1_response h2_session hpack agent_messages suite scenario urls load_result suite_results)
-fi
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
   echo "fuzz: installing the nightly toolchain (libFuzzer's instrumentation and AddressSanitizer need it)" >&2
@@ -25,6 +22,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked --quiet --debug
 fi
 
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(cargo fuzz list) # every target of fuzz/Cargo.toml
+fi
 mkdir -p fuzz/target
 if ! cargo +nightly fuzz build -O >fuzz/target/build.log 2>&1; then
   tail -n 40 fuzz/target/build.log >&2

@@ -114,7 +114,6 @@ pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Res
     })
 }
 
-/// Replaces `$(NAME)` and `${NAME}` with earlier definitions; on an unknown one, its column and name.
 /// The longest a line may grow by its variables: far above any URL, far below what a file of variables that each
 /// double the last could otherwise make (2 to the power of its lines).
 const MOST_EXPANDED: usize = 1 << 20;
