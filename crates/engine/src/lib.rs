@@ -16,7 +16,7 @@
 //!   same for every pacing; `Period` says whether it is warming up, measuring, past the end or interrupted.
 //! - `conn`: one connection's state between events.
 //! - `pacer`: `Pacer`, one worker's pacing with the state of its model (the closed model's active users and
-//!   request quota; the open model's queue of due requests, idle connections and timer), answering the loop's
+//!   request quota; the open model's queue of due requests, idle connections and when to wake), answering the loop's
 //!   questions: what is due, what a free connection does next, whether anything is left to send.
 //! - [`pacing`]: the arithmetic of when requests start: a [`Ramp`](pacing::Ramp) of users or rate through the
 //!   stages, the open model's [`Schedule`](pacing::Schedule) of due times (constant or Poisson); `timer` wakes the

@@ -9,18 +9,14 @@
 //! - [`Closed`]: users send their next request as soon as the last one ends. It owns the users ramp, how many of
 //!   this thread's connections are users now (`active`), and the thread's share of a request count.
 //! - [`Open`]: requests fall due on a [`Schedule`], whatever the server does. It owns the queue of due requests
-//!   waiting for a connection, the idle connections, and the [`DueTimer`] that wakes the loop for the next one.
+//!   waiting for a connection and the idle connections, and says when the loop must wake for the next one.
 
 use std::collections::VecDeque;
-use std::io;
 use std::time::{Duration, Instant};
-
-use mio::{Registry, Token};
 
 use crate::pacing::{Ramp, Schedule};
 use crate::shared::{share, Part};
 use crate::tally::Tally;
-use crate::timer::DueTimer;
 
 /// How one worker paces its requests.
 #[derive(Debug)]
@@ -60,8 +56,6 @@ pub struct Open {
     pending: VecDeque<Instant>,
     /// Connections with nothing to do, ready for the next due request.
     idle: Vec<usize>,
-    /// Wakes the loop when the next request falls due.
-    timer: DueTimer,
 }
 
 /// What a connection that has just become free does next.
@@ -93,16 +87,16 @@ impl Pacer {
 
     /// Open model: requests due on `schedule`, on at most `most` connections; one that waited `timeout` for a
     /// connection is failed as never sent.
-    pub fn open(schedule: Schedule, most: usize, timeout: Duration) -> io::Result<Pacer> {
-        let timer = DueTimer::new()?;
-        Ok(Pacer::Open(Open { schedule, most, timeout, pending: VecDeque::new(), idle: Vec::new(), timer }))
+    pub fn open(schedule: Schedule, most: usize, timeout: Duration) -> Pacer {
+        Pacer::Open(Open { schedule, most, timeout, pending: VecDeque::new(), idle: Vec::new() })
     }
 
-    /// Registers what must wake the loop (the open model's timer) under `token`.
-    pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+    /// When the loop must wake whatever else happens: when the open model's next request falls due. `None` in the
+    /// closed model, where answers are what start requests.
+    pub fn next_wake(&self) -> Option<Instant> {
         match self {
-            Pacer::Closed(_) => Ok(()),
-            Pacer::Open(open) => open.timer.register(registry, token),
+            Pacer::Closed(_) => None,
+            Pacer::Open(open) => open.schedule.next_due(),
         }
     }
 
@@ -150,14 +144,13 @@ impl Pacer {
     }
 
     /// The next request due by `now`, with the connection it takes, while there is one; `opened` connections are
-    /// open. Requests that find no connection wait in the queue, keeping their due time. When nothing more is due
-    /// yet, the timer is set for the next one. Always `None` in the closed model.
+    /// open. Requests that find no connection wait in the queue, keeping their due time. Always `None` in the
+    /// closed model.
     pub fn next_due(&mut self, now: Instant, opened: usize, tally: &mut Tally) -> Option<(Instant, Slot)> {
         let Pacer::Open(open) = self else { return None };
         loop {
             let due = open.schedule.next_due()?;
             if due > now {
-                open.timer.arm(due);
                 return None;
             }
             open.schedule.advance();

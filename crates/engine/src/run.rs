@@ -119,8 +119,7 @@ pub fn run_observed(
     };
     let pacers = (0..threads)
         .map(|thread| pacer_for(options, &shared, &ramp, Part { segment, thread, threads }, start))
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(RunError::Worker)?;
+        .collect::<Vec<_>>();
 
     let gathered = std::thread::scope(|scope| {
         let (tx, rx) = channel();
@@ -158,13 +157,7 @@ pub fn run_observed(
 
 /// The pacer of worker `part`: its share of the connections, of the users or rate on `ramp`, and of a request
 /// count, all of them nested shares of the whole load ([`share`], [`Part`]). Sending starts at `start`.
-fn pacer_for(
-    options: &LoadOptions,
-    shared: &Shared,
-    ramp: &Ramp,
-    part: Part,
-    start: Instant,
-) -> std::io::Result<Pacer> {
+fn pacer_for(options: &LoadOptions, shared: &Shared, ramp: &Ramp, part: Part, start: Instant) -> Pacer {
     // A slot is one request in flight: a connection over HTTP/1.1, a stream of one over HTTP/2.
     let streams = shared.streams.max(1);
     let slots = share(options.most_connections().max(1), part) as usize * streams;
@@ -172,7 +165,7 @@ fn pacer_for(
         StopCondition::Requests(n) => Some(share(n, part)),
         StopCondition::Duration(_) => None,
     };
-    Ok(match options.pacing {
+    match options.pacing {
         Pacing::Closed => Pacer::closed(ramp.scaled(streams as f64), quota, part, slots, shared.measure_start),
         Pacing::Open { arrival, rate } => {
             let schedule = Schedule::new(
@@ -185,9 +178,9 @@ fn pacer_for(
                 shared.send_until,
                 quota,
             );
-            Pacer::open(schedule, slots, options.timeout)?
+            Pacer::open(schedule, slots, options.timeout)
         }
-    })
+    }
 }
 
 /// What the coordinator gathered from the workers' reports.

@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
-use mio::{Events, Poll, Token};
+use mio::{Events, Poll};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shootout_model::ErrorKind;
@@ -29,6 +29,7 @@ use crate::conn::{untoken, Conn, Phase, MAX_BACKOFF};
 use crate::pacer::{Next, Pacer, Slot};
 use crate::shared::{Part, Shared};
 use crate::tally::{Report, Reports, Tally};
+use crate::timer;
 
 mod http1;
 mod http2;
@@ -41,8 +42,6 @@ const READ_BUFFER: usize = 64 * 1024;
 const TICK: Duration = Duration::from_millis(5);
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
-/// The poll token of the pacer's timer.
-const TIMER: Token = Token(usize::MAX);
 
 /// Which period of the run a worker is in, and so whether new requests may start and whether they count. (Not
 /// to be confused with a [`Stage`](shootout_model::Stage) of a ramp, which moves the level of load.)
@@ -76,12 +75,8 @@ struct Worker<'a> {
 /// Runs one worker, paced by `pacer`, until its part of the run is done.
 pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
     let now = Instant::now();
-    let setup = || -> io::Result<Poll> {
-        let poll = Poll::new()?;
-        pacer.register(poll.registry(), TIMER)?;
-        Ok(poll)
-    };
-    let poll = match setup() {
+    timer::fine_slack();
+    let poll = match Poll::new() {
         Ok(poll) => poll,
         Err(e) => {
             let _ = reports.send((part.thread, Report::Failed(e)));
@@ -116,8 +111,7 @@ impl Worker<'_> {
             let now = Instant::now();
             self.start_due(now);
             self.flush_wires();
-            let wait = next_tick.saturating_duration_since(now);
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+            if let Err(e) = self.wait(&mut events, now, next_tick) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
@@ -137,6 +131,22 @@ impl Worker<'_> {
                     break;
                 }
             }
+        }
+    }
+
+    /// Waits for events until the next tick, or, when a request falls due before it (open model), until that
+    /// request is due, to the microsecond (see [`timer`]).
+    fn wait(&mut self, events: &mut Events, now: Instant, next_tick: Instant) -> io::Result<()> {
+        match self.pacer.next_wake().filter(|&due| due < next_tick) {
+            Some(due) => {
+                timer::poll_now(&mut self.poll, events)?;
+                if events.is_empty() {
+                    timer::sleep_until(&self.poll, due)?;
+                    timer::poll_now(&mut self.poll, events)?;
+                }
+                Ok(())
+            }
+            None => self.poll.poll(events, Some(next_tick.saturating_duration_since(now))),
         }
     }
 
@@ -285,9 +295,6 @@ impl Worker<'_> {
     }
 
     fn on_event(&mut self, event: &Event) {
-        if event.token() == TIMER {
-            return; // the loop pumps due requests after every wake-up
-        }
         let (i, generation) = untoken(event.token());
         if let Some(wire) = http2::wire_of(i) {
             return self.on_wire_event(wire, generation, event);
