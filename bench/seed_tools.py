@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_wrk import ROOT, free_port, measure, parse_ab, parse_shootout, wait_for_port  # noqa: E402
+from common import ROOT, free_port, measure, parse_ab, parse_shootout, wait_for_port  # noqa: E402
 
 # siege's settings for a benchmark run: no per-hit lines, no log file, no fetching of a page's images and
 # scripts (siege 4's parser), and its own defaults for the rest (HTTP/1.1, its connection handling).
@@ -114,7 +114,8 @@ def main():
             table = table[i % len(table):] + table[:i % len(table)]
             for name, argv, parse in table:
                 started = time.monotonic()
-                out, cpu = measure(argv)
+                measured = measure(argv)
+                out, cpu = measured.out, measured.cpu_s
                 wall = time.monotonic() - started
                 responses, rate, mean_ms = parse(out)
                 rows.append((level, name, rate, mean_ms, cpu * 1e6 / max(responses, 1), cpu / wall))

@@ -15,10 +15,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_wrk import NGINX_CONF, bench_arguments, measure, nginx_serving, parse_h2load, parse_shootout  # noqa: E402
-
-# The same one-worker nginx, with HTTP/2 on its plain listener (h2c with prior knowledge).
-H2C_CONF = NGINX_CONF.replace("listen 127.0.0.1:{port};", "listen 127.0.0.1:{port} http2;")
+from common import bench_arguments, measure, nginx_serving, parse_h2load, parse_shootout  # noqa: E402
 
 
 def tools(args, url):
@@ -37,13 +34,14 @@ def tools(args, url):
 
 def main():
     args = bench_arguments(__doc__.splitlines()[0], ("nginx", "h2load", "taskset"), "nginx nghttp2-client util-linux")
-    with nginx_serving(H2C_CONF, args.server_cpu) as url:
+    with nginx_serving(args.server_cpu, listen=" http2") as url:  # h2c with prior knowledge
         table = tools(args, url)
         samples = {name: [] for name, _, _, _ in table}
         for round_no in range(args.rounds):
             for name, _, argv, parse in table:
-                out, cpu = measure(argv)
-                requests, rate = parse(out)
+                measured = measure(argv)
+                cpu = measured.cpu_s
+                requests, rate = parse(measured.out)
                 samples[name].append((rate, cpu * 1e6 / max(requests, 1)))
                 print(f"round {round_no + 1}/{args.rounds} {name:12} {rate:12.0f} req/s "
                       f"{cpu * 1e6 / max(requests, 1):7.2f} CPU-us/req", file=sys.stderr)

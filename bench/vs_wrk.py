@@ -9,138 +9,14 @@ median CPU time the generator spent per request (user + system, from wait4), and
     python3 bench/vs_wrk.py [--rounds 5] [--seconds 5] [--connections 64] [--client-cpu 0] [--server-cpu 1]
 """
 
-import argparse
-import contextlib
-import json
 import os
-import re
-import resource
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NGINX_CONF = """
-daemon off;
-master_process off;
-worker_processes 1;
-pid {run}/nginx.pid;
-error_log stderr error;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 300s;
-    client_body_temp_path {run}/body;
-    proxy_temp_path {run}/proxy;
-    fastcgi_temp_path {run}/fastcgi;
-    uwsgi_temp_path {run}/uwsgi;
-    scgi_temp_path {run}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{ return 200 "hello\\n"; }}
-    }}
-}}
-"""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, seconds=10):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"the server did not start listening on port {port} within {seconds} s")
-
-
-def bench_arguments(description, needed, install):
-    """The options every comparison takes; exits with the install line when a tool in `needed` is missing."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--client-cpu", type=int, default=0)
-    parser.add_argument("--server-cpu", type=int, default=1)
-    parser.add_argument("--shootout", default=os.path.join(ROOT, "target", "release", "shootout"))
-    args = parser.parse_args()
-    for tool in needed:
-        if not shutil.which(tool):
-            sys.exit(f"{tool} is not installed: apt-get install -y --no-install-recommends {install}")
-    if not os.path.exists(args.shootout):
-        sys.exit(f"{args.shootout} does not exist: run cargo build --release first")
-    return args
-
-
-@contextlib.contextmanager
-def nginx_serving(conf_template, server_cpu):
-    """Runs one nginx worker from `conf_template` pinned to `server_cpu`; yields its URL, and stops it after."""
-    run_dir = tempfile.mkdtemp(prefix="shootout-bench-")
-    port = free_port()
-    conf = os.path.join(run_dir, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(conf_template.format(run=run_dir, port=port))
-    nginx = subprocess.Popen(["taskset", "-c", str(server_cpu), "nginx", "-p", run_dir, "-c", conf, "-e", "stderr"])
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        nginx.terminate()
-        nginx.wait(timeout=10)
-        shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def measure(argv):
-    """Runs argv to completion; returns (stdout, CPU seconds it used), from the growth of RUSAGE_CHILDREN."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"{argv[0]} failed ({done.returncode}):\n{done.stdout}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return done.stdout, cpu
-
-
-def parse_shootout(out):
-    result = json.loads(out)
-    responses = result["requests"]["ok"] + result["requests"]["http_errors"]
-    return responses, result["throughput"]["requests_per_s"]
-
-
-def parse_wrk(out):
-    requests = int(re.search(r"(\d+) requests in", out).group(1))
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return requests, rate
-
-
-def parse_ab(out):
-    requests = int(re.search(r"Complete requests:\s+(\d+)", out).group(1))
-    rate = float(re.search(r"Requests per second:\s+([\d.]+)", out).group(1))
-    return requests, rate
-
-
-def parse_h2load(out):
-    requests = int(re.search(r"requests: \d+ total, \d+ started, (\d+) done", out).group(1))
-    rate = float(re.search(r"finished in [\d.]+\w*, ([\d.]+) req/s", out).group(1))
-    return requests, rate
-
-
-def parse_oha(out):
-    result = json.loads(out)
-    rate = result["summary"]["requestsPerSec"]
-    total = sum(result.get("statusCodeDistribution", {}).values())
-    return total, rate
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (bench_arguments, measure, nginx_serving, parse_ab, parse_h2load, parse_oha,  # noqa: E402
+                    parse_shootout, parse_wrk)
 
 
 def tools(args, url, shootout):
@@ -160,13 +36,14 @@ def tools(args, url, shootout):
 
 def main():
     args = bench_arguments(__doc__.splitlines()[0], ("nginx", "wrk", "taskset"), "nginx wrk util-linux")
-    with nginx_serving(NGINX_CONF, args.server_cpu) as url:
+    with nginx_serving(args.server_cpu) as url:
         table = tools(args, url, args.shootout)
         samples = {name: [] for name, _, _ in table}
         for round_no in range(args.rounds):
             for name, argv, parse in table:
-                out, cpu = measure(argv)
-                requests, rate = parse(out)
+                measured = measure(argv)
+                cpu = measured.cpu_s
+                requests, rate = parse(measured.out)
                 samples[name].append((rate, cpu * 1e6 / max(requests, 1)))
                 print(f"round {round_no + 1}/{args.rounds} {name:9} {rate:12.0f} req/s {cpu * 1e6 / max(requests, 1):7.2f} CPU-us/req",
                       file=sys.stderr)

@@ -92,10 +92,13 @@ impl Pacer {
     }
 
     /// When the loop must wake whatever else happens: when the open model's next request falls due. `None` in the
-    /// closed model, where answers are what start requests.
+    /// closed model, where answers are what start requests, and in the open model while requests wait for a
+    /// connection: then every connection is busy, an answer is the next thing that can start one, and the requests
+    /// falling due meanwhile keep their due times however late they are queued.
     pub fn next_wake(&self) -> Option<Instant> {
         match self {
             Pacer::Closed(_) => None,
+            Pacer::Open(open) if !open.pending.is_empty() => None,
             Pacer::Open(open) => open.schedule.next_due(),
         }
     }
