@@ -155,9 +155,9 @@ def report(args, table, many_rss, pace, p50):
               f"({min(mode.ratios):.2f}–{max(mode.ratios):.2f}) | {target} | {rates} |")
     print()
     shootout_rss = statistics.median(many_rss["shootout"])
-    print(f"- {MANY:,} connections: peak RSS shootout {shootout_rss:.1f} MiB (max {max(many_rss['shootout']):.1f}; "
-          f"target ≤ 19.1 MiB, 20 MB: {'met' if max(many_rss['shootout']) <= 20e6 / 2**20 else 'not met'}), "
-          f"wrk {statistics.median(many_rss['wrk']):.1f} MiB")
+    met = "met" if max(many_rss["shootout"]) <= 20e6 / 2**20 else "not met"
+    print(f"- {MANY:,} connections: peak RSS shootout {shootout_rss:.1f} MiB, highest {max(many_rss['shootout']):.1f} "
+          f"(target ≤ 20 MB, 19.1 MiB: {met}); wrk {statistics.median(many_rss['wrk']):.1f} MiB")
     if pace:
         worst = max(late for _, late, _ in pace)
         print(f"- open model at 90% of the closed model's rate ({', '.join(f'{r:,}' for r, _, _ in pace)} req/s): "
