@@ -1,5 +1,5 @@
-//! Waking the worker loop when the open model's next request falls due, to the microsecond, without a system
-//! call per request.
+//! Waking the worker loop when the open model's next request falls due, asking the kernel for that time to the
+//! nanosecond, without a system call per request.
 //!
 //! `epoll_wait` sleeps in whole milliseconds, which would make every send up to a millisecond late and put that
 //! error into the corrected latencies. A timerfd re-armed at each due time is precise but dear: every arm
@@ -19,7 +19,7 @@ use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 
 /// Lets this thread's timed sleeps end within a nanosecond of their time (the kernel otherwise rounds them later
-/// to batch wake-ups). Failing to is harmless: sleeps end a little late, and the send lag shows by how much.
+/// to batch wake-ups). Failing to is harmless: sleeps end a little late, and latencies count from the due time.
 pub fn fine_slack() {
     let _ = nix::sys::prctl::set_timerslack(1);
 }

@@ -7,7 +7,7 @@
 //!
 //! When requests start is decided by the [`Pacer`] the loop is handed, not by a copy of the loop: the loop asks
 //! it which requests are due and what a free connection does next, and the pacer holds the state of its model
-//! (the closed model's active users, the open model's queue, idle connections and timer).
+//! (the closed model's active users, the open model's queue, idle connections and next due time).
 //!
 //! The loop knows nothing of what the run is for; it reports per-second intervals and its totals over a channel.
 //!
