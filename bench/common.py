@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -86,7 +87,6 @@ def bench_arguments(description, needed, install, rounds=5, seconds=5):
 def raise_open_files(most=65536):
     """Lets this process and its children (generators, nginx) hold `most` descriptors, for the many-connection
     checks; root may raise the hard limit too."""
-    import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < most:
         with contextlib.suppress(ValueError, OSError):
@@ -141,7 +141,8 @@ def measure(argv, limit_s=600):
     watchdog = threading.Timer(limit_s, process.kill)
     watchdog.start()
     try:
-        out = process.stdout.read()
+        with process.stdout:
+            out = process.stdout.read()
         _, status, usage = os.wait4(process.pid, 0)
     finally:
         watchdog.cancel()

@@ -17,8 +17,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "shootout")
+from common import SHOOTOUT as BIN
 
 
 def start_target():
