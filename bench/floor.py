@@ -13,7 +13,8 @@ One nginx worker answers `return 200 "hello\\n"` (plain, TLS and h2c listeners),
 generator runs pinned to --client-cpu with one thread. Every round runs every pair once, shootout and its peer
 back to back in alternating order, so the drift of a shared machine hits both alike; the figure that counts is
 the median over rounds of shootout's CPU time per request divided by its peer's in the same round (CPU is user +
-system of the whole process, from wait4).
+system of the whole process, from wait4). shootout runs with its defaults, so plain HTTP/1.1 goes through
+io_uring where the machine allows it; the table says which I/O each row used (from the result).
 
 Then two checks of scale, each round:
 - 10,000 connections (closed model): shootout's peak RSS, and wrk's with the same connections;
@@ -50,6 +51,7 @@ class Mode:
         self.name, self.server, self.shootout = name, server, shootout
         self.peer, self.peer_argv, self.parse_peer, self.target = peer, peer_argv, parse_peer, target
         self.ratios, self.mine, self.theirs = [], [], []
+        self.io = set()  # what shootout did its I/O with, as its results say
 
 
 def modes(args):
@@ -109,6 +111,8 @@ def main():
                 for name, argv, parse in runs if round_no % 2 == 0 else reversed(runs):
                     measured = measure(argv)
                     figures[name] = per_request(measured, parse)
+                    if name == "shootout":
+                        mode.io.add(json.loads(measured.out)["client"].get("io", "epoll"))
                     if mode.peer == "wrk2":
                         p50[name].append(shootout_p50_ms(measured.out) if name == "shootout"
                                          else wrk2_p50_ms(measured.out))
@@ -141,9 +145,9 @@ def report(args, table, many_rss, pace, p50):
     print(f"nginx (1 worker) on CPU {args.server_cpu}; each generator on CPU {args.client_cpu}, 1 thread, "
           f"{args.connections} connections, 6-byte body; {args.rounds} interleaved rounds of {args.seconds} s")
     print()
-    print("| mode | shootout CPU µs/request | peer | peer CPU µs/request | shootout ÷ peer, median of paired rounds "
-          "(min–max) | target | requests/s shootout / peer |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("| mode | shootout I/O | shootout CPU µs/request | peer | peer CPU µs/request | shootout ÷ peer, median of "
+          "paired rounds (min–max) | target | requests/s shootout / peer |")
+    print("|---|---|---:|---|---:|---:|---:|---:|")
     for mode in table:
         mine = statistics.median(cpu for cpu, _ in mode.mine)
         theirs = statistics.median(cpu for cpu, _ in mode.theirs)
@@ -151,7 +155,7 @@ def report(args, table, many_rss, pace, p50):
         target = "—" if mode.target is None else f"≤ {mode.target:.2f} {'met' if ratio <= mode.target else 'not met'}"
         rates = (f"{statistics.median(r for _, r in mode.mine):,.0f} / "
                  f"{statistics.median(r for _, r in mode.theirs):,.0f}")
-        print(f"| {mode.name} | {mine:.2f} | {mode.peer} | {theirs:.2f} | **{ratio:.2f}×** "
+        print(f"| {mode.name} | {', '.join(sorted(mode.io))} | {mine:.2f} | {mode.peer} | {theirs:.2f} | **{ratio:.2f}×** "
               f"({min(mode.ratios):.2f}–{max(mode.ratios):.2f}) | {target} | {rates} |")
     print()
     shootout_rss = statistics.median(many_rss["shootout"])

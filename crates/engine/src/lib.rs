@@ -14,6 +14,8 @@
 //!   segment of the load, when agents split one load between them ([`Segment`](shootout_model::Segment)).
 //! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once), the
 //!   same for every pacing; `Period` says whether it is warming up, measuring, past the end or interrupted.
+//!   With plain HTTP/1.1 it does its I/O through io_uring where the machine allows (`uring`: sends queued, each
+//!   connection's receive armed once, one `io_uring_enter` per turn), else through epoll; the result says which.
 //! - `conn`: one connection's state between events.
 //! - `pacer`: `Pacer`, one worker's pacing with the state of its model (the closed model's active users and
 //!   request quota; the open model's queue of due requests, idle connections and when to wake), answering the loop's
@@ -52,6 +54,7 @@ mod shared;
 mod tally;
 mod timer;
 mod transport;
+mod uring;
 mod worker;
 
 pub use merge::{Merge, Totals};

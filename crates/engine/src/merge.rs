@@ -15,7 +15,9 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use shootout_metrics::{summarize, Interval, Recorder, StreamResets, Timeline};
 use shootout_model::result::ToolInfo;
-use shootout_model::{ClientUsage, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION};
+use shootout_model::{
+    ClientUsage, IoBackend, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION,
+};
 
 use crate::http::h2::frame::error_name;
 use crate::pacing::Ramp;
@@ -125,6 +127,9 @@ pub struct Totals {
     /// That time as a fraction of what the threads could have used, like `busy` (added up: like `busy`).
     #[serde(default)]
     pub queued_share: f64,
+    /// What the workers did their I/O with (added up: the same, or mixed when parts differ).
+    #[serde(default)]
+    pub io: IoBackend,
 }
 
 impl Totals {
@@ -150,6 +155,7 @@ impl Totals {
             queued_s: self.queued.as_secs_f64(),
             queued: self.queued_share,
             saturated: self.busy >= SATURATION || self.busy + self.queued_share >= SATURATION,
+            io: self.io,
         }
     }
 
@@ -185,6 +191,9 @@ impl Totals {
         self.user += other.user;
         self.system += other.system;
         self.queued += other.queued;
+        if self.io != other.io {
+            self.io = IoBackend::Mixed;
+        }
     }
 }
 
@@ -351,6 +360,7 @@ mod tests {
             per_request: Vec::new(),
             duration: Duration::from_millis(duration),
             started: SystemTime::UNIX_EPOCH + Duration::from_secs(duration),
+            io: IoBackend::IoUring,
             interrupted: false,
             threads: 2,
             cpus_available: 4,

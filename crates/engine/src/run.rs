@@ -65,6 +65,9 @@ pub enum RunError {
         /// What it did instead, with the way out.
         reason: String,
     },
+    /// The I/O asked for with `--io` cannot be had.
+    #[error("{0}")]
+    Io(String),
     /// A worker could not start.
     #[error("cannot start a worker thread: {0}")]
     Worker(std::io::Error),
@@ -104,6 +107,7 @@ pub fn run_observed(
         sequential: options.sequential,
         tls: plan.tls.clone(),
         keepalive: options.keepalive,
+        io: crate::uring::choose(options, plan.tls.is_some(), crate::uring::available).map_err(RunError::Io)?,
         streams: match options.protocol {
             Protocol::Http1 => 0,
             Protocol::Http2 => options.streams.max(1) as usize,
@@ -150,6 +154,7 @@ pub fn run_observed(
         busy: Totals::busy(cpu.user + cpu.system, duration, threads as u32, cpus_available),
         queued: gathered.queued,
         queued_share: Totals::busy(gathered.queued, duration, threads as u32, cpus_available),
+        io: shared.io,
     };
     let result = assemble(plan, &totals, &gathered.timeline);
     Ok((result, totals))

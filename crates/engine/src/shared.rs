@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shootout_model::Segment;
+use shootout_model::{IoBackend, Segment};
 
 use crate::tls::TlsPlan;
 use crate::workload::Workload;
@@ -28,6 +28,8 @@ pub struct Shared {
     pub tls: Option<TlsPlan>,
     /// Reuse connections.
     pub keepalive: bool,
+    /// What the workers do their I/O with (decided once for the run, see [`crate::run`]).
+    pub io: IoBackend,
     /// HTTP/2: the streams each connection carries at once (its slots); 0 for HTTP/1.1.
     pub streams: usize,
     /// Request deadline.

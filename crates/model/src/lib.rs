@@ -29,6 +29,6 @@ pub use agents::{AgentSettings, AgentSpec};
 pub use errors::ErrorKind;
 pub use options::{Arrival, LoadOptions, Pacing, Protocol, Segment, Stage, StopCondition};
 pub use result::{
-    AgentMeasured, AgentResult, ClientUsage, ConnectionCounts, LatencySummary, LoadResult, NamedResult, RequestCounts,
-    Second, Sends, Throughput, ToolInfo, SATURATION, SCHEMA_VERSION,
+    AgentMeasured, AgentResult, ClientUsage, ConnectionCounts, IoBackend, LatencySummary, LoadResult, NamedResult,
+    RequestCounts, Second, Sends, Throughput, ToolInfo, SATURATION, SCHEMA_VERSION,
 };

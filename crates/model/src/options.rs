@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::IoBackend;
+
 /// When a run stops sending new requests.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -140,6 +142,10 @@ pub struct LoadOptions {
     pub cacert: Option<String>,
     /// Reuse connections (HTTP keep-alive). When false, every request opens a new connection.
     pub keepalive: bool,
+    /// The I/O the workers must use (`--io`); `None` lets the engine choose: io_uring where it serves the run and
+    /// the machine allows it, else epoll.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoBackend>,
     /// Closed model: each user pauses a random time between 0 and this after every response (siege's `-d`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_secs")]
     pub delay: Option<Duration>,
@@ -244,6 +250,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
             keepalive: true,
+            io: None,
             insecure: false,
             cacert: None,
             delay: Some(Duration::from_millis(1500)),

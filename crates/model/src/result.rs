@@ -250,6 +250,30 @@ pub struct Second {
 /// The busy share of its CPUs from which a process (the load generator, or a server) is the bottleneck.
 pub const SATURATION: f64 = 0.9;
 
+/// What the load generator's worker threads did their network I/O with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoBackend {
+    /// Readiness events from `epoll`, and a `read` or `write` system call for each transfer.
+    #[default]
+    Epoll,
+    /// io_uring: sends and receives queued in shared rings, one `io_uring_enter` per loop turn.
+    IoUring,
+    /// Agents of one load used different ones (a result merged from agents only).
+    Mixed,
+}
+
+impl IoBackend {
+    /// Its name, as the result and `--io` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoBackend::Epoll => "epoll",
+            IoBackend::IoUring => "io_uring",
+            IoBackend::Mixed => "mixed",
+        }
+    }
+}
+
 /// The load generator's own CPU use, to tell when the client rather than the server was the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ClientUsage {
@@ -278,4 +302,7 @@ pub struct ClientUsage {
     /// True when `busy >= 0.9`, or `busy + queued >= 0.9` (the client wanted its CPUs and did not get them): the
     /// result then measures the client, not the server.
     pub saturated: bool,
+    /// What the worker threads did their I/O with (results older than this field: epoll).
+    #[serde(default)]
+    pub io: IoBackend,
 }

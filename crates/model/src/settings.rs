@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::{Arrival, LoadOptions, Pacing, Protocol, Segment, Stage, StopCondition};
+use crate::{Arrival, IoBackend, LoadOptions, Pacing, Protocol, Segment, Stage, StopCondition};
 
 /// How long a run lasts when neither a duration nor a request count is given (as wrk).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -56,6 +56,8 @@ pub struct LoadSettings {
     pub connect_timeout: Option<Duration>,
     /// Open a new connection for every request.
     pub no_keepalive: bool,
+    /// The I/O the workers must use (default: the engine chooses).
+    pub io: Option<IoBackend>,
     /// The HTTP version (default HTTP/1.1).
     pub protocol: Option<Protocol>,
     /// HTTP/2: requests in flight per connection (default 1).
@@ -124,6 +126,14 @@ impl LoadSettings {
         if protocol == Protocol::Http2 && self.no_keepalive {
             return bad("--http2 with --no-keepalive: HTTP/2 keeps its connections open; drop --no-keepalive".into());
         }
+        let https = self.url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+        if self.io == Some(IoBackend::IoUring) && (protocol == Protocol::Http2 || https) {
+            return bad(format!(
+                "--io io_uring with {}: shootout speaks only plain HTTP/1.1 through io_uring; leave --io out (TLS \
+                 and HTTP/2 then go through epoll)",
+                if https { "an https:// URL" } else { "--http2" }
+            ));
+        }
         let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let connect_timeout = self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
         if timeout.is_zero() || connect_timeout.is_zero() {
@@ -169,6 +179,7 @@ impl LoadSettings {
             insecure: self.insecure,
             cacert: self.cacert,
             keepalive: !self.no_keepalive,
+            io: self.io,
             delay: self.delay.filter(|d| !d.is_zero()),
             sequential: self.sequential,
             sessions: false,
@@ -254,5 +265,11 @@ mod tests {
         let few = LoadSettings { connections: Some(2), ..segment(0, 3) };
         assert!(e(few).starts_with("segment 0/3: 3 shares of 2 connections"));
         assert_eq!(segment(2, 3).build(1).unwrap().segment, Some(Segment { index: 2, of: 3 }));
+        let uring = Some(IoBackend::IoUring);
+        let tls = LoadSettings { url: "HTTPS://127.0.0.1:1/".into(), io: uring, ..settings() };
+        assert!(e(tls).starts_with("--io io_uring with an https:// URL"));
+        let h2 = LoadSettings { protocol: Some(Protocol::Http2), io: uring, ..settings() };
+        assert!(e(h2).starts_with("--io io_uring with --http2"));
+        assert_eq!(LoadSettings { io: uring, ..settings() }.build(1).unwrap().io, uring);
     }
 }

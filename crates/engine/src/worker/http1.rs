@@ -5,6 +5,7 @@
 //! [`ResponseParser`]: crate::http::response::ResponseParser
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use mio::net::TcpStream;
@@ -12,23 +13,30 @@ use mio::Interest;
 use shootout_model::ErrorKind;
 
 use super::Worker;
-use crate::conn::{connect_error, transfer_error, Phase, MIN_BACKOFF};
+use shootout_metrics::Recorder;
+
+use crate::conn::{connect_error, transfer_error, Conn, Phase, MIN_BACKOFF};
 use crate::http::response::Progress;
 use crate::tally::micros;
 use crate::transport;
 
 impl Worker<'_> {
     pub(super) fn connect(&mut self, i: usize, now: Instant) {
+        self.close(i);
         let conn = &mut self.conns[i];
-        conn.close();
         conn.connect_started = now;
         let mut socket = match TcpStream::connect(self.shared.address) {
             Ok(socket) => socket,
             Err(e) => return self.fail(i, connect_error(&e), now),
         };
-        let token = conn.token(i);
-        if let Err(e) = self.poll.registry().register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
-            return self.fail(i, connect_error(&e), now);
+        if let Some(ring) = self.ring.as_mut() {
+            ring.poll_connected(socket.as_raw_fd(), i, conn.generation);
+            conn.in_ring = true;
+        } else {
+            let token = conn.token(i);
+            if let Err(e) = self.poll.registry().register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
+                return self.fail(i, connect_error(&e), now);
+            }
         }
         conn.socket = Some(socket);
         conn.phase = Phase::Connecting;
@@ -43,12 +51,22 @@ impl Worker<'_> {
             Ok(Some(e)) | Err(e) => return self.fail(i, connect_error(&e), now),
             Ok(None) => {}
         }
+        let fd = socket.as_raw_fd();
         match socket.peer_addr() {
             Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => return, // not yet: wait for the next edge
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                // Not yet: wait for the next edge (or poll again).
+                if let Some(ring) = self.ring.as_mut() {
+                    ring.poll_connected(fd, i, conn.generation);
+                }
+                return;
+            }
             Err(e) => return self.fail(i, connect_error(&e), now),
         }
         let _ = socket.set_nodelay(true);
+        if let Some(ring) = self.ring.as_mut() {
+            ring.receive(fd, i, conn.generation);
+        }
         conn.backoff = MIN_BACKOFF;
         if conn.counted {
             self.tally.recorder.connected(micros(now - conn.connect_started));
@@ -104,10 +122,16 @@ impl Worker<'_> {
             None => &conn.out[..],
         };
         let Some(socket) = conn.socket.as_mut() else { return };
-        match transport::write(socket, conn.tls.as_deref_mut(), request, &mut conn.written) {
-            Ok(true) => {}
-            Ok(false) => return, // the socket is full: the next writable edge goes on
-            Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+        if let Some(ring) = self.ring.as_mut() {
+            // The kernel sends it all, or reports the failure (see `ring`).
+            ring.send(socket.as_raw_fd(), request, i, conn.generation);
+            conn.written = request.len();
+        } else {
+            match transport::write(socket, conn.tls.as_deref_mut(), request, &mut conn.written) {
+                Ok(true) => {}
+                Ok(false) => return, // the socket is full: the next writable edge goes on
+                Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
+            }
         }
         if conn.counted {
             self.tally.recorder.bytes_sent += request.len() as u64;
@@ -132,14 +156,11 @@ impl Worker<'_> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
             };
-            if conn.counted {
-                self.tally.recorder.bytes_received += n as u64;
-            }
-            match conn.parser.feed(&self.buffer[..n]) {
-                Ok(Progress::Complete { used }) if used == n => return self.complete(i),
-                Ok(Progress::Complete { .. }) | Err(_) => return self.fail(i, ErrorKind::Malformed, Instant::now()),
-                Ok(Progress::NeedMore) if n < self.buffer.len() && drained_when_short => return,
-                Ok(Progress::NeedMore) => {}
+            match feed(conn, &mut self.tally.recorder, &self.buffer[..n]) {
+                Fed::Complete => return self.complete(i),
+                Fed::Malformed => return self.fail(i, ErrorKind::Malformed, Instant::now()),
+                Fed::NeedMore if n < self.buffer.len() && drained_when_short => return,
+                Fed::NeedMore => {}
             }
         }
     }
@@ -154,7 +175,7 @@ impl Worker<'_> {
 
     /// A response arrived in full: check it (scenarios), and hand it to the loop; the connection closes when
     /// the server said so or keep-alive is off.
-    fn complete(&mut self, i: usize) {
+    pub(super) fn complete(&mut self, i: usize) {
         let now = Instant::now();
         let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
@@ -166,8 +187,30 @@ impl Worker<'_> {
             if self.shared.keepalive && conn.counted {
                 self.tally.recorder.closed_by_server();
             }
-            conn.close();
+            self.close(i);
         }
         self.after_response(i, passed, now);
+    }
+}
+
+/// What bytes of a response did to the request on a connection.
+pub(super) enum Fed {
+    /// Its response is complete, and the bytes ended with it.
+    Complete,
+    /// They are not HTTP, or more came than the response (nothing was asked for yet).
+    Malformed,
+    /// The response goes on.
+    NeedMore,
+}
+
+/// Feeds bytes that arrived on `conn` to its response parser, counting them when the request counts.
+pub(super) fn feed(conn: &mut Conn, recorder: &mut Recorder, bytes: &[u8]) -> Fed {
+    if conn.counted {
+        recorder.bytes_received += bytes.len() as u64;
+    }
+    match conn.parser.feed(bytes) {
+        Ok(Progress::Complete { used }) if used == bytes.len() => Fed::Complete,
+        Ok(Progress::Complete { .. }) | Err(_) => Fed::Malformed,
+        Ok(Progress::NeedMore) => Fed::NeedMore,
     }
 }

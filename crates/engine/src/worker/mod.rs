@@ -1,9 +1,12 @@
-//! The worker loop: one thread, one `epoll` instance, its own connections, its own [`Tally`].
+//! The worker loop: one thread, its own connections, its own [`Tally`], and its I/O through one `epoll` instance
+//! or, for plain HTTP/1.1 where the machine allows it, one io_uring ([`ring`]).
 //!
-//! Each socket is registered once, edge-triggered, for reading and writing, and never re-armed. When a response
-//! completes, the next request is written at once in the same turn, so a keep-alive request costs one `write`
-//! and one `read` plus a share of `epoll_wait`. A read shorter than the buffer means the socket was drained, so no
-//! extra read is spent waiting for `EAGAIN`: the next arrival raises a new edge.
+//! Through epoll, each socket is registered once, edge-triggered, for reading and writing, and never re-armed.
+//! When a response completes, the next request is written at once in the same turn, so a keep-alive request costs
+//! one `write` and one `read` plus a share of `epoll_wait`. A read shorter than the buffer means the socket was
+//! drained, so no extra read is spent waiting for `EAGAIN`: the next arrival raises a new edge. Through the ring,
+//! the same request is a queued send and an arrival on the connection's standing receive, and the turn's one
+//! `io_uring_enter` carries all of them.
 //!
 //! When requests start is decided by the [`Pacer`] the loop is handed, not by a copy of the loop: the loop asks
 //! it which requests are due and what a free connection does next, and the pacer holds the state of its model
@@ -30,9 +33,12 @@ use crate::pacer::{Next, Pacer, Slot};
 use crate::shared::{Part, Shared};
 use crate::tally::{Report, Reports, Tally};
 use crate::timer;
+use crate::uring::Ring;
+use shootout_model::IoBackend;
 
 mod http1;
 mod http2;
+mod ring;
 
 use http2::Wires;
 
@@ -70,6 +76,8 @@ struct Worker<'a> {
     rng: SmallRng,
     /// HTTP/2: the connections the slots' streams share (`None` for HTTP/1.1, where each slot owns one).
     http2: Option<Wires>,
+    /// The io_uring instance, when the run does its I/O through io_uring ([`ring`]) rather than epoll.
+    ring: Option<Ring>,
 }
 
 /// Runs one worker, paced by `pacer`, until its part of the run is done.
@@ -83,6 +91,16 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
             return;
         }
     };
+    let ring = match shared.io {
+        IoBackend::IoUring => match Ring::new() {
+            Ok(ring) => Some(ring),
+            Err(e) => {
+                let _ = reports.send((part.thread, Report::Failed(e)));
+                return;
+            }
+        },
+        _ => None,
+    };
     let named = if shared.workload.has_users() { shared.workload.requests.len() } else { 0 };
     let mut worker = Worker {
         shared,
@@ -94,6 +112,7 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         pacer,
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
         http2: (shared.streams > 0).then(|| Wires::new(shared.streams)),
+        ring,
     };
     worker.run(now);
     worker.tally.finish();
@@ -111,13 +130,10 @@ impl Worker<'_> {
             let now = Instant::now();
             self.start_due(now);
             self.flush_wires();
-            if let Err(e) = self.wait(&mut events, now, next_tick) {
+            if let Err(e) = self.turn(&mut events, now, next_tick) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
-            }
-            for event in events.iter() {
-                self.on_event(event);
             }
             self.flush_wires();
             let now = Instant::now();
@@ -132,6 +148,20 @@ impl Worker<'_> {
                 }
             }
         }
+    }
+
+    /// Waits for what happens next (see [`Worker::wait`]) and handles it: readiness events from epoll, or the
+    /// completions of the ring's operations.
+    fn turn(&mut self, events: &mut Events, now: Instant, next_tick: Instant) -> io::Result<()> {
+        if self.ring.is_some() {
+            let until = self.pacer.next_wake().filter(|&due| due < next_tick).unwrap_or(next_tick);
+            return self.ring_turn(until);
+        }
+        self.wait(events, now, next_tick)?;
+        for event in events.iter() {
+            self.on_event(event);
+        }
+        Ok(())
     }
 
     /// Waits for events until the next tick, or, when a request falls due before it (open model), until that
@@ -237,7 +267,7 @@ impl Worker<'_> {
             Next::Send(due) => self.start(i, now, due),
             Next::Wait => self.conns[i].phase = Phase::Idle,
             Next::Leave => {
-                self.conns[i].close();
+                self.close(i);
                 self.conns[i].phase = Phase::Idle;
             }
         }
@@ -254,9 +284,8 @@ impl Worker<'_> {
 
     /// The user of connection `i` is done (or gave up): a new user takes its place, on a new connection.
     fn end_session(&mut self, i: usize, now: Instant) {
-        let conn = &mut self.conns[i];
-        conn.user = self.shared.workload.new_user();
-        conn.close();
+        self.conns[i].user = self.shared.workload.new_user();
+        self.close(i);
         self.next_request(i, now);
     }
 
@@ -280,6 +309,9 @@ impl Worker<'_> {
             conn.request = workload.pick_request(self.rng.random());
         }
         if workload.has_users() {
+            if let Some(ring) = &mut self.ring {
+                ring.submit_pending(); // a queued send may still point at the last request's bytes
+            }
             workload.render(conn.request, &conn.user, &mut conn.out);
         }
         conn.counted = due >= self.shared.measure_start;
@@ -311,7 +343,7 @@ impl Worker<'_> {
                 self.read(i, event.is_read_closed())
             }
             Phase::Idle if event.is_read_closed() || event.is_error() => {
-                self.conns[i].close();
+                self.close(i);
                 self.tally.recorder.closed_by_server();
             }
             _ => {}
@@ -336,6 +368,15 @@ impl Worker<'_> {
         }
     }
 
+    /// Closes connection `i`'s socket (HTTP/1.1), first letting the ring's operations on it go.
+    fn close(&mut self, i: usize) {
+        let conn = &mut self.conns[i];
+        if let (true, Some(ring), Some(socket)) = (conn.in_ring, self.ring.as_mut(), conn.socket.as_ref()) {
+            ring.release(socket);
+        }
+        conn.close();
+    }
+
     /// A request failed: record it, drop the connection (HTTP/2: the stream), and go on (after a pause if
     /// connecting failed).
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
@@ -343,8 +384,8 @@ impl Worker<'_> {
         if self.http2.is_some() {
             self.release_stream(i, now);
         }
+        self.close(i);
         let conn = &mut self.conns[i];
-        conn.close();
         if kind.is_connect() {
             conn.phase = Phase::Backoff(now + conn.backoff);
             conn.backoff = (conn.backoff * 2).min(MAX_BACKOFF);

@@ -15,7 +15,7 @@ use shootout_agents::AgentSpec;
 use shootout_engine::{limits, Plan, Progress};
 use shootout_model::settings::{is_token, LoadSettings};
 use shootout_model::slo::{parse_condition, Condition};
-use shootout_model::{Arrival, LoadOptions, LoadResult, Stage, StopCondition};
+use shootout_model::{Arrival, IoBackend, LoadOptions, LoadResult, Stage, StopCondition};
 
 use super::agents::AgentOptions;
 use super::{duration_arg, Failure};
@@ -92,6 +92,11 @@ pub struct LoadArgs {
     /// Open a new connection for every request (as ab without -k, or siege by default).
     #[arg(long)]
     no_keepalive: bool,
+    /// What the worker threads do their network I/O with. auto: io_uring for plain HTTP/1.1 where the machine
+    /// allows it (one system call per loop turn instead of one per read and write), else epoll; the result says
+    /// which was used.
+    #[arg(long, value_enum, default_value = "auto")]
+    io: IoArg,
     /// Speak HTTP/2: with prior knowledge on http:// (h2c), through ALPN on https:// (the run stops with one
     /// line when the server does not speak it).
     #[arg(long)]
@@ -126,6 +131,15 @@ fn condition_arg(text: &str) -> Result<Condition, String> {
 enum ArrivalArg {
     Constant,
     Poisson,
+}
+
+/// The `--io` choices.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum IoArg {
+    Auto,
+    Epoll,
+    #[value(name = "io_uring")]
+    IoUring,
 }
 
 /// The stages of `--stages`, as one value.
@@ -293,6 +307,11 @@ fn validate(
         timeout: args.timeout,
         connect_timeout: args.connect_timeout,
         no_keepalive: args.no_keepalive,
+        io: match args.io {
+            IoArg::Auto => None,
+            IoArg::Epoll => Some(IoBackend::Epoll),
+            IoArg::IoUring => Some(IoBackend::IoUring),
+        },
         protocol: args.http2.then_some(shootout_model::Protocol::Http2),
         streams: args.streams,
         insecure: args.insecure,

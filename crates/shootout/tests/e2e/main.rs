@@ -15,6 +15,7 @@ mod framing;
 mod http2;
 mod http2_faults;
 mod https;
+mod io;
 mod limits;
 mod load_counts;
 mod open_model;
