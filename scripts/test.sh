@@ -50,15 +50,21 @@ if ! "$python" -c 'import kubernetes' 2>/dev/null; then
 fi
 export SHOOTOUT_TEST_PYTHON="$PWD/$python"
 
+# Each phase says how long it took (CI's whole run is kept under 30 minutes).
+timed() {
+  local start=$SECONDS
+  "$@"
+  echo "test: '$*' took $((SECONDS - start)) s"
+}
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
+timed cargo clippy --workspace --all-targets --locked -- -D warnings
+timed cargo test --workspace --locked
 
 # Under CI (CI=true, where .ci/run has run setup-examples.sh first) every example must load and run; elsewhere a
 # machine without the example servers skips their smoke runs, and says so.
 if bash scripts/setup-examples.sh --check; then
-  bash scripts/smoke-examples.sh
+  timed bash scripts/smoke-examples.sh
 elif [ -n "${CI:-}" ]; then
   echo "test: the example suites' checks failed under CI (above): scripts/setup-examples.sh must make them pass" >&2
   exit 1
@@ -66,6 +72,4 @@ else
   echo "test: the example suites' smoke runs were skipped: their servers are not installed (scripts/setup-examples.sh)" >&2
 fi
 
-start=$SECONDS
-bash scripts/fuzz.sh 6
-echo "test: the fuzz targets' short run took $((SECONDS - start)) s"
+timed bash scripts/fuzz.sh 6
