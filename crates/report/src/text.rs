@@ -195,14 +195,15 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     let u = &result.client;
     let _ = writeln!(
         out,
-        "{:<26}{:.2} s user + {:.2} s system = {:.0}% of {} thread{} ({} CPUs available)",
+        "{:<26}{:.2} s user + {:.2} s system = {:.0}% of {} thread{} ({} CPUs available; I/O: {})",
         "Client CPU:",
         u.user_s,
         u.sys_s,
         u.busy * 100.0,
         u.threads,
         if u.threads == 1 { "" } else { "s" },
-        u.cpus_available
+        u.cpus_available,
+        u.io.name()
     );
     // Time queued for a CPU is worth a line once it is more than a wake-up's worth: the client was starved.
     if u.queued >= 0.05 {
