@@ -1,6 +1,7 @@
 //! HTTP/1.1 on the worker's connections: each slot owns its socket and has one request in flight. Connect, TLS
 //! handshake, write the request, read the response through the slot's [`ResponseParser`]; when it completes,
-//! the loop's `answered` decides what comes next.
+//! the loop's `answered` decides what comes next. On the io_uring ([`super::ring`]) the connect is a queued poll,
+//! the write a queued send, and the bytes come from the connection's standing receive into the same [`feed`].
 //!
 //! [`ResponseParser`]: crate::http::response::ResponseParser
 
@@ -10,11 +11,10 @@ use std::time::Instant;
 
 use mio::net::TcpStream;
 use mio::Interest;
+use shootout_metrics::Recorder;
 use shootout_model::ErrorKind;
 
 use super::Worker;
-use shootout_metrics::Recorder;
-
 use crate::conn::{connect_error, transfer_error, Conn, Phase, MIN_BACKOFF};
 use crate::http::response::Progress;
 use crate::tally::micros;
