@@ -66,8 +66,6 @@ pub struct Conn {
     pub user: User,
     /// The rendered request, for scenarios (reused from one request to the next).
     pub out: Vec<u8>,
-    /// io_uring operations were queued on the socket (see [`crate::uring`]): closing it must let them go first.
-    pub in_ring: bool,
 }
 
 /// First wait after a failed connect; it doubles up to [`MAX_BACKOFF`].
@@ -95,7 +93,6 @@ impl Conn {
             request: 0,
             user: User::default(),
             out: Vec::new(),
-            in_ring: false,
         }
     }
 
@@ -106,7 +103,6 @@ impl Conn {
 
     /// Drops the socket (closing it) and invalidates events still queued for it.
     pub fn close(&mut self) {
-        self.in_ring = false;
         self.tls = None;
         self.socket = None;
         self.generation = self.generation.wrapping_add(1);

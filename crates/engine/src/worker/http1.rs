@@ -31,7 +31,6 @@ impl Worker<'_> {
         };
         if let Some(ring) = self.ring.as_mut() {
             ring.poll_connected(socket.as_raw_fd(), i, conn.generation);
-            conn.in_ring = true;
         } else {
             let token = conn.token(i);
             if let Err(e) = self.poll.registry().register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {

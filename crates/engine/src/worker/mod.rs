@@ -26,7 +26,7 @@ use mio::event::Event;
 use mio::{Events, Poll};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shootout_model::ErrorKind;
+use shootout_model::{ErrorKind, IoBackend};
 
 use crate::conn::{untoken, Conn, Phase, MAX_BACKOFF};
 use crate::pacer::{Next, Pacer, Slot};
@@ -34,7 +34,6 @@ use crate::shared::{Part, Shared};
 use crate::tally::{Report, Reports, Tally};
 use crate::timer;
 use crate::uring::Ring;
-use shootout_model::IoBackend;
 
 mod http1;
 mod http2;
@@ -153,21 +152,21 @@ impl Worker<'_> {
     /// Waits for what happens next (see [`Worker::wait`]) and handles it: readiness events from epoll, or the
     /// completions of the ring's operations.
     fn turn(&mut self, events: &mut Events, now: Instant, next_tick: Instant) -> io::Result<()> {
+        let due = self.pacer.next_wake().filter(|&due| due < next_tick);
         if self.ring.is_some() {
-            let until = self.pacer.next_wake().filter(|&due| due < next_tick).unwrap_or(next_tick);
-            return self.ring_turn(until);
+            return self.ring_turn(due.unwrap_or(next_tick));
         }
-        self.wait(events, now, next_tick)?;
+        self.wait(events, now, next_tick, due)?;
         for event in events.iter() {
             self.on_event(event);
         }
         Ok(())
     }
 
-    /// Waits for events until the next tick, or, when a request falls due before it (open model), until that
-    /// request is due, to the microsecond (see [`timer`]).
-    fn wait(&mut self, events: &mut Events, now: Instant, next_tick: Instant) -> io::Result<()> {
-        match self.pacer.next_wake().filter(|&due| due < next_tick) {
+    /// Waits for epoll's events until the next tick, or, when a request falls `due` before it (open model), until
+    /// that request is due, to the microsecond (see [`timer`]).
+    fn wait(&mut self, events: &mut Events, now: Instant, next_tick: Instant, due: Option<Instant>) -> io::Result<()> {
+        match due {
             Some(due) => {
                 timer::poll_now(&mut self.poll, events)?;
                 if events.is_empty() {
@@ -368,10 +367,11 @@ impl Worker<'_> {
         }
     }
 
-    /// Closes connection `i`'s socket (HTTP/1.1), first letting the ring's operations on it go.
+    /// Closes connection `i`'s socket (HTTP/1.1), first letting the ring's operations on it go (on the ring,
+    /// every socket has some from its connect on).
     fn close(&mut self, i: usize) {
         let conn = &mut self.conns[i];
-        if let (true, Some(ring), Some(socket)) = (conn.in_ring, self.ring.as_mut(), conn.socket.as_ref()) {
+        if let (Some(ring), Some(socket)) = (self.ring.as_mut(), conn.socket.as_ref()) {
             ring.release(socket);
         }
         conn.close();

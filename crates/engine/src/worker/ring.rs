@@ -4,6 +4,7 @@
 //! the slot does next, timeouts) is the loop's common code.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use nix::libc::ENOBUFS;
@@ -98,7 +99,6 @@ impl Worker<'_> {
     /// Arms slot `i`'s multishot receive again.
     fn rearm(&mut self, i: usize) {
         if let (Some(ring), Some(socket)) = (self.ring.as_mut(), self.conns[i].socket.as_ref()) {
-            use std::os::fd::AsRawFd;
             ring.receive(socket.as_raw_fd(), i, self.conns[i].generation);
         }
     }
