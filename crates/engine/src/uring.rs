@@ -7,9 +7,11 @@
 //! in the single `io_uring_enter` that also waits for the next event or due time ([`Ring::turn`]).
 //!
 //! A connection is first waited on with a one-shot poll for writability (its connect finishing), then armed for
-//! receiving. Sends ask the kernel to send the whole request (`MSG_WAITALL`) and report only failures. Each
-//! operation carries its slot, the slot's socket generation and what it was ([`Op`]), so a completion for a socket
-//! already replaced is known as stale; its buffer goes back to the ring all the same.
+//! receiving. Sends ask the kernel to send the whole request (`MSG_WAITALL`) and report only failures. A socket is
+//! let go through the ring too ([`Ring::release`]): its receive is cancelled and its descriptor closed by queued
+//! operations, so a connection per request (no keep-alive) costs the `socket` and `connect` calls and nothing
+//! more. Each operation carries its slot, the slot's socket generation and what it was ([`Op`]), so a completion
+//! for a socket already replaced is known as stale; its buffer goes back to the ring all the same.
 //!
 //! The ring is set up for one thread (`SINGLE_ISSUER`, `DEFER_TASKRUN`: the kernel does the deferred receive work
 //! inside this thread's `io_uring_enter`, not by interrupting it); a kernel too old for those flags gets a plain
@@ -18,7 +20,7 @@
 
 use std::alloc::{self, Layout};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{IntoRawFd, RawFd};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Instant;
 
@@ -44,6 +46,8 @@ pub enum Op {
     Sent,
     /// One arrival of a connection's multishot receive (or its end).
     Received,
+    /// Letting go of a socket ([`Ring::release`]): only a cancel that found nothing, or a failed close, report.
+    Released,
 }
 
 /// One completion, copied out of the completion queue.
@@ -150,7 +154,8 @@ impl Ring {
                 op: match data >> 56 {
                     0 => Op::Connected,
                     1 => Op::Sent,
-                    _ => Op::Received,
+                    2 => Op::Received,
+                    _ => Op::Released,
                 },
                 slot: (data & 0xff_ffff) as usize,
                 generation: (data >> 24) as u32,
@@ -163,19 +168,23 @@ impl Ring {
     }
 
     /// Hands the queued operations to the kernel now, when there are any: before the bytes of a queued send are
-    /// rewritten, or a socket they name is closed (its descriptor could be reused by the next socket at once).
+    /// rewritten.
     pub fn submit_pending(&mut self) {
         if !self.ring.submission().is_empty() {
             let _ = self.ring.submit();
         }
     }
 
-    /// Lets go of `socket` before it is closed: its queued operations go to the kernel while the descriptor
-    /// still names it, and shutting it down ends its multishot receive, which would otherwise keep the connection
-    /// open after the descriptor is closed.
-    pub fn release(&mut self, socket: &mio::net::TcpStream) {
-        self.submit_pending();
-        let _ = socket.shutdown(std::net::Shutdown::Both);
+    /// Lets go of slot `slot`'s socket (of generation `generation`) without a system call: queued operations
+    /// cancel its multishot receive, which would otherwise hold the connection open, and then close the
+    /// descriptor. Operations queued before for the same descriptor go in first, and the descriptor's number
+    /// cannot be handed to a new socket before the close has run.
+    pub fn release(&mut self, socket: mio::net::TcpStream, slot: usize, generation: u32) {
+        let released = user_data(Op::Released, slot, generation);
+        let cancel = opcode::AsyncCancel::new(user_data(Op::Received, slot, generation)).build();
+        self.push(cancel.flags(squeue::Flags::SKIP_SUCCESS).user_data(released));
+        let close = opcode::Close::new(types::Fd(socket.into_raw_fd())).build();
+        self.push(close.flags(squeue::Flags::SKIP_SUCCESS).user_data(released));
     }
 
     /// Takes back the vector [`Ring::turn`] handed out, to reuse it.
@@ -203,6 +212,13 @@ impl Ring {
             // The queue is full: hand it to the kernel now (completions stay queued for the next turn).
             let _ = self.ring.submit();
         }
+    }
+}
+
+impl Drop for Ring {
+    /// Runs what is still queued, so the descriptors of sockets let go last are closed, not leaked.
+    fn drop(&mut self) {
+        self.submit_pending();
     }
 }
 
@@ -264,6 +280,7 @@ fn user_data(op: Op, slot: usize, generation: u32) -> u64 {
         Op::Connected => 0u64,
         Op::Sent => 1,
         Op::Received => 2,
+        Op::Released => 3,
     };
     op << 56 | u64::from(generation) << 24 & 0x00ff_ffff_ff00_0000 | (slot as u64 & 0xff_ffff)
 }

@@ -42,6 +42,8 @@ impl Worker<'_> {
         conn.deadline = now + self.shared.connect_timeout;
     }
 
+    /// Connection `i`'s socket became writable (epoll), or the ring's poll for it ended with an error mask: asks
+    /// the socket whether its connect succeeded, failed, or is still going (then waits again).
     pub(super) fn on_connect(&mut self, i: usize) {
         let conn = &mut self.conns[i];
         let Some(socket) = conn.socket.as_ref() else { return };
@@ -50,18 +52,25 @@ impl Worker<'_> {
             Ok(Some(e)) | Err(e) => return self.fail(i, connect_error(&e), now),
             Ok(None) => {}
         }
-        let fd = socket.as_raw_fd();
         match socket.peer_addr() {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::NotConnected => {
                 // Not yet: wait for the next edge (or poll again).
                 if let Some(ring) = self.ring.as_mut() {
-                    ring.poll_connected(fd, i, conn.generation);
+                    ring.poll_connected(socket.as_raw_fd(), i, conn.generation);
                 }
                 return;
             }
             Err(e) => return self.fail(i, connect_error(&e), now),
         }
+        self.connected(i, now);
+    }
+
+    /// Connection `i`'s connect has succeeded: receive on it, then shake hands (TLS) or send its request.
+    pub(super) fn connected(&mut self, i: usize, now: Instant) {
+        let conn = &mut self.conns[i];
+        let Some(socket) = conn.socket.as_ref() else { return };
+        let fd = socket.as_raw_fd();
         let _ = socket.set_nodelay(true);
         if let Some(ring) = self.ring.as_mut() {
             ring.receive(fd, i, conn.generation);

@@ -367,12 +367,14 @@ impl Worker<'_> {
         }
     }
 
-    /// Closes connection `i`'s socket (HTTP/1.1), first letting the ring's operations on it go (on the ring,
-    /// every socket has some from its connect on).
+    /// Closes connection `i`'s socket (HTTP/1.1); on the ring, by the ring's own operations (see
+    /// [`Ring::release`](crate::uring::Ring::release)).
     fn close(&mut self, i: usize) {
         let conn = &mut self.conns[i];
-        if let (Some(ring), Some(socket)) = (self.ring.as_mut(), conn.socket.as_ref()) {
-            ring.release(socket);
+        if let Some(ring) = self.ring.as_mut() {
+            if let Some(socket) = conn.socket.take() {
+                ring.release(socket, i, conn.generation);
+            }
         }
         conn.close();
     }

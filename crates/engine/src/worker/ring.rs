@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use nix::libc::ENOBUFS;
+use nix::libc::{ENOBUFS, POLLERR, POLLHUP};
 use shootout_model::ErrorKind;
 
 use super::http1::{feed, Fed};
@@ -34,7 +34,11 @@ impl Worker<'_> {
         let current = self.conns.get(i).is_some_and(|conn| conn.generation == done.generation && conn.socket.is_some());
         match done.op {
             Op::Received => self.received(done, current),
-            Op::Connected if current && self.conns[i].phase == Phase::Connecting => self.on_connect(i),
+            // The poll's mask says whether the connect succeeded, so only a failure asks the socket why.
+            Op::Connected if current && self.conns[i].phase == Phase::Connecting => match done.result {
+                mask if mask > 0 && mask & (POLLERR | POLLHUP) as i32 == 0 => self.connected(i, Instant::now()),
+                _ => self.on_connect(i),
+            },
             // A send reports only what went wrong: an error, or a request not sent in full.
             Op::Sent if current && matches!(self.conns[i].phase, Phase::Writing | Phase::Reading) => {
                 let error = if done.result < 0 {
@@ -44,7 +48,7 @@ impl Worker<'_> {
                 };
                 self.fail(i, transfer_error(&error), Instant::now());
             }
-            Op::Connected | Op::Sent => {}
+            Op::Connected | Op::Sent | Op::Released => {}
         }
     }
 

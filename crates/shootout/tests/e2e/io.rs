@@ -3,6 +3,11 @@
 //! one used. Without `--io`, plain HTTP/1.1 goes through io_uring where this machine allows it, TLS and HTTP/2
 //! through epoll.
 
+use std::io::Read;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
 use shootout_model::{IoBackend, LoadResult};
 
 use crate::support::{describe, load, shootout, Target};
@@ -75,6 +80,46 @@ fn timeouts_fail_the_request_and_free_the_connection_through_either() {
     for (io, result) in both(&["-n", "6", "-c", "2", "--timeout", "100ms"], "/delay/400") {
         assert_eq!(result.requests.failed, 6, "{io:?}");
         assert_eq!(result.errors.values().sum::<u64>(), 6, "{io:?}: {:?}", result.errors);
+    }
+}
+
+/// When the server accepted a connection, and when it saw it closed.
+type Lifetime = (Instant, Option<Instant>);
+
+#[test]
+fn a_connection_shootout_drops_is_closed_at_once_through_either() {
+    // A server that never answers: each request times out, and shootout drops its connection and opens the next.
+    // The server notes when each connection was accepted and when it saw it closed.
+    for io in ["io_uring", "epoll"] {
+        if io == "io_uring" && !uring_allowed() {
+            continue;
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let seen: Arc<Mutex<Vec<Lifetime>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let log = Arc::clone(&log);
+                let k = {
+                    let mut log = log.lock().unwrap();
+                    log.push((Instant::now(), None));
+                    log.len() - 1
+                };
+                std::thread::spawn(move || {
+                    let mut chunk = [0u8; 1024];
+                    while matches!(stream.read(&mut chunk), Ok(n) if n > 0) {}
+                    log.lock().unwrap()[k].1 = Some(Instant::now());
+                });
+            }
+        });
+        let result = load(&["-c", "1", "-d", "1200ms", "--timeout", "150ms", "--io", io, &url]);
+        assert!(result.requests.failed >= 4, "{io}: {:?}", result.requests);
+        let seen = seen.lock().unwrap();
+        for k in 0..seen.len().saturating_sub(2) {
+            let closed = seen[k].1.unwrap_or_else(|| panic!("{io}: connection {k} never closed"));
+            assert!(closed < seen[k + 2].0, "{io}: connection {k} was still open when {} came", k + 2);
+        }
     }
 }
 
