@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use nix::libc::{EBUSY, EINTR, ETIME, MSG_WAITALL, POLLOUT};
-use shootout_model::{IoBackend, LoadOptions, Protocol};
+use shootout_model::{IoBackend, LoadOptions};
 
 /// Submission queue entries; the completion queue is twice as long, and the kernel keeps what overflows it.
 const ENTRIES: u32 = 1024;
@@ -80,20 +80,21 @@ pub fn available() -> io::Result<()> {
     Ring::new().map(drop)
 }
 
-/// What the workers of a run do their I/O with: io_uring where it serves the run (plain HTTP/1.1; TLS and HTTP/2
-/// go through epoll) and the machine allows it (`available`), unless `--io` chose. `--io io_uring` where it
-/// cannot be had is an error (the line to print) rather than a quiet fall back.
-pub fn choose(options: &LoadOptions, tls: bool, available: fn() -> io::Result<()>) -> Result<IoBackend, String> {
-    let serves = options.protocol == Protocol::Http1 && !tls && options.most_connections() <= MAX_SLOTS as u64;
+/// What the workers of a run do their I/O with: io_uring where it serves the run (plain HTTP/1.1, see
+/// [`LoadOptions::io_uring_unfit`]; TLS and HTTP/2 go through epoll) and the machine allows it (`available`),
+/// unless `--io` chose. `--io io_uring` where it cannot be had is an error (the line to print) rather than a quiet
+/// fall back.
+pub fn choose(options: &LoadOptions, available: fn() -> io::Result<()>) -> Result<IoBackend, String> {
+    let unfit = options.io_uring_unfit();
     match options.io {
         Some(IoBackend::Epoll) => Ok(IoBackend::Epoll),
-        Some(IoBackend::IoUring) if !serves => Err("--io io_uring: shootout speaks only plain HTTP/1.1 (http://, \
-             without --http2) through io_uring; leave --io out, or use --io epoll"
-            .into()),
-        Some(IoBackend::IoUring) => available()
-            .map(|()| IoBackend::IoUring)
-            .map_err(|e| format!("--io io_uring: this machine refuses io_uring ({e}); leave --io out to use epoll")),
-        _ if serves && available().is_ok() => Ok(IoBackend::IoUring),
+        Some(IoBackend::IoUring) => match unfit {
+            Some(unfit) => Err(unfit),
+            None => available().map(|()| IoBackend::IoUring).map_err(|e| {
+                format!("--io io_uring: this machine refuses io_uring ({e}); leave --io out to use epoll")
+            }),
+        },
+        _ if unfit.is_none() && available().is_ok() => Ok(IoBackend::IoUring),
         _ => Ok(IoBackend::Epoll),
     }
 }
@@ -285,9 +286,6 @@ fn user_data(op: Op, slot: usize, generation: u32) -> u64 {
     op << 56 | u64::from(generation) << 24 & 0x00ff_ffff_ff00_0000 | (slot as u64 & 0xff_ffff)
 }
 
-/// The most slots a worker on the ring may have (its user data keeps 24 bits of the slot).
-pub const MAX_SLOTS: usize = 1 << 24;
-
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
@@ -296,6 +294,7 @@ mod tests {
     use std::time::Duration;
 
     use shootout_model::settings::LoadSettings;
+    use shootout_model::Protocol;
 
     use super::*;
 
@@ -310,16 +309,21 @@ mod tests {
     #[test]
     fn plain_http1_takes_the_ring_where_allowed_and_falls_back_to_epoll_where_refused() {
         let plain = options("http://127.0.0.1:1/", None, None);
-        assert_eq!(choose(&plain, false, || Ok(())), Ok(IoBackend::IoUring));
-        assert_eq!(choose(&plain, false, refused), Ok(IoBackend::Epoll), "refused: epoll, and the result says so");
-        assert_eq!(choose(&plain, true, || Ok(())), Ok(IoBackend::Epoll), "TLS goes through epoll");
+        assert_eq!(choose(&plain, || Ok(())), Ok(IoBackend::IoUring));
+        assert_eq!(choose(&plain, refused), Ok(IoBackend::Epoll), "refused: epoll, and the result says so");
+        let tls = options("https://127.0.0.1:1/", None, None);
+        assert_eq!(choose(&tls, || Ok(())), Ok(IoBackend::Epoll), "TLS goes through epoll");
         let h2 = options("http://127.0.0.1:1/", None, Some(Protocol::Http2));
-        assert_eq!(choose(&h2, false, || Ok(())), Ok(IoBackend::Epoll), "HTTP/2 goes through epoll");
+        assert_eq!(choose(&h2, || Ok(())), Ok(IoBackend::Epoll), "HTTP/2 goes through epoll");
         let epoll = options("http://127.0.0.1:1/", Some(IoBackend::Epoll), None);
-        assert_eq!(choose(&epoll, false, || Ok(())), Ok(IoBackend::Epoll));
+        assert_eq!(choose(&epoll, || Ok(())), Ok(IoBackend::Epoll));
         let uring = options("http://127.0.0.1:1/", Some(IoBackend::IoUring), None);
-        let error = choose(&uring, false, refused).unwrap_err();
+        let error = choose(&uring, refused).unwrap_err();
         assert!(error.starts_with("--io io_uring: this machine refuses io_uring"), "{error}");
+        // Options not built by the CLI's settings meet the same rule, in the same words.
+        let mut h2 = options("http://127.0.0.1:1/", None, Some(Protocol::Http2));
+        h2.io = Some(IoBackend::IoUring);
+        assert_eq!(choose(&h2, || Ok(())).unwrap_err(), h2.io_uring_unfit().unwrap());
     }
 
     #[test]

@@ -188,7 +188,29 @@ impl LoadOptions {
     pub fn most_in_flight(&self) -> u64 {
         self.most_connections() * u64::from(self.streams.max(1))
     }
+
+    /// Why io_uring cannot carry this run, in the words `--io io_uring` is refused with; `None` when it can: plain
+    /// HTTP/1.1 (http://, without `--http2`) on at most [`IO_URING_MOST_CONNECTIONS`]. The rest goes through epoll.
+    pub fn io_uring_unfit(&self) -> Option<String> {
+        let https = self.url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+        let with = if https {
+            "an https:// URL".to_string()
+        } else if self.protocol == Protocol::Http2 {
+            "--http2".to_string()
+        } else if self.most_connections() > IO_URING_MOST_CONNECTIONS {
+            format!("{} connections", self.most_connections())
+        } else {
+            return None;
+        };
+        Some(format!(
+            "--io io_uring with {with}: shootout speaks only plain HTTP/1.1 through io_uring, on up to \
+             {IO_URING_MOST_CONNECTIONS} connections; leave --io out (the run then goes through epoll)"
+        ))
+    }
 }
+
+/// The most connections a run may hold through io_uring: each operation carries its connection's slot in 24 bits.
+pub const IO_URING_MOST_CONNECTIONS: u64 = 1 << 24;
 
 /// Serialises an optional [`Duration`] as floating-point seconds.
 mod opt_secs {

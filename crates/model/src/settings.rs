@@ -126,14 +126,6 @@ impl LoadSettings {
         if protocol == Protocol::Http2 && self.no_keepalive {
             return bad("--http2 with --no-keepalive: HTTP/2 keeps its connections open; drop --no-keepalive".into());
         }
-        let https = self.url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
-        if self.io == Some(IoBackend::IoUring) && (protocol == Protocol::Http2 || https) {
-            return bad(format!(
-                "--io io_uring with {}: shootout speaks only plain HTTP/1.1 through io_uring; leave --io out (TLS \
-                 and HTTP/2 then go through epoll)",
-                if https { "an https:// URL" } else { "--http2" }
-            ));
-        }
         let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let connect_timeout = self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
         if timeout.is_zero() || connect_timeout.is_zero() {
@@ -186,6 +178,9 @@ impl LoadSettings {
             warmup: self.warmup.unwrap_or(Duration::ZERO),
             segment: self.segment,
         };
+        if let Some(unfit) = options.io_uring_unfit().filter(|_| options.io == Some(IoBackend::IoUring)) {
+            return bad(unfit);
+        }
         if let Some(Segment { index, of }) = self.segment {
             if of == 0 {
                 return bad(format!("segment {index}/0: a load is split into at least 1 share, e.g. 0/1"));
@@ -270,6 +265,8 @@ mod tests {
         assert!(e(tls).starts_with("--io io_uring with an https:// URL"));
         let h2 = LoadSettings { protocol: Some(Protocol::Http2), io: uring, ..settings() };
         assert!(e(h2).starts_with("--io io_uring with --http2"));
+        let many = LoadSettings { connections: Some(20_000_000), io: uring, ..settings() };
+        assert!(e(many).starts_with("--io io_uring with 20000000 connections"));
         assert_eq!(LoadSettings { io: uring, ..settings() }.build(1).unwrap().io, uring);
     }
 }
