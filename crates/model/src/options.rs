@@ -190,7 +190,8 @@ impl LoadOptions {
     }
 
     /// Why io_uring cannot carry this run, in the words `--io io_uring` is refused with; `None` when it can: plain
-    /// HTTP/1.1 (http://, without `--http2`) on at most [`IO_URING_MOST_CONNECTIONS`]. The rest goes through epoll.
+    /// HTTP/1.1 (http://, without `--http2`) on at most [`IO_URING_MOST_CONNECTIONS`], with a body of at most
+    /// [`IO_URING_LARGEST_BODY`]. The rest goes through epoll.
     pub fn io_uring_unfit(&self) -> Option<String> {
         let https = self.url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
         let with = if https {
@@ -199,18 +200,24 @@ impl LoadOptions {
             "--http2".to_string()
         } else if self.most_connections() > IO_URING_MOST_CONNECTIONS {
             format!("{} connections", self.most_connections())
+        } else if self.body_bytes > IO_URING_LARGEST_BODY {
+            format!("a body of {} bytes", self.body_bytes)
         } else {
             return None;
         };
         Some(format!(
             "--io io_uring with {with}: shootout speaks only plain HTTP/1.1 through io_uring, on up to \
-             {IO_URING_MOST_CONNECTIONS} connections; leave --io out (the run then goes through epoll)"
+             {IO_URING_MOST_CONNECTIONS} connections with bodies under 4 GiB; leave --io out (the run then goes \
+             through epoll)"
         ))
     }
 }
 
 /// The most connections a run may hold through io_uring: each operation carries its connection's slot in 24 bits.
 pub const IO_URING_MOST_CONNECTIONS: u64 = 1 << 24;
+/// The largest request body a run may send through io_uring: a send's length is 32 bits, and the request's head
+/// gets 1 MiB of it.
+pub const IO_URING_LARGEST_BODY: u64 = u32::MAX as u64 - (1 << 20);
 
 /// Serialises an optional [`Duration`] as floating-point seconds.
 mod opt_secs {

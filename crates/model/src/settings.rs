@@ -267,6 +267,8 @@ mod tests {
         assert!(e(h2).starts_with("--io io_uring with --http2"));
         let many = LoadSettings { connections: Some(20_000_000), io: uring, ..settings() };
         assert!(e(many).starts_with("--io io_uring with 20000000 connections"));
+        let big = LoadSettings { body_bytes: Some(5 << 30), io: uring, ..settings() };
+        assert!(e(big).starts_with("--io io_uring with a body of 5368709120 bytes"));
         assert_eq!(LoadSettings { io: uring, ..settings() }.build(1).unwrap().io, uring);
     }
 }
