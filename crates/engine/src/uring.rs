@@ -9,8 +9,8 @@
 //! A connection is first waited on with a one-shot poll for writability (its connect finishing), then armed for
 //! receiving. Sends ask the kernel to send the whole request (`MSG_WAITALL`) and report only failures. A socket is
 //! let go through the ring too ([`Ring::release`]): its receive is cancelled and its descriptor closed by queued
-//! operations, so a connection per request (no keep-alive) costs the `socket` and `connect` calls and nothing
-//! more. Each operation carries its slot, the slot's socket generation and what it was ([`Op`]), so a completion
+//! operations, so a connection per request (no keep-alive) costs the `socket`, `connect` and `setsockopt` calls
+//! and nothing more. Each operation carries its slot, the slot's socket generation and what it was ([`Op`]), so a completion
 //! for a socket already replaced is known as stale; its buffer goes back to the ring all the same.
 //!
 //! The ring is set up for one thread (`SINGLE_ISSUER`, `DEFER_TASKRUN`: the kernel does the deferred receive work
