@@ -60,8 +60,11 @@ fn uploads_bigger_than_one_client_core_can_send_are_client_bound() {
     // 256 KiB bodies from one client thread on CPU 0 to a two-thread target on both CPUs: on loopback the sender
     // pays for the copy and the TCP work of both ends, the receiver one copy, so the client runs out first (and
     // the server's thread on CPU 0 only makes it wait for its core).
+    // Other tests running at the same time can take CPU 0 from the client and the server alike, which reads, rightly,
+    // as the server's CPUs being full; so the suite runs up to three times, and one run must find the client.
     let load = format!("method = \"POST\"\npath = \"/hello\"\nbody = \"{}\"", "x".repeat(256 * 1024));
     let server = "command = \"{shootout} target --port {port} --threads 2\"\ncpus = \"0-1\"";
-    let limit = limit_of("client", &load, server);
-    assert_eq!(limit, "client-bound");
+    let limits: Vec<String> =
+        (0..3).map(|_| limit_of("client", &load, server)).take_while(|l| l != "client-bound").collect();
+    assert!(limits.len() < 3, "never client-bound: {limits:?}");
 }
