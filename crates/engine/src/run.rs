@@ -107,7 +107,7 @@ pub fn run_observed(
         sequential: options.sequential,
         tls: plan.tls.clone(),
         keepalive: options.keepalive,
-        io: crate::uring::choose(options, crate::uring::available).map_err(RunError::Io)?,
+        io: crate::uring::choose(options, plan.tls.is_some(), crate::uring::available).map_err(RunError::Io)?,
         streams: match options.protocol {
             Protocol::Http1 => 0,
             Protocol::Http2 => options.streams.max(1) as usize,

@@ -80,12 +80,12 @@ pub fn available() -> io::Result<()> {
     Ring::new().map(drop)
 }
 
-/// What the workers of a run do their I/O with: io_uring where it serves the run (plain HTTP/1.1, see
+/// What the workers of a run do their I/O with: io_uring where it serves the run (plain HTTP/1.1, `tls` false, see
 /// [`LoadOptions::io_uring_unfit`]; TLS and HTTP/2 go through epoll) and the machine allows it (`available`),
 /// unless `--io` chose. `--io io_uring` where it cannot be had is an error (the line to print) rather than a quiet
 /// fall back.
-pub fn choose(options: &LoadOptions, available: fn() -> io::Result<()>) -> Result<IoBackend, String> {
-    let unfit = options.io_uring_unfit();
+pub fn choose(options: &LoadOptions, tls: bool, available: fn() -> io::Result<()>) -> Result<IoBackend, String> {
+    let unfit = options.io_uring_unfit(tls);
     match options.io {
         Some(IoBackend::Epoll) => Ok(IoBackend::Epoll),
         Some(IoBackend::IoUring) => match unfit {
@@ -309,21 +309,21 @@ mod tests {
     #[test]
     fn plain_http1_takes_the_ring_where_allowed_and_falls_back_to_epoll_where_refused() {
         let plain = options("http://127.0.0.1:1/", None, None);
-        assert_eq!(choose(&plain, || Ok(())), Ok(IoBackend::IoUring));
-        assert_eq!(choose(&plain, refused), Ok(IoBackend::Epoll), "refused: epoll, and the result says so");
+        assert_eq!(choose(&plain, false, || Ok(())), Ok(IoBackend::IoUring));
+        assert_eq!(choose(&plain, false, refused), Ok(IoBackend::Epoll), "refused: epoll, and the result says so");
         let tls = options("https://127.0.0.1:1/", None, None);
-        assert_eq!(choose(&tls, || Ok(())), Ok(IoBackend::Epoll), "TLS goes through epoll");
+        assert_eq!(choose(&tls, true, || Ok(())), Ok(IoBackend::Epoll), "TLS goes through epoll");
         let h2 = options("http://127.0.0.1:1/", None, Some(Protocol::Http2));
-        assert_eq!(choose(&h2, || Ok(())), Ok(IoBackend::Epoll), "HTTP/2 goes through epoll");
+        assert_eq!(choose(&h2, false, || Ok(())), Ok(IoBackend::Epoll), "HTTP/2 goes through epoll");
         let epoll = options("http://127.0.0.1:1/", Some(IoBackend::Epoll), None);
-        assert_eq!(choose(&epoll, || Ok(())), Ok(IoBackend::Epoll));
+        assert_eq!(choose(&epoll, false, || Ok(())), Ok(IoBackend::Epoll));
         let uring = options("http://127.0.0.1:1/", Some(IoBackend::IoUring), None);
-        let error = choose(&uring, refused).unwrap_err();
+        let error = choose(&uring, false, refused).unwrap_err();
         assert!(error.starts_with("--io io_uring: this machine refuses io_uring"), "{error}");
         // Options not built by the CLI's settings meet the same rule, in the same words.
         let mut h2 = options("http://127.0.0.1:1/", None, Some(Protocol::Http2));
         h2.io = Some(IoBackend::IoUring);
-        assert_eq!(choose(&h2, || Ok(())).unwrap_err(), h2.io_uring_unfit().unwrap());
+        assert_eq!(choose(&h2, false, || Ok(())).unwrap_err(), h2.io_uring_unfit(false).unwrap());
     }
 
     #[test]

@@ -190,11 +190,10 @@ impl LoadOptions {
     }
 
     /// Why io_uring cannot carry this run, in the words `--io io_uring` is refused with; `None` when it can: plain
-    /// HTTP/1.1 (http://, without `--http2`) on at most [`IO_URING_MOST_CONNECTIONS`], with a body of at most
-    /// [`IO_URING_LARGEST_BODY`]. The rest goes through epoll.
-    pub fn io_uring_unfit(&self) -> Option<String> {
-        let https = self.url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
-        let with = if https {
+    /// HTTP/1.1 (not `tls`, which the caller knows from the parsed URL; without `--http2`) on at most
+    /// [`IO_URING_MOST_CONNECTIONS`], with a body of at most [`IO_URING_LARGEST_BODY`]. The rest goes through epoll.
+    pub fn io_uring_unfit(&self, tls: bool) -> Option<String> {
+        let with = if tls {
             "an https:// URL".to_string()
         } else if self.protocol == Protocol::Http2 {
             "--http2".to_string()

@@ -178,7 +178,9 @@ impl LoadSettings {
             warmup: self.warmup.unwrap_or(Duration::ZERO),
             segment: self.segment,
         };
-        if let Some(unfit) = options.io_uring_unfit().filter(|_| options.io == Some(IoBackend::IoUring)) {
+        // The engine asks again with the parsed URL; the settings catch the plain case early, with exit 2.
+        let https = options.url.trim_start().get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+        if let Some(unfit) = options.io_uring_unfit(https).filter(|_| options.io == Some(IoBackend::IoUring)) {
             return bad(unfit);
         }
         if let Some(Segment { index, of }) = self.segment {

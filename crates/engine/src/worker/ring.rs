@@ -1,5 +1,6 @@
 //! The worker loop's turn on io_uring ([`Ring`](crate::uring::Ring)): what each completion means for its
-//! HTTP/1.1 slot. A connect's poll goes to the same `on_connect` as epoll's writable edge; an arrival is fed to
+//! HTTP/1.1 slot. A connect's poll whose mask shows no error goes straight to `connected`, else to the same
+//! `on_connect` as epoll's writable edge, which asks the socket what happened; an arrival is fed to
 //! the slot's parser as a `read` would be; a send reports only its failure. Everything after (the response, what
 //! the slot does next, timeouts) is the loop's common code.
 

@@ -132,6 +132,17 @@ fn without_io_plain_http_takes_io_uring_where_allowed() {
 }
 
 #[test]
+fn https_goes_through_epoll_however_its_url_is_written() {
+    // The URL parser drops a leading space and a tab inside the scheme; what decides is the URL as parsed.
+    let target = Target::start_with(&["--tls"]);
+    let url = target.url("/hello");
+    for written in [format!(" {url}"), url.replacen("https", "ht\ttps", 1)] {
+        let result = load(&["-n", "20", "-c", "2", "--insecure", &written]);
+        assert_eq!((result.requests.ok, result.client.io), (20, IoBackend::Epoll), "{written:?}");
+    }
+}
+
+#[test]
 fn io_uring_for_what_it_does_not_speak_is_one_line_and_exit_2() {
     for args in [&["--http2"][..], &[]] {
         let url = if args.is_empty() { "https://127.0.0.1:1/" } else { "http://127.0.0.1:1/" };
