@@ -16,7 +16,7 @@ use shootout_model::Protocol;
 use crate::http::h2::frame::{self, kind, Header, HEADER_LEN};
 use crate::plan::Plan;
 use crate::run::RunError;
-use crate::tls::{check_handshake, TlsPlan};
+use crate::tls::{check_handshake, not_h2, TlsPlan};
 
 /// The way out when a server does not speak HTTP/2 in the clear.
 const ONLY_TLS: &str = "use https:// if it speaks HTTP/2 only over TLS, or drop --http2";
@@ -36,14 +36,8 @@ pub fn check(plan: &Plan) -> Result<(), RunError> {
             Err(reason) => return Err(RunError::Tls { address, reason }),
         };
         if http2 && chosen.as_deref() != Some(b"h2") {
-            let offered =
-                chosen.map_or_else(|| "no protocol".to_string(), |p| String::from_utf8_lossy(&p).into_owned());
-            return Err(RunError::NoHttp2 {
-                address,
-                reason: format!(
-                    "it chose {offered} through ALPN, not h2; enable HTTP/2 on the server, or drop --http2"
-                ),
-            });
+            let reason = format!("{}, or drop --http2", not_h2(chosen.as_deref()));
+            return Err(RunError::NoHttp2 { address, reason });
         }
     } else if http2 {
         check_prior_knowledge(tcp, plan).map_err(|reason| RunError::NoHttp2 { address, reason })?;

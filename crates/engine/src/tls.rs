@@ -69,6 +69,13 @@ pub fn check_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -
     Ok(tls.alpn_protocol().map(<[u8]>::to_vec))
 }
 
+/// The reason a server that was offered h2 through ALPN is not loaded over HTTP/2: what it `chose` instead, and
+/// the way out on the server's side (callers add their own, such as dropping `--http2`).
+pub fn not_h2(chose: Option<&[u8]>) -> String {
+    let chose = chose.map_or_else(|| "no protocol".into(), String::from_utf8_lossy);
+    format!("it chose {chose} through ALPN, not h2; enable HTTP/2 on the server")
+}
+
 /// What went wrong in a handshake, with the way out for the usual certificate problems.
 fn describe(error: &io::Error) -> String {
     let text = error.to_string();

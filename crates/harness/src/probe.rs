@@ -53,8 +53,7 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, S
             stream.conn.complete_io(&mut stream.sock).map_err(|e| format!("TLS handshake: {e}"))?;
         }
         if stream.conn.alpn_protocol() != Some(b"h2") {
-            let chosen = stream.conn.alpn_protocol().map_or("no protocol".into(), String::from_utf8_lossy);
-            return Err(format!("it chose {chosen} through ALPN, not h2: enable HTTP/2 on the server"));
+            return Err(shootout_engine::tls::not_h2(stream.conn.alpn_protocol()));
         }
     }
     exchange(&mut stream, request.as_bytes(), scheme, protocol)
