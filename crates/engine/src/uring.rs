@@ -37,8 +37,9 @@ const BUFFER_SIZE: usize = 16 * 1024;
 /// The buffer group id of [`Buffers`] (one group per ring).
 const GROUP: u16 = 0;
 
-/// What an operation was, carried in the top byte of its user data.
+/// What an operation was, carried in the top byte of its user data (its discriminant, see [`user_data`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Op {
     /// A poll for writability: the connect has finished, one way or the other.
     Connected,
@@ -152,12 +153,7 @@ impl Ring {
         completions.extend(self.ring.completion().map(|entry| {
             let data = entry.user_data();
             Completion {
-                op: match data >> 56 {
-                    0 => Op::Connected,
-                    1 => Op::Sent,
-                    2 => Op::Received,
-                    _ => Op::Released,
-                },
+                op: Op::from_tag((data >> 56) as u8),
                 slot: (data & 0xff_ffff) as usize,
                 generation: (data >> 24) as u32,
                 result: entry.result(),
@@ -275,15 +271,19 @@ impl Drop for Buffers {
     }
 }
 
+impl Op {
+    /// Every operation, in the order of their discriminants.
+    const ALL: [Op; 4] = [Op::Connected, Op::Sent, Op::Received, Op::Released];
+
+    /// The operation whose discriminant is `tag` (the top byte of a user data).
+    fn from_tag(tag: u8) -> Op {
+        Op::ALL.get(usize::from(tag)).copied().unwrap_or(Op::Released)
+    }
+}
+
 /// Packs what an operation was, its slot (24 bits) and its socket generation into its user data.
 fn user_data(op: Op, slot: usize, generation: u32) -> u64 {
-    let op = match op {
-        Op::Connected => 0u64,
-        Op::Sent => 1,
-        Op::Received => 2,
-        Op::Released => 3,
-    };
-    op << 56 | u64::from(generation) << 24 & 0x00ff_ffff_ff00_0000 | (slot as u64 & 0xff_ffff)
+    u64::from(op as u8) << 56 | u64::from(generation) << 24 & 0x00ff_ffff_ff00_0000 | (slot as u64 & 0xff_ffff)
 }
 
 #[cfg(test)]
@@ -324,6 +324,15 @@ mod tests {
         let mut h2 = options("http://127.0.0.1:1/", None, Some(Protocol::Http2));
         h2.io = Some(IoBackend::IoUring);
         assert_eq!(choose(&h2, false, || Ok(())).unwrap_err(), h2.io_uring_unfit(false).unwrap());
+    }
+
+    #[test]
+    fn user_data_carries_the_operation_slot_and_generation_back() {
+        for op in Op::ALL {
+            let data = user_data(op, 0xab_cdef, 0xffff_ff12);
+            assert_eq!(Op::from_tag((data >> 56) as u8), op);
+            assert_eq!((data & 0xff_ffff, (data >> 24) as u32), (0xab_cdef, 0xffff_ff12), "{op:?}");
+        }
     }
 
     #[test]
