@@ -12,7 +12,8 @@
 //! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.
 //! - [`timer`]: [`Timer`](timer::Timer), the waits of `/delay/MS` and of stalls, on time to a few microseconds
 //!   at the median where tokio's timer rounds up to the next millisecond.
-//! - this file: [`serve`], the accept loop, and [`State`], what every connection shares: the request counter
+//! - this file: [`bind`] and [`serve`], the listener and its accept loop, and [`State`], what every connection
+//!   shares: the request counter
 //!   behind `/stats` and the optional [`Stall`] schedule (the whole server freezes now and then, to show what
 //!   coordinated omission hides).
 
@@ -28,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio_rustls::TlsAcceptor;
 
 pub use routes::Route;
@@ -79,6 +80,19 @@ impl State {
             Duration::ZERO
         }
     }
+}
+
+/// How many connections may wait to be accepted. The kernel caps it at `net.core.somaxconn` (4096 on current
+/// Linux); the 128 a plain bind asks for overflows when thousands of connections open at once, and each SYN it
+/// drops is sent again a second later, which would read as the target being slow to connect.
+const ACCEPT_BACKLOG: u32 = 65_535;
+
+/// Binds `address` with a deep accept queue ([`ACCEPT_BACKLOG`]); within a tokio runtime.
+pub fn bind(address: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if address.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(ACCEPT_BACKLOG)
 }
 
 /// Accepts connections on `listener` forever, each served by its own task (through TLS when `tls` is given).
@@ -146,7 +160,7 @@ pub fn run(
 ) -> io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads.max(1)).enable_all().build()?;
     runtime.block_on(async {
-        let listener = TcpListener::bind(address).await?;
+        let listener = bind(address)?;
         on_bound(listener.local_addr()?);
         serve(listener, Arc::new(State::new(stall)), tls).await
     })
@@ -155,6 +169,22 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connections_opened_at_once_wait_in_the_queue_rather_than_being_dropped() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let listener = runtime.block_on(async { bind("127.0.0.1:0".parse().unwrap()) }).unwrap();
+        let address = listener.local_addr().unwrap();
+        // Nothing is accepted: each connect completes only if the queue has room for it.
+        let opened: Vec<_> = (0..500)
+            .map(|i| {
+                std::net::TcpStream::connect_timeout(&address, Duration::from_millis(500)).unwrap_or_else(|e| {
+                    panic!("connection {i} was dropped ({e}): the accept queue is too short (net.core.somaxconn?)")
+                })
+            })
+            .collect();
+        assert_eq!(opened.len(), 500);
+    }
 
     #[test]
     fn freezes_come_back_every_period() {
