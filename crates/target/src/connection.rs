@@ -7,7 +7,6 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::routes::{reason, spin, Route, HELLO, INDEX};
-use crate::timer::Timer;
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
@@ -42,7 +41,6 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, state: Arc
     let mut input: Vec<u8> = Vec::with_capacity(8192);
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     let mut skip: u64 = 0; // request body bytes still to discard
-    let mut timer = Timer::new();
     loop {
         let mut at = 0;
         loop {
@@ -78,9 +76,9 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, state: Arc
                     return;
                 }
                 out.clear();
-                timer.sleep(frozen).await;
+                state.clock.sleep(frozen).await;
             }
-            if answer(&mut stream, &mut out, &request, &state, &mut timer).await.is_err() || request.close {
+            if answer(&mut stream, &mut out, &request, &state).await.is_err() || request.close {
                 let _ = stream.write_all(&out).await;
                 return;
             }
@@ -141,7 +139,6 @@ async fn answer<S: AsyncWrite + Unpin>(
     out: &mut Vec<u8>,
     request: &Request,
     state: &State,
-    timer: &mut Timer,
 ) -> std::io::Result<()> {
     let connection = if request.close { "Connection: close\r\n" } else { "" };
     let mut small = |status: u16, content_type: &str, body: &[u8]| {
@@ -170,7 +167,7 @@ async fn answer<S: AsyncWrite + Unpin>(
                 stream.write_all(out).await?;
                 out.clear();
             }
-            timer.sleep(wait).await;
+            state.clock.sleep(wait).await;
             let _ = write!(
                 out,
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{connection}\r\n",

@@ -13,7 +13,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::connection::{PATTERN, PATTERN_LEN};
 use crate::routes::{reason, spin, Route, HELLO, INDEX};
-use crate::timer::Timer;
 use crate::State;
 
 /// The streams a client may open at once, as nginx allows by default.
@@ -41,12 +40,11 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: Arc<Sta
         }
         let state = state.clone();
         tokio::spawn(async move {
-            let mut timer = Timer::new();
             if !frozen.is_zero() {
-                timer.sleep(frozen).await;
+                state.clock.sleep(frozen).await;
             }
             if let Route::Delay(wait) = route {
-                timer.sleep(wait).await;
+                state.clock.sleep(wait).await;
             }
             let _ = answer(respond, route, head, &state).await;
         });

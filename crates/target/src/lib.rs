@@ -10,12 +10,11 @@
 //! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
 //! - [`http2`]: the same answers over HTTP/2, for connections that open with its preface or chose it through ALPN.
 //! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.
-//! - [`timer`]: [`Timer`](timer::Timer), the waits of `/delay/MS` and of stalls, on time to a few microseconds
-//!   at the median where tokio's timer rounds up to the next millisecond.
+//! - [`timer`]: [`Clock`](timer::Clock), the waits of `/delay/MS` and of stalls, on time to a few microseconds
+//!   at the median where tokio's timer rounds up to the next millisecond, all of a server's on one kernel timer.
 //! - this file: [`bind`] and [`serve`], the listener and its accept loop, and [`State`], what every connection
-//!   shares: the request counter
-//!   behind `/stats` and the optional [`Stall`] schedule (the whole server freezes now and then, to show what
-//!   coordinated omission hides).
+//!   shares: the request counter behind `/stats`, the clock its waits share, and the optional [`Stall`] schedule
+//!   (the whole server freezes now and then, to show what coordinated omission hides).
 
 pub mod connection;
 pub mod http2;
@@ -33,6 +32,7 @@ use tokio::net::{TcpListener, TcpSocket};
 use tokio_rustls::TlsAcceptor;
 
 pub use routes::Route;
+use timer::Clock;
 
 /// A server-wide freeze: for `length` at the start of every `period` (from when the server started), no answer
 /// goes out; requests that arrive during a freeze are answered when it ends.
@@ -50,12 +50,14 @@ pub struct State {
     requests: AtomicU64,
     stall: Option<Stall>,
     started: Instant,
+    /// What every wait of this server (`/delay/MS`, stalls) sleeps on.
+    pub clock: Clock,
 }
 
 impl State {
     /// A fresh server state, freezing on `stall` if given.
     pub fn new(stall: Option<Stall>) -> State {
-        State { requests: AtomicU64::new(0), stall, started: Instant::now() }
+        State { requests: AtomicU64::new(0), stall, started: Instant::now(), clock: Clock::new() }
     }
 
     /// Counts one request.
@@ -175,10 +177,11 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let listener = runtime.block_on(async { bind("127.0.0.1:0".parse().unwrap()) }).unwrap();
         let address = listener.local_addr().unwrap();
-        // Nothing is accepted: each connect completes only if the queue has room for it.
+        // Nothing is accepted: each connect completes only if the queue has room for it (a SYN dropped on a full
+        // queue is sent again after a second, to the same full queue, so 2 s is margin, not a second chance).
         let opened: Vec<_> = (0..500)
             .map(|i| {
-                std::net::TcpStream::connect_timeout(&address, Duration::from_millis(500)).unwrap_or_else(|e| {
+                std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)).unwrap_or_else(|e| {
                     panic!("connection {i} was dropped ({e}): the accept queue is too short (net.core.somaxconn?)")
                 })
             })
