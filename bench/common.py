@@ -79,9 +79,14 @@ def bench_arguments(description, needed, install, rounds=5, seconds=5):
     for tool in needed:
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed: apt-get install -y --no-install-recommends {install}")
-    if not os.path.exists(args.shootout):
-        sys.exit(f"{args.shootout} does not exist: run cargo build --release first")
+    require_built(args.shootout)
     return args
+
+
+def require_built(binary):
+    """Exits with the way out when the shootout binary at `binary` has not been built."""
+    if not os.path.exists(binary):
+        sys.exit(f"{binary} does not exist: run cargo build --release first")
 
 
 def raise_open_files(most=65536):

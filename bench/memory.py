@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from common import SHOOTOUT as BIN
+from common import SHOOTOUT as BIN, require_built
 
 
 def start_target():
@@ -47,8 +47,7 @@ def main():
     parser.add_argument("--rate", type=int, default=20000)
     parser.add_argument("--connections", type=int, default=10000)
     args = parser.parse_args()
-    if not os.path.exists(BIN):
-        sys.exit(f"{BIN} does not exist: run cargo build --release first")
+    require_built(BIN)
     target, base = start_target()
     try:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

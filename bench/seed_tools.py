@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, free_port, measure, parse_ab, parse_shootout, wait_for_port  # noqa: E402
+from common import ROOT, free_port, measure, parse_ab, parse_shootout, require_built, wait_for_port  # noqa: E402
 
 # siege's settings for a benchmark run: no per-hit lines, no log file, no fetching of a page's images and
 # scripts (siege 4's parser), and its own defaults for the rest (HTTP/1.1, its connection handling).
@@ -54,8 +54,7 @@ def arguments():
     for tool, package in (("siege", "siege"), ("ab", "apache2-utils"), ("taskset", "util-linux")):
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed: apt-get install -y --no-install-recommends {package}")
-    if not os.path.exists(args.shootout):
-        sys.exit(f"{args.shootout} does not exist: run cargo build --release first")
+    require_built(args.shootout)
     return args
 
 

@@ -28,6 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from common import require_built
 from memory import BIN, process_figures, start_target
 
 # How far a figure may move from its value at the end of the first minute and still count as flat.
@@ -192,8 +193,7 @@ def main():
     parser.add_argument("--connections", type=int, help="at most 10500 (open), or 64 (no-keepalive)")
     parser.add_argument("--trials", type=int, default=200)
     args = parser.parse_args()
-    if not os.path.exists(BIN):
-        sys.exit(f"{BIN} does not exist: run cargo build --release first")
+    require_built(BIN)
     if args.soak == "open":
         connections = args.connections or 10500
         load_soak(args, ["-R", str(args.rate), "--max-connections", str(connections)], "/delay/1000",
