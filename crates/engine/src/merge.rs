@@ -105,6 +105,9 @@ pub struct Totals {
     pub per_request: Vec<Recorder>,
     /// The measured window (added up: the longest).
     pub duration: Duration,
+    /// From the window's end to the end of the last counted request (added up: the longest).
+    #[serde(default)]
+    pub drain: Duration,
     /// When the measured window started, by the wall clock (added up: the earliest).
     pub started: SystemTime,
     /// Stopped early (added up: any was).
@@ -185,6 +188,7 @@ impl Totals {
             self.per_request.iter_mut().zip(&other.per_request).for_each(|(mine, theirs)| *mine += theirs);
         }
         self.duration = self.duration.max(other.duration);
+        self.drain = self.drain.max(other.drain);
         self.started = self.started.min(other.started);
         self.interrupted |= other.interrupted;
         self.threads += other.threads;
@@ -267,6 +271,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         started_at: humantime::format_rfc3339_micros(totals.started).to_string(),
         ended_at: humantime::format_rfc3339_micros(totals.started + totals.duration).to_string(),
         duration_s: seconds,
+        drain_s: totals.drain.as_secs_f64(),
         interrupted: totals.interrupted,
         requests,
         status_counts: total.status_counts(),
@@ -276,8 +281,9 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         bytes_received: total.bytes_received,
         bytes_sent: total.bytes_sent,
         throughput: Throughput {
-            requests_per_s: per_second(requests.ok + requests.http_errors),
-            bytes_per_s: per_second(total.bytes_received),
+            requests_per_s: per_second(total.window.responses),
+            bytes_per_s: per_second(total.window.bytes_received),
+            concurrency: per_second(total.window.in_flight_us) / 1e6,
         },
         latency: summarize(&total.latency),
         service_time: summarize(&total.service),
@@ -302,14 +308,20 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
                     StopCondition::Duration(window) => ramp.mean_over(window),
                     StopCondition::Requests(_) => rate,
                 };
-                Some(Sends { offered_per_s, achieved_per_s: per_second(sends.sent), ..sends })
+                Some(Sends { offered_per_s, sent_per_s: per_second(total.window.sent), ..sends })
             }
         },
         connect: summarize(&total.connect),
         tls_handshake: (plan.tls.is_some() && !http2).then(|| summarize(&total.handshake)),
         http2_setup: http2.then(|| summarize(&total.handshake)),
+        // The drain's seconds asked for nothing.
         timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
-            ramp.at(Duration::from_secs(u64::from(second)) + Duration::from_millis(500))
+            let middle = Duration::from_secs(u64::from(second)) + Duration::from_millis(500);
+            if middle.as_secs_f64() < seconds || seconds == 0.0 {
+                ramp.at(middle)
+            } else {
+                0.0
+            }
         }),
         client: totals.client_usage(),
         agents: Vec::new(),
@@ -359,6 +371,7 @@ mod tests {
             recorder: recorder.clone(),
             per_request: Vec::new(),
             duration: Duration::from_millis(duration),
+            drain: Duration::ZERO,
             started: SystemTime::UNIX_EPOCH + Duration::from_secs(duration),
             io: IoBackend::IoUring,
             interrupted: false,

@@ -140,11 +140,13 @@ pub fn run_observed(
     }
     let cpu = CpuTimes::now().since(gathered.cpu_start.unwrap_or_default());
     let duration = gathered.ended.saturating_duration_since(measure_start);
+    let drain = gathered.last_end.saturating_duration_since(gathered.ended);
     let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let totals = Totals {
         recorder: gathered.total,
         per_request: gathered.per_request,
         duration,
+        drain,
         started: wall_start + options.warmup,
         interrupted: stop.load(Ordering::Relaxed),
         threads: threads as u32,
@@ -195,6 +197,8 @@ struct Gathered {
     per_request: Vec<Recorder>,
     /// The end of the measured window.
     ended: Instant,
+    /// When the last counted request ended (after `ended` when the run drained).
+    last_end: Instant,
     /// The client's CPU times when measuring started.
     cpu_start: Option<CpuTimes>,
     /// How long the workers waited for a CPU while measuring, added up.
@@ -219,6 +223,7 @@ fn gather(
     let mut total = Recorder::new();
     let mut per_request: Vec<Recorder> = Vec::new();
     let mut ended = measure_start;
+    let mut last_end = measure_start;
     let mut cpu_start = None;
     let mut queued = Duration::ZERO;
     let mut failure = None;
@@ -249,6 +254,7 @@ fn gather(
                 }
                 let interrupted = shared.stop.load(Ordering::Relaxed);
                 ended = ended.max(window_end(ends, shared.send_until, interrupted));
+                last_end = last_end.max(ends.any);
                 queued += ends.queued;
                 seconds.finish(thread);
                 done += 1;
@@ -277,18 +283,20 @@ fn gather(
     // Every thread has finished (or the channel closed): what is left is complete.
     (0..threads).for_each(|thread| seconds.finish(thread));
     seconds.flush(on_second);
-    Gathered { timeline: seconds.into_timeline(), total, per_request, ended, cpu_start, queued, failure }
+    Gathered { timeline: seconds.into_timeline(), total, per_request, ended, last_end, cpu_start, queued, failure }
 }
 
 /// Where a worker's measured window ends. A timed run's window is its sending time: the requests counted are
-/// those due in it, and the ones still in flight when it ends are waited for and counted, so dividing by the
-/// sending time is the rate they were served at. Stretching the window to the last response would cut the
-/// throughput of a server with a long tail by the drain time over the window (Puma at 128 users drained for 1.4 s
-/// after a 10 s window: 12% lost), and a server that stopped answering early does not shorten it. A run to a
-/// request count, or an interrupted one, lasts until its last request ended, answered or not (as ab's total time).
+/// those due in it, and the ones still in flight when it ends are waited for and counted in the latency (the
+/// drain), while every rate counts only what happened inside the window (see [`Tally`](crate::tally::Tally)).
+/// Stretching the window to the last response instead would cut the throughput of a server with a long tail by
+/// the drain time over the window (Puma at 128 users drained for 1.4 s after a 10 s window: 12% lost); dividing
+/// everything answered by the sending time would give an overloaded server the offered rate. A server that stopped
+/// answering early does not shorten the window. A run to a request count, or one interrupted before its sending
+/// time was over, lasts until its last request ended, answered or not (as ab's total time).
 fn window_end(ends: Ends, send_until: Option<Instant>, interrupted: bool) -> Instant {
-    match (send_until, interrupted) {
-        (Some(until), false) => until,
+    match send_until {
+        Some(until) if !interrupted || ends.any >= until => until,
         _ => ends.any,
     }
 }

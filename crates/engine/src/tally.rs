@@ -2,7 +2,11 @@
 //!
 //! A request counts when it fell due after the warm-up. Responses and failures go into the thread's
 //! [`Recorder`] and, for scenarios, into the recorder of the named request; the tally also remembers when the
-//! last counted request ended ([`Ends`]), which bounds the measured window. Each completed second goes to the
+//! last counted request ended ([`Ends`]), which bounds the measured window of a run to a request count or an
+//! interrupted one. Apart from what counts, it notes what happened inside the window, whatever the request
+//! ([`WindowCounts`](shootout_metrics::WindowCounts)): responses, sends and bytes there, and the time requests were outstanding there. The rates
+//! are made of these alone, so the responses a server sends after sending stopped (draining a backlog) are in
+//! the latency but never in a rate. Each completed second goes to the
 //! coordinator as an [`Interval`], every second in order (empty ones too), so the coordinator knows when a second
 //! is complete; at the end, the totals.
 
@@ -46,6 +50,10 @@ pub struct Tally {
     per_request: Vec<Recorder>,
     /// The end of the warm-up: requests due from here count.
     measure_start: Instant,
+    /// When sending stops, for a timed run: the window's end (a run to a request count has none).
+    window_end: Option<Instant>,
+    /// Whether the loop's turn in progress is inside the window, for the bytes read in it ([`Tally::clock`]).
+    in_window: bool,
     /// When the current second of the timeline ends.
     next_second: Instant,
     /// When the last counted request ended, answered or failed.
@@ -58,13 +66,21 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// An empty tally, counting from `measure_start`, with a recorder for each of `named` requests (none for a
-    /// plain load), reporting to `reports` as worker `thread`.
-    pub fn new(measure_start: Instant, named: usize, thread: usize, reports: Reports) -> Tally {
+    /// An empty tally, counting from `measure_start` (a window that ends at `window_end`, if given), with a
+    /// recorder for each of `named` requests (none for a plain load), reporting to `reports` as worker `thread`.
+    pub fn new(
+        measure_start: Instant,
+        window_end: Option<Instant>,
+        named: usize,
+        thread: usize,
+        reports: Reports,
+    ) -> Tally {
         Tally {
             recorder: Recorder::new(),
             per_request: (0..named).map(|_| Recorder::new()).collect(),
             measure_start,
+            window_end,
+            in_window: false,
             next_second: measure_start + Duration::from_secs(1),
             last_end: measure_start,
             thread,
@@ -89,6 +105,53 @@ impl Tally {
         }
     }
 
+    /// Whether `now` is inside the measured window.
+    fn inside(&self, now: Instant) -> bool {
+        now >= self.measure_start && self.window_end.is_none_or(|end| now < end)
+    }
+
+    /// The loop has read the clock after waiting: the bytes it reads next are inside the window or not.
+    pub fn clock(&mut self, now: Instant) {
+        self.in_window = self.inside(now);
+    }
+
+    /// `n` bytes arrived for a request that counts (`counted`) or not.
+    pub fn received(&mut self, counted: bool, n: usize) {
+        if counted {
+            self.recorder.bytes_received += n as u64;
+        }
+        if self.in_window {
+            self.recorder.window.bytes_received += n as u64;
+        }
+    }
+
+    /// A request due at `due` was written at `now`; in the open model (`lagged`), how late it went is noted.
+    pub fn written(&mut self, counted: bool, lagged: bool, due: Instant, now: Instant) {
+        if counted && lagged {
+            self.recorder.sent(micros(now.saturating_duration_since(due)));
+        }
+        if self.inside(now) {
+            self.recorder.window.sent += 1;
+        }
+    }
+
+    /// A request due at `due` ended at `now`, answered or not: the part of its life inside the window is time
+    /// in flight there, and a counted one that ended past the window is noted as such (also under its name,
+    /// `request`, in a scenario).
+    fn ended(&mut self, counted: bool, request: Option<usize>, due: Instant, now: Instant) {
+        let from = due.max(self.measure_start);
+        let to = self.window_end.map_or(now, |end| now.min(end));
+        self.recorder.window.in_flight_us += micros(to.saturating_duration_since(from));
+        if counted {
+            let after = u64::from(self.window_end.is_some_and(|end| now >= end));
+            for recorder in std::iter::once(&mut self.recorder).chain(request.and_then(|r| self.per_request.get_mut(r)))
+            {
+                recorder.window.ended_after += after;
+            }
+            self.last_end = now;
+        }
+    }
+
     /// Open model: a request fell due at `due`.
     pub fn due(&mut self, due: Instant) {
         if due >= self.measure_start {
@@ -98,14 +161,19 @@ impl Tally {
 
     /// A request due at `due` never went out: it counts as failed, with the time it waited as its latency.
     pub fn not_sent(&mut self, due: Instant, now: Instant) {
-        if due >= self.measure_start {
+        let counted = due >= self.measure_start;
+        self.ended(counted, None, due, now);
+        if counted {
             self.recorder.failure(ErrorKind::NotSent, Some(micros(now - due)), None);
-            self.last_end = now;
         }
     }
 
     /// The request on `conn` was answered with `status` at `now`; `passed` says whether it passed its checks.
     pub fn answered(&mut self, conn: &Conn, status: u16, passed: bool, now: Instant) {
+        self.ended(conn.counted, Some(conn.request), conn.due, now);
+        if self.inside(now) {
+            self.recorder.window.responses += 1;
+        }
         if !conn.counted {
             self.recorder.warmup_requests += 1;
             return;
@@ -118,12 +186,12 @@ impl Tally {
                 recorder.failure(ErrorKind::CheckFailed, Some(latency), Some(service));
             }
         }
-        self.last_end = now;
     }
 
     /// The request on `conn` failed with `kind` at `now`. A timeout counts the time waited as its latency (and,
     /// when the request was sent, as its service time).
     pub fn failed(&mut self, conn: &Conn, kind: ErrorKind, now: Instant) {
+        self.ended(conn.counted, Some(conn.request), conn.due, now);
         if !conn.counted {
             self.recorder.warmup_requests += 1;
             return;
@@ -134,7 +202,6 @@ impl Tally {
         for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
             recorder.failure(kind, waited, served);
         }
-        self.last_end = now;
     }
 
     /// HTTP/2: the request on `conn` is failing because the server reset its stream with `code`: counts the code
@@ -178,7 +245,7 @@ mod tests {
     fn reset_codes_count_with_the_request_and_its_named_recorder_and_warmup_ones_do_not() {
         let now = Instant::now();
         let (reports, _received) = std::sync::mpsc::channel();
-        let mut tally = Tally::new(now, 2, 0, reports);
+        let mut tally = Tally::new(now, None, 2, 0, reports);
         let mut conn = Conn::new(now);
         (conn.counted, conn.request, conn.phase) = (true, 1, Phase::Reading);
         for code in [7, 2, 2] {

@@ -44,8 +44,38 @@ pub struct Recorder {
     connections: ConnectionCounts,
     /// Requests completed during the warm-up (not counted elsewhere).
     pub warmup_requests: u64,
+    /// What happened inside the measured window, the base of the rates.
+    pub window: WindowCounts,
     sends: Sends,
     interval: Interval,
+}
+
+/// What happened inside the measured window, whenever the requests involved fell due: the base of every rate
+/// and of the concurrency, so that a response that arrives after sending stopped (an overloaded server draining
+/// its backlog) is in the latency and the counts but never inflates a rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowCounts {
+    /// Responses (any status, checks passed or not) that arrived inside the window.
+    pub responses: u64,
+    /// Requests written inside the window.
+    pub sent: u64,
+    /// Bytes read inside the window.
+    pub bytes_received: u64,
+    /// Time requests were outstanding inside the window (from when each was due to its end, clipped to the
+    /// window), added over the requests, µs: over the window's length, the mean number in flight.
+    pub in_flight_us: u64,
+    /// Counted requests (due in the window) that ended after it, answered or failed.
+    pub ended_after: u64,
+}
+
+impl AddAssign<&WindowCounts> for WindowCounts {
+    fn add_assign(&mut self, other: &WindowCounts) {
+        self.responses += other.responses;
+        self.sent += other.sent;
+        self.bytes_received += other.bytes_received;
+        self.in_flight_us += other.in_flight_us;
+        self.ended_after += other.ended_after;
+    }
 }
 
 /// A request written more than this long after it was due counts as late.
@@ -74,6 +104,7 @@ impl Recorder {
             bytes_sent: 0,
             connections: ConnectionCounts::default(),
             warmup_requests: 0,
+            window: WindowCounts::default(),
             sends: Sends::default(),
             interval: Interval::new(0),
         }
@@ -177,6 +208,7 @@ impl Recorder {
             http_errors: self.http_errors,
             failed,
             warmup: self.warmup_requests,
+            after_window: self.window.ended_after,
         }
     }
 
@@ -198,11 +230,14 @@ impl Recorder {
         self.connections
     }
 
-    /// Forgets everything measured so far (the end of a warm-up), keeping the count of requests it saw.
+    /// Forgets everything measured so far (the end of a warm-up), keeping the count of requests it saw and what
+    /// already happened inside the window (the worker turns its period a loop turn after the window opened).
     pub fn reset_after_warmup(&mut self) {
         let warmup = self.request_counts().total + self.warmup_requests;
+        let window = self.window;
         *self = Recorder::new();
         self.warmup_requests = warmup;
+        self.window = window;
     }
 }
 
@@ -229,6 +264,7 @@ impl AddAssign<&Recorder> for Recorder {
         self.connections.opened += other.connections.opened;
         self.connections.closed_by_server += other.connections.closed_by_server;
         self.warmup_requests += other.warmup_requests;
+        self.window += &other.window;
     }
 }
 
@@ -258,6 +294,8 @@ struct Wire<H, I> {
     bytes_sent: u64,
     connections: ConnectionCounts,
     warmup_requests: u64,
+    #[serde(default)]
+    window: WindowCounts,
     due: u64,
     sent: u64,
     late: u64,
@@ -281,6 +319,7 @@ impl Serialize for Recorder {
             bytes_sent: self.bytes_sent,
             connections: self.connections,
             warmup_requests: self.warmup_requests,
+            window: self.window,
             due: self.sends.due,
             sent: self.sends.sent,
             late: self.sends.late,
@@ -319,6 +358,7 @@ impl<'de> Deserialize<'de> for Recorder {
             bytes_sent: wire.bytes_sent,
             connections: wire.connections,
             warmup_requests: wire.warmup_requests,
+            window: wire.window,
             sends: Sends { due: wire.due, sent: wire.sent, late: wire.late, ..Sends::default() },
             interval: wire.interval,
         })
@@ -360,7 +400,10 @@ mod tests {
         b.sent(5000);
         b.connected(50);
         b.bytes_received = 100;
+        b.window.responses = 3;
+        a.window.responses = 2;
         a += &b;
+        assert_eq!(a.window.responses, 5);
         assert_eq!(a.request_counts().total, 4);
         assert_eq!(a.stream_resets().by_code().get(&7), Some(&2));
         assert_eq!(a.latency.len(), 2);
@@ -394,6 +437,7 @@ mod tests {
         r.bytes_received = 123_456_789;
         r.bytes_sent = 4_321;
         r.warmup_requests = 17;
+        r.window = WindowCounts { responses: 7, sent: 8, bytes_received: 900, in_flight_us: 12_345, ended_after: 2 };
         let json = serde_json::to_string(&r).unwrap();
         let back: Recorder = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r, "every counter, every histogram bucket, and the second being recorded");
@@ -422,7 +466,9 @@ mod tests {
         let mut r = Recorder::new();
         r.response(200, 10, 10);
         r.response(200, 10, 10);
+        r.window.responses = 1;
         r.reset_after_warmup();
+        assert_eq!(r.window.responses, 1, "what happened inside the window stays");
         assert_eq!(r.request_counts().total, 0);
         assert_eq!(r.request_counts().warmup, 2);
         assert!(r.latency.is_empty());

@@ -30,9 +30,14 @@ pub struct LoadResult {
     pub ended_at: String,
     /// Length of the measured window in seconds: from the end of warm-up to the end of the sending time. The
     /// requests due in it are counted, and those still in flight when sending stops are waited for (up to their
-    /// timeout) and counted too, without stretching the window. A run to a request count, or an interrupted one,
-    /// lasts until its last counted request ended.
+    /// timeout) and counted too (see `drain_s`), without stretching the window: every rate is of what happened
+    /// inside it (`throughput`). A run to a request count, or an interrupted one, lasts until its last counted
+    /// request ended, and has no drain.
     pub duration_s: f64,
+    /// The drain: how long after the window's end the last counted request ended, in seconds (0 when all ended
+    /// inside it). Timeline seconds from `duration_s` on are the drain's.
+    #[serde(default)]
+    pub drain_s: f64,
     /// True when the run was cut short (Ctrl-C); everything measured until then is still here.
     pub interrupted: bool,
     /// How many requests ended which way.
@@ -147,6 +152,10 @@ pub struct RequestCounts {
     pub failed: u64,
     /// Requests sent during the warm-up and not counted anywhere else.
     pub warmup: u64,
+    /// Of `total`, those that ended after the measured window (in the drain): they are in the latency and in
+    /// these counts, but no rate counts them.
+    #[serde(default)]
+    pub after_window: u64,
 }
 
 /// Connections opened and closed.
@@ -159,13 +168,21 @@ pub struct ConnectionCounts {
     pub closed_by_server: u64,
 }
 
-/// Rates over the measured window.
+/// Rates over the measured window, each of what happened inside it: a response that arrived after sending
+/// stopped is in the latency and the counts, never in a rate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
-    /// Responses (any status) per second: `(requests.ok + requests.http_errors) / duration_s`.
+    /// The completed rate: responses (any status) that arrived inside the window, per second of it, whenever
+    /// their request fell due (so a warm-up's requests answered inside the window count, and a backlog answered
+    /// after it does not).
     pub requests_per_s: f64,
-    /// `bytes_received / duration_s`.
+    /// Bytes read inside the window, per second of it.
     pub bytes_per_s: f64,
+    /// Mean number of requests in flight inside the window: the time each request was outstanding there (from
+    /// when it was due to its end), added up, over the window's length. In the closed model it is at most the
+    /// connections (streams, for HTTP/2).
+    #[serde(default)]
+    pub concurrency: f64,
 }
 
 /// The results of one named request of a scenario.
@@ -195,10 +212,12 @@ pub struct Sends {
     pub sent: u64,
     /// Of those, written more than 1 ms after they were due (no free connection, or a busy client).
     pub late: u64,
-    /// Requests due per second, on average, as configured.
+    /// The offered rate: requests due per second, on average, as configured.
     pub offered_per_s: f64,
-    /// Requests written per second: `sent / duration_s`.
-    pub achieved_per_s: f64,
+    /// The sent rate: requests written inside the window, per second of it (results before it was named so:
+    /// `achieved_per_s`, then `sent / duration_s`).
+    #[serde(alias = "achieved_per_s")]
+    pub sent_per_s: f64,
 }
 
 /// One percentile of a distribution.

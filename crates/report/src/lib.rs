@@ -3,6 +3,8 @@
 //! Layout:
 //! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with bootstrap
 //!   confidence intervals, the SLO answer, the knee.
+//! - [`behind`]: [`behind::Lag`], why an open-model run fell behind its schedule: the server, its connections, or
+//!   the client.
 //! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
 //!   charts with workers on the x axis) and the value that served the most within the SLO.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level.
@@ -24,6 +26,7 @@
 //! - [`units`]: how durations, sizes and rates are written.
 
 pub mod analysis;
+pub mod behind;
 pub mod by_parameter;
 pub mod charts;
 pub mod compare;

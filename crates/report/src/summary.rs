@@ -15,12 +15,19 @@ pub struct LoadSummary {
     pub data_bytes: u64,
     /// Mean latency, µs.
     pub response_time_us: f64,
-    /// `transactions / elapsed_s`.
+    /// The completed rate: responses that arrived inside the measured window, per second of it (the result's
+    /// `throughput.requests_per_s`). Responses that came after sending stopped (the drain) are transactions but
+    /// not in the rate.
     pub transaction_rate: f64,
-    /// Bytes received per second.
+    /// Bytes received inside the window per second of it.
     pub throughput_bytes: f64,
-    /// Mean number of requests in flight: total latency / elapsed time.
+    /// Mean number of requests in flight inside the window (the result's `throughput.concurrency`; for results
+    /// from before it was measured, total latency over elapsed time).
     pub concurrency: f64,
+    /// How long after the window the last counted request ended, seconds.
+    pub drain_s: f64,
+    /// Requests that ended in the drain.
+    pub after_window: u64,
     /// Responses with status < 400.
     pub successful: u64,
     /// Responses with status >= 400 plus transport failures.
@@ -47,7 +54,12 @@ impl LoadSummary {
             response_time_us: latency.mean_us,
             transaction_rate: result.throughput.requests_per_s,
             throughput_bytes: result.throughput.bytes_per_s,
-            concurrency: if elapsed > 0.0 { latency.mean_us * latency.count as f64 / 1e6 / elapsed } else { 0.0 },
+            concurrency: match result.throughput.concurrency {
+                0.0 if elapsed > 0.0 => latency.mean_us * latency.count as f64 / 1e6 / elapsed,
+                measured => measured,
+            },
+            drain_s: result.drain_s,
+            after_window: r.after_window,
             successful: r.ok,
             failed: r.http_errors + r.failed,
             longest_us: latency.max_us,

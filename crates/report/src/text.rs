@@ -3,8 +3,10 @@
 use std::fmt::Write as _;
 
 use shootout_metrics::percentile_us;
+use shootout_model::result::Sends;
 use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, Protocol, StopCondition, SATURATION};
 
+use crate::behind::{Behind, Lag};
 use crate::summary::LoadSummary;
 use crate::units::{bytes, count, ms};
 
@@ -78,7 +80,7 @@ fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     }
 }
 
-/// Siege's twelve fields, one a line.
+/// Siege's twelve fields, one a line, and the drain when there was one.
 fn siege_fields(out: &mut String, s: &LoadSummary) {
     let rows: [(&str, String); 12] = [
         ("Transactions:", format!("{} hits", count(s.transactions))),
@@ -96,6 +98,15 @@ fn siege_fields(out: &mut String, s: &LoadSummary) {
     ];
     for (label, value) in rows {
         let _ = writeln!(out, "{label:<26}{value}");
+        if label == "Elapsed time:" && s.after_window > 0 {
+            let _ = writeln!(
+                out,
+                "{:<26}{} requests ended in the {:.3} s after sending stopped (in the latency, not in the rates)",
+                "Drain:",
+                count(s.after_window),
+                s.drain_s
+            );
+        }
     }
 }
 
@@ -179,13 +190,14 @@ fn counts(out: &mut String, result: &LoadResult) {
     if let Some(sends) = &result.sends {
         let _ = writeln!(
             out,
-            "{:<26}{} due, {} sent ({} more than 1 ms late); offered {:.2}/s, achieved {:.2}/s",
+            "{:<26}{} due, {} sent ({} more than 1 ms late); offered {:.2}/s, sent {:.2}/s, completed {:.2}/s",
             "Sends:",
             count(sends.due),
             count(sends.sent),
             count(sends.late),
             sends.offered_per_s,
-            sends.achieved_per_s
+            sends.sent_per_s,
+            result.throughput.requests_per_s
         );
     }
 }
@@ -260,26 +272,11 @@ fn agents(out: &mut String, result: &LoadResult) {
     }
 }
 
-/// Open model: requests never sent, or sent late; any model: a client that was the bottleneck.
+/// Open model: a run that fell behind its schedule, and who held it back ([`Lag`]); any model: a client that
+/// was the bottleneck.
 fn warnings(out: &mut String, result: &LoadResult) {
-    if let Some(sends) = &result.sends {
-        let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
-        if not_sent > 0 {
-            let _ = writeln!(
-                out,
-                "\nWARNING: {} requests were never sent: every connection was busy for longer than --timeout. The \
-                 server could not keep up with the offered rate (or raise --max-connections).",
-                count(not_sent)
-            );
-        }
-        if sends.sent > 0 && sends.late * 100 > sends.sent {
-            let _ = writeln!(
-                out,
-                "\nWARNING: {:.1}% of requests went out more than 1 ms late: every connection was busy (raise \
-                 --max-connections) or the client was short of CPU. Latency still counts from when each was due.",
-                100.0 * sends.late as f64 / sends.sent as f64
-            );
-        }
+    if let (Some(lag), Some(sends)) = (Lag::of(result), &result.sends) {
+        behind(out, result, &lag, sends);
     }
     let u = &result.client;
     if u.saturated && u.busy < SATURATION && u.busy + u.queued >= SATURATION {
@@ -298,6 +295,44 @@ fn warnings(out: &mut String, result: &LoadResult) {
             u.busy * 100.0
         );
     }
+}
+
+/// One warning for an open-model run that fell behind: the three rates, what was late or never sent, and who to
+/// blame, with the fix.
+fn behind(out: &mut String, result: &LoadResult, lag: &Lag, sends: &Sends) {
+    let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
+    let mut facts = format!(
+        "offered {:.2}/s, sent {:.2}/s, completed {:.2}/s",
+        lag.offered_per_s, lag.sent_per_s, lag.completed_per_s
+    );
+    if sends.late > 0 {
+        let _ = write!(facts, "; {} requests went out more than 1 ms late", count(sends.late));
+    }
+    if not_sent > 0 {
+        let _ = write!(facts, "; {} were never sent (they waited longer than --timeout)", count(not_sent));
+    }
+    let why = match lag.by {
+        Behind::Server => format!(
+            "the server did not keep up: its requests queued (median service time {} ms, the fastest {} ms), so \
+             this rate is past what it can complete, and {:.2}/s is its throughput here",
+            ms(percentile_us(&result.service_time, 50.0) as f64),
+            ms(result.service_time.min_us as f64),
+            lag.completed_per_s
+        ),
+        Behind::Connections { connections, service_p50_us } => format!(
+            "every one of the {} connections was busy while the server answered each in {} ms (median), so they \
+             carry at most {:.2}/s: raise --max-connections",
+            count(connections),
+            ms(service_p50_us as f64),
+            connections as f64 * 1e6 / service_p50_us.max(1) as f64
+        ),
+        Behind::Client => "the client was short of CPU (below)".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "\nWARNING: the run fell behind its schedule ({facts}): {why}. Latency still counts from when each request \
+         was due."
+    );
 }
 
 /// Seconds as `10s`, `1.5s` or `2m30s`.
@@ -345,7 +380,7 @@ mod tests {
             Stage { duration: Duration::from_secs(90), target: 200.0 },
             Stage { duration: Duration::from_millis(1500), target: 50.0 },
         ];
-        r.sends = Some(Sends { due: 1000, sent: 990, late: 50, offered_per_s: 100.0, achieved_per_s: 99.0 });
+        r.sends = Some(Sends { due: 1000, sent: 990, late: 50, offered_per_s: 100.0, sent_per_s: 99.0 });
         r.errors = [(ErrorKind::NotSent, 10), (ErrorKind::ReadTimeout, 2)].into_iter().collect();
         r.status_counts.insert("503".into(), 7);
         r.by_request = vec![

@@ -11,20 +11,20 @@ use std::time::Instant;
 
 use mio::net::TcpStream;
 use mio::Interest;
-use shootout_metrics::Recorder;
 use shootout_model::ErrorKind;
 
 use super::Worker;
 use crate::conn::{connect_error, transfer_error, Conn, Phase, MIN_BACKOFF};
 use crate::http::response::Progress;
-use crate::tally::micros;
+use crate::tally::{micros, Tally};
 use crate::transport;
 
 impl Worker<'_> {
     pub(super) fn connect(&mut self, i: usize, now: Instant) {
         self.close(i);
         let conn = &mut self.conns[i];
-        conn.connect_started = now;
+        // Its own start, to the connect system call: `now` may be a loop turn's, read before other work.
+        conn.connect_started = Instant::now();
         let mut socket = match TcpStream::connect(self.shared.address) {
             Ok(socket) => socket,
             Err(e) => return self.fail(i, connect_error(&e), now),
@@ -114,9 +114,7 @@ impl Worker<'_> {
     pub(super) fn send(&mut self, i: usize, now: Instant) {
         let conn = &mut self.conns[i];
         conn.sent_at = now;
-        if conn.counted && self.pacer.records_send_lag() {
-            self.tally.recorder.sent(micros(now.saturating_duration_since(conn.due)));
-        }
+        self.tally.written(conn.counted, self.pacer.records_send_lag(), conn.due, now);
         conn.phase = Phase::Writing;
         conn.written = 0;
         self.write(i);
@@ -164,7 +162,7 @@ impl Worker<'_> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.fail(i, transfer_error(&e), Instant::now()),
             };
-            match feed(conn, &mut self.tally.recorder, &self.buffer[..n]) {
+            match feed(conn, &mut self.tally, &self.buffer[..n]) {
                 Fed::Complete => return self.complete(i),
                 Fed::Malformed => return self.fail(i, ErrorKind::Malformed, Instant::now()),
                 Fed::NeedMore if n < self.buffer.len() && drained_when_short => return,
@@ -211,11 +209,9 @@ pub(super) enum Fed {
     NeedMore,
 }
 
-/// Feeds bytes that arrived on `conn` to its response parser, counting them when the request counts.
-pub(super) fn feed(conn: &mut Conn, recorder: &mut Recorder, bytes: &[u8]) -> Fed {
-    if conn.counted {
-        recorder.bytes_received += bytes.len() as u64;
-    }
+/// Feeds bytes that arrived on `conn` to its response parser, counting them ([`Tally::received`]).
+pub(super) fn feed(conn: &mut Conn, tally: &mut Tally, bytes: &[u8]) -> Fed {
+    tally.received(conn.counted, bytes.len());
     match conn.parser.feed(bytes) {
         Ok(Progress::Complete { used }) if used == bytes.len() => Fed::Complete,
         Ok(Progress::Complete { .. }) | Err(_) => Fed::Malformed,

@@ -150,7 +150,7 @@ impl Worker<'_> {
         let wire = &mut self.http2.as_mut().expect("an HTTP/2 worker").wires[w];
         wire.close();
         wire.session = Session::new();
-        wire.started = now;
+        wire.started = Instant::now(); // its own start: `now` may be a loop turn's, read before other work
         wire.deadline = now + timeout;
         let token = mio::Token(((wire.generation as usize) << 32) | w | WIRE_BIT);
         let mut socket = match TcpStream::connect(address) {
@@ -252,9 +252,7 @@ impl Worker<'_> {
                     break;
                 }
             };
-            if self.period != super::Period::Warmup {
-                self.tally.recorder.bytes_received += n as u64;
-            }
+            self.tally.received(self.period != super::Period::Warmup, n);
             let generation = wire.generation;
             if !self.take_frames(w, generation, &buffer[..n]) {
                 break;
@@ -379,9 +377,7 @@ impl Worker<'_> {
             };
             conn.phase = Phase::Reading;
             conn.sent_at = now;
-            if conn.counted && records_lag {
-                self.tally.recorder.sent(micros(now.saturating_duration_since(conn.due)));
-            }
+            self.tally.written(conn.counted, records_lag, conn.due, now);
             wire.dirty = true;
         }
         wire.waiting.iter().for_each(|&i| self.conns[i].phase = Phase::Queued);

@@ -106,22 +106,25 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         poll,
         conns: (0..pacer.first_connections()).map(|_| Conn::new(now)).collect(),
         buffer: vec![0; READ_BUFFER].into_boxed_slice(),
-        tally: Tally::new(shared.measure_start, named, part.thread, reports),
+        tally: Tally::new(shared.measure_start, shared.send_until, named, part.thread, reports),
         period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacer,
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
         http2: (shared.streams > 0).then(|| Wires::new(shared.streams)),
         ring,
     };
-    worker.run(now);
+    // The run starts once the worker is set up (its poll instance or ring, its buffers): no request is due, and
+    // no connect timed, from before.
+    worker.run(Instant::now());
     worker.tally.finish();
 }
 
 impl Worker<'_> {
     fn run(&mut self, now: Instant) {
         self.pacer.update(now, &mut self.tally);
+        // Each first request falls due when its own connection starts, not when the first one did.
         for i in 0..self.conns.len() {
-            self.next_request(i, now);
+            self.next_request(i, Instant::now());
         }
         let mut events = Events::with_capacity(1024);
         let mut next_tick = now + TICK;
@@ -157,6 +160,7 @@ impl Worker<'_> {
             return self.ring_turn(due.unwrap_or(next_tick));
         }
         self.wait(events, now, next_tick, due)?;
+        self.tally.clock(Instant::now());
         for event in events.iter() {
             self.on_event(event);
         }

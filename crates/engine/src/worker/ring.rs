@@ -21,6 +21,7 @@ impl Worker<'_> {
     pub(super) fn ring_turn(&mut self, until: Instant) -> io::Result<()> {
         let ring = self.ring.as_mut().expect("a ring for a ring turn");
         let completions = ring.turn(until)?;
+        self.tally.clock(Instant::now());
         for completion in &completions {
             self.on_completion(completion);
         }
@@ -71,7 +72,7 @@ impl Worker<'_> {
         }
         let conn = &mut self.conns[i];
         let fed = (conn.phase == Phase::Reading)
-            .then(|| feed(conn, &mut self.tally.recorder, ring.bytes(buffer, done.result.max(0) as usize)));
+            .then(|| feed(conn, &mut self.tally, ring.bytes(buffer, done.result.max(0) as usize)));
         ring.recycle(buffer);
         if !done.more {
             self.rearm(i);

@@ -25,3 +25,4 @@ mod run;
 mod scenarios;
 mod session_server;
 mod usage;
+mod window;

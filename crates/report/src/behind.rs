@@ -1,0 +1,131 @@
+//! [`Behind`]: why an open-model run did not keep to its schedule, and who to blame, from its result alone.
+//!
+//! An open-model run falls behind when the responses completed inside the window come to less than 90% of the
+//! offered rate, when requests went out late, or when some were never sent. Three things can cause it, and the
+//! fix differs for each, so the summary names one:
+//! - the client, when it was short of CPU (`client.saturated`): its figures measure shootout;
+//! - its connections, when requests waited for one while the server answered each at its usual speed (the
+//!   median service time under [`QUEUEING`] times the fastest): more connections would have carried more;
+//! - else the server: its service times grew because requests queued inside it, so the rate is past what it can
+//!   complete, and the completed rate is its throughput at this load.
+
+use shootout_model::{ErrorKind, LoadResult};
+
+use shootout_metrics::percentile_us;
+
+/// Completed below this share of the offered rate, a run fell behind.
+pub const COMPLETED_SHARE: f64 = 0.9;
+
+/// A median service time this many times the fastest one means requests queued inside the server.
+pub const QUEUEING: f64 = 4.0;
+
+/// Who held an open-model run back, with the figures that show it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Behind {
+    /// The client was short of CPU.
+    Client,
+    /// Every connection was busy while the server answered each in `service_p50_us`: `connections` of them carry
+    /// at most `connections / service time` requests per second.
+    Connections {
+        /// The most connections the run could open.
+        connections: u64,
+        /// The median service time, µs.
+        service_p50_us: u64,
+    },
+    /// The server completed less than was offered, its requests queueing inside it.
+    Server,
+}
+
+/// The facts of a run that fell behind: the rates, and who held it back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lag {
+    /// Requests due per second, as configured.
+    pub offered_per_s: f64,
+    /// Requests written inside the window, per second.
+    pub sent_per_s: f64,
+    /// Responses inside the window, per second.
+    pub completed_per_s: f64,
+    /// Who held it back.
+    pub by: Behind,
+}
+
+impl Lag {
+    /// Whether `result`, an open-model run, fell behind its schedule, and why. `None` for the closed model and for
+    /// a run that kept up.
+    pub fn of(result: &LoadResult) -> Option<Lag> {
+        let sends = result.sends.as_ref()?;
+        let completed_per_s = result.throughput.requests_per_s;
+        let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
+        let late = sends.sent > 0 && sends.late * 100 > sends.sent;
+        let short = result.duration_s > 0.0 && completed_per_s < COMPLETED_SHARE * sends.offered_per_s;
+        if !(short || late || not_sent > 0) {
+            return None;
+        }
+        let waited_for_connections = late || not_sent > 0;
+        let service_p50_us = percentile_us(&result.service_time, 50.0);
+        let fastest = result.service_time.min_us.max(1) as f64;
+        let by = if result.client.saturated {
+            Behind::Client
+        } else if waited_for_connections && (service_p50_us as f64) < QUEUEING * fastest {
+            Behind::Connections { connections: result.options.most_connections(), service_p50_us }
+        } else {
+            Behind::Server
+        };
+        Some(Lag { offered_per_s: sends.offered_per_s, sent_per_s: sends.sent_per_s, completed_per_s, by })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shootout_model::result::Sends;
+    use shootout_model::{Arrival, Pacing};
+
+    use super::*;
+
+    /// An open-model run at 2,000/s whose server completed `completed`/s, with the service times' median and
+    /// minimum and the late sends given.
+    fn open(completed: f64, p50_us: u64, min_us: u64, late: u64) -> LoadResult {
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        let mut r = trial.result;
+        r.options.pacing = Pacing::Open { rate: 2000.0, arrival: Arrival::Constant };
+        r.options.connections = 10;
+        r.sends = Some(Sends { due: 6000, sent: 3000, late, offered_per_s: 2000.0, sent_per_s: 1000.0 });
+        r.throughput.requests_per_s = completed;
+        r.service_time.min_us = min_us;
+        for p in &mut r.service_time.percentiles {
+            p.us = p50_us;
+        }
+        r.client.saturated = false;
+        r
+    }
+
+    #[test]
+    fn a_run_that_kept_up_is_not_behind() {
+        assert_eq!(Lag::of(&open(1990.0, 100, 90, 0)), None);
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        assert_eq!(Lag::of(&trial.result), None, "the closed model has no schedule");
+    }
+
+    #[test]
+    fn a_server_whose_requests_queued_is_the_limit() {
+        let lag = Lag::of(&open(970.0, 900_000, 1_000, 2500)).unwrap();
+        assert_eq!(lag.by, Behind::Server);
+        assert_eq!((lag.offered_per_s, lag.sent_per_s, lag.completed_per_s), (2000.0, 1000.0, 970.0));
+        assert_eq!(Lag::of(&open(970.0, 1_100, 1_000, 0)).unwrap().by, Behind::Server, "short, nothing late");
+    }
+
+    #[test]
+    fn connections_busy_at_the_servers_usual_speed_are_the_limit() {
+        let lag = Lag::of(&open(100.0, 100_500, 100_000, 2500)).unwrap();
+        assert_eq!(lag.by, Behind::Connections { connections: 10, service_p50_us: 100_500 });
+    }
+
+    #[test]
+    fn a_client_short_of_cpu_is_named_first() {
+        let mut r = open(970.0, 1_100, 1_000, 2500);
+        r.client.saturated = true;
+        assert_eq!(Lag::of(&r).unwrap().by, Behind::Client);
+    }
+}
