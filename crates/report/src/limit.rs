@@ -1,5 +1,7 @@
 //! [`Limit`]: what held a cell's throughput back, read from what every trial already samples. The client was the
-//! bottleneck when it was 90% busy or more in any repeat (its figures then measure shootout); else the server was
+//! bottleneck when it was 90% busy or more in any repeat (its figures then measure shootout); else, in the open
+//! model, nothing held it back when every repeat completed 90% of the offered rate or more
+//! ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else the server was
 //! CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over the repeats), or
 //! when those CPUs were 90% busy with anything (the kernel's network work, another process, the client on a
 //! shared core) while its threads queued for them; else the server was waiting with CPU to spare: for a free
@@ -10,6 +12,7 @@ use serde::Serialize;
 use shootout_model::run::TrialRecord;
 
 use crate::analysis::median;
+use crate::behind::COMPLETED_SHARE;
 
 /// The busy share from which the client, or the server, counts as the bottleneck.
 pub use shootout_model::SATURATION as BOUND;
@@ -36,6 +39,12 @@ pub enum Limit {
         /// Median busy share.
         busy: f64,
     },
+    /// Open model: every repeat completed what was offered (90% of it or more): the offered rate, not the server,
+    /// set the throughput (`busy`, 0 to 1, the server's median busy share meanwhile).
+    KeptUp {
+        /// Median busy share.
+        busy: f64,
+    },
     /// Saved before shootout recorded the server's CPUs.
     Unknown,
 }
@@ -50,6 +59,13 @@ impl Limit {
             return Limit::Unknown;
         }
         let busy = median(&runs.iter().map(|t| t.usage.busy).collect::<Vec<_>>());
+        let kept_up = |t: &&TrialRecord| {
+            let completed = t.result.throughput.requests_per_s;
+            t.result.sends.is_some_and(|sends| completed >= COMPLETED_SHARE * sends.offered_per_s)
+        };
+        if runs.iter().all(kept_up) {
+            return Limit::KeptUp { busy };
+        }
         let queued = median(&runs.iter().map(|t| t.usage.queued).collect::<Vec<_>>());
         let cpus_busy = median(&runs.iter().map(|t| t.usage.cpus_busy).collect::<Vec<_>>());
         if busy >= BOUND || (cpus_busy >= BOUND && queued >= QUEUED) {
@@ -60,7 +76,7 @@ impl Limit {
     }
 
     /// How the tables write it: `client-bound`, `server CPU 97%`, `server CPU 60% (CPUs 98% busy)` (it wanted more
-    /// than it got), `waiting (CPU 35%)`, or `—`.
+    /// than it got), `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`.
     pub fn text(&self) -> String {
         match self {
             Limit::Client => "client-bound".into(),
@@ -69,6 +85,7 @@ impl Limit {
                 format!("server CPU {:.0}% (CPUs {:.0}% busy)", busy * 100.0, cpus_busy * 100.0)
             }
             Limit::Waiting { busy } => format!("waiting (CPU {:.0}%)", busy * 100.0),
+            Limit::KeptUp { busy } => format!("kept up (CPU {:.0}%)", busy * 100.0),
             Limit::Unknown => "—".into(),
         }
     }
@@ -104,5 +121,27 @@ mod tests {
         assert_eq!(Limit::ServerCpu { busy: 0.966, cpus_busy: 0.97 }.text(), "server CPU 97%");
         assert_eq!(Limit::ServerCpu { busy: 0.6, cpus_busy: 0.99 }.text(), "server CPU 60% (CPUs 99% busy)");
         assert_eq!(Limit::Waiting { busy: 0.35 }.text(), "waiting (CPU 35%)");
+    }
+
+    #[test]
+    fn an_open_model_cell_that_kept_up_was_held_back_by_nothing_but_the_rate() {
+        let open = |completed: f64| {
+            let mut t = trial(false, 1, 0.97, 0.0, 0.98);
+            t.result.options.pacing =
+                shootout_model::Pacing::Open { rate: 1000.0, arrival: shootout_model::Arrival::Constant };
+            t.result.sends = Some(shootout_model::result::Sends {
+                due: 1000,
+                sent: 1000,
+                late: 0,
+                offered_per_s: 1000.0,
+                sent_per_s: 1000.0,
+            });
+            t.result.throughput.requests_per_s = completed;
+            t
+        };
+        let (kept, behind) = (open(999.0), open(480.0));
+        assert_eq!(Limit::of(&[&kept, &kept]), Limit::KeptUp { busy: 0.97 });
+        assert_eq!(Limit::of(&[&kept, &behind]), Limit::ServerCpu { busy: 0.97, cpus_busy: 0.98 }, "one fell behind");
+        assert_eq!(Limit::KeptUp { busy: 0.2 }.text(), "kept up (CPU 20%)");
     }
 }

@@ -68,3 +68,29 @@ fn uploads_bigger_than_one_client_core_can_send_are_client_bound() {
         (0..3).map(|_| limit_of("client", &load, server)).take_while(|l| l != "client-bound").collect();
     assert!(limits.len() < 3, "never client-bound: {limits:?}");
 }
+
+#[test]
+fn an_open_model_cell_gets_the_rate_its_server_completed_and_says_when_it_kept_up() {
+    // 2 ms of CPU a request on one thread completes at most 500 requests/s: 50/s it keeps up with, 1,000/s it
+    // cannot, and the cell must say what it completed (not the 1,000 offered), and not that it kept up.
+    let dir = workdir("limits", "open");
+    let suite = "name = \"open\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
+         rates = [50, 1000]\nclient_cpus = \"0\"\n[[server]]\nname = \"target\"\n\
+         command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/2000\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("target "))
+        .map(|l| l.split("  ").map(str::trim).filter(|s| !s.is_empty()).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    let (kept, behind) = (&rows[0], &rows[1]);
+    assert!(kept.last().unwrap().starts_with("kept up (CPU "), "{stdout}");
+    let csv = std::fs::read_to_string(results(&dir).join("summary.csv")).unwrap();
+    let rps: Vec<f64> = csv.lines().skip(1).map(|l| l.split(',').nth(7).unwrap().parse().unwrap()).collect();
+    assert!((45.0..=51.0).contains(&rps[0]), "{csv}");
+    assert!(rps[1] < 600.0, "the cell at 1,000/s completed {} requests/s: {csv}", rps[1]);
+    assert!(!behind.last().unwrap().starts_with("kept up"), "{stdout}");
+}
