@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use shootout_metrics::{summarize, Interval, Recorder, StreamResets, Timeline};
-use shootout_model::result::ToolInfo;
+use shootout_model::result::{FailedCheck, ToolInfo};
 use shootout_model::{
     ClientUsage, IoBackend, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION,
 };
@@ -300,6 +300,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
                 latency: summarize(&recorder.latency),
             })
             .collect(),
+        failed_checks: failed_checks(plan, total),
         sends: match options.pacing {
             Pacing::Closed => None,
             Pacing::Open { rate, .. } => {
@@ -326,6 +327,23 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         client: totals.client_usage(),
         agents: Vec::new(),
     }
+}
+
+/// Scenarios: the failed checks of `total`, described from `plan`'s requests, most first.
+fn failed_checks(plan: &Plan, total: &Recorder) -> Vec<FailedCheck> {
+    let workload = &plan.workload;
+    let mut checks: Vec<FailedCheck> = total
+        .failed_checks()
+        .iter()
+        .map(|(&(request, check, status), &count)| {
+            let (expected, got) = workload.describe_check(request as usize, check, status);
+            let request =
+                workload.requests.get(request as usize).map_or_else(|| request.to_string(), |r| r.name.clone());
+            FailedCheck { request, expected, got, count }
+        })
+        .collect();
+    checks.sort_by_key(|c| std::cmp::Reverse(c.count));
+    checks
 }
 
 /// RST_STREAM counts keyed by the names of their error codes, as results show them.

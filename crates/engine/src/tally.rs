@@ -14,7 +14,7 @@ use std::io;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use shootout_metrics::{Interval, Recorder};
+use shootout_metrics::{Check, Interval, Recorder};
 use shootout_model::ErrorKind;
 
 use crate::conn::{Conn, Phase};
@@ -168,8 +168,9 @@ impl Tally {
         }
     }
 
-    /// The request on `conn` was answered with `status` at `now`; `passed` says whether it passed its checks.
-    pub fn answered(&mut self, conn: &Conn, status: u16, passed: bool, now: Instant) {
+    /// The request on `conn` was answered with `status` at `now`: a response, whatever its checks; `failed` is
+    /// the check it failed (scenarios), counted apart.
+    pub fn answered(&mut self, conn: &Conn, status: u16, failed: Option<Check>, now: Instant) {
         self.ended(conn.counted, Some(conn.request), conn.due, now);
         if self.inside(now) {
             self.recorder.window.responses += 1;
@@ -180,10 +181,9 @@ impl Tally {
         }
         let (latency, service) = (micros(now - conn.due), micros(now - conn.sent_at));
         for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
-            if passed {
-                recorder.response(status, latency, service);
-            } else {
-                recorder.failure(ErrorKind::CheckFailed, Some(latency), Some(service));
+            recorder.response(status, latency, service);
+            if let Some(check) = failed {
+                recorder.check_failed(conn.request, check, status);
             }
         }
     }

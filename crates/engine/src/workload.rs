@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use shootout_metrics::Check;
 use shootout_scenario::{Request, Scenario, Session, Source};
 
 use crate::http::h2::request::{Request2, Untranslatable};
@@ -185,10 +186,10 @@ impl Workload {
         r.body.render_into(&user.values, out);
     }
 
-    /// Takes cookies and extracted values from a response into `user`, and checks it. Returns false when a check
-    /// failed or a value to extract was missing.
-    pub fn inspect(&self, request: usize, user: &mut User, status: u16, head: &[u8], body: &[u8]) -> bool {
-        let Some(r) = &self.requests[request].scenario else { return true };
+    /// Takes cookies and extracted values from a response into `user`, and checks it. Returns the first check it
+    /// failed (its status, its body, then the values to extract in order), if any.
+    pub fn inspect(&self, request: usize, user: &mut User, status: u16, head: &[u8], body: &[u8]) -> Option<Check> {
+        let Some(r) = &self.requests[request].scenario else { return None };
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut response = httparse::Response::new(&mut headers);
         let _ = response.parse(head);
@@ -203,11 +204,16 @@ impl Workload {
                 }
             }
         }
-        let mut ok = if r.expect.status.is_empty() { status < 400 } else { r.expect.status.contains(&status) };
-        if let Some(text) = &r.expect.body {
-            ok &= body.windows(text.len().max(1)).any(|w| w == text.as_bytes());
+        let mut failed = None;
+        if !(if r.expect.status.is_empty() { status < 400 } else { r.expect.status.contains(&status) }) {
+            failed = Some(Check::Status);
         }
-        for extract in &r.extract {
+        if let Some(text) = r.expect.body.as_ref().filter(|_| failed.is_none()) {
+            if !body.windows(text.len().max(1)).any(|w| w == text.as_bytes()) {
+                failed = Some(Check::Body);
+            }
+        }
+        for (n, extract) in r.extract.iter().enumerate() {
             let value = match &extract.from {
                 Source::Header(name) => response
                     .headers
@@ -227,10 +233,43 @@ impl Workload {
             };
             match value {
                 Some(value) => user.values[extract.variable] = value,
-                None => ok = false,
+                None => failed = failed.or(Some(Check::Extract(n as u32))),
             }
         }
-        ok
+        failed
+    }
+
+    /// Scenarios: what request `request` expected of a response that failed `check` with `status`, and what it
+    /// got, as the summary writes them (`status 200`, `302`).
+    pub fn describe_check(&self, request: usize, check: Check, status: u16) -> (String, String) {
+        let Some(r) = self.requests.get(request).and_then(|p| p.scenario.as_ref()) else {
+            return ("a check".into(), format!("status {status}"));
+        };
+        match check {
+            Check::Status => {
+                let expected = match r.expect.status.as_slice() {
+                    [] => "a status below 400".to_string(),
+                    codes => {
+                        let codes: Vec<String> = codes.iter().map(u16::to_string).collect();
+                        format!("status {}", codes.join(" or "))
+                    }
+                };
+                (expected, status.to_string())
+            }
+            Check::Body => {
+                let text = r.expect.body.as_deref().unwrap_or_default();
+                (format!("a body containing {text:?}"), format!("status {status} without it"))
+            }
+            Check::Extract(n) => {
+                let from = match r.extract.get(n as usize).map(|e| &e.from) {
+                    Some(Source::Header(name)) => format!("header {name}"),
+                    Some(Source::Regex(pattern)) => format!("regex {:?}", pattern.as_str()),
+                    Some(Source::Json(pointer)) => format!("JSON {pointer}"),
+                    None => "the response".into(),
+                };
+                (format!("a value from {from}"), format!("status {status} without it"))
+            }
+        }
     }
 
     /// After `user` finished step `user.step` of its session: the pause before the next step, or `None` when
@@ -289,10 +328,16 @@ mod tests {
         ));
         let mut user = w.new_user();
         let head = b"HTTP/1.1 200 OK\r\nSet-Cookie: sid=42; Path=/\r\nX-Next: /home\r\n\r\n";
-        assert!(w.inspect(0, &mut user, 200, head, br#"{"token":"t1","ok":"n=5"}"#));
+        assert_eq!(w.inspect(0, &mut user, 200, head, br#"{"token":"t1","ok":"n=5"}"#), None);
         assert_eq!(user.cookies, [("sid".to_string(), "42".to_string())]);
         assert_eq!(user.values, ["t1", "5", "/home"]);
-        assert!(!w.inspect(0, &mut user, 500, head, br#"{"token":"t1","ok":"n=5"}"#), "wrong status");
-        assert!(!w.inspect(0, &mut user, 200, head, br#"{"ok":"n=5"}"#), "missing token");
+        let wrong_status = w.inspect(0, &mut user, 302, head, br#"{"token":"t1","ok":"n=5"}"#);
+        assert_eq!(wrong_status, Some(Check::Status));
+        assert_eq!(w.describe_check(0, Check::Status, 302), ("status 200".to_string(), "302".to_string()));
+        assert_eq!(w.inspect(0, &mut user, 200, head, br#"{"id":"t1"}"#), Some(Check::Body), "no text expected");
+        let missing = w.inspect(0, &mut user, 200, head, br#"{"ok":"n=5"}"#);
+        assert_eq!(missing, Some(Check::Extract(0)), "missing token");
+        let (expected, got) = w.describe_check(0, Check::Extract(0), 200);
+        assert_eq!((expected.as_str(), got.as_str()), ("a value from JSON /token", "status 200 without it"));
     }
 }

@@ -25,6 +25,6 @@ pub mod timeline;
 pub use histogram::{
     decode_histogram, encode_histogram, hgrm, percentile_us, summarize, value_at, LatencyHistogram, AB_PERCENTILES,
 };
-pub use recorder::{Recorder, WindowCounts};
+pub use recorder::{Check, Recorder, WindowCounts};
 pub use resets::StreamResets;
 pub use timeline::{Interval, Timeline};

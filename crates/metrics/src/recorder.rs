@@ -46,8 +46,24 @@ pub struct Recorder {
     pub warmup_requests: u64,
     /// What happened inside the measured window, the base of the rates.
     pub window: WindowCounts,
+    /// Scenarios: responses that failed a check, by (request index, check, status). Touched only when a check
+    /// fails, and then it finds its entry after the first time: nothing is allocated in the steady state.
+    failed_checks: BTreeMap<(u32, Check, u16), u64>,
     sends: Sends,
     interval: Interval,
+}
+
+/// Scenarios: the check a response failed. A response that fails one is still a response (its status counts,
+/// and it is a transaction); the failure is counted apart, by request, check and status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// Its status was not one the request expects.
+    Status,
+    /// Its body did not contain the text the request expects.
+    Body,
+    /// The value the request extracts with its extraction number `n` (in the file's order) was not in it.
+    Extract(u32),
 }
 
 /// What happened inside the measured window, whenever the requests involved fell due: the base of every rate
@@ -105,6 +121,7 @@ impl Recorder {
             connections: ConnectionCounts::default(),
             warmup_requests: 0,
             window: WindowCounts::default(),
+            failed_checks: BTreeMap::new(),
             sends: Sends::default(),
             interval: Interval::new(0),
         }
@@ -124,6 +141,17 @@ impl Recorder {
         record_us(&mut self.latency, latency_us);
         record_us(&mut self.service, service_us);
         self.interval.record(Some(latency_us), is_error);
+    }
+
+    /// Scenarios: a response to request `request` with `status` failed `check` (the response itself is recorded
+    /// with [`Recorder::response`]).
+    pub fn check_failed(&mut self, request: usize, check: Check, status: u16) {
+        *self.failed_checks.entry((request as u32, check, status)).or_default() += 1;
+    }
+
+    /// Scenarios: responses that failed a check, by (request index, check, status).
+    pub fn failed_checks(&self) -> &BTreeMap<(u32, Check, u16), u64> {
+        &self.failed_checks
     }
 
     /// A request failed at the transport level. A latency is given for failures that waited (timeouts, requests
@@ -209,6 +237,7 @@ impl Recorder {
             failed,
             warmup: self.warmup_requests,
             after_window: self.window.ended_after,
+            checks_failed: self.failed_checks.values().sum(),
         }
     }
 
@@ -265,6 +294,9 @@ impl AddAssign<&Recorder> for Recorder {
         self.connections.closed_by_server += other.connections.closed_by_server;
         self.warmup_requests += other.warmup_requests;
         self.window += &other.window;
+        for (key, count) in &other.failed_checks {
+            *self.failed_checks.entry(*key).or_default() += count;
+        }
     }
 }
 
@@ -296,6 +328,9 @@ struct Wire<H, I> {
     warmup_requests: u64,
     #[serde(default)]
     window: WindowCounts,
+    /// Scenarios: failed checks as (request, check, status, count), left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    failed_checks: Vec<(u32, Check, u16, u64)>,
     due: u64,
     sent: u64,
     late: u64,
@@ -320,6 +355,7 @@ impl Serialize for Recorder {
             connections: self.connections,
             warmup_requests: self.warmup_requests,
             window: self.window,
+            failed_checks: self.failed_checks.iter().map(|(&(r, c, s), &n)| (r, c, s, n)).collect(),
             due: self.sends.due,
             sent: self.sends.sent,
             late: self.sends.late,
@@ -359,6 +395,7 @@ impl<'de> Deserialize<'de> for Recorder {
             connections: wire.connections,
             warmup_requests: wire.warmup_requests,
             window: wire.window,
+            failed_checks: wire.failed_checks.into_iter().map(|(r, c, s, n)| ((r, c, s), n)).collect(),
             sends: Sends { due: wire.due, sent: wire.sent, late: wire.late, ..Sends::default() },
             interval: wire.interval,
         })
@@ -402,8 +439,13 @@ mod tests {
         b.bytes_received = 100;
         b.window.responses = 3;
         a.window.responses = 2;
+        a.check_failed(1, Check::Body, 200);
+        b.check_failed(1, Check::Body, 200);
+        b.check_failed(0, Check::Status, 404);
         a += &b;
         assert_eq!(a.window.responses, 5);
+        assert_eq!(a.failed_checks().get(&(1, Check::Body, 200)), Some(&2));
+        assert_eq!(a.request_counts().checks_failed, 3);
         assert_eq!(a.request_counts().total, 4);
         assert_eq!(a.stream_resets().by_code().get(&7), Some(&2));
         assert_eq!(a.latency.len(), 2);
@@ -438,6 +480,9 @@ mod tests {
         r.bytes_sent = 4_321;
         r.warmup_requests = 17;
         r.window = WindowCounts { responses: 7, sent: 8, bytes_received: 900, in_flight_us: 12_345, ended_after: 2 };
+        r.check_failed(1, Check::Status, 302);
+        r.check_failed(1, Check::Status, 302);
+        r.check_failed(0, Check::Extract(2), 200);
         let json = serde_json::to_string(&r).unwrap();
         let back: Recorder = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r, "every counter, every histogram bucket, and the second being recorded");

@@ -27,8 +27,8 @@ pub enum ErrorKind {
     /// Open model: the request was never sent, because no connection was free within `--timeout` of when it was
     /// due (all were busy and `--max-connections` was reached). Its waiting time is still recorded as latency.
     NotSent,
-    /// Scenarios: a response arrived but failed its check (unexpected status, missing body text) or a value to
-    /// extract from it was not there. Its latency is recorded.
+    /// Results written before failed checks were counted apart (`failed_checks`): a response that arrived but
+    /// failed its check. A response that fails a check is now a response like any other.
     CheckFailed,
     /// HTTPS: the TLS handshake failed (a certificate that does not verify, no common protocol) or a TLS record
     /// was invalid.

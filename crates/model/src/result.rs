@@ -69,6 +69,10 @@ pub struct LoadResult {
     /// Scenarios only: the same figures for each named request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_request: Vec<NamedResult>,
+    /// Scenarios only: the responses that failed a check, by request, expectation and what came instead, most
+    /// first. They add up to `requests.checks_failed`. Left out when none failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_checks: Vec<FailedCheck>,
     /// Open model only: how well the client kept to its schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sends: Option<Sends>,
@@ -156,6 +160,9 @@ pub struct RequestCounts {
     /// these counts, but no rate counts them.
     #[serde(default)]
     pub after_window: u64,
+    /// Scenarios: of the responses (`ok + http_errors`), those that failed a check (see `failed_checks`).
+    #[serde(default)]
+    pub checks_failed: u64,
 }
 
 /// Connections opened and closed.
@@ -201,6 +208,19 @@ pub struct NamedResult {
     pub stream_resets: BTreeMap<String, u64>,
     /// Latency, from when each was due.
     pub latency: LatencySummary,
+}
+
+/// Responses to one request that failed one check the same way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    /// The request's name.
+    pub request: String,
+    /// What it expects (`status 200`, `a body containing "Welcome"`, `a value from header Location`).
+    pub expected: String,
+    /// What came instead (`302`, `status 200 without it`).
+    pub got: String,
+    /// How many responses.
+    pub count: u64,
 }
 
 /// How well an open-model run kept to its schedule.

@@ -32,6 +32,8 @@ pub enum Metric {
     Max,
     /// Failed requests and HTTP errors, percent of all requests.
     Errors,
+    /// Scenarios: responses that failed a check, percent of all responses (0 for a run without checks).
+    Checks,
     /// Responses per second.
     Rps,
 }
@@ -62,12 +64,12 @@ impl Condition {
     }
 }
 
-/// Reads `mean < 1s`, `p99>200ms`, `p99.9 <= 1s`, `max < 2s`, `errors < 1%`, `rps >= 1000`.
+/// Reads `mean < 1s`, `p99>200ms`, `p99.9 <= 1s`, `max < 2s`, `errors < 1%`, `checks < 1%`, `rps >= 1000`.
 pub fn parse_condition(text: &str) -> Result<Condition, String> {
     let bad = || {
         format!(
             "'{text}' is not a condition: write METRIC OP LIMIT, like \"p99 < 200ms\", \"mean < 1s\", \"errors < 1%\" \
-             or \"rps >= 1000\" (metrics: mean, p50, p90, p99, p99.9, max, errors, rps)"
+             or \"rps >= 1000\" (metrics: mean, p50, p90, p99, p99.9, max, errors, checks, rps)"
         )
     };
     let at = text.find(['<', '>']).ok_or_else(bad)?;
@@ -86,6 +88,7 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
         "mean" => Metric::Mean,
         "max" => Metric::Max,
         "errors" => Metric::Errors,
+        "checks" => Metric::Checks,
         "rps" => Metric::Rps,
         p => match p.strip_prefix('p').map(str::parse::<f64>) {
             Some(Ok(v)) if v > 0.0 && v < 100.0 => Metric::Percentile(v),
@@ -93,7 +96,7 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
         },
     };
     let limit = match metric {
-        Metric::Errors => limit.trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad())?,
+        Metric::Errors | Metric::Checks => limit.trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad())?,
         Metric::Rps => limit.parse::<f64>().map_err(|_| bad())?,
         _ => crate::units::parse_duration(limit).map_err(|_| bad())?.as_secs_f64() * 1e6,
     };
@@ -111,6 +114,8 @@ mod tests {
         assert_eq!(parse_condition("mean < 1s").unwrap().limit, 1e6);
         assert_eq!(parse_condition("p99.9 <= 1s").unwrap().metric, Metric::Percentile(99.9));
         assert_eq!(parse_condition("errors < 1%").unwrap().limit, 1.0);
+        let checks = parse_condition("checks < 0.5%").unwrap();
+        assert_eq!((checks.metric, checks.limit), (Metric::Checks, 0.5));
         let rps = parse_condition("rps >= 1000").unwrap();
         assert_eq!((rps.metric, rps.op, rps.limit), (Metric::Rps, Op::Ge, 1000.0));
         assert!(rps.holds(1000.0) && !rps.holds(999.0));

@@ -12,6 +12,7 @@ pub fn value(metric: Metric, result: &LoadResult) -> f64 {
         Metric::Mean => result.latency.mean_us,
         Metric::Max => result.latency.max_us as f64,
         Metric::Errors => errors_pct(result),
+        Metric::Checks => checks_failed_pct(result),
         Metric::Rps => successful_per_s(result),
         Metric::Percentile(p) => percentile_us(&result.latency, p) as f64,
     }
@@ -37,10 +38,19 @@ pub fn errors_pct(result: &LoadResult) -> f64 {
     }
 }
 
+/// Scenarios: responses that failed a check, percent of all responses (0 when nothing was answered or checked).
+pub fn checks_failed_pct(result: &LoadResult) -> f64 {
+    let r = &result.requests;
+    match r.ok + r.http_errors {
+        0 => 0.0,
+        responses => 100.0 * r.checks_failed as f64 / responses as f64,
+    }
+}
+
 /// A figure as people read it: milliseconds for latencies, percent, requests per second.
 pub fn show(metric: Metric, value: f64) -> String {
     match metric {
-        Metric::Errors => format!("{value:.2}%"),
+        Metric::Errors | Metric::Checks => format!("{value:.2}%"),
         Metric::Rps => format!("{value:.1} req/s"),
         _ => format!("{} ms", crate::units::ms(value)),
     }

@@ -45,7 +45,23 @@ fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
         Protocol::Http2 => format!("{} connections × {} streams", o.connections, o.streams),
         Protocol::Http1 => format!("{} connections", o.connections),
     };
-    let _ = writeln!(out, "{} {} ({})", o.method, o.url, result.address);
+    match &o.scenario {
+        Some(file) => {
+            let names: Vec<&str> = result.by_request.iter().map(|r| r.name.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "scenario {file}: {} request{} ({}) on {} ({})",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                o.url,
+                result.address
+            );
+        }
+        None => {
+            let _ = writeln!(out, "{} {} ({})", o.method, o.url, result.address);
+        }
+    }
     let threads = result.client.threads;
     match o.pacing {
         Pacing::Closed => {
@@ -169,6 +185,7 @@ fn counts(out: &mut String, result: &LoadResult) {
         result.errors.iter().map(|(kind, n)| format!("{}: {}", kind.as_str(), count(*n))).collect();
     let errors = if errors.is_empty() { "none".to_string() } else { errors.join(", ") };
     let _ = writeln!(out, "{:<26}{errors}", "Errors:");
+    checks(out, result);
     if !result.stream_resets.is_empty() {
         let codes: Vec<String> =
             result.stream_resets.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
@@ -199,6 +216,30 @@ fn counts(out: &mut String, result: &LoadResult) {
             sends.sent_per_s,
             result.throughput.requests_per_s
         );
+    }
+}
+
+/// Scenarios: how many responses failed their checks, and each way they failed.
+fn checks(out: &mut String, result: &LoadResult) {
+    if result.by_request.is_empty() {
+        return;
+    }
+    let r = &result.requests;
+    let responses = r.ok + r.http_errors;
+    if r.checks_failed == 0 {
+        let _ = writeln!(out, "{:<26}every one of {} responses passed", "Checks:", count(responses));
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{:<26}{} of {} responses failed ({:.2} %)",
+        "Checks:",
+        count(r.checks_failed),
+        count(responses),
+        100.0 * r.checks_failed as f64 / responses.max(1) as f64
+    );
+    for c in &result.failed_checks {
+        let _ = writeln!(out, "  {}: expected {}, got {}: {}", c.request, c.expected, c.got, count(c.count));
     }
 }
 
@@ -277,6 +318,17 @@ fn agents(out: &mut String, result: &LoadResult) {
 fn warnings(out: &mut String, result: &LoadResult) {
     if let (Some(lag), Some(sends)) = (Lag::of(result), &result.sends) {
         behind(out, result, &lag, sends);
+    }
+    let r = &result.requests;
+    if r.checks_failed > 0 {
+        let _ = writeln!(
+            out,
+            "\nWARNING: {} of {} responses failed their checks (see Checks above): the server did not answer as the \
+             scenario expects, so these figures may not measure the pages it means. Gate on it with --fail-if \
+             'checks>0%'.",
+            count(r.checks_failed),
+            count(r.ok + r.http_errors)
+        );
     }
     let u = &result.client;
     if u.saturated && u.busy < SATURATION && u.busy + u.queued >= SATURATION {

@@ -186,9 +186,12 @@ impl Worker<'_> {
         let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
         let status = conn.parser.status();
-        let passed = !workload.has_users()
-            || workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body());
-        self.tally.answered(conn, status, passed, now);
+        let failed = workload
+            .has_users()
+            .then(|| workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body()));
+        let failed = failed.flatten();
+        self.tally.answered(conn, status, failed, now);
+        let passed = failed.is_none();
         if conn.parser.closes_connection() || !self.shared.keepalive {
             if self.shared.keepalive && conn.counted {
                 self.tally.recorder.closed_by_server();

@@ -330,9 +330,12 @@ impl Worker<'_> {
         if conn.phase != Phase::Reading {
             return;
         }
-        let passed = !workload.has_users()
-            || workload.inspect(conn.request, &mut conn.user, response.status, &response.head, &response.body);
-        self.tally.answered(conn, response.status, passed, now);
+        let failed = workload
+            .has_users()
+            .then(|| workload.inspect(conn.request, &mut conn.user, response.status, &response.head, &response.body));
+        let failed = failed.flatten();
+        self.tally.answered(conn, response.status, failed, now);
+        let passed = failed.is_none();
         conn.phase = Phase::Idle;
         self.after_response(slot, passed, now);
     }

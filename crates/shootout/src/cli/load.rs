@@ -109,7 +109,7 @@ pub struct LoadArgs {
     #[arg(long, value_parser = duration_arg)]
     warmup: Option<Duration>,
     /// Exit with code 3 when this condition holds after the run, e.g. 'p99>200ms', 'errors>1%', 'rps<1000'
-    /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, rps).
+    /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, checks, rps).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
     #[command(flatten)]

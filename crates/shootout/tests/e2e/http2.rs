@@ -150,8 +150,9 @@ fn a_scenario_mix_with_body_checks_runs_over_streams() {
     let named = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap();
     let (hello, wrong) = (named("hello"), named("wrong"));
     assert_eq!(hello.requests.total + wrong.requests.total, 4000);
-    assert_eq!(hello.requests.failed, 0, "every body read over HTTP/2 holds Hello: {:?}", result.errors);
-    assert_eq!(result.errors.get(&ErrorKind::CheckFailed), Some(&wrong.requests.total), "each wrong one is caught");
+    assert_eq!(hello.requests.checks_failed, 0, "every body read over HTTP/2 holds Hello: {:?}", result.errors);
+    assert_eq!(result.requests.checks_failed, wrong.requests.total, "each wrong one is caught");
+    assert_eq!(result.status_counts.get("200"), Some(&4000), "a response that fails its check is a response");
     let share = hello.requests.total as f64 / 4000.0;
     assert!((share - 0.75).abs() < 0.03, "hello got {share} of the mix, weight 3 of 4");
     assert_eq!(target.served(), 4000);

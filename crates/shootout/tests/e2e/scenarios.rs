@@ -106,9 +106,48 @@ fn a_failed_check_is_counted_and_ends_the_session() {
         "[[request]]\nname = \"a\"\nurl = \"/hello\"\nexpect = { body = \"Goodbye\" }\n\n[[request]]\nname = \"b\"\nurl = \"/hello\"\n\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\" }, { request = \"b\" }]\n",
     );
     let result = load(&["--scenario", &file, "-n", "50", "-c", "1", "-t", "1", &target.url("")]);
-    assert_eq!(result.errors.get(&shootout_model::ErrorKind::CheckFailed), Some(&50));
+    assert_eq!(result.requests.checks_failed, 50);
+    assert_eq!((result.requests.ok, result.requests.failed), (50, 0), "each is a response all the same");
+    let failed = &result.failed_checks[..];
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].request, "a");
+    assert_eq!(failed[0].expected, "a body containing \"Goodbye\"");
+    assert_eq!((failed[0].got.as_str(), failed[0].count), ("status 200 without it", 50));
     let b = result.by_request.iter().find(|r| r.name == "b").unwrap();
     assert_eq!(b.requests.total, 0, "no session got past its failed first step");
+}
+
+#[test]
+fn responses_that_fail_their_checks_are_responses_counted_by_request_and_expectation() {
+    // A login that expects 200 and gets 302, beside a page that answers 401: every response is in the status
+    // codes and the availability; each failed check is counted under its request with what came instead.
+    let target = Target::start();
+    let file = write(
+        "redirected.toml",
+        "[[request]]\nname = \"login\"\nmethod = \"POST\"\nurl = \"/status/302\"\nbody = \"u=a\"\nexpect = { status = 200 }\n\n\
+         [[request]]\nname = \"secret\"\nurl = \"/status/401\"\n",
+    );
+    let json = std::env::temp_dir().join(format!("shootout-{}-redirected.json", std::process::id()));
+    let url = target.url("");
+    let args = ["load", "--scenario", &file, "-n", "40", "-c", "2", "-t", "1", &url];
+    let output = shootout().args(args).arg("-o").arg(&json).output().unwrap();
+    assert!(output.status.success(), "a failed check alone does not fail the run: {}", describe(&output));
+    let result: shootout_model::LoadResult = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (logins, secrets) = (result.status_counts["302"], result.status_counts["401"]);
+    assert_eq!(logins + secrets, 40);
+    let summary = String::from_utf8_lossy(&output.stdout);
+    let line = |label: &str| summary.lines().find(|l| l.starts_with(label)).unwrap_or_default().to_string();
+    assert_eq!(line("scenario "), format!("scenario {file}: 2 requests (login, secret) on {url} ({})", target.address));
+    assert_eq!(line("Transactions:"), format!("{:<26}40 hits", "Transactions:"));
+    assert_eq!(line("Availability:"), format!("{:<26}100.00 %", "Availability:"));
+    assert_eq!(line("Status codes:"), format!("{:<26}302: {logins}, 401: {secrets}", "Status codes:"));
+    assert_eq!(line("Checks:"), format!("{:<26}40 of 40 responses failed (100.00 %)", "Checks:"));
+    assert!(summary.contains(&format!("\n  login: expected status 200, got 302: {logins}\n")), "{summary}");
+    assert!(summary.contains(&format!("\n  secret: expected a status below 400, got 401: {secrets}\n")), "{summary}");
+    assert!(summary.contains("WARNING: 40 of 40 responses failed their checks"), "{summary}");
+    let gated = shootout().args(args).args(["--fail-if", "checks>0%"]).output().unwrap();
+    assert_eq!(gated.status.code(), Some(3), "{}", describe(&gated));
+    assert!(String::from_utf8_lossy(&gated.stderr).contains("checks"), "{}", describe(&gated));
 }
 
 #[test]
