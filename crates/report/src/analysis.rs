@@ -81,10 +81,39 @@ pub struct Ratio {
 pub struct SloAnswer {
     /// Server.
     pub server: String,
-    /// Highest level meeting every objective (none when even the lowest fails).
+    /// The highest level below the first that breaks an objective, going up the levels measured (none when the
+    /// lowest breaks one, or nothing was measured). A level that passes above a failing one does not count: the
+    /// question is how far the server goes before it fails.
     pub level: Option<f64>,
     /// Median requests per second at that level.
     pub rps: Option<f64>,
+    /// The first level measured that breaks an objective, if any.
+    #[serde(default)]
+    pub fails_at: Option<f64>,
+    /// How many of the suite's levels were measured for this server (0: it never ran, as in an interrupted
+    /// suite; fewer than all: the levels past the last one were not run).
+    #[serde(default)]
+    pub measured: usize,
+}
+
+impl SloAnswer {
+    /// The answer of `server` from its cells at the suite's `levels` (the suite's order, lowest first).
+    fn of(server: &str, cells: &[Cell], levels: &[f64]) -> SloAnswer {
+        let mut sorted = levels.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let measured: Vec<&Cell> =
+            sorted.iter().filter_map(|&level| cells.iter().find(|c| c.server == server && c.level == level)).collect();
+        let first_failure = measured.iter().position(|c| !c.meets_slo);
+        let passing = &measured[..first_failure.unwrap_or(measured.len())];
+        let best = passing.last();
+        SloAnswer {
+            server: server.to_string(),
+            level: best.map(|c| c.level),
+            rps: best.map(|c| c.rps_headline),
+            fails_at: first_failure.map(|i| measured[i].level),
+            measured: measured.len(),
+        }
+    }
 }
 
 /// Everything the summary says.
@@ -150,16 +179,7 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
     let slo_answers = if slo.is_empty() {
         Vec::new()
     } else {
-        servers
-            .iter()
-            .map(|server| {
-                let best = cells
-                    .iter()
-                    .filter(|c| &c.server == server && c.meets_slo)
-                    .max_by(|a, b| a.level.total_cmp(&b.level));
-                SloAnswer { server: server.clone(), level: best.map(|c| c.level), rps: best.map(|c| c.rps_headline) }
-            })
-            .collect()
+        servers.iter().map(|server| SloAnswer::of(server, &cells, levels)).collect()
     };
     let knees = knees(&cells, servers);
     Analysis { cells, ratios, slo: slo_answers, knees, statistic: Statistic::Median }
@@ -287,6 +307,24 @@ mod tests {
             limit: Limit::Unknown,
             meets_slo: true,
         }
+    }
+
+    #[test]
+    fn the_slo_answer_is_the_last_level_before_the_first_failure() {
+        // Means of 3.9999, 4.0001 and 0.1 ms at 1, 4 and 16 users under `mean < 4ms`: 16 passes, but only after 4
+        // failed, so the server holds the SLO up to 1 user.
+        let mut cells = vec![cell("a", 16.0, &[900.0], 100.0), cell("a", 1.0, &[100.0], 3999.9)];
+        cells.push(Cell { meets_slo: false, ..cell("a", 4.0, &[400.0], 4000.1) });
+        cells[0].meets_slo = true;
+        let answer = SloAnswer::of("a", &cells, &[1.0, 4.0, 16.0]);
+        assert_eq!(
+            (answer.level, answer.rps, answer.fails_at, answer.measured),
+            (Some(1.0), Some(100.0), Some(4.0), 3)
+        );
+        let first = SloAnswer::of("a", &[Cell { meets_slo: false, ..cell("a", 1.0, &[1.0], 1.0) }], &[1.0, 4.0]);
+        assert_eq!((first.level, first.fails_at, first.measured), (None, Some(1.0), 1));
+        let never = SloAnswer::of("b", &cells, &[1.0, 4.0, 16.0]);
+        assert_eq!((never.level, never.fails_at, never.measured), (None, None, 0), "a server that never ran");
     }
 
     #[test]

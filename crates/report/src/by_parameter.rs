@@ -197,7 +197,14 @@ mod tests {
             cell("unicorn -w 3", 64.0, 9000.0),
         ];
         let answers = |pairs: &[(&str, Option<f64>)]| -> Vec<SloAnswer> {
-            pairs.iter().map(|(s, l)| SloAnswer { server: s.to_string(), level: *l, rps: None }).collect()
+            let answer = |(s, l): &(&str, Option<f64>)| SloAnswer {
+                server: s.to_string(),
+                level: *l,
+                rps: None,
+                fails_at: None,
+                measured: 1,
+            };
+            pairs.iter().map(answer).collect()
         };
         // Puma -w 4 -t 5 meets the SLO only up to 16 users: -w 2 -t 5 at 64 is the answer.
         let slo = answers(&[("puma -w 2 -t 5", Some(64.0)), ("puma -w 4 -t 5", Some(16.0)), ("unicorn -w 3", None)]);

@@ -222,10 +222,28 @@ impl SuiteSummary {
         )
     }
 
-    /// A server's answer to the SLO: `up to 16 users, 1320.0 requests/s`, or `not met at any level`.
+    /// A server's answer to the SLO: the highest level below the first that breaks it: `up to 4 users, 820.0
+    /// requests/s (breaks it at 16 users)`, `up to 16 users, 1320.0 requests/s (every level met it)`, `none: breaks it at
+    /// the lowest level, 1 user`, or `not run` for a server with nothing measured (an interrupted suite).
     pub fn slo_answer(&self, answer: &SloAnswer) -> String {
-        match (answer.level, answer.rps) {
-            (Some(level), Some(rps)) => format!("up to {}, {rps:.1} requests/s", self.level(level)),
+        let levels = self.cells.iter().map(|c| c.level).fold(Vec::<f64>::new(), |mut all, l| {
+            if !all.contains(&l) {
+                all.push(l);
+            }
+            all
+        });
+        match (answer.measured, answer.level, answer.rps, answer.fails_at) {
+            (0, ..) => "not run".into(),
+            (_, Some(level), Some(rps), Some(fails)) => {
+                format!("up to {}, {rps:.1} requests/s (breaks it at {})", self.level(level), self.level(fails))
+            }
+            (measured, Some(level), Some(rps), None) if measured >= levels.len() => {
+                format!("up to {}, {rps:.1} requests/s (every level met it)", self.level(level))
+            }
+            (_, Some(level), Some(rps), None) => {
+                format!("up to {}, {rps:.1} requests/s (the levels past it were not run)", self.level(level))
+            }
+            (_, _, _, Some(fails)) => format!("none: breaks it at the lowest level, {}", self.level(fails)),
             _ => "not met at any level".into(),
         }
     }
@@ -289,7 +307,13 @@ pub(crate) mod tests {
                     low: 1.25,
                     high: 1.4,
                 }],
-                slo: vec![SloAnswer { server: "puma".into(), level: Some(16.0), rps: Some(1320.0) }],
+                slo: vec![SloAnswer {
+                    server: "puma".into(),
+                    level: Some(16.0),
+                    rps: Some(1320.0),
+                    fails_at: None,
+                    measured: 1,
+                }],
                 knees: vec![],
                 statistic: Statistic::Median,
             },
@@ -325,9 +349,18 @@ pub(crate) mod tests {
         let summary = SuiteSummary::of_report(&report());
         assert_eq!(summary.servers(), ["puma", "unicorn|3"]);
         assert_eq!(ratio_figures(&summary.ratios[0]), "1.32× [1.25–1.40]");
-        assert_eq!(summary.slo_answer(&summary.slo_answers[0]), "up to 16 users, 1320.0 requests/s");
-        let none = SloAnswer { server: "x".into(), level: None, rps: None };
-        assert_eq!(summary.slo_answer(&none), "not met at any level");
+        assert_eq!(
+            summary.slo_answer(&summary.slo_answers[0]),
+            "up to 16 users, 1320.0 requests/s (every level met it)"
+        );
+        let answer = |level, rps, fails_at, measured| SloAnswer { server: "x".into(), level, rps, fails_at, measured };
+        assert_eq!(summary.slo_answer(&answer(None, None, None, 0)), "not run");
+        assert_eq!(
+            summary.slo_answer(&answer(None, None, Some(1.0), 1)),
+            "none: breaks it at the lowest level, 1 user"
+        );
+        let below = answer(Some(4.0), Some(820.0), Some(16.0), 3);
+        assert_eq!(summary.slo_answer(&below), "up to 4 users, 820.0 requests/s (breaks it at 16 users)");
         assert!(summary.client_bound());
         assert_eq!(summary.level(1.0), "1 user", "not 1 users");
     }

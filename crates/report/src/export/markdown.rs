@@ -115,7 +115,7 @@ mod tests {
 | unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | ⚠ client-bound |
 
 - **puma** served **1.32×** [1.25–1.40] the requests/s of **unicorn|3** at 16 users
-- SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s
+- SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s (every level met it)
 
 > ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.
 ";

@@ -105,7 +105,7 @@ unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321
 puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
 
 SLO (mean < 1s):
-  puma: up to 16 users, 1320.0 requests/s
+  puma: up to 16 users, 1320.0 requests/s (every level met it)
 
 Throughput stops rising (no higher level adds 10%): puma at 16 users
 
