@@ -5,7 +5,7 @@
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use shootout_engine::Plan;
@@ -42,7 +42,7 @@ where
     let hello = Hello { protocol: PROTOCOL_VERSION, version: env!("CARGO_PKG_VERSION").into(), index, host, cpus };
     frame::write(&mut output, &FromAgent::Hello(hello))?;
     let coordinator = "the coordinator";
-    let (plan, at) = loop {
+    let (mut plan, at) = loop {
         let Some(message) = frame::read::<_, ToAgent>(&mut input, coordinator)? else {
             return Ok(()); // the coordinator went away before the start: nothing to do
         };
@@ -72,10 +72,13 @@ where
     };
     let stop = Arc::new(AtomicBool::new(false));
     watch_for_stop(input, stop.clone());
-    let wait = at - monotonic_ns();
-    if wait > 0 {
-        std::thread::sleep(Duration::from_nanos(wait as u64));
-    }
+    // The shared start, on this process's clock: the run waits for it, and its schedule counts from it.
+    let (now, wait) = (Instant::now(), at - monotonic_ns());
+    plan.start_at = Some(if wait >= 0 {
+        now + Duration::from_nanos(wait as u64)
+    } else {
+        now.checked_sub(Duration::from_nanos(wait.unsigned_abs())).unwrap_or(now)
+    });
     let mut write_failed = None;
     let outcome = shootout_engine::run_observed(&plan, stop.clone(), &mut |_| {}, &mut |second| {
         if write_failed.is_none() {

@@ -3,6 +3,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
+use std::time::Instant;
 
 use shootout_model::{LoadOptions, Protocol};
 use thiserror::Error;
@@ -65,6 +66,10 @@ pub struct Plan {
     pub workload: Arc<Workload>,
     /// How to speak TLS, for https:// URLs.
     pub tls: Option<TlsPlan>,
+    /// When the run's clock starts, if it must be a given instant rather than when the run gets going: the
+    /// shared start of the agents of one load, so that each agent's due times are the whole run's, taken by its
+    /// share, however late this process got there.
+    pub start_at: Option<Instant>,
 }
 
 impl Plan {
@@ -108,7 +113,7 @@ impl Plan {
             }
             _ => None,
         };
-        Ok(Plan { options, address, workload: Arc::new(workload), tls })
+        Ok(Plan { options, address, workload: Arc::new(workload), tls, start_at: None })
     }
 
     /// A plan that runs a scenario against its base URL (`options.url`).

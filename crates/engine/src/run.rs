@@ -95,8 +95,16 @@ pub fn run_observed(
     // More threads than this process's connections would leave some with nothing to do.
     let connections = segment_share(options.most_connections(), segment);
     let threads = u64::from(options.threads).clamp(1, connections.max(1)) as usize;
-    let wall_start = SystemTime::now();
-    let start = Instant::now();
+    // A run given its start (an agent of several) keeps to it, however long this process took to get there: its
+    // due times are the whole run's, from the shared instant.
+    let start = match plan.start_at {
+        Some(at) => {
+            std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            at
+        }
+        None => Instant::now(),
+    };
+    let wall_start = SystemTime::now() - Instant::now().saturating_duration_since(start);
     let measure_start = start + options.warmup;
     let ramp = Ramp::level(options);
     let shared = Shared {

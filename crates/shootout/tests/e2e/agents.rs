@@ -143,3 +143,90 @@ fn agents_on_one_core_are_judged_together() {
         result.client.busy
     );
 }
+
+/// A server that notes when each request arrives, by connection.
+struct Arrivals {
+    address: std::net::SocketAddr,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(usize, std::time::Instant)>>>,
+}
+
+impl Arrivals {
+    fn start() -> Arrivals {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let notes = seen.clone();
+        std::thread::spawn(move || {
+            for (connection, stream) in listener.incoming().flatten().enumerate() {
+                let notes = notes.clone();
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let _ = stream.set_nodelay(true);
+                    let mut buffer = [0u8; 4096];
+                    let mut head = Vec::new();
+                    while let Ok(n) = stream.read(&mut buffer) {
+                        if n == 0 {
+                            return;
+                        }
+                        head.extend_from_slice(&buffer[..n]);
+                        while let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                            notes.lock().unwrap().push((connection, std::time::Instant::now()));
+                            head.drain(..end + 4);
+                            if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        Arrivals { address, seen }
+    }
+
+    /// How far apart, in periods of `1 / rate`, the phases of the connections' arrivals are: every request of an
+    /// evenly spaced stream at `rate` arrives a whole number of periods after the first, whichever agent sent it,
+    /// so each connection's median phase (its arrivals' offsets from that grid) is the same when the agents'
+    /// schedules interleave, and differs by an agent's misalignment when they do not. Connections with fewer than
+    /// 20 arrivals are left out.
+    fn phase_spread(&self, rate: f64) -> f64 {
+        let seen = self.seen.lock().unwrap();
+        let first = seen.iter().map(|&(_, t)| t).min().unwrap();
+        let mut by_connection: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
+        for &(connection, t) in seen.iter() {
+            let periods = (t - first).as_secs_f64() * rate;
+            let phase = periods - periods.round(); // -0.5 to 0.5 of a period
+            by_connection.entry(connection).or_default().push(phase);
+        }
+        let medians: Vec<f64> = by_connection
+            .into_values()
+            .filter(|phases| phases.len() >= 20)
+            .map(|mut phases| {
+                phases.sort_by(f64::total_cmp);
+                phases[phases.len() / 2]
+            })
+            .collect();
+        assert!(medians.len() >= 2, "the agents' connections each carried enough requests: {medians:?}");
+        let (low, high) = medians.iter().fold((f64::MAX, f64::MIN), |(l, h), &m| (l.min(m), h.max(m)));
+        high - low
+    }
+}
+
+#[test]
+fn agents_open_model_schedules_interleave_into_one_even_stream() {
+    // At 1,000 requests/s the agents' requests fall due on one 1 ms grid from their shared start, agent i of n
+    // taking every n-th: seen from the server, each connection's arrivals sit on the same grid, whichever agent
+    // it belongs to, within 0.15 ms.
+    for agents in [2, 3] {
+        let server = Arrivals::start();
+        let url = format!("http://{}/", server.address);
+        let spec = format!("local:{agents}");
+        let output = shootout()
+            .args(["load", "--agents", &spec, "-R", "1000", "-d", "3s", "-t", "1", "--json", &url])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        let spread = server.phase_spread(1000.0);
+        assert!(spread <= 0.15, "{agents} agents' arrivals are {spread} of a period apart");
+    }
+}
