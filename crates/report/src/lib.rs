@@ -6,7 +6,7 @@
 //! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
 //!   charts with workers on the x axis) and the value that served the most within the SLO.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level of
-//!   either run.
+//!   either run; [`matching`]: whether two runs can be compared at all (model, path, levels).
 //! - [`interval`]: [`interval::ratio_interval`], the 95% interval of a ratio of throughputs from a few repeats
 //!   (Welch's t on the logarithms), on [`student_t`], Student's t distribution; shared by the analysis and compare,
 //!   and checked by simulation (`simulation`, tests only).
@@ -36,6 +36,7 @@ pub mod figures;
 pub mod html;
 pub mod interval;
 pub mod limit;
+pub mod matching;
 pub mod seconds;
 #[cfg(test)]
 mod simulation;

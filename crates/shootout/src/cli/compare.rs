@@ -1,5 +1,6 @@
 //! `shootout compare OLD NEW`: old results against new, for every server and level of either run, with a verdict;
-//! exit code 3 when a regression passes `--max-regression` or something measured before is missing, so a CI job can gate on it.
+//! runs that did not measure the same thing (model, request, levels) are refused unless `--force`; exit code 3
+//! when a regression passes `--max-regression` or something measured before is missing, so a CI job can gate on it.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use shootout_harness::store::Store;
 use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
+use shootout_report::matching::{difference, Shape};
 use shootout_report::units::ms;
 
 use super::Failure;
@@ -25,6 +27,9 @@ pub struct CompareArgs {
     /// The noise floor: a change is improved or regressed only when its whole 95% interval is beyond it.
     #[arg(long, value_name = "PERCENT", value_parser = percent, default_value = "2%")]
     noise: f64,
+    /// Compare runs whose load model, request or levels differ (refused otherwise).
+    #[arg(long)]
+    force: bool,
 }
 
 fn percent(text: &str) -> Result<f64, String> {
@@ -37,15 +42,33 @@ fn percent(text: &str) -> Result<f64, String> {
 
 /// Compares and prints.
 pub fn run(args: CompareArgs) -> Result<(), Failure> {
-    let changes = match (args.old.is_dir(), args.new.is_dir()) {
-        (true, true) => compare_trials(&trials(&args.old)?, &trials(&args.new)?, args.noise),
-        (false, false) => vec![compare_results(&result(&args.old)?, &result(&args.new)?, args.noise)],
+    for (name, path) in [("OLD", &args.old), ("NEW", &args.new)] {
+        if !path.exists() {
+            return Err(Failure::Usage(format!("{name}: not found: {}", path.display())));
+        }
+    }
+    let (changes, shapes) = match (args.old.is_dir(), args.new.is_dir()) {
+        (true, true) => {
+            let (old, new) = (suite_run(&args.old)?, suite_run(&args.new)?);
+            (compare_trials(&old.0, &new.0, args.noise), (old.1, new.1))
+        }
+        (false, false) => {
+            let (old, new) = (result(&args.old)?, result(&args.new)?);
+            (vec![compare_results(&old, &new, args.noise)], (Shape::of_result(&old), Shape::of_result(&new)))
+        }
         _ => {
             return Err(Failure::Usage(
                 "compare two results directories, or two load JSON files, not one of each".into(),
             ))
         }
     };
+    if let (Some(differs), false) = (difference(&shapes.0, &shapes.1), args.force) {
+        return Err(Failure::Usage(format!(
+            "{} and {} do not measure the same thing: {differs}; --force compares them anyway",
+            args.old.display(),
+            args.new.display()
+        )));
+    }
     if changes.is_empty() {
         return Err(Failure::Usage(format!(
             "{} and {} hold no trials: compare runs that measured something",
@@ -106,9 +129,13 @@ fn print(changes: &[Change]) {
     }
 }
 
-fn trials(dir: &Path) -> Result<Vec<TrialRecord>, Failure> {
+/// A results directory's trials and shape.
+fn suite_run(dir: &Path) -> Result<(Vec<TrialRecord>, Shape), Failure> {
     let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
-    store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))
+    let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let failed = store.failed_levels().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let shape = Shape::of_trials(&trials, &failed);
+    Ok((trials, shape))
 }
 
 fn result(path: &Path) -> Result<LoadResult, Failure> {

@@ -1,5 +1,6 @@
 //! `shootout compare` on constructed results with known differences, and `--fail-if` thresholds: the verdicts
-//! and exit codes a CI job gates on; nothing of the old run disappears from the comparison (issue 40).
+//! and exit codes a CI job gates on; runs that do not match are refused (issue 37), and nothing of the old run
+//! disappears from the comparison (issue 40).
 
 use std::path::{Path, PathBuf};
 
@@ -119,6 +120,60 @@ fn a_server_missing_from_the_new_run_fails_the_gate_and_a_new_one_is_listed() {
     let stderr = String::from_utf8_lossy(&gated.stderr);
     assert!(stderr.contains("regression beyond --max-regression 5.0%: other at 4 (missing)"), "{stderr}");
     assert!(compare(&old, &new, &[]).status.success(), "no gate asked for");
+}
+
+#[test]
+fn runs_at_other_levels_are_refused_and_with_force_every_level_is_listed() {
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let base: &[f64] = &[1000.0, 1012.0, 991.0];
+    let old = suite_dir("levels-old", &template, &[("app", 1.0, base), ("app", 4.0, base), ("app", 16.0, base)]);
+    let new = suite_dir("levels-new", &template, &[("app", 1.0, base), ("app", 8.0, base)]);
+    let refused = compare(&old, &new, &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("the levels (users) differ: OLD has 1, 4, 16; NEW has 1, 8; --force"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+
+    let forced = compare(&old, &new, &["--force", "--max-regression", "5%"]);
+    assert_eq!(forced.status.code(), Some(3), "levels 4 and 16 are missing: {}", describe(&forced));
+    assert!(row(&forced, "app", "1").contains("within noise"));
+    assert!(row(&forced, "app", "4").contains("missing") && row(&forced, "app", "16").contains("missing"));
+    assert!(row(&forced, "app", "8").contains("new"), "{}", describe(&forced));
+}
+
+#[test]
+fn load_results_of_another_model_or_path_are_refused_and_a_missing_file_is_not_found() {
+    let target = Target::start();
+    let dir = std::env::temp_dir();
+    let file = |name: &str| dir.join(format!("shootout-cmp-{name}-{}.json", std::process::id()));
+    let run = |path: &Path, args: &[&str], url: String| {
+        let output = shootout().arg("load").args(args).arg("-o").arg(path).arg(url).output().unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+    };
+    let (closed, open, other) = (file("closed"), file("open"), file("other"));
+    run(&closed, &["-c", "4", "-d", "1s"], target.url("/hello"));
+    run(&open, &["-R", "2000", "-d", "1s"], target.url("/hello"));
+    run(&other, &["-c", "4", "-d", "1s"], target.url("/delay/1"));
+
+    let model = compare(&closed, &open, &[]);
+    assert_eq!(model.status.code(), Some(2), "{}", describe(&model));
+    assert!(String::from_utf8_lossy(&model.stderr).contains("the load model differs: OLD is closed, NEW is open"));
+    let path = compare(&closed, &other, &[]);
+    assert_eq!(path.status.code(), Some(2), "{}", describe(&path));
+    let said = String::from_utf8_lossy(&path.stderr);
+    assert!(said.contains("OLD asks for GET /hello, NEW for GET /delay/1; --force compares them anyway"), "{said}");
+    let forced = compare(&closed, &other, &["--force"]);
+    assert!(forced.status.success(), "{}", describe(&forced));
+    assert!(String::from_utf8_lossy(&forced.stdout).contains("/delay/1"), "{}", describe(&forced));
+
+    let nowhere = dir.join("shootout-compare-nonexistent");
+    let missing = compare(&closed, &nowhere, &[]);
+    assert_eq!(missing.status.code(), Some(2), "{}", describe(&missing));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("NEW: not found:"), "{}", describe(&missing));
+    let results = results_dir("found", &load(&["-n", "20", &target.url("/hello")]), &[1.0]);
+    let missing = compare(&nowhere, &results, &[]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("OLD: not found:"), "{}", describe(&missing));
 }
 
 #[test]
