@@ -15,7 +15,7 @@ fn results_dir(name: &str, template: &shootout_model::LoadResult, rps: &[f64]) -
 
 /// A results directory with, per (server, level), one trial per requests/s figure; a server and level with no
 /// figures gets one `.failed` trial instead (it could not run).
-fn suite_dir(name: &str, template: &shootout_model::LoadResult, cells: &[(&str, f64, &[f64])]) -> PathBuf {
+pub(crate) fn suite_dir(name: &str, template: &shootout_model::LoadResult, cells: &[(&str, f64, &[f64])]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("shootout-compare-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("trials")).unwrap();
