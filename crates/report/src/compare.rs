@@ -13,7 +13,7 @@ use shootout_model::{LoadResult, Pacing};
 
 use crate::analysis::median;
 use crate::figures::value;
-use crate::interval::{ratio_interval, Interval, NoInterval};
+use crate::interval::{is_sample, ratio_interval, Interval, NoInterval};
 use crate::limit::Limit;
 
 /// The verdict on one server at one level.
@@ -137,7 +137,7 @@ pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> V
 /// A suite run's figures of one server at one level; none when no repeat served anything.
 fn side(trials: &[TrialRecord]) -> Option<Side> {
     let rps = |t: &TrialRecord| crate::figures::successful_per_s(&t.result);
-    let serving: Vec<&TrialRecord> = trials.iter().filter(|t| rps(t) > 0.0).collect();
+    let serving: Vec<&TrialRecord> = trials.iter().filter(|t| is_sample(rps(t))).collect();
     let samples: Vec<f64> = serving.iter().map(|t| rps(t)).collect();
     let p99: Vec<f64> = serving.iter().map(|t| value(Metric::Percentile(99.0), &t.result)).collect();
     (!samples.is_empty()).then(|| Side {

@@ -62,10 +62,15 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> Result<Interval, NoInterval> {
     Ok(Interval { centre: difference.exp(), low: (difference - half).exp(), high: (difference + half).exp() })
 }
 
-/// The samples of a side: the repeats that served something. A repeat that served nothing is a failed trial, not
-/// a measurement of how fast the server is (its zero has no logarithm either).
+/// True when a repeat's requests/s is a sample: it served something. A repeat that served nothing is a failed
+/// trial, not a measurement of how fast the server is (its zero has no logarithm either).
+pub fn is_sample(rps: f64) -> bool {
+    rps > 0.0
+}
+
+/// The samples among the repeats' requests/s ([`is_sample`]).
 pub fn served(values: &[f64]) -> Vec<f64> {
-    values.iter().copied().filter(|&v| v > 0.0).collect()
+    values.iter().copied().filter(|&v| is_sample(v)).collect()
 }
 
 /// The mean and the sample variance (n − 1) of the logarithms.
