@@ -225,6 +225,7 @@ fn two_load_results_compare_second_by_second() {
         Some(&[(rate(&a) * 10.0).round() / 10.0, (rate(&b) * 10.0).round() / 10.0][..]),
         "{said}"
     );
+    assert!(line.contains("1/1") && line.contains("too few seconds for an interval"), "one sample a side: {said}");
 }
 
 #[test]
