@@ -127,11 +127,12 @@ fn the_interval_holds_the_true_ratio_as_often_as_it_says() {
 
 #[test]
 fn a_real_change_is_found() {
-    // 10% slower at 2% noise: found nearly always from 3 repeats; at 2 repeats the interval is wide (t with 1 to 2
-    // degrees of freedom) and finds it less often, the honest price of two repeats.
+    // 10% slower at 2% noise: found about 9 times in 10 at 3 repeats (91% measured), always at 5; at 2 repeats the
+    // interval is wide (t with 1 to 2 degrees of freedom) and finds it a third of the time, the price of two
+    // repeats.
     let found = |n: usize| simulate(3_000 + n as u64, 2_000, n, Noise::Normal(0.02), Noise::Normal(0.02), 0.9);
     let (two, three, five) = (found(2), found(3), found(5));
     let rates = [two.regressed_with_floor, three.regressed_with_floor, five.regressed_with_floor];
     eprintln!("a 10% regression at 2% noise called regressed: {rates:.3?} at 2, 3 and 5 repeats");
-    assert!(rates[1] > 0.9 && rates[2] > 0.99, "{rates:?}");
+    assert!(rates[1] > 0.85 && rates[2] > 0.99, "{rates:?}");
 }
