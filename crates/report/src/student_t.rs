@@ -1,7 +1,8 @@
 //! Student's t distribution for any positive degrees of freedom, whole or not (Welch's are rarely whole):
 //! [`cdf`] through the regularized incomplete beta function (a continued fraction, Lentz's method, with a
-//! Lanczos log-gamma) and [`quantile`] by Newton's method kept inside a bracket. Accurate to about 1e-10, checked
-//! against the published tables and the closed forms at 1 and 2 degrees of freedom.
+//! Lanczos log-gamma) and [`quantile`] by Newton's method from the Cornish–Fisher expansion, kept inside a
+//! bracket. Accurate to about 1e-10, checked against the published tables and the closed forms at 1 and 2 degrees
+//! of freedom.
 
 /// The probability that a t variable with `df` degrees of freedom is at most `t`.
 pub fn cdf(t: f64, df: f64) -> f64 {
@@ -34,13 +35,15 @@ pub fn quantile(p: f64, df: f64) -> f64 {
     if p == 0.5 {
         return 0.0;
     }
-    // A bracket [low, high] around the root, then Newton's steps, bisecting whenever one would leave it.
-    let (mut low, mut high) = (0.0, 2.0);
+    // A bracket [low, high] around the root, then Newton's steps from the Cornish–Fisher estimate, bisecting
+    // whenever one would leave the bracket.
+    let guess = cornish_fisher(p, df);
+    let (mut low, mut high) = (0.0, guess * 1.02);
     while cdf(high, df) < p {
         (low, high) = (high, high * 2.0);
     }
     let scale = log_scale(df);
-    let mut t = (low + high) / 2.0;
+    let mut t = if guess > low && guess < high { guess } else { (low + high) / 2.0 };
     for _ in 0..200 {
         let f = cdf(t, df) - p;
         if f.abs() < 1e-14 {
@@ -59,6 +62,23 @@ pub fn quantile(p: f64, df: f64) -> f64 {
         t = next;
     }
     t
+}
+
+/// A first estimate of the `p` quantile (p > 0.5): the Cornish–Fisher expansion in 1/df around the normal quantile
+/// (itself from Abramowitz and Stegun 26.2.23, within 4.5e-4). Close from about 3 degrees of freedom; below, a
+/// start that the bracket corrects.
+fn cornish_fisher(p: f64, df: f64) -> f64 {
+    let w = (-2.0 * (1.0 - p).ln()).sqrt();
+    let z = w
+        - (2.515_517 + 0.802_853 * w + 0.010_328 * w * w)
+            / (1.0 + 1.432_788 * w + 0.189_269 * w * w + 0.001_308 * w.powi(3));
+    let terms = [
+        (z.powi(3) + z) / 4.0,
+        (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / 96.0,
+        (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0,
+        (79.0 * z.powi(9) + 776.0 * z.powi(7) + 1482.0 * z.powi(5) - 1920.0 * z.powi(3) - 945.0 * z) / 92_160.0,
+    ];
+    z + terms.iter().enumerate().map(|(i, g)| g / df.powi(i as i32 + 1)).sum::<f64>()
 }
 
 /// The regularized incomplete beta function I_x(a, b).
