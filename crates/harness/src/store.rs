@@ -104,6 +104,25 @@ impl Store {
         Ok(trials)
     }
 
+    /// The levels of the trials that could not run (their `.failed` files), each once, ascending.
+    pub fn failed_levels(&self) -> io::Result<Vec<f64>> {
+        let mut levels = Vec::new();
+        for server in fs::read_dir(self.dir.join("trials"))? {
+            for file in fs::read_dir(server?.path())? {
+                let path = file?.path();
+                if path.extension().is_some_and(|e| e == "failed") {
+                    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                    if let Some(level) = stem.rsplit_once("-r").and_then(|(level, _)| level.parse::<f64>().ok()) {
+                        levels.push(level);
+                    }
+                }
+            }
+        }
+        levels.sort_by(f64::total_cmp);
+        levels.dedup();
+        Ok(levels)
+    }
+
     /// Where a server's log goes for one repeat.
     pub fn log_path(&self, server: &str, repeat: u32) -> PathBuf {
         self.dir.join("logs").join(format!("{}-r{repeat}.log", file_name(server)))
@@ -129,4 +148,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// A name safe as a file name: letters, digits, `-`, `_` and `.`; anything else becomes `-`.
 fn file_name(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_levels_of_failed_trials() {
+        let root = std::env::temp_dir().join(format!("shootout-store-{}", std::process::id()));
+        let store = Store::create(&root, "s").unwrap();
+        store.write_failure("a", 16.0, 1, "crashed").unwrap();
+        store.write_failure("b", 16.0, 2, "crashed").unwrap();
+        store.write_failure("b", 4.0, 1, "crashed").unwrap();
+        assert_eq!(store.failed_levels().unwrap(), [4.0, 16.0]);
+        fs::remove_dir_all(root).unwrap();
+    }
 }

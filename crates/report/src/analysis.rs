@@ -1,10 +1,8 @@
 //! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
-//! classic shootouts reported); ratios between servers with bootstrap 95% confidence intervals; the SLO answer
-//! (the highest level, and its throughput, that meets every objective); the knee (where throughput stops rising);
-//! and what limited each cell ([`Limit`]).
+//! classic shootouts reported); ratios between servers with 95% confidence intervals ([`crate::interval`]); the SLO
+//! answer (the highest level, and its throughput, that meets every objective); the knee (where throughput stops
+//! rising); and what limited each cell ([`Limit`]).
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
@@ -13,6 +11,7 @@ use shootout_model::run::TrialRecord;
 use shootout_model::slo::Slo;
 
 use crate::figures::{errors_pct, value};
+use crate::interval::{ratio_interval, served};
 use crate::limit::Limit;
 
 /// One server at one level, over its repeats.
@@ -68,12 +67,13 @@ pub struct Ratio {
     pub faster: String,
     /// The slower one.
     pub slower: String,
-    /// Ratio of the medians.
+    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]).
     pub ratio: f64,
-    /// Bootstrap 2.5th percentile.
-    pub low: f64,
-    /// Bootstrap 97.5th percentile.
-    pub high: f64,
+    /// The 95% interval of the ratio of the repeats' geometric means (Welch's t on their logarithms); none
+    /// (`null`) with fewer than two repeats that served something on a side.
+    pub low: Option<f64>,
+    /// Its upper bound.
+    pub high: Option<f64>,
 }
 
 /// A server's answer to the SLO.
@@ -240,33 +240,18 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     }
 }
 
-/// The fastest cell's median against another's, with a bootstrap 95% interval.
+/// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
 fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
-    let (ratio, low, high) = bootstrap_ratio_of(&faster.rps, &slower.rps, statistic);
-    Ratio { level, faster: faster.server.clone(), slower: slower.server.clone(), ratio, low, high }
-}
-
-/// The ratio of the medians of `a` and `b`, and its bootstrap 95% interval: 10,000 resamples of each side with
-/// replacement, a fixed seed so the same results always give the same report.
-pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
-    bootstrap_ratio_of(a, b, Statistic::Median)
-}
-
-/// [`bootstrap_ratio`] for the median or the best of each side.
-pub fn bootstrap_ratio_of(a: &[f64], b: &[f64], statistic: Statistic) -> (f64, f64, f64) {
-    let mut rng = SmallRng::seed_from_u64(0x5eed);
-    let mut resample = |values: &[f64]| {
-        let drawn: Vec<f64> = (0..values.len()).map(|_| values[rng.random_range(0..values.len())]).collect();
-        pick(statistic, &drawn)
-    };
     let divide = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
-    if a.is_empty() || b.is_empty() {
-        return (f64::NAN, f64::NAN, f64::NAN);
+    let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
+    Ratio {
+        level,
+        faster: faster.server.clone(),
+        slower: slower.server.clone(),
+        ratio: divide(pick(statistic, &faster.rps), pick(statistic, &slower.rps)),
+        low: interval.map(|i| i.low),
+        high: interval.map(|i| i.high),
     }
-    let mut ratios: Vec<f64> = (0..10_000).map(|_| divide(resample(a), resample(b))).collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    (divide(pick(statistic, a), pick(statistic, b)), at(0.025), at(0.975))
 }
 
 /// The median (the mean of the middle two for an even count; 0 for none).
@@ -376,6 +361,10 @@ mod tests {
         let b = cell("b", 8.0, &[100.0, 104.0, 96.0, 102.0, 98.0], 1.0);
         let r = ratio(&a, &b, 8.0, Statistic::Median);
         assert!((r.ratio - 2.0).abs() < 1e-9);
-        assert!(r.low <= 2.0 && r.high >= 2.0 && r.low > 1.7 && r.high < 2.3, "{r:?}");
+        let (low, high) = (r.low.unwrap(), r.high.unwrap());
+        assert!(low <= 2.0 && high >= 2.0 && low > 1.85 && high < 2.15, "{r:?}");
+        let one = cell("c", 8.0, &[100.0], 1.0);
+        let r = ratio(&a, &one, 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (2.0, None, None), "one repeat: no interval");
     }
 }

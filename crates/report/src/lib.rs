@@ -1,13 +1,17 @@
 //! Turns results into what people read.
 //!
 //! Layout:
-//! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with bootstrap
-//!   confidence intervals, the SLO answer, the knee.
+//! - [`analysis`]: from saved trials to answers: medians and spread across repeats, ratios with confidence
+//!   intervals, the SLO answer, the knee.
 //! - [`behind`]: [`behind::Lag`], why an open-model run fell behind its schedule: the server, its connections, or
 //!   the client.
 //! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
 //!   charts with workers on the x axis) and the value that served the most within the SLO.
-//! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level.
+//! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level of
+//!   either run; [`matching`]: whether two runs can be compared at all (model, path, levels).
+//! - [`interval`]: [`interval::ratio_interval`], the 95% interval of a ratio of throughputs from a few repeats
+//!   (Welch's t on the logarithms), on [`student_t`], Student's t distribution; shared by the analysis and compare,
+//!   and checked by simulation (`simulation`, tests only).
 //! - [`suite_report`]: [`suite_report::SuiteReport`], a results directory gathered for rendering.
 //! - [`suite_summary`]: [`suite_summary::SuiteSummary`], what a suite's report says (the table of servers ×
 //!   levels, ratios, SLO answer, knees, one row per trial, timelines, environment), built once from the analysis.
@@ -33,8 +37,13 @@ pub mod compare;
 pub mod export;
 pub mod figures;
 pub mod html;
+pub mod interval;
 pub mod limit;
+pub mod matching;
 pub mod seconds;
+#[cfg(test)]
+mod simulation;
+pub mod student_t;
 pub mod suite_report;
 pub mod suite_summary;
 pub mod summary;

@@ -254,9 +254,12 @@ pub fn times(r: &Ratio) -> String {
     format!("{:.2}×", r.ratio)
 }
 
-/// A ratio's 95% interval: `[1.25–1.40]`.
+/// A ratio's 95% interval: `[1.25–1.40]`, or `(too few repeats for an interval)`.
 pub fn interval(r: &Ratio) -> String {
-    format!("[{:.2}–{:.2}]", r.low, r.high)
+    match (r.low, r.high) {
+        (Some(low), Some(high)) => format!("[{low:.2}–{high:.2}]"),
+        _ => "(too few repeats for an interval)".into(),
+    }
 }
 
 /// A ratio and its interval: `1.32× [1.25–1.40]`.
@@ -304,8 +307,8 @@ pub(crate) mod tests {
                     faster: "puma".into(),
                     slower: "unicorn|3".into(),
                     ratio: 1.32,
-                    low: 1.25,
-                    high: 1.4,
+                    low: Some(1.25),
+                    high: Some(1.4),
                 }],
                 slo: vec![SloAnswer {
                     server: "puma".into(),
@@ -349,6 +352,8 @@ pub(crate) mod tests {
         let summary = SuiteSummary::of_report(&report());
         assert_eq!(summary.servers(), ["puma", "unicorn|3"]);
         assert_eq!(ratio_figures(&summary.ratios[0]), "1.32× [1.25–1.40]");
+        let one_repeat = Ratio { low: None, high: None, ..summary.ratios[0].clone() };
+        assert_eq!(ratio_figures(&one_repeat), "1.32× (too few repeats for an interval)");
         assert_eq!(
             summary.slo_answer(&summary.slo_answers[0]),
             "up to 16 users, 1320.0 requests/s (every level met it)"

@@ -233,7 +233,7 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
         h2 { "Verdicts" }
         ul {
             @for r in &summary.ratios {
-                li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) " (95% interval)" }
+                li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) @if r.low.is_some() { " (95% interval)" } }
             }
             @for s in &summary.slo_answers {
                 li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }

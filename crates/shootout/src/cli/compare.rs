@@ -1,12 +1,15 @@
-//! `shootout compare OLD NEW`: old results against new, per server and level, with a verdict; exit code 3 when
-//! a regression passes `--max-regression`, so a CI job can gate on it.
+//! `shootout compare OLD NEW`: old results against new, for every server and level of either run, with a verdict;
+//! runs that did not measure the same thing (model, request, levels) are refused unless `--force`; exit code 3
+//! when a regression passes `--max-regression` or something measured before is missing, so a CI job can gate on it.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use shootout_harness::store::Store;
+use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
+use shootout_report::matching::{difference, Shape};
 use shootout_report::units::ms;
 
 use super::Failure;
@@ -18,63 +21,73 @@ pub struct CompareArgs {
     old: PathBuf,
     /// The candidate, of the same kind.
     new: PathBuf,
-    /// Fail (exit code 3) when any server and level regressed by more than this, e.g. 5%.
+    /// Fail (exit code 3) when any server and level regressed by more than this, e.g. 5%, or is missing from NEW.
     #[arg(long, value_name = "PERCENT", value_parser = percent)]
     max_regression: Option<f64>,
-    /// Changes smaller than this are never called improved or regressed.
+    /// The noise floor: a change is improved or regressed only when its whole 95% interval is beyond it.
     #[arg(long, value_name = "PERCENT", value_parser = percent, default_value = "2%")]
     noise: f64,
+    /// Compare runs whose load model, request or levels differ (refused otherwise).
+    #[arg(long)]
+    force: bool,
 }
 
 fn percent(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%').trim();
     match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
-        _ => Err(format!("'{text}' is not a percentage: write it like 5%")),
+        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!("'{text}' is not a percentage below 100: write it like 5%")),
     }
 }
 
 /// Compares and prints.
 pub fn run(args: CompareArgs) -> Result<(), Failure> {
-    let changes = match (args.old.is_dir(), args.new.is_dir()) {
-        (true, true) => compare_trials(&trials(&args.old)?, &trials(&args.new)?, args.noise),
-        (false, false) => vec![compare_results(&result(&args.old)?, &result(&args.new)?, args.noise)],
+    for (name, path) in [("OLD", &args.old), ("NEW", &args.new)] {
+        if !path.exists() {
+            return Err(Failure::Usage(format!("{name}: not found: {}", path.display())));
+        }
+    }
+    let (changes, shapes) = match (args.old.is_dir(), args.new.is_dir()) {
+        (true, true) => {
+            let (old, new) = (suite_run(&args.old)?, suite_run(&args.new)?);
+            (compare_trials(&old.0, &new.0, args.noise), (old.1, new.1))
+        }
+        (false, false) => {
+            let (old, new) = (result(&args.old)?, result(&args.new)?);
+            (vec![compare_results(&old, &new, args.noise)], (Shape::of_result(&old), Shape::of_result(&new)))
+        }
         _ => {
             return Err(Failure::Usage(
                 "compare two results directories, or two load JSON files, not one of each".into(),
             ))
         }
     };
-    if changes.is_empty() {
+    if let (Some(differs), false) = (difference(&shapes.0, &shapes.1), args.force) {
         return Err(Failure::Usage(format!(
-            "{} and {} have no server and level in common: compare runs of the same suite",
+            "{} and {} do not measure the same thing: {differs}; --force compares them anyway",
             args.old.display(),
             args.new.display()
         )));
     }
-    println!(
-        "{:<24} {:>8} {:>12} {:>12} {:>26} {:>14} {:>22}  limit (new)",
-        "server", "level", "old req/s", "new req/s", "change [95% CI]", "verdict", "p99 ms old → new"
-    );
-    for c in &changes {
-        let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
-        println!(
-            "{:<24} {:>8} {:>12.1} {:>12.1} {:>26} {:>14} {:>22}  {}",
-            c.server,
-            c.level,
-            c.old_rps,
-            c.new_rps,
-            format!("{} [{} – {}]", pct(c.ratio), pct(c.low), pct(c.high)),
-            c.verdict.as_str(),
-            format!("{} → {}", ms(c.old_p99_us), ms(c.new_p99_us)),
-            c.new_limit.text()
-        );
+    if changes.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} and {} hold no trials: compare runs that measured something",
+            args.old.display(),
+            args.new.display()
+        )));
     }
+    print(&changes);
     if let Some(limit) = args.max_regression {
-        let failed: Vec<&Change> =
-            changes.iter().filter(|c| c.verdict == Verdict::Regressed && c.ratio < 1.0 - limit).collect();
+        let failed: Vec<&Change> = changes
+            .iter()
+            .filter(|c| {
+                c.verdict.fails_the_gate()
+                    || (c.verdict == Verdict::Regressed && c.ratio.is_some_and(|r| r < 1.0 - limit))
+            })
+            .collect();
         if !failed.is_empty() {
-            let names: Vec<String> = failed.iter().map(|c| format!("{} at {}", c.server, c.level)).collect();
+            let names: Vec<String> =
+                failed.iter().map(|c| format!("{} at {} ({})", c.server, c.level, c.verdict_text())).collect();
             return Err(Failure::Threshold(format!(
                 "regression beyond --max-regression {:.1}%: {}",
                 limit * 100.0,
@@ -85,9 +98,44 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn trials(dir: &Path) -> Result<Vec<shootout_model::run::TrialRecord>, Failure> {
+/// One line per server and level.
+fn print(changes: &[Change]) {
+    println!(
+        "{:<24} {:>8} {:>12} {:>12} {:>7} {:>26}  {:<31} {:>22}  limit (new)",
+        "server", "level", "old req/s", "new req/s", "n", "change [95% CI]", "verdict", "p99 ms old → new"
+    );
+    for c in changes {
+        let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+        let figure = |side: Option<f64>| side.map_or("—".to_string(), |v| format!("{v:.1}"));
+        let count = |side: &Option<shootout_report::compare::Side>| side.as_ref().map_or(0, |s| s.samples.len());
+        let change = match (c.ratio, c.interval) {
+            (Some(ratio), Some(i)) => format!("{} [{} – {}]", pct(ratio), pct(i.low), pct(i.high)),
+            (Some(ratio), None) => pct(ratio),
+            (None, _) => "—".into(),
+        };
+        let p99 = |side: &Option<shootout_report::compare::Side>| side.as_ref().map_or("—".into(), |s| ms(s.p99_us));
+        println!(
+            "{:<24} {:>8} {:>12} {:>12} {:>7} {:>26}  {:<31} {:>22}  {}",
+            c.server,
+            c.level,
+            figure(c.old.as_ref().map(|s| s.rps)),
+            figure(c.new.as_ref().map(|s| s.rps)),
+            format!("{}/{}", count(&c.old), count(&c.new)),
+            change,
+            c.verdict_text(),
+            format!("{} → {}", p99(&c.old), p99(&c.new)),
+            if c.new.is_some() { c.new_limit.text() } else { String::new() }
+        );
+    }
+}
+
+/// A results directory's trials and shape.
+fn suite_run(dir: &Path) -> Result<(Vec<TrialRecord>, Shape), Failure> {
     let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
-    store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))
+    let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let failed = store.failed_levels().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let shape = Shape::of_trials(&trials, &failed);
+    Ok((trials, shape))
 }
 
 fn result(path: &Path) -> Result<LoadResult, Failure> {

@@ -1,5 +1,6 @@
 //! `shootout compare` on constructed results with known differences, and `--fail-if` thresholds: the verdicts
-//! and exit codes a CI job gates on.
+//! and exit codes a CI job gates on; runs that do not match are refused (issue 37), and nothing of the old run
+//! disappears from the comparison (issue 40).
 
 use std::path::{Path, PathBuf};
 
@@ -9,23 +10,35 @@ use crate::support::{describe, load, shootout, Target};
 
 /// A results directory whose trials of server "app" at 4 users have these requests/s.
 fn results_dir(name: &str, template: &shootout_model::LoadResult, rps: &[f64]) -> PathBuf {
+    suite_dir(name, template, &[("app", 4.0, rps)])
+}
+
+/// A results directory with, per (server, level), one trial per requests/s figure; a server and level with no
+/// figures gets one `.failed` trial instead (it could not run).
+pub(crate) fn suite_dir(name: &str, template: &shootout_model::LoadResult, cells: &[(&str, f64, &[f64])]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("shootout-compare-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("trials/app")).unwrap();
+    std::fs::create_dir_all(dir.join("trials")).unwrap();
     std::fs::write(dir.join("suite.toml"), "connections = [4]\n").unwrap();
-    for (i, &value) in rps.iter().enumerate() {
-        let mut result = template.clone();
-        result.throughput.requests_per_s = value;
-        let trial = TrialRecord {
-            server: "app".into(),
-            level: 4.0,
-            repeat: i as u32 + 1,
-            result,
-            samples: vec![],
-            usage: ServerUsage::default(),
-        };
-        std::fs::write(dir.join(format!("trials/app/4-r{}.json", i + 1)), serde_json::to_string(&trial).unwrap())
-            .unwrap();
+    for &(server, level, rps) in cells {
+        std::fs::create_dir_all(dir.join("trials").join(server)).unwrap();
+        if rps.is_empty() {
+            std::fs::write(dir.join(format!("trials/{server}/{level}-r1.failed")), "the server crashed").unwrap();
+        }
+        for (i, &value) in rps.iter().enumerate() {
+            let mut result = template.clone();
+            result.throughput.requests_per_s = value;
+            let trial = TrialRecord {
+                server: server.into(),
+                level,
+                repeat: i as u32 + 1,
+                result,
+                samples: vec![],
+                usage: ServerUsage::default(),
+            };
+            let file = dir.join(format!("trials/{server}/{level}-r{}.json", i + 1));
+            std::fs::write(file, serde_json::to_string(&trial).unwrap()).unwrap();
+        }
     }
     dir
 }
@@ -56,6 +69,111 @@ fn a_twenty_percent_regression_is_flagged_and_half_a_percent_is_noise() {
     let improved = compare(&slower, &old, &[]);
     assert!(improved.status.success());
     assert!(String::from_utf8_lossy(&improved.stdout).contains("improved"));
+}
+
+/// The row of `server` at `level` in compare's table.
+fn row(output: &std::process::Output, server: &str, level: &str) -> String {
+    let out = String::from_utf8_lossy(&output.stdout);
+    let found = out.lines().find(|line| {
+        let mut words = line.split_whitespace();
+        words.next() == Some(server) && words.next() == Some(level)
+    });
+    found.unwrap_or_else(|| panic!("no row for {server} at {level}: {}", describe(output))).to_string()
+}
+
+#[test]
+fn an_unchanged_suite_run_twice_with_two_repeats_is_within_noise() {
+    // Issue 37: two repeats each, nothing changed, a 2.8% drop: the bootstrap called it regressed [-5.1% – -0.6%]
+    // and --max-regression 0.5% failed the job. Two values a side give Welch's t one degree of freedom or so.
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let old = results_dir("aa-old", &template, &[1000.0, 1030.0]);
+    let new = results_dir("aa-new", &template, &[972.0, 1001.0]);
+    let output = compare(&old, &new, &["--max-regression", "0.5%"]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let line = row(&output, "app", "4");
+    assert!(line.contains("-2.8% [") && line.contains("within noise"), "{line}");
+
+    // One repeat a side: a halving is printed, but no interval and no verdict, and the gate is not failed on it.
+    let (one_old, one_new) =
+        (results_dir("one-old", &template, &[1000.0]), results_dir("one-new", &template, &[500.0]));
+    let output = compare(&one_old, &one_new, &["--max-regression", "5%"]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let line = row(&output, "app", "4");
+    assert!(line.contains("-50.0%") && line.contains("too few repeats for an interval"), "{line}");
+    assert!(!line.contains("regressed") && !line.contains('['), "{line}");
+}
+
+#[test]
+fn a_server_missing_from_the_new_run_fails_the_gate_and_a_new_one_is_listed() {
+    // Issue 40: every trial of "other" failed in the new run; it was left out and the gate passed.
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let base: &[f64] = &[1000.0, 1012.0, 991.0];
+    let old = suite_dir("gone-old", &template, &[("app", 4.0, base), ("other", 4.0, base)]);
+    let new = suite_dir("gone-new", &template, &[("app", 4.0, base), ("other", 4.0, &[]), ("fresh", 4.0, base)]);
+    let gated = compare(&old, &new, &["--max-regression", "5%"]);
+    assert_eq!(gated.status.code(), Some(3), "{}", describe(&gated));
+    assert!(row(&gated, "other", "4").contains("missing"), "{}", describe(&gated));
+    assert!(row(&gated, "fresh", "4").contains("new"), "{}", describe(&gated));
+    assert!(row(&gated, "app", "4").contains("within noise"), "{}", describe(&gated));
+    let stderr = String::from_utf8_lossy(&gated.stderr);
+    assert!(stderr.contains("regression beyond --max-regression 5.0%: other at 4 (missing)"), "{stderr}");
+    assert!(compare(&old, &new, &[]).status.success(), "no gate asked for");
+}
+
+#[test]
+fn runs_at_other_levels_are_refused_and_with_force_every_level_is_listed() {
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let base: &[f64] = &[1000.0, 1012.0, 991.0];
+    let old = suite_dir("levels-old", &template, &[("app", 1.0, base), ("app", 4.0, base), ("app", 16.0, base)]);
+    let new = suite_dir("levels-new", &template, &[("app", 1.0, base), ("app", 8.0, base)]);
+    let refused = compare(&old, &new, &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("the levels (users) differ: OLD has 1, 4, 16; NEW has 1, 8; --force"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+
+    let forced = compare(&old, &new, &["--force", "--max-regression", "5%"]);
+    assert_eq!(forced.status.code(), Some(3), "levels 4 and 16 are missing: {}", describe(&forced));
+    assert!(row(&forced, "app", "1").contains("within noise"));
+    assert!(row(&forced, "app", "4").contains("missing") && row(&forced, "app", "16").contains("missing"));
+    assert!(row(&forced, "app", "8").contains("new"), "{}", describe(&forced));
+}
+
+#[test]
+fn load_results_of_another_model_or_path_are_refused_and_a_missing_file_is_not_found() {
+    let target = Target::start();
+    let dir = std::env::temp_dir();
+    let file = |name: &str| dir.join(format!("shootout-cmp-{name}-{}.json", std::process::id()));
+    let run = |path: &Path, args: &[&str], url: String| {
+        let output = shootout().arg("load").args(args).arg("-o").arg(path).arg(url).output().unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+    };
+    let (closed, open, other) = (file("closed"), file("open"), file("other"));
+    run(&closed, &["-c", "4", "-d", "1s"], target.url("/hello"));
+    run(&open, &["-R", "2000", "-d", "1s"], target.url("/hello"));
+    run(&other, &["-c", "4", "-d", "1s"], target.url("/delay/1"));
+
+    let model = compare(&closed, &open, &[]);
+    assert_eq!(model.status.code(), Some(2), "{}", describe(&model));
+    assert!(String::from_utf8_lossy(&model.stderr).contains("the load model differs: OLD is closed, NEW is open"));
+    let path = compare(&closed, &other, &[]);
+    assert_eq!(path.status.code(), Some(2), "{}", describe(&path));
+    let said = String::from_utf8_lossy(&path.stderr);
+    assert!(said.contains("OLD asks for GET /hello, NEW for GET /delay/1; --force compares them anyway"), "{said}");
+    let forced = compare(&closed, &other, &["--force"]);
+    assert!(forced.status.success(), "{}", describe(&forced));
+    assert!(String::from_utf8_lossy(&forced.stdout).contains("/delay/1"), "{}", describe(&forced));
+
+    let nowhere = dir.join("shootout-compare-nonexistent");
+    let missing = compare(&closed, &nowhere, &[]);
+    assert_eq!(missing.status.code(), Some(2), "{}", describe(&missing));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("NEW: not found:"), "{}", describe(&missing));
+    let results = results_dir("found", &load(&["-n", "20", &target.url("/hello")]), &[1.0]);
+    let missing = compare(&nowhere, &results, &[]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("OLD: not found:"), "{}", describe(&missing));
 }
 
 #[test]
@@ -107,6 +225,7 @@ fn two_load_results_compare_second_by_second() {
         Some(&[(rate(&a) * 10.0).round() / 10.0, (rate(&b) * 10.0).round() / 10.0][..]),
         "{said}"
     );
+    assert!(line.contains("1/1") && line.contains("too few seconds for an interval"), "one sample a side: {said}");
 }
 
 #[test]

@@ -1,10 +1,12 @@
 //! The HTML report opened in a real headless Chromium: no console errors, every chart there and drawn, and a
-//! screenshot saved as a test artifact (in the target directory's tmp folder).
+//! screenshot saved as a test artifact (in the target directory's tmp folder); and the report's statements from
+//! constructed results with a known answer (a ratio's interval, worked by hand from the t table).
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{describe, results, run_suite, shootout, workdir};
+use crate::compare::suite_dir;
+use crate::support::{describe, load, results, run_suite, shootout, workdir, Target};
 
 fn chromium(args: &[&str], page: &Path) -> std::process::Output {
     let profile = std::env::temp_dir().join(format!("shootout-chromium-{}", std::process::id()));
@@ -162,4 +164,35 @@ fn assert_no_markup_from_the_run(html: &str) {
     for markup in ["<script", "<img"] {
         assert!(!html.contains(markup), "{markup} in the page:\n{html}");
     }
+}
+
+#[test]
+fn a_suites_ratio_has_welchs_interval_and_none_from_one_repeat() {
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let a: &[f64] = &[2000.0, 2100.0, 1900.0];
+    let b: Vec<f64> = a.iter().map(|v| v / 2.0).collect();
+    let dir = suite_dir("ratio", &template, &[("a", 4.0, a), ("b", 4.0, &b), ("a", 16.0, &[2000.0]), ("b", 16.0, &b)]);
+    let output = shootout().arg("report").arg(&dir).output().unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
+
+    // Both sides have the same spread of logarithms and 3 repeats: Welch's degrees of freedom are 4, and the t
+    // table's 97.5th percentile at 4 is 2.776445. The ratio of the geometric means is 2 exactly.
+    let logs: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / 3.0;
+    let variance = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 2.0;
+    let half = 2.776_445 * (2.0 * variance / 3.0).sqrt();
+    let (low, high) = (2.0 * (-half).exp(), 2.0 * half.exp());
+    let expected = format!("**a** served **2.00×** [{low:.2}–{high:.2}] the requests/s of **b** at 4 users");
+    assert!(markdown.contains(&expected), "{expected}\n{markdown}");
+    assert!(
+        markdown
+            .contains("**a** served **2.00×** (too few repeats for an interval) the requests/s of **b** at 16 users"),
+        "one repeat of a at 16: {markdown}"
+    );
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
+    let at_16 = analysis["ratios"].as_array().unwrap().iter().find(|r| r["level"] == 16.0).unwrap();
+    assert!(at_16["low"].is_null() && at_16["high"].is_null(), "{at_16}");
 }
