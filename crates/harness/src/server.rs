@@ -1,6 +1,8 @@
 //! One server's lifecycle: [`start`] (setup, spawn in its own process group, pinned, logging to a file; wait
 //! until it answers; verify one answer) and [`RunningServer::stop`] (the configured signal, then SIGKILL for the
-//! whole tree after the grace period, and a check that nothing is left).
+//! whole tree after the grace period, and a check that nothing is left). A server never outlives its runner: one
+//! dropped without a stop (an error, a panic) is killed, tree and cgroup; a second signal kills every running
+//! one ([`live`](crate::live)).
 
 use std::fs::OpenOptions;
 use std::net::{TcpListener, TcpStream};
@@ -16,6 +18,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 use crate::cgroup::Cgroup;
+use crate::live::{self, Registration};
 use crate::probe;
 use crate::tree::Tree;
 use shootout_suite::ServerSpec;
@@ -42,6 +45,8 @@ pub struct RunningServer {
     stop_pidfile: Option<PathBuf>,
     grace: Duration,
     log: PathBuf,
+    /// Its place among the running servers, until it is stopped.
+    registration: Option<Registration>,
 }
 
 /// How a stop went.
@@ -105,6 +110,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     };
     let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
     let root = child.id() as i32;
+    let registration = live::register(root, cgroup.as_ref().map(|g| g.path().to_path_buf()));
     let cpus = allowed_cpus(root);
     let mut server = RunningServer {
         name: name.clone(),
@@ -119,6 +125,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         stop_pidfile: spec.stop_pidfile.as_ref().map(|f| spec.cwd.join(fill(f))),
         grace: spec.stop_grace,
         log: log.to_path_buf(),
+        registration: Some(registration),
     };
     if let Err(e) = server.wait_ready(spec).and_then(|()| server.verify(spec)) {
         server.stop();
@@ -225,6 +232,7 @@ impl RunningServer {
         while Instant::now() < deadline {
             status = status.or_else(|| self.exited());
             if status.is_some() && self.tree.members().is_empty() {
+                self.registration = None;
                 return Stopped { status, killed: false, left: 0 };
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -239,7 +247,24 @@ impl RunningServer {
             self.tree.signal_all(Signal::SIGKILL);
         }
         status = status.or_else(|| self.child.wait().ok());
+        self.registration = None;
         Stopped { status, killed: true, left: self.tree.members().len() }
+    }
+}
+
+impl Drop for RunningServer {
+    /// A server dropped without its stop (an error or a panic on the way) is killed, its whole tree, so that no
+    /// way out of the runner leaves it running; it is waited for briefly, so that its cgroup can go too.
+    fn drop(&mut self) {
+        if self.registration.take().is_none() {
+            return; // stopped already
+        }
+        live::kill_group(self.child.id() as i32, self.cgroup.as_ref().map(|g| g.path()));
+        self.tree.signal_all(Signal::SIGKILL);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && (self.exited().is_none() || !self.tree.members().is_empty()) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! writes the JSON result.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -181,12 +181,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     .map_err(|e| Failure::Usage(e.to_string()))?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let handler_flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if handler_flag.swap(true, Ordering::Relaxed) {
-            std::process::exit(130); // a second Ctrl-C: leave at once
-        }
-    });
+    super::signals::watch(stop.clone(), || {});
     let result = match &args.agents.agents {
         Some(spec) => {
             let launcher = args.agents.launcher(spec)?;

@@ -417,3 +417,60 @@ fn a_suite_with_agents_shares_each_trial_and_merges_it() {
         "{stderr}"
     );
 }
+
+/// Starts `shootout run` on a two-level suite whose server ignores SIGTERM, SIGHUP and SIGINT and forks a child
+/// marked `mark`; sends `signal` once the first trial is saved; returns the run's output, its results and its PID.
+fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Output, PathBuf, u32) {
+    let dir = workdir(name);
+    let suite = format!(
+        "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"stubborn\"\nstop = {{ signal = \"TERM\", grace = \"1s\" }}\n\
+         command = \"trap '' TERM HUP INT; sleep {mark} & exec {{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let child = shootout()
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if dir.join("results").exists() && !files(&results(&dir), "json").is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(running(mark), "the server's child runs");
+    let pid = child.id();
+    kill(Pid::from_raw(pid as i32), signal).unwrap();
+    (child.wait_with_output().unwrap(), results(&dir), pid)
+}
+
+/// The cgroups that the run with PID `runner` made for its servers, still there.
+fn cgroups_of(runner: u32) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/sys/fs/cgroup") else { return Vec::new() };
+    let prefix = format!("shootout-{runner}-");
+    entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
+}
+
+#[test]
+fn sigterm_and_sighup_end_a_run_as_ctrl_c_does_and_leave_nothing() {
+    for (signal, code, mark) in [(Signal::SIGTERM, 143, "3143"), (Signal::SIGHUP, 129, "3129")] {
+        let (output, results, runner) = signalled_run(&format!("signal-{code}"), mark, signal);
+        assert_eq!(output.status.code(), Some(code), "128 + the signal: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--resume"), "{stderr}");
+        assert!(!running(&format!("sleep {mark}")), "no process of the server is left after {signal}");
+        assert_eq!(cgroups_of(runner), Vec::<String>::new(), "no cgroup of the run is left");
+        let kept = files(&results, "json").len();
+        assert!(kept >= 1, "what was measured is kept");
+        let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+        assert!(resumed.status.success(), "{}", describe(&resumed));
+        assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+        assert!(!running(&format!("sleep {mark}")));
+    }
+}
