@@ -14,6 +14,8 @@
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
 //! - [`live`]: the servers running now, for [`live::kill_all`] when a second signal leaves at once.
+//! - [`reap`]: nothing outlives a runner killed without a word: a guard per server, and the next run reaps what
+//!   dead runs left.
 //! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
 //! - [`store`]: the results directory: atomic writes, trial files, resume.
 //! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C.
@@ -21,6 +23,7 @@
 pub mod cgroup;
 pub mod live;
 pub mod probe;
+pub mod reap;
 pub mod runner;
 pub mod server;
 pub mod store;

@@ -20,6 +20,7 @@ use nix::unistd::Pid;
 use crate::cgroup::Cgroup;
 use crate::live::{self, Registration};
 use crate::probe;
+use crate::reap::{Guard, Mark, RUN_MARK};
 use crate::tree::Tree;
 use shootout_suite::ServerSpec;
 
@@ -47,6 +48,8 @@ pub struct RunningServer {
     log: PathBuf,
     /// Its place among the running servers, until it is stopped.
     registration: Option<Registration>,
+    /// Kills it if the runner dies; disarmed by the stop.
+    guard: Option<Guard>,
 }
 
 /// How a stop went.
@@ -97,8 +100,11 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     // the spawn, a fast fork could escape both).
     // SAFETY: between fork and exec only system calls run, through nix, with no allocation: open, write and close
     // of a path prepared before the fork (joining the cgroup), and sched_setaffinity with a set on the stack.
+    // SAFETY (continued): prctl(PR_SET_PDEATHSIG) is one more system call: the server's first process gets
+    // SIGKILL if the runner's thread that started it ends first.
     unsafe {
         child.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
             if let Some(group) = &joining {
                 group.join_self()?;
             }
@@ -111,6 +117,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
     let root = child.id() as i32;
     let registration = live::register(root, cgroup.as_ref().map(|g| g.path().to_path_buf()));
+    let guard = Guard::start(root, cgroup.as_ref().map(|g| g.path()));
     let cpus = allowed_cpus(root);
     let mut server = RunningServer {
         name: name.clone(),
@@ -126,6 +133,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         grace: spec.stop_grace,
         log: log.to_path_buf(),
         registration: Some(registration),
+        guard,
     };
     if let Err(e) = server.wait_ready(spec).and_then(|()| server.verify(spec)) {
         server.stop();
@@ -233,6 +241,9 @@ impl RunningServer {
             status = status.or_else(|| self.exited());
             if status.is_some() && self.tree.members().is_empty() {
                 self.registration = None;
+                if let Some(guard) = self.guard.take() {
+                    guard.disarm();
+                }
                 return Stopped { status, killed: false, left: 0 };
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -248,6 +259,9 @@ impl RunningServer {
         }
         status = status.or_else(|| self.child.wait().ok());
         self.registration = None;
+        if let Some(guard) = self.guard.take() {
+            guard.disarm();
+        }
         Stopped { status, killed: true, left: self.tree.members().len() }
     }
 }
@@ -264,6 +278,9 @@ impl Drop for RunningServer {
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline && (self.exited().is_none() || !self.tree.members().is_empty()) {
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(guard) = self.guard.take() {
+            guard.disarm();
         }
     }
 }
@@ -289,6 +306,7 @@ fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Pa
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, fill(v, port))))
         .env("PORT", port.to_string())
+        .env(RUN_MARK, Mark::current().text())
         .stdin(Stdio::null())
         .stdout(output)
         .stderr(errors);

@@ -67,6 +67,11 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         (None, None) => unreachable!("clap requires one"),
     };
 
+    // What runs killed without a word left on this machine goes first, so that it takes no port or CPU from this one.
+    let reaped = shootout_harness::reap::reap_dead_runs(shootout_harness::cgroup::mount().as_deref());
+    if !reaped.is_empty() {
+        eprintln!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
+    }
     let stop = Arc::new(AtomicBool::new(false));
     // A second signal leaves at once, and the servers' trees go with it.
     super::signals::watch(stop.clone(), shootout_harness::live::kill_all);

@@ -450,9 +450,14 @@ fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Outpu
     (child.wait_with_output().unwrap(), results(&dir), pid)
 }
 
-/// The cgroups that the run with PID `runner` made for its servers, still there.
+/// The cgroups that the run with PID `runner` made for its servers, still there, under the cgroup v2 mount.
 fn cgroups_of(runner: u32) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/sys/fs/cgroup") else { return Vec::new() };
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let Some(mount) = mounts.lines().map(|l| l.split(' ').collect::<Vec<_>>()).find(|f| f.get(2) == Some(&"cgroup2"))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(mount[1]) else { return Vec::new() };
     let prefix = format!("shootout-{runner}-");
     entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
 }
@@ -473,4 +478,73 @@ fn sigterm_and_sighup_end_a_run_as_ctrl_c_does_and_leave_nothing() {
         assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
         assert!(!running(&format!("sleep {mark}")));
     }
+}
+
+/// Waits up to `within` for `check` to hold.
+fn eventually(within: Duration, check: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    check()
+}
+
+#[test]
+fn a_runner_killed_without_a_word_leaves_nothing_running_for_long() {
+    // SIGKILL (the OOM killer, a crash): the server's guard kills its tree and removes its cgroup at once.
+    let (output, results, runner) = signalled_run("sigkill", "3137", Signal::SIGKILL);
+    assert_eq!(output.status.code(), None, "killed");
+    assert!(eventually(Duration::from_secs(5), || !running("sleep 3137")), "the guard killed the server's tree");
+    assert!(eventually(Duration::from_secs(5), || cgroups_of(runner).is_empty()), "{:?}", cgroups_of(runner));
+    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+}
+
+#[test]
+fn the_next_run_reaps_what_a_run_killed_with_its_guards_left() {
+    // Everything killed at once, the guard too: the server's forked child goes on; the next run finds it by the
+    // mark its run left, and kills it, and removes its cgroup, saying so in one line.
+    let dir = workdir("reap");
+    let suite = "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"stubborn\"\nstop = { signal = \"TERM\", grace = \"1s\" }\n\
+         command = \"trap '' TERM HUP INT; sleep 3138 & exec {shootout} target --port {port} --threads 1\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let child = shootout()
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(30), || dir.join("results").exists()
+        && !files(&results(&dir), "json").is_empty()));
+    let pgrep = |pattern: &str| -> Vec<i32> {
+        let out = Command::new("pgrep").args(["-f", pattern]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+    };
+    let sleeper = pgrep("sleep 3138")[0];
+    let group = nix::unistd::getpgid(Some(Pid::from_raw(sleeper))).unwrap().as_raw();
+    for guard in pgrep(&format!("kill -9 -{group} ")) {
+        kill(Pid::from_raw(guard), Signal::SIGKILL).unwrap();
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    let runner = child.id();
+    drop(child.wait_with_output());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pgrep("sleep 3138"), [sleeper], "with its guard gone, the server's child outlived the run");
+    let resumed = shootout().arg("run").arg("--resume").arg(results(&dir)).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        stderr.contains("reaped what earlier runs that died left behind") && stderr.contains("sleep 3138"),
+        "{stderr}"
+    );
+    assert!(!running("sleep 3138"), "reaped");
+    assert!(cgroups_of(runner).is_empty(), "{:?}", cgroups_of(runner));
 }
