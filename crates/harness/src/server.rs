@@ -19,6 +19,7 @@ use nix::unistd::Pid;
 
 use crate::cgroup::Cgroup;
 use crate::live::{self, Registration};
+use crate::log::BoundedLog;
 use crate::probe;
 use crate::reap::{Guard, Mark, RUN_MARK};
 use crate::tree::Tree;
@@ -50,6 +51,8 @@ pub struct RunningServer {
     registration: Option<Registration>,
     /// Kills it if the runner dies; disarmed by the stop.
     guard: Option<Guard>,
+    /// Its output, into its log, bounded.
+    output: Option<BoundedLog>,
 }
 
 /// How a stop went.
@@ -89,8 +92,11 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     let simple = !command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']);
     let script =
         if simple && !command.trim_start().starts_with("exec ") { format!("exec {command}") } else { command.clone() };
-    let mut child = shell(&script, &spec.cwd, &spec.env, port, log)?;
-    child.process_group(0);
+    let (output, writer) =
+        BoundedLog::open(log).map_err(|e| format!("server '{name}': cannot open its log {} ({e})", log.display()))?;
+    let errors = writer.try_clone().map_err(|e| format!("server '{name}': {e}"))?;
+    let mut child = shell(&script, &spec.cwd, &spec.env, port);
+    child.stdout(writer).stderr(errors).process_group(0);
     let cgroup = Cgroup::create(name).map(Arc::new);
     let cpus = spec.cpus.as_deref().and_then(parse_cpus);
     let joining = cgroup.clone();
@@ -114,7 +120,9 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
             }
         })
     };
-    let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
+    let spawned = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"));
+    drop(child); // its copies of the log pipe: the log ends when the server's tree has closed it
+    let child = spawned?;
     let root = child.id() as i32;
     let registration = live::register(root, cgroup.as_ref().map(|g| g.path().to_path_buf()));
     let guard = Guard::start(root, cgroup.as_ref().map(|g| g.path()));
@@ -134,6 +142,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         log: log.to_path_buf(),
         registration: Some(registration),
         guard,
+        output: Some(output),
     };
     if let Err(e) = server.wait_ready(spec).and_then(|()| server.verify(spec)) {
         server.stop();
@@ -202,9 +211,11 @@ impl RunningServer {
         self.child.try_wait().ok().flatten()
     }
 
-    /// The last lines of the server's log, indented, for error messages.
+    /// The last lines of the server's log, indented, for error messages (from the part kept in memory, when its
+    /// output outgrew the log's head).
     pub fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let kept = self.output.as_ref().and_then(BoundedLog::tail_text);
+        let text = kept.unwrap_or_else(|| std::fs::read_to_string(&self.log).unwrap_or_default());
         let lines: Vec<&str> = text.lines().collect();
         let tail = &lines[lines.len().saturating_sub(15)..];
         if tail.is_empty() {
@@ -240,10 +251,7 @@ impl RunningServer {
         while Instant::now() < deadline {
             status = status.or_else(|| self.exited());
             if status.is_some() && self.tree.members().is_empty() {
-                self.registration = None;
-                if let Some(guard) = self.guard.take() {
-                    guard.disarm();
-                }
+                self.release();
                 return Stopped { status, killed: false, left: 0 };
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -258,11 +266,19 @@ impl RunningServer {
             self.tree.signal_all(Signal::SIGKILL);
         }
         status = status.or_else(|| self.child.wait().ok());
+        self.release();
+        Stopped { status, killed: true, left: self.tree.members().len() }
+    }
+
+    /// The server is gone: it leaves the running ones, its guard is disarmed, and its log gets its tail.
+    fn release(&mut self) {
         self.registration = None;
         if let Some(guard) = self.guard.take() {
             guard.disarm();
         }
-        Stopped { status, killed: true, left: self.tree.members().len() }
+        if let Some(output) = self.output.take() {
+            output.finish(Duration::from_secs(1));
+        }
     }
 }
 
@@ -279,9 +295,7 @@ impl Drop for RunningServer {
         while Instant::now() < deadline && (self.exited().is_none() || !self.tree.members().is_empty()) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        if let Some(guard) = self.guard.take() {
-            guard.disarm();
-        }
+        self.release();
     }
 }
 
@@ -291,15 +305,9 @@ pub fn fill(text: &str, port: u16) -> String {
     text.replace("{port}", &port.to_string()).replace("{shootout}", &me)
 }
 
-/// A `sh -c script` for a server or its hooks: in `cwd`, with the suite's environment (`{port}` filled in) and
-/// `$PORT`, no input, its output appended to the server's log.
-fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<Command, String> {
-    let output = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
-    let errors = output.try_clone().map_err(|e| e.to_string())?;
+/// A `sh -c script` for a server or its hooks: in `cwd`, with the suite's environment (`{port}` filled in),
+/// `$PORT` and the run's mark, and no input.
+fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16) -> Command {
     let mut command = Command::new("sh");
     command
         .args(["-c", script])
@@ -307,15 +315,19 @@ fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Pa
         .envs(env.iter().map(|(k, v)| (k, fill(v, port))))
         .env("PORT", port.to_string())
         .env(RUN_MARK, Mark::current().text())
-        .stdin(Stdio::null())
-        .stdout(output)
-        .stderr(errors);
-    Ok(command)
+        .stdin(Stdio::null());
+    command
 }
 
 /// Runs a setup or teardown command to its end, its output appended to the server's log.
 pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<(), String> {
-    let status = shell(command, cwd, env, port, log)?.status().map_err(|e| e.to_string())?;
+    let output = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let errors = output.try_clone().map_err(|e| e.to_string())?;
+    let status = shell(command, cwd, env, port).stdout(output).stderr(errors).status().map_err(|e| e.to_string())?;
     if status.success() {
         Ok(())
     } else {

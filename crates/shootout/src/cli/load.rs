@@ -276,9 +276,7 @@ fn validate(
     }
     let body = match (&args.body, &args.body_file) {
         (Some(text), _) => Some(text.clone().into_bytes()),
-        (None, Some(path)) => Some(std::fs::read(path).map_err(|e| {
-            Failure::Usage(format!("--body-file {}: cannot read it ({e}); check the path", path.display()))
-        })?),
+        (None, Some(path)) => Some(read_body(path)?),
         (None, None) => None,
     };
     let settings = LoadSettings {
@@ -358,4 +356,28 @@ fn show(bar: &ProgressBar, options: &LoadOptions, p: &Progress) {
     } else {
         bar.set_message("warming up");
     }
+}
+
+/// Reads `--body-file`: a regular file (a device such as /dev/zero, or a pipe, would be read without end), that
+/// fits in half the memory available, since every byte of a body is held in memory to be sent again and again.
+fn read_body(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| Failure::Usage(format!("--body-file {shown}: cannot read it ({e}); check the path")))?;
+    if !metadata.is_file() {
+        return Err(Failure::Usage(format!(
+            "--body-file {shown}: not a regular file (a device, a pipe or a folder has no end to read to); give a file"
+        )));
+    }
+    let available =
+        <procfs::Meminfo as procfs::Current>::current().ok().and_then(|m| m.mem_available).unwrap_or(u64::MAX);
+    if metadata.len() > available / 2 {
+        return Err(Failure::Usage(format!(
+            "--body-file {shown}: {} bytes is more than half the memory available ({available} bytes), and a body is \
+             held in memory: give a smaller file",
+            metadata.len()
+        )));
+    }
+    std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("--body-file {shown}: cannot read it ({e}); check the path")))
 }

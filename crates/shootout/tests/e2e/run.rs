@@ -548,3 +548,50 @@ fn the_next_run_reaps_what_a_run_killed_with_its_guards_left() {
     assert!(!running("sleep 3138"), "reaped");
     assert!(cgroups_of(runner).is_empty(), "{:?}", cgroups_of(runner));
 }
+
+#[test]
+fn a_server_that_floods_its_output_gets_a_bounded_log() {
+    // 200 MB of "y" lines while it serves: the log keeps the first and the last 4 MiB and says what it dropped.
+    let dir = workdir("flood");
+    let suite = format!(
+        "{QUICK}connections = [1]\n[[server]]\nname = \"chatty\"\n\
+         command = \"(yes | head -c 200000000) & exec {{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let log = results(&dir).join("logs/chatty-r1.log");
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(size <= (8 << 20) + 4096, "the log is bounded: {size} bytes");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("y\ny\n"), "it keeps the head");
+    assert!(text.contains(" bytes of output dropped here; a log keeps the first 4 MiB and the last 4 MiB]"), "said");
+}
+
+#[test]
+fn a_trial_that_cannot_be_saved_on_a_full_disk_ends_the_run_with_its_server_stopped() {
+    // The results on a 1 MiB tmpfs of the run's own (a private mount namespace), which the server fills as it
+    // starts: the first trial cannot be saved. The run says so in one line, exits 1, and leaves nothing running.
+    let dir = workdir("full-disk");
+    let disk = dir.join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let suite = format!(
+        "{QUICK}connections = [1]\n[[server]]\nname = \"filler\"\n\
+         command = \"head -c 2000000 /dev/zero > fill; sleep 3141 & exec {{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs '{disk}' && cp '{suite}' '{disk}/' && exec '{shootout}' run '{disk}/suite.toml' --results '{disk}/results'",
+        disk = disk.display(),
+        suite = dir.join("suite.toml").display(),
+        shootout = env!("CARGO_BIN_EXE_shootout"),
+    );
+    let output = Command::new("unshare").args(["-m", "sh", "-c", &script]).output().unwrap();
+    if String::from_utf8_lossy(&output.stderr).contains("unshare failed") {
+        eprintln!("no mount namespace here (not root?): the full-disk test is skipped");
+        return;
+    }
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot save a trial") && stderr.contains("No space left on device"), "{stderr}");
+    assert!(!running("sleep 3141"), "the server's tree was stopped");
+}
