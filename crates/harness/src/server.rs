@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
@@ -67,8 +68,9 @@ pub struct Stopped {
 }
 
 /// Starts `spec`, logging to `log`, and returns once it answers and passes verification. Every error names the
-/// server and says what to look at.
-pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
+/// server and says what to look at. When `stop` is set meanwhile (Ctrl-C, SIGTERM), its setup, ready probe and
+/// verification end at once: the server is stopped and an error returned, which the caller knows by `stop`.
+pub fn start(spec: &ServerSpec, log: &Path, stop: &AtomicBool) -> Result<RunningServer, String> {
     let name = &spec.name;
     let port = if spec.port == 0 {
         free_port().map_err(|e| format!("server '{name}': no free port ({e})"))?
@@ -83,7 +85,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     };
     let fill = |text: &str| fill(text, port);
     if let Some(setup) = &spec.setup {
-        run_hook(&fill(setup), &spec.cwd, &spec.env, port, log)
+        run_hook(&fill(setup), &spec.cwd, &spec.env, port, log, stop)
             .map_err(|e| format!("server '{name}': setup failed: {e}"))?;
     }
     let command = fill(&spec.command);
@@ -144,7 +146,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         guard,
         output: Some(output),
     };
-    if let Err(e) = server.wait_ready(spec).and_then(|()| server.verify(spec)) {
+    if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec)) {
         server.stop();
         return Err(e);
     }
@@ -152,11 +154,14 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
 }
 
 impl RunningServer {
-    fn wait_ready(&mut self, spec: &ServerSpec) -> Result<(), String> {
+    fn wait_ready(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
         let deadline = Instant::now() + spec.ready_timeout;
         let url = format!("{}{}", self.url, spec.ready_path);
         let mut last = String::from("no answer yet");
         while Instant::now() < deadline {
+            if stop.load(Ordering::Relaxed) {
+                return Err(format!("server '{}': interrupted while it was getting ready", self.name));
+            }
             if let Some(status) = self.exited() {
                 let hint = if status.code() == Some(127) {
                     ": the command was not found; is it installed and on PATH?".to_string()
@@ -319,15 +324,36 @@ fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16) -> Comma
     command
 }
 
-/// Runs a setup or teardown command to its end, its output appended to the server's log.
-pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<(), String> {
+/// Runs a setup or teardown command to its end, its output appended to the server's log, in a process group of
+/// its own that is killed when `stop` is set meanwhile.
+pub fn run_hook(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    port: u16,
+    log: &Path,
+    stop: &AtomicBool,
+) -> Result<(), String> {
     let output = OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
     let errors = output.try_clone().map_err(|e| e.to_string())?;
-    let status = shell(command, cwd, env, port).stdout(output).stderr(errors).status().map_err(|e| e.to_string())?;
+    let mut hook = shell(command, cwd, env, port);
+    let mut child = hook.stdout(output).stderr(errors).process_group(0).spawn().map_err(|e| e.to_string())?;
+    let _running = live::register(child.id() as i32, None); // a second signal kills it too
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if stop.load(Ordering::Relaxed) {
+            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+            let _ = child.wait();
+            return Err(format!("'{command}' was interrupted"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     if status.success() {
         Ok(())
     } else {

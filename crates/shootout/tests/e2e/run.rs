@@ -595,3 +595,38 @@ fn a_trial_that_cannot_be_saved_on_a_full_disk_ends_the_run_with_its_server_stop
     assert!(stderr.contains("cannot save a trial") && stderr.contains("No space left on device"), "{stderr}");
     assert!(!running("sleep 3141"), "the server's tree was stopped");
 }
+
+#[test]
+fn a_signal_while_a_server_sets_up_or_gets_ready_stops_at_once_and_blames_nobody() {
+    // A setup that takes a minute, and a server that never answers within its 60 s ready timeout: SIGINT or
+    // SIGTERM a second in ends the run within seconds, says it was interrupted, marks no trial failed, and leaves
+    // neither the setup nor the server running.
+    let cases = [
+        ("setup", "setup = \"sleep 3152\"\ncommand = \"{shootout} target --port {port} --threads 1\"", Signal::SIGINT),
+        ("ready", "command = \"sleep 3153\"\nready = { timeout = \"60s\" }", Signal::SIGTERM),
+    ];
+    for (name, server, signal) in cases {
+        let dir = workdir(&format!("interrupted-{name}"));
+        let suite = format!("{QUICK}connections = [1]\n[[server]]\nname = \"slow\"\n{server}\n");
+        std::fs::write(dir.join("suite.toml"), suite).unwrap();
+        let child = shootout()
+            .arg("run")
+            .arg(dir.join("suite.toml"))
+            .arg("--results")
+            .arg(dir.join("results"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+        let signalled = Instant::now();
+        let output = child.wait_with_output().unwrap();
+        assert!(signalled.elapsed() < Duration::from_secs(5), "{name}: {:?}", signalled.elapsed());
+        assert_eq!(output.status.code(), Some(128 + signal as i32), "{name}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("interrupted") && !stderr.contains("not ready"), "{name}: {stderr}");
+        assert!(files(&results(&dir), "failed").is_empty(), "{name}: no trial blamed on the server");
+        assert!(!running("sleep 315"), "{name}: nothing left running");
+    }
+}
