@@ -1,5 +1,7 @@
 //! One connection of the reference server: parse the requests that arrived, answer them in order (pipelining
-//! allowed), write the answers in one go, read more.
+//! allowed), write the answers in one go, read more. An HTTP/1.1 connection stays open unless the request says
+//! `Connection: close`; an HTTP/1.0 one is closed after the answer unless the request asked for keep-alive, which
+//! the answer then confirms (`Connection: keep-alive`), as HTTP/1.0 clients such as `ab -k` need.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -33,6 +35,9 @@ struct Request {
     route: Route,
     head: bool,
     close: bool,
+    /// An HTTP/1.0 request that asked for keep-alive: its answer must say `Connection: keep-alive`, or the client
+    /// waits for the close that marks the end of an HTTP/1.0 exchange (ab -k hung on this).
+    keep_alive: bool,
     body: u64,
 }
 
@@ -112,7 +117,8 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(_) => return Err(()),
     };
-    let mut close = request.version == Some(0);
+    let http10 = request.version == Some(0);
+    let mut close = http10;
     let mut body = 0;
     for header in request.headers.iter() {
         if header.name.eq_ignore_ascii_case("content-length") {
@@ -130,7 +136,8 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
     }
     let route = Route::of(request.path.unwrap_or("/"));
     let head = request.method == Some("HEAD");
-    Ok(Some((used, Request { route, head, close: close || route == Route::Close, body })))
+    let close = close || route == Route::Close;
+    Ok(Some((used, Request { route, head, close, keep_alive: http10 && !close, body })))
 }
 
 /// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
@@ -140,7 +147,11 @@ async fn answer<S: AsyncWrite + Unpin>(
     request: &Request,
     state: &State,
 ) -> std::io::Result<()> {
-    let connection = if request.close { "Connection: close\r\n" } else { "" };
+    let connection = match (request.close, request.keep_alive) {
+        (true, _) => "Connection: close\r\n",
+        (false, true) => "Connection: keep-alive\r\n",
+        (false, false) => "",
+    };
     let mut small = |status: u16, content_type: &str, body: &[u8]| {
         let _ = write!(
             out,

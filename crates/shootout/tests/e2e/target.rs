@@ -1,0 +1,121 @@
+//! The built-in target at the edges of HTTP, through the real `shootout target`: HTTP/1.0 clients with and without
+//! keep-alive (issue 37: `ab -k` hung).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::Target;
+
+/// A connection to `target` whose reads give up after five seconds instead of hanging the test.
+fn connect(target: &Target) -> TcpStream {
+    let stream = TcpStream::connect(target.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+}
+
+/// Reads one response framed by its Content-Length: its head (lowercased) and its body.
+fn read_response(stream: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut bytes = Vec::new();
+    let mut byte = [0u8; 1];
+    while !bytes.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("the head of an answer within 5 s");
+        assert_eq!(n, 1, "the connection closed in the middle of a head: {:?}", String::from_utf8_lossy(&bytes));
+        bytes.push(byte[0]);
+    }
+    let head = String::from_utf8(bytes).unwrap().to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .map_or(0, |value| value.trim().parse::<usize>().unwrap());
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+/// True when the server closes `stream` (reads end) within five seconds, with nothing more sent.
+fn closed_by_server(stream: &mut TcpStream) -> bool {
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).is_ok() && rest.is_empty()
+}
+
+#[test]
+fn an_http10_client_asking_for_keepalive_keeps_its_connection() {
+    let target = Target::start();
+    let mut stream = connect(&target);
+    for _ in 0..3 {
+        stream.write_all(b"GET /hello HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").unwrap();
+        let (head, body) = read_response(&mut stream);
+        assert!(head.contains("\r\nconnection: keep-alive\r\n"), "the answer confirms keep-alive: {head}");
+        assert_eq!(body, b"Hello World\n");
+    }
+    // The same connection, now without asking: answered, then closed.
+    stream.write_all(b"GET /hello HTTP/1.0\r\n\r\n").unwrap();
+    let (head, body) = read_response(&mut stream);
+    assert!(!head.contains("keep-alive"), "{head}");
+    assert_eq!(body, b"Hello World\n");
+    assert!(closed_by_server(&mut stream), "an HTTP/1.0 request without keep-alive ends its connection");
+    assert_eq!(target.served(), 4);
+}
+
+#[test]
+fn an_http10_connection_that_did_not_ask_for_keepalive_is_closed_after_the_answer() {
+    let target = Target::start();
+    let mut stream = connect(&target);
+    stream.write_all(b"GET /hello HTTP/1.0\r\nHost: test\r\n\r\n").unwrap();
+    let started = Instant::now();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).expect("the server closes the connection, the end of an HTTP/1.0 answer");
+    assert!(started.elapsed() < Duration::from_secs(2), "closed at once, not after a timeout");
+    let text = String::from_utf8(response).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.ends_with("\r\n\r\nHello World\n"), "{text}");
+}
+
+/// Runs ApacheBench with `args` against `/hello` of `target` (20 s at most): its report, or None when ab is not
+/// installed.
+fn ab(target: &Target, args: &[&str]) -> Option<String> {
+    if Command::new("ab").arg("-V").stdout(Stdio::null()).status().is_err() {
+        eprintln!("skipping the ab check: ab is not installed (apt-get install apache2-utils)");
+        return None;
+    }
+    let mut child = Command::new("ab")
+        .args(args)
+        .arg(target.url("/hello"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ab {args:?} did not finish within 20 s against the target");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "ab {args:?}: {report}{}", String::from_utf8_lossy(&output.stderr));
+    Some(report)
+}
+
+/// The number ab reports after `label` (e.g. `Complete requests:`).
+fn ab_figure(report: &str, label: &str) -> u64 {
+    let line = report.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label:?} in {report}"));
+    line[label.len()..].trim().parse().unwrap()
+}
+
+#[test]
+fn ab_with_and_without_keepalive_finishes_against_the_target() {
+    let target = Target::start();
+    let Some(kept) = ab(&target, &["-k", "-n", "100", "-c", "2"]) else { return };
+    assert_eq!(ab_figure(&kept, "Complete requests:"), 100, "{kept}");
+    assert_eq!(ab_figure(&kept, "Failed requests:"), 0, "{kept}");
+    assert_eq!(ab_figure(&kept, "Keep-Alive requests:"), 100, "{kept}");
+    let Some(closed) = ab(&target, &["-n", "100", "-c", "2"]) else { return };
+    assert_eq!(ab_figure(&closed, "Complete requests:"), 100, "{closed}");
+    assert_eq!(ab_figure(&closed, "Failed requests:"), 0, "{closed}");
+    assert_eq!(target.served(), 200);
+}
