@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::routes::{reason, spin, Route, HELLO, INDEX};
+use crate::routes::{reason, spin, Route, StatusAnswer, HELLO, INDEX};
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
@@ -35,9 +35,10 @@ struct Request {
     route: Route,
     head: bool,
     close: bool,
-    /// An HTTP/1.0 request that asked for keep-alive: its answer must say `Connection: keep-alive`, or the client
-    /// waits for the close that marks the end of an HTTP/1.0 exchange (ab -k hung on this).
-    keep_alive: bool,
+    /// An HTTP/1.0 request: kept alive only when it asked, which its answer must then confirm with `Connection:
+    /// keep-alive`, or the client waits for the close that marks the end of an HTTP/1.0 answer (ab -k hung on
+    /// this); never sent an interim (1xx) answer.
+    http10: bool,
     body: u64,
 }
 
@@ -137,7 +138,7 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
     let route = Route::of(request.path.unwrap_or("/"));
     let head = request.method == Some("HEAD");
     let close = close || route == Route::Close;
-    Ok(Some((used, Request { route, head, close, keep_alive: http10 && !close, body })))
+    Ok(Some((used, Request { route, head, close, http10, body })))
 }
 
 /// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
@@ -147,12 +148,12 @@ async fn answer<S: AsyncWrite + Unpin>(
     request: &Request,
     state: &State,
 ) -> std::io::Result<()> {
-    let connection = match (request.close, request.keep_alive) {
+    let connection = match (request.close, request.http10) {
         (true, _) => "Connection: close\r\n",
         (false, true) => "Connection: keep-alive\r\n",
         (false, false) => "",
     };
-    let mut small = |status: u16, content_type: &str, body: &[u8]| {
+    let small = |out: &mut Vec<u8>, status: u16, content_type: &str, body: &[u8]| {
         let _ = write!(
             out,
             "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{connection}\r\n",
@@ -164,15 +165,28 @@ async fn answer<S: AsyncWrite + Unpin>(
         }
     };
     match request.route {
-        Route::Hello | Route::Close => small(200, "text/plain", HELLO),
+        Route::Hello | Route::Close => small(out, 200, "text/plain", HELLO),
         Route::Spin(work) => {
             spin(work);
-            small(200, "text/plain", HELLO)
+            small(out, 200, "text/plain", HELLO)
         }
-        Route::Index => small(200, "text/plain", INDEX.as_bytes()),
-        Route::Stats => small(200, "application/json", format!("{{\"requests\":{}}}", state.requests()).as_bytes()),
-        Route::Status(code) => small(code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
-        Route::NotFound => small(404, "text/plain", b"not found: try GET / for the list of paths\n"),
+        Route::Index => small(out, 200, "text/plain", INDEX.as_bytes()),
+        Route::Stats => {
+            small(out, 200, "application/json", format!("{{\"requests\":{}}}", state.requests()).as_bytes())
+        }
+        Route::Status(code) => match StatusAnswer::of(code) {
+            StatusAnswer::Interim => {
+                if !request.http10 {
+                    let _ = write!(out, "HTTP/1.1 {code} {}\r\n\r\n", reason(code));
+                }
+                small(out, 200, "text/plain", HELLO)
+            }
+            StatusAnswer::Empty => {
+                let _ = write!(out, "HTTP/1.1 {code} {}\r\n{connection}\r\n", reason(code));
+            }
+            StatusAnswer::Body => small(out, code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
+        },
+        Route::NotFound => small(out, 404, "text/plain", b"not found: try GET / for the list of paths\n"),
         Route::Delay(wait) => {
             if !out.is_empty() {
                 stream.write_all(out).await?;

@@ -1,12 +1,12 @@
 //! The built-in target at the edges of HTTP, through the real `shootout target`: HTTP/1.0 clients with and without
-//! keep-alive (issue 37: `ab -k` hung).
+//! keep-alive (issue 37: `ab -k` hung), and statuses that carry no body (issue 39: `/status/204` sent one).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::Target;
+use crate::support::{load, Target};
 
 /// A connection to `target` whose reads give up after five seconds instead of hanging the test.
 fn connect(target: &Target) -> TcpStream {
@@ -118,4 +118,59 @@ fn ab_with_and_without_keepalive_finishes_against_the_target() {
     assert_eq!(ab_figure(&closed, "Complete requests:"), 100, "{closed}");
     assert_eq!(ab_figure(&closed, "Failed requests:"), 0, "{closed}");
     assert_eq!(target.served(), 200);
+}
+
+/// Sends `requests` on one connection and reads everything the target sends until it closes it.
+fn exchange(target: &Target, requests: &str) -> String {
+    let mut stream = connect(target);
+    stream.write_all(requests.as_bytes()).unwrap();
+    let mut wire = Vec::new();
+    stream.read_to_end(&mut wire).expect("the target closes the connection after the last answer");
+    String::from_utf8(wire).unwrap()
+}
+
+/// The target's answer to `GET /hello` with `Connection: close`, byte for byte.
+const HELLO_AND_CLOSE: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: close\r\n\r\nHello World\n";
+
+#[test]
+fn no_content_and_not_modified_go_without_a_body_on_the_wire() {
+    let target = Target::start();
+    for (code, reason) in [(204, "No Content"), (304, "Not Modified")] {
+        // A /hello right behind it on the same connection: any body would sit between the two heads.
+        let wire = exchange(
+            &target,
+            &format!("GET /status/{code} HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+        );
+        assert_eq!(wire, format!("HTTP/1.1 {code} {reason}\r\n\r\n{HELLO_AND_CLOSE}"));
+    }
+}
+
+#[test]
+fn an_interim_status_is_followed_by_the_final_answer() {
+    let target = Target::start();
+    let wire = exchange(&target, "GET /status/103 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(wire, format!("HTTP/1.1 103 Early Hints\r\n\r\n{HELLO_AND_CLOSE}"));
+    // HTTP/1.0 has no interim answers: the final one alone.
+    let wire = exchange(&target, "GET /status/100 HTTP/1.0\r\n\r\n");
+    assert_eq!(wire, HELLO_AND_CLOSE);
+}
+
+#[test]
+fn statuses_without_a_body_load_as_complete_transactions() {
+    let target = Target::start();
+    for protocol in [&[][..], &["--http2"][..]] {
+        for (path, status) in
+            [("/status/204", "204"), ("/status/304", "304"), ("/status/100", "200"), ("/status/103", "200")]
+        {
+            let url = target.url(path);
+            let result = load(&[protocol, &["-n", "50", "-c", "2", &url][..]].concat());
+            let what = format!("{protocol:?} {path}: {:?} {:?}", result.status_counts, result.errors);
+            assert_eq!(result.requests.total, 50, "{what}");
+            assert_eq!(result.requests.failed, 0, "{what}");
+            assert!(result.errors.is_empty(), "no malformed answers: {what}");
+            assert_eq!(result.status_counts.get(status), Some(&50), "{what}");
+        }
+    }
+    assert_eq!(target.served(), 2 * 4 * 50);
 }
