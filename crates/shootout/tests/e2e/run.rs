@@ -221,6 +221,15 @@ fn a_bad_suite_is_refused_with_its_line() {
 }
 
 #[test]
+fn a_time_limit_without_a_unit_is_refused_with_its_line() {
+    let dir = workdir("unitless");
+    let output = run_suite(&dir, "connections = [1]\nslo = [\"errors < 1%\", \"p99 < 5\"]\n");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("suite.toml:2:23: p99 < 5: give a unit, e.g. p99 < 5ms"), "{stderr}");
+}
+
+#[test]
 fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
     let dir = workdir("resume");
     let suite = "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\nslo = [\"mean < 1s\"]\n\

@@ -76,3 +76,15 @@ fn a_suites_headers_that_would_break_the_request_are_refused_at_their_line() {
     let shown = file.display().to_string();
     refused(&["run", &shown], &format!("{shown}:3:11: headers: -H 'Content-Length': shootout frames"));
 }
+
+#[test]
+fn a_time_limit_without_a_unit() {
+    // Issue 37: 'p99>200' was read as 200 seconds without a word.
+    let target = Target::start();
+    refused(
+        &["load", "-n", "10", "--fail-if", "p99>200", &target.url("/hello")],
+        "p99>200: give a unit, e.g. p99>200ms",
+    );
+    refused(&["load", "-n", "10", "--fail-if", "p1e1>2ms", &target.url("/hello")], "'p1e1>2ms' is not a condition");
+    assert_eq!(target.served(), 0, "refused before anything was sent");
+}
