@@ -169,7 +169,9 @@ impl Integral {
         // level·x + slope·x²/2 = left, solved in the form that stays accurate when the slope is small or negative.
         let root = (piece.level * piece.level + 2.0 * piece.slope * left).max(0.0).sqrt();
         let x = 2.0 * left / (piece.level + root);
-        Some((piece.at + Duration::from_secs_f64(x), i))
+        // A rate so small that the request would fall due past what an instant can hold: never.
+        let at = Duration::try_from_secs_f64(x).ok().and_then(|x| piece.at.checked_add(x))?;
+        Some((at, i))
     }
 }
 
@@ -451,6 +453,13 @@ mod tests {
             s.advance();
         }
         assert_eq!(s.next_due(), None);
+    }
+
+    #[test]
+    fn a_rate_too_small_to_send_again_ends_the_schedule() {
+        let origin = Instant::now();
+        let due = due_times(&Ramp::new(1e-300, &[]), Arrival::Constant, 1, (origin, origin), None, Some(3));
+        assert_eq!(due, [origin], "the first at once, the next 10^300 s later: never");
     }
 
     #[test]
