@@ -37,7 +37,7 @@ struct Request {
     close: bool,
     /// An HTTP/1.0 request: kept alive only when it asked, which its answer must then confirm with `Connection:
     /// keep-alive`, or the client waits for the close that marks the end of an HTTP/1.0 answer (ab -k hung on
-    /// this); never sent an interim (1xx) answer.
+    /// this); never sent an interim (1xx) answer or a chunked body.
     http10: bool,
     body: u64,
 }
@@ -202,18 +202,7 @@ async fn answer<S: AsyncWrite + Unpin>(
                 out.extend_from_slice(HELLO);
             }
         }
-        Route::Bytes(size) => {
-            let _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\n{connection}\r\n"
-            );
-            stream.write_all(out).await?;
-            out.clear();
-            if !request.head {
-                write_pattern(stream, size).await?;
-            }
-        }
-        Route::Chunked(size) => {
+        Route::Chunked(size) if !request.http10 => {
             let _ = write!(
                 out,
                 "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n{connection}\r\n"
@@ -232,6 +221,18 @@ async fn answer<S: AsyncWrite + Unpin>(
                     }
                 }
                 out.extend_from_slice(b"0\r\n\r\n");
+            }
+        }
+        // HTTP/1.0 has no chunked coding (RFC 9112 §6.1): such a client gets the same bytes by Content-Length.
+        Route::Bytes(size) | Route::Chunked(size) => {
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\n{connection}\r\n"
+            );
+            stream.write_all(out).await?;
+            out.clear();
+            if !request.head {
+                write_pattern(stream, size).await?;
             }
         }
     }

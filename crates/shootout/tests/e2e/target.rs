@@ -73,6 +73,23 @@ fn an_http10_connection_that_did_not_ask_for_keepalive_is_closed_after_the_answe
     assert!(text.ends_with("\r\n\r\nHello World\n"), "{text}");
 }
 
+#[test]
+fn an_http10_client_gets_a_chunked_path_by_content_length() {
+    // HTTP/1.0 has no chunked coding: the same bytes, framed by their length.
+    let target = Target::start();
+    let mut stream = connect(&target);
+    stream.write_all(b"GET /chunked/5000 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap();
+    let (head, body) = read_response(&mut stream);
+    assert!(head.contains("\r\ncontent-length: 5000\r\n") && !head.contains("transfer-encoding"), "{head}");
+    let pattern: Vec<u8> = (0..5000).map(|i| b'a' + (i % 26) as u8).collect();
+    assert!(body == pattern, "the body is the pattern, abc…z repeated");
+    let wire = exchange(&target, "GET /chunked/5 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert!(
+        wire.contains("\r\nTransfer-Encoding: chunked\r\n") && wire.ends_with("\r\n\r\n5\r\nabcde\r\n0\r\n\r\n"),
+        "{wire}"
+    );
+}
+
 /// Runs ApacheBench with `args` against `/hello` of `target` (20 s at most): its report, or None when ab is not
 /// installed.
 fn ab(target: &Target, args: &[&str]) -> Option<String> {
