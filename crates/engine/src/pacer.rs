@@ -15,6 +15,11 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::pacing::{Ramp, Schedule};
+
+/// The most due requests one thread keeps waiting for a connection. Past it, the oldest is counted as never sent
+/// (with what it waited), so memory stays bounded whatever the rate: at `-R 1e9` the queue would otherwise grow by
+/// gigabytes a second.
+pub const MOST_WAITING: usize = 1 << 16;
 use crate::shared::{share, Part};
 use crate::tally::Tally;
 
@@ -151,11 +156,30 @@ impl Pacer {
     /// closed model.
     pub fn next_due(&mut self, now: Instant, opened: usize, tally: &mut Tally) -> Option<(Instant, Slot)> {
         let Pacer::Open(open) = self else { return None };
+        // So far behind that requests fell due a whole timeout ago: they could only wait past it, so they are
+        // passed over in one step, counted as never sent, instead of walked one by one (at -R 1e9 the walk alone
+        // would outlast the run).
+        if let Some(doomed) = now.checked_sub(open.timeout).filter(|&d| open.schedule.next_due().is_some_and(|n| n < d))
+        {
+            let first = open.schedule.next_due().unwrap_or(doomed);
+            let skipped = open.schedule.skip_before(doomed);
+            tally.passed_over(skipped, first, doomed, open.timeout, now);
+        }
+        let mut walked = 0;
         loop {
             let due = open.schedule.next_due()?;
             if due > now {
                 return None;
             }
+            // A full queue with every connection busy: each request walked from here would only push an older one
+            // out as never sent. The rest due by now are passed over at once, each having waited since it fell due.
+            if walked >= MOST_WAITING && open.pending.len() >= MOST_WAITING && open.idle.is_empty() {
+                let skipped = open.schedule.skip_before(now);
+                let waited = now.saturating_duration_since(due) / 2;
+                tally.passed_over(skipped, due, now, waited, now);
+                return None;
+            }
+            walked += 1;
             open.schedule.advance();
             tally.due(due);
             if let Some(i) = open.idle.pop() {
@@ -163,6 +187,11 @@ impl Pacer {
             }
             if opened < open.most {
                 return Some((due, Slot::New));
+            }
+            if open.pending.len() >= MOST_WAITING {
+                if let Some(oldest) = open.pending.pop_front() {
+                    tally.not_sent(oldest, now);
+                }
             }
             open.pending.push_back(due);
         }

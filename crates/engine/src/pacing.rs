@@ -268,6 +268,39 @@ impl Schedule {
         self.locate();
     }
 
+    /// Passes over every request due before `t` (and before the schedule's end) without sending it, and says how
+    /// many there were: for a client so far behind that they could only wait past their timeout. Evenly spaced,
+    /// the count is exact; Poisson, it is the process's mean over the stretch skipped (the process has no memory,
+    /// so it goes on from `t` as it would have).
+    pub fn skip_before(&mut self, t: Instant) -> u64 {
+        let Some(next) = self.next_due() else { return 0 };
+        let until = self.end.map_or(t, |end| t.min(end));
+        if next >= until {
+            return 0;
+        }
+        let mass = self.integral.mass_at(until);
+        let stride = self.stride as f64;
+        let mut skipped = match self.arrival {
+            Arrival::Constant => ((mass - self.position) / stride).ceil().max(1.0) as u64,
+            Arrival::Poisson => (((mass - self.position) / stride).round() as u64).max(1),
+        };
+        if let Some(left) = self.remaining {
+            skipped = skipped.min(left);
+        }
+        match self.arrival {
+            Arrival::Constant => {
+                self.index += skipped * self.stride;
+                self.position = self.index as f64;
+            }
+            Arrival::Poisson => self.position = mass.max(self.position) + self.gap(),
+        }
+        if let Some(left) = &mut self.remaining {
+            *left -= skipped;
+        }
+        self.locate();
+        skipped
+    }
+
     /// A Poisson worker's distance to its next request, in whole-run requests: exponential, with a mean of its
     /// stride.
     fn gap(&mut self) -> f64 {

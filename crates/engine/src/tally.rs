@@ -168,6 +168,23 @@ impl Tally {
         }
     }
 
+    /// Open model: `n` requests that fell due between `first` and `last` were passed over, never sent, by a
+    /// client so far behind that they could not be (see [`Pacer`](crate::pacer::Pacer)). They count as not sent,
+    /// each with `waited` as its latency, when they fell due after the warm-up (the middle one stands for all).
+    pub fn passed_over(&mut self, n: u64, first: Instant, last: Instant, waited: Duration, now: Instant) {
+        if n == 0 || first < self.measure_start {
+            return;
+        }
+        self.recorder.due_n(n);
+        self.recorder.failures(ErrorKind::NotSent, micros(waited), n);
+        // Each was outstanding from when it fell due for as long as it waited.
+        let middle = first + (last - first) / 2;
+        let to = self.window_end.map_or(middle + waited, |end| (middle + waited).min(end));
+        self.recorder.window.in_flight_us += n * micros(to.saturating_duration_since(middle.max(self.measure_start)));
+        self.recorder.window.ended_after += if self.window_end.is_some_and(|end| now >= end) { n } else { 0 };
+        self.last_end = now;
+    }
+
     /// The request on `conn` was answered with `status` at `now`: a response, whatever its checks; `failed` is
     /// the check it failed (scenarios), counted apart.
     pub fn answered(&mut self, conn: &Conn, status: u16, failed: Option<Check>, now: Instant) {

@@ -25,7 +25,12 @@ pub fn new_histogram() -> LatencyHistogram {
 /// Records one value in microseconds; 0 becomes 1 and values past one hour are clamped, never dropped.
 #[inline]
 pub fn record_us(histogram: &mut LatencyHistogram, us: u64) {
-    histogram.saturating_record(us.clamp(1, MAX_US));
+    record_us_n(histogram, us, 1);
+}
+
+/// Records `n` durations of `us` microseconds at once, clamped as [`record_us`] does.
+pub fn record_us_n(histogram: &mut LatencyHistogram, us: u64, n: u64) {
+    let _ = histogram.record_n(us.clamp(1, MAX_US), n);
 }
 
 /// The value at `percentile` (0 to 100) of `histogram`, µs (0 when it is empty): the value at its nearest rank,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use shootout_model::result::{ConnectionCounts, RequestCounts, Sends};
 use shootout_model::ErrorKind;
 
-use crate::histogram::{new_histogram, record_us, LatencyHistogram};
+use crate::histogram::{new_histogram, record_us, record_us_n, LatencyHistogram};
 use crate::resets::StreamResets;
 use crate::timeline::Interval;
 
@@ -168,6 +168,14 @@ impl Recorder {
         self.interval.record(latency_us, true);
     }
 
+    /// `n` requests that failed alike, each with a latency of `latency_us` and no service time (open model:
+    /// requests a client far behind its schedule passed over, each past its timeout).
+    pub fn failures(&mut self, kind: ErrorKind, latency_us: u64, n: u64) {
+        self.errors[kind.index()] += n;
+        record_us_n(&mut self.latency, latency_us, n);
+        self.interval.record_n(Some(latency_us), true, n);
+    }
+
     /// HTTP/2: the server ended a request's stream with RST_STREAM and `code`. Counts only the code: the
     /// failure itself is recorded with [`Recorder::failure`].
     #[inline]
@@ -190,7 +198,13 @@ impl Recorder {
     /// Open model: a request fell due.
     #[inline]
     pub fn due(&mut self) {
-        self.sends.due += 1;
+        self.due_n(1);
+    }
+
+    /// Open model: `n` requests fell due.
+    #[inline]
+    pub fn due_n(&mut self, n: u64) {
+        self.sends.due += n;
     }
 
     /// Open model: a request was written `delay_us` after it was due.

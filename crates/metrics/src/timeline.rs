@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use shootout_model::result::Second;
 
-use crate::histogram::{new_histogram, record_us, value_at, LatencyHistogram};
+use crate::histogram::{new_histogram, record_us_n, value_at, LatencyHistogram};
 
 /// One thread's measurements for one second of the run (or several threads' merged, or several agents'). It
 /// crosses a process boundary as JSON with its histogram in HdrHistogram V2 base64, exactly.
@@ -31,10 +31,15 @@ impl Interval {
     /// Counts one request that ended now.
     #[inline]
     pub fn record(&mut self, latency_us: Option<u64>, is_error: bool) {
-        self.requests += 1;
-        self.errors += u64::from(is_error);
+        self.record_n(latency_us, is_error, 1);
+    }
+
+    /// `n` requests that ended alike in this second.
+    pub fn record_n(&mut self, latency_us: Option<u64>, is_error: bool, n: u64) {
+        self.requests += n;
+        self.errors += if is_error { n } else { 0 };
         if let Some(us) = latency_us {
-            record_us(&mut self.latency, us);
+            record_us_n(&mut self.latency, us, n);
         }
     }
 

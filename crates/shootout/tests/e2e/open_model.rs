@@ -115,3 +115,35 @@ fn stages_send_the_integral_of_their_rate_down_ramps_included() {
         assert_eq!(result.sends.unwrap().sent, integral, "{args:?}");
     }
 }
+
+#[test]
+fn a_rate_past_what_the_machine_can_send_runs_in_bounded_memory_and_ends_on_time() {
+    // A billion requests a second: the queue of requests waiting for a connection grew by gigabytes (12 GB at
+    // 60 s). Now what cannot wait is counted as never sent, the memory stays flat and the run ends on time.
+    let target = Target::start();
+    let started = std::time::Instant::now();
+    let mut run = crate::support::shootout()
+        .args(["load", "-R", "1000000000", "-d", "3s", "-t", "1", "--timeout", "2s", "--max-connections", "8"])
+        .arg("--json")
+        .arg(target.url("/hello"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", run.id());
+    let mut most_kib = 0u64;
+    while run.try_wait().unwrap().is_none() && started.elapsed() < std::time::Duration::from_secs(30) {
+        let text = std::fs::read_to_string(&status).unwrap_or_default();
+        let rss = text.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next());
+        most_kib = most_kib.max(rss.and_then(|v| v.parse().ok()).unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = run.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert!(output.status.success(), "{output:?}");
+    assert!(took < std::time::Duration::from_secs(10), "the run ends on time: {took:?}");
+    assert!(most_kib < 100 * 1024, "RSS peaked at {most_kib} KiB");
+    let result: LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0) > 1_000_000, "{:?}", result.errors);
+    assert!(result.requests.ok > 0);
+}
