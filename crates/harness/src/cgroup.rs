@@ -30,7 +30,7 @@ impl Cgroup {
     pub fn create(label: &str) -> Option<Cgroup> {
         let mount = mount()?;
         let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-        let name = format!("shootout-{}-{}-{safe}", Mark::current().text(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let name = format!("shootout-run-{}-{}-{safe}", Mark::current().text(), NEXT.fetch_add(1, Ordering::Relaxed));
         let path = mount.join(name);
         fs::create_dir(&path).ok()?;
         let procs = CString::new(path.join("cgroup.procs").into_os_string().into_encoded_bytes()).ok()?;

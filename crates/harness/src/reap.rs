@@ -64,8 +64,9 @@ fn start_time(pid: i32) -> Option<u64> {
 }
 
 /// Kills and removes what runs whose runner is gone left on this machine: their servers' cgroups (named
-/// `shootout-PID-START-…` under `cgroups`, the cgroup v2 mount) and any process marked with their [`RUN_MARK`].
-/// Returns one description per thing reaped.
+/// `shootout-run-PID-START-…` under `cgroups`, the cgroup v2 mount; cgroups named otherwise, such as those of
+/// older versions, are left alone) and any process marked with their [`RUN_MARK`]. Returns one description per
+/// thing reaped.
 pub fn reap_dead_runs(cgroups: Option<&Path>) -> Vec<String> {
     let mut reaped = Vec::new();
     for (path, mark) in cgroups.map(left_cgroups).unwrap_or_default() {
@@ -124,7 +125,7 @@ fn left_cgroups(mount: &Path) -> Vec<(PathBuf, Mark)> {
         .flatten()
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let mark = Mark::parse(name.strip_prefix("shootout-")?)?;
+            let mark = Mark::parse(name.strip_prefix("shootout-run-")?)?;
             Some((entry.path(), mark))
         })
         .collect()

@@ -467,7 +467,7 @@ fn cgroups_of(runner: u32) -> Vec<String> {
         return Vec::new();
     };
     let Ok(entries) = std::fs::read_dir(mount[1]) else { return Vec::new() };
-    let prefix = format!("shootout-{runner}-");
+    let prefix = format!("shootout-run-{runner}-");
     entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
 }
 
