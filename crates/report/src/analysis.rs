@@ -10,6 +10,7 @@ use shootout_model::run::TrialRecord;
 
 use shootout_model::slo::Slo;
 
+use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
 use crate::interval::{ratio_interval, served};
 use crate::limit::Limit;
@@ -125,7 +126,7 @@ pub struct Analysis {
     pub ratios: Vec<Ratio>,
     /// The SLO answer per server (empty without objectives).
     pub slo: Vec<SloAnswer>,
-    /// Per server: the last level whose next one added less than 10% throughput.
+    /// Per server: the first level that no higher one beats by 10% or more (none while the last still adds).
     pub knees: Vec<(String, Option<f64>)>,
     /// The repeat figure the verdicts use.
     pub statistic: Statistic,
@@ -200,7 +201,11 @@ fn ratios(cells: &[Cell], levels: &[f64], statistic: Statistic) -> Vec<Ratio> {
     ratios
 }
 
-/// Per server, the last level whose next one adds less than 10% throughput.
+/// How much more a higher level must serve for the throughput to be still rising: 10% ([`at_least`], so that 110
+/// against 100 counts as much as 1,100 against 1,000).
+pub const KNEE_GAIN: f64 = 1.1;
+
+/// Per server, the first level that no higher one beats by 10% or more.
 fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
     servers
         .iter()
@@ -209,7 +214,7 @@ fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
             // The first level that no higher one beats by 10%: a dip and a later climb (a JVM server that keeps
             // rising after a flat step) is not where throughput stopped. None while the last level still adds.
             let knee = (0..mine.len().saturating_sub(1))
-                .find(|&i| mine[i + 1..].iter().all(|c| c.rps_headline < 1.1 * mine[i].rps_headline))
+                .find(|&i| mine[i + 1..].iter().all(|c| !at_least(c.rps_headline, KNEE_GAIN * mine[i].rps_headline)))
                 .map(|i| mine[i].level);
             (server.clone(), knee)
         })
@@ -236,7 +241,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
         pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
         limit: Limit::of(runs),
-        meets_slo: slo.iter().all(|c| c.holds(of(&|t| value(c.metric, &t.result)))),
+        meets_slo: slo.iter().all(|c| holds(c, of(&|t| value(c.metric, &t.result)))),
     }
 }
 
@@ -353,6 +358,20 @@ mod tests {
         assert_eq!(knee(&[2470.0, 3678.0, 3037.0, 4264.0, 6932.0, 6618.0, 6848.0]), Some(16.0));
         assert_eq!(knee(&[100.0, 200.0, 205.0, 190.0]), Some(2.0));
         assert_eq!(knee(&[100.0, 200.0, 400.0]), None, "still rising at the last level");
+    }
+
+    /// Issue 40: 1.1 × 100 is 110.00000000000001 in floating point, so 110 did not beat 100 by 10% while 1,100
+    /// beat 1,000: the knee depended on the magnitude of the figures.
+    #[test]
+    fn exactly_ten_percent_more_is_still_rising_at_any_magnitude() {
+        let knee = |rps: [f64; 3]| {
+            let cells: Vec<Cell> = [1.0, 4.0, 16.0].iter().zip(rps).map(|(&l, r)| cell("s", l, &[r], 1.0)).collect();
+            knees(&cells, &["s".to_string()])[0].1
+        };
+        assert_eq!(knee([100.0, 110.0, 105.0]), Some(4.0));
+        assert_eq!(knee([1000.0, 1100.0, 1050.0]), Some(4.0));
+        assert_eq!(knee([0.1, 0.11, 0.105]), Some(4.0));
+        assert_eq!(knee([100.0, 109.99, 105.0]), Some(1.0), "short of 10% by a hundredth");
     }
 
     #[test]

@@ -6,12 +6,15 @@
 //! of it (every trial failed, or none was run) and new when only the new run has it. Each change also says what
 //! limited the new run ([`Limit`]).
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
 use shootout_model::slo::Metric;
 use shootout_model::{LoadResult, Pacing};
 
 use crate::analysis::median;
+use crate::bound;
 use crate::figures::value;
 use crate::interval::{is_sample, ratio_interval, Interval, NoInterval};
 use crate::limit::Limit;
@@ -108,9 +111,9 @@ impl Change {
 /// The verdict for an interval with `noise` as a fraction (0.02 for 2%): a change only when the whole interval is
 /// beyond the noise floor on one side.
 pub fn verdict(interval: &Interval, noise: f64) -> Verdict {
-    if interval.high < 1.0 - noise {
+    if bound::side(interval.high, 1.0 - noise) == Ordering::Less {
         Verdict::Regressed
-    } else if interval.low > 1.0 + noise {
+    } else if bound::side(interval.low, 1.0 + noise) == Ordering::Greater {
         Verdict::Improved
     } else {
         Verdict::WithinNoise

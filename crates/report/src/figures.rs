@@ -58,7 +58,7 @@ pub fn show(metric: Metric, value: f64) -> String {
 
 /// The conditions of `conditions` that hold for `result`, each with the value that made it hold.
 pub fn holding<'a>(conditions: &'a [Condition], result: &LoadResult) -> Vec<(&'a Condition, f64)> {
-    conditions.iter().map(|c| (c, value(c.metric, result))).filter(|(c, v)| c.holds(*v)).collect()
+    conditions.iter().map(|c| (c, value(c.metric, result))).filter(|(c, v)| crate::bound::holds(c, *v)).collect()
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //!   intervals, the SLO answer, the knee.
 //! - [`behind`]: [`behind::Lag`], why an open-model run fell behind its schedule: the server, its connections, or
 //!   the client.
+//! - [`bound`]: every threshold compared on the values people read (110 is 10% more than 100), and
+//!   [`bound::figure`], a figure near its bound printed with the digits that show its side.
 //! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
 //!   charts with workers on the x axis) and the value that served the most within the SLO.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level of
@@ -31,6 +33,7 @@
 
 pub mod analysis;
 pub mod behind;
+pub mod bound;
 pub mod by_parameter;
 pub mod charts;
 pub mod compare;

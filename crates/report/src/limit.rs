@@ -13,6 +13,7 @@ use shootout_model::run::TrialRecord;
 
 use crate::analysis::median;
 use crate::behind::COMPLETED_SHARE;
+use crate::bound::at_least;
 
 /// The busy share from which the client, or the server, counts as the bottleneck.
 pub use shootout_model::SATURATION as BOUND;
@@ -61,14 +62,14 @@ impl Limit {
         let busy = median(&runs.iter().map(|t| t.usage.busy).collect::<Vec<_>>());
         let kept_up = |t: &&TrialRecord| {
             let completed = t.result.throughput.requests_per_s;
-            t.result.sends.is_some_and(|sends| completed >= COMPLETED_SHARE * sends.offered_per_s)
+            t.result.sends.is_some_and(|sends| at_least(completed, COMPLETED_SHARE * sends.offered_per_s))
         };
         if runs.iter().all(kept_up) {
             return Limit::KeptUp { busy };
         }
         let queued = median(&runs.iter().map(|t| t.usage.queued).collect::<Vec<_>>());
         let cpus_busy = median(&runs.iter().map(|t| t.usage.cpus_busy).collect::<Vec<_>>());
-        if busy >= BOUND || (cpus_busy >= BOUND && queued >= QUEUED) {
+        if at_least(busy, BOUND) || (at_least(cpus_busy, BOUND) && at_least(queued, QUEUED)) {
             Limit::ServerCpu { busy, cpus_busy }
         } else {
             Limit::Waiting { busy }
@@ -80,7 +81,7 @@ impl Limit {
     pub fn text(&self) -> String {
         match self {
             Limit::Client => "client-bound".into(),
-            Limit::ServerCpu { busy, .. } if *busy >= BOUND => format!("server CPU {:.0}%", busy * 100.0),
+            Limit::ServerCpu { busy, .. } if at_least(*busy, BOUND) => format!("server CPU {:.0}%", busy * 100.0),
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {:.0}% (CPUs {:.0}% busy)", busy * 100.0, cpus_busy * 100.0)
             }
@@ -124,6 +125,13 @@ mod tests {
     }
 
     #[test]
+    fn a_share_on_the_bound_is_on_it() {
+        let at_bound = trial(false, 3, 0.3 * 3.0, 0.0, 0.95);
+        // 0.3 × 3 is 0.8999999999999999 in floating point.
+        assert!(matches!(Limit::of(&[&at_bound]), Limit::ServerCpu { .. }), "three CPUs 30% busy are 90% busy");
+    }
+
+    #[test]
     fn an_open_model_cell_that_kept_up_was_held_back_by_nothing_but_the_rate() {
         let open = |completed: f64| {
             let mut t = trial(false, 1, 0.97, 0.0, 0.98);
@@ -143,5 +151,9 @@ mod tests {
         assert_eq!(Limit::of(&[&kept, &kept]), Limit::KeptUp { busy: 0.97 });
         assert_eq!(Limit::of(&[&kept, &behind]), Limit::ServerCpu { busy: 0.97, cpus_busy: 0.98 }, "one fell behind");
         assert_eq!(Limit::KeptUp { busy: 0.2 }.text(), "kept up (CPU 20%)");
+        let mut at_share = open(11.7);
+        at_share.result.sends.as_mut().unwrap().offered_per_s = 13.0;
+        // 0.9 × 13 is 11.700000000000001 in floating point.
+        assert_eq!(Limit::of(&[&at_share]), Limit::KeptUp { busy: 0.97 }, "11.7 of 13 is 90% of it");
     }
 }
