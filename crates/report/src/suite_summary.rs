@@ -249,6 +249,10 @@ impl SuiteSummary {
     }
 }
 
+/// The warning under a table with a client-bound cell, the same in every format.
+pub const CLIENT_BOUND: &str = "The client was the bottleneck in the cells marked client-bound (busy, or busy and \
+waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.";
+
 /// A ratio: `1.32×`.
 pub fn times(r: &Ratio) -> String {
     format!("{:.2}×", r.ratio)

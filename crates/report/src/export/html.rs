@@ -10,7 +10,7 @@ use super::Exporter;
 use crate::analysis::Cell;
 use crate::charts::{line_chart, Chart, Series};
 use crate::seconds::{per_second_charts, whole_seconds};
-use crate::suite_summary::{ratio_figures, SuiteSummary};
+use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
 use crate::units::{bytes, ms};
 
 /// The page's styles, shared with the page of one load result.
@@ -246,7 +246,7 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
             }
         }
         @if summary.client_bound() {
-            p class="warn" { "The client was the bottleneck (90% busy or more) in the cells marked client-bound: those figures measure shootout, not the server." }
+            p class="warn" { (CLIENT_BOUND) }
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::suite_summary::{interval, times, SuiteSummary};
+use crate::suite_summary::{interval, times, SuiteSummary, CLIENT_BOUND};
 use crate::units::ms;
 
 /// `report.md`.
@@ -37,9 +37,7 @@ impl Exporter for Markdown {
             let _ = writeln!(out, "- {}", summary.best_value(best));
         }
         if summary.client_bound() {
-            out.push_str(
-                "\n> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.\n",
-            );
+            let _ = writeln!(out, "\n> ⚠ {CLIENT_BOUND}");
         }
         if let Some(e) = &summary.environment {
             let _ = write!(
@@ -117,7 +115,7 @@ mod tests {
 - **puma** served **1.32×** [1.25–1.40] the requests/s of **unicorn|3** at 16 users
 - SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s (every level met it)
 
-> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.
+> ⚠ The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.
 ";
         assert_eq!(Markdown.export(&SuiteSummary::of_report(&report())), expected);
     }

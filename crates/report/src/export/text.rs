@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::suite_summary::{ratio_figures, SuiteSummary};
+use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
 use crate::units::ms;
 
 /// The terminal's summary of a suite.
@@ -47,10 +47,7 @@ impl Exporter for Text {
             let _ = writeln!(out, "\nThroughput stops rising (no higher level adds 10%): {}", knees.join(", "));
         }
         if summary.client_bound() {
-            let _ = writeln!(
-                out,
-                "\nWARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout."
-            );
+            let _ = writeln!(out, "\nWARNING: {CLIENT_BOUND}");
         }
         out
     }
@@ -109,7 +106,7 @@ SLO (mean < 1s):
 
 Throughput stops rising (no higher level adds 10%): puma at 16 users
 
-WARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout.
+WARNING: The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.
 ";
         assert_eq!(Text.export(&SuiteSummary::of_report(&report)), expected);
     }
