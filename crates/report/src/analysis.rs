@@ -1,14 +1,15 @@
 //! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
-//! classic shootouts reported); ratios between servers with 95% confidence intervals ([`crate::interval`]); the SLO
-//! answer (the highest level, and its throughput, that meets every objective); the knee (where throughput stops
-//! rising); and what limited each cell ([`Limit`]).
+//! classic shootouts reported); each SLO objective judged on each cell's medians ([`Judged`]); ratios between
+//! servers with 95% confidence intervals ([`crate::interval`]); the SLO answer (the highest level below the first
+//! that breaks an objective, and its throughput); the knee (where throughput stops rising); and what limited each
+//! cell ([`Limit`]).
 
 use serde::Serialize;
 use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
 
-use shootout_model::slo::Slo;
+use shootout_model::slo::{Metric, Slo};
 
 use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
@@ -50,9 +51,41 @@ pub struct Cell {
     pub limit: Limit,
     /// True when the medians across repeats meet every SLO condition.
     pub meets_slo: bool,
+    /// Each SLO condition judged on the median of its figure across repeats (empty without an SLO).
+    pub objectives: Vec<Judged>,
+}
+
+/// One SLO condition judged on one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Slo,
+    /// The median across repeats of its figure, in its unit (µs, percent, requests/s).
+    pub value: f64,
+    /// True when the value meets it ([`holds`]: a value on the limit is on it).
+    pub met: bool,
 }
 
 impl Cell {
+    /// The figure of `metric`, in its unit (µs, percent, requests/s): the value an SLO condition was judged on, else
+    /// the median across repeats of the mean, p50, p90, p99 or errors, or the median requests/s; none for another
+    /// figure, which no table shows unless a condition judges it.
+    pub fn figure(&self, metric: Metric) -> Option<f64> {
+        if let Some(judged) = self.objectives.iter().find(|o| o.condition.metric == metric) {
+            return Some(judged.value);
+        }
+        match metric {
+            Metric::Mean => Some(self.mean_us),
+            Metric::Percentile(50.0) => Some(self.p50_us),
+            Metric::Percentile(90.0) => Some(self.p90_us),
+            Metric::Percentile(99.0) => Some(self.p99_us),
+            Metric::Errors => Some(self.errors_pct),
+            Metric::Rps => Some(self.rps_median),
+            _ => None,
+        }
+    }
+
     /// True when the client was the bottleneck in any repeat.
     pub fn client_bound(&self) -> bool {
         self.limit == Limit::Client
@@ -225,6 +258,13 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
     let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
+    let objectives: Vec<Judged> = slo
+        .iter()
+        .map(|c| {
+            let value = of(&|t| value(c.metric, &t.result));
+            Judged { condition: c.clone(), value, met: holds(c, value) }
+        })
+        .collect();
     Cell {
         server: server.to_string(),
         level,
@@ -241,7 +281,8 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
         pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
         limit: Limit::of(runs),
-        meets_slo: slo.iter().all(|c| holds(c, of(&|t| value(c.metric, &t.result)))),
+        meets_slo: objectives.iter().all(|o| o.met),
+        objectives,
     }
 }
 
@@ -296,6 +337,7 @@ mod tests {
             pss_bytes: 0.0,
             limit: Limit::Unknown,
             meets_slo: true,
+            objectives: vec![],
         }
     }
 

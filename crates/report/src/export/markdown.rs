@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::suite_summary::{interval, times, SuiteSummary, CLIENT_BOUND};
-use crate::units::ms;
+use shootout_model::slo::Metric;
+
+use crate::suite_summary::{figure, heading, interval, times, Figure, SuiteSummary, BROKEN, CLIENT_BOUND};
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -69,39 +70,68 @@ fn as_text(text: &str) -> String {
     out
 }
 
-/// The comparison table; `|` in a server's name escaped.
+/// The comparison table (`|` in a server's name escaped), the SLO's figures marked `✗` where they break it, with a
+/// column for each figure it judges that the table lacks; then the legend.
 fn table(out: &mut String, summary: &SuiteSummary) {
+    let more = summary.more_columns(&[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
+    let headings: String = more.iter().map(|m| format!(" {} |", heading(*m))).collect();
     let _ = writeln!(
         out,
-        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB | limit |",
+        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors |{headings} server CPU µs/req | PSS MiB | limit |",
         summary.unit,
         summary.statistic_name()
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|{}---:|---:|---|", "---:|".repeat(more.len()));
     for c in &summary.cells {
+        let figures: String = more.iter().map(|m| format!(" {} |", marked(&figure(c, *m)))).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {:.1} | {:.1}–{:.1} | {} | {} | {:.2}% | {:.1} | {:.1} | {}{} |",
+            "| {} | {} | {} | {:.1}–{:.1} | {} | {} | {} |{figures} {:.1} | {:.1} | {}{} |",
             c.server.replace('|', "\\|"),
             c.level,
-            c.rps_headline,
+            marked(&summary.headline(c)),
             c.rps_min,
             c.rps_max,
-            ms(c.mean_us),
-            ms(c.p99_us),
-            c.errors_pct,
+            marked(&figure(c, Metric::Mean)),
+            marked(&figure(c, Metric::Percentile(99.0))),
+            marked(&figure(c, Metric::Errors)),
             c.server_cpu_us,
             c.pss_bytes / 1_048_576.0,
             if c.client_bound() { "⚠ " } else { "" },
             c.limit.text()
         );
     }
+    if let Some(legend) = summary.legend() {
+        let _ = writeln!(out, "\n{legend}");
+    }
+}
+
+/// A figure with its mark: `4.0001 ✗`.
+fn marked(figure: &Figure) -> String {
+    if figure.broken {
+        format!("{} {BROKEN}", figure.text)
+    } else {
+        figure.text.clone()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::report;
+    use crate::suite_summary::tests::{report, slo_report};
+
+    #[test]
+    fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {
+        let out = Markdown.export(&SuiteSummary::of_report(&slo_report()));
+        let table = "\
+| server | users | req/s (median) | min–max | mean ms | p99 ms | errors | max ms | server CPU µs/req | PSS MiB | limit |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| puma | 16 | 1320.0 | 1310.0–1330.0 | 3.9999 | 4.321 | 0.996% | 9.000 | 42.2 | 50.0 | server CPU 97% |
+| unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 4.0001 ✗ | 4.321 | 0.50% | 12.000 ✗ | 42.2 | 50.0 | ⚠ client-bound |
+
+✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the median across repeats of the figure marked is on the wrong side of its limit.";
+        assert!(out.contains(table), "{out}");
+    }
 
     #[test]
     fn snapshot() {

@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
-use crate::units::ms;
+use shootout_model::slo::Metric;
+
+use crate::suite_summary::{figure, heading, ratio_figures, Figure, SuiteSummary, BROKEN, CLIENT_BOUND};
 
 /// The terminal's summary of a suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,51 +54,82 @@ impl Exporter for Text {
     }
 }
 
-/// One line per server and level, in aligned columns.
+/// One line per server and level, in aligned columns: the SLO's figures marked `✗` where they break it (the others
+/// it judges padded to line up), with a column for each figure it judges that the table lacks; then the legend.
 fn table(out: &mut String, summary: &SuiteSummary) {
-    let _ = writeln!(
+    let more = summary.more_columns(&[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
+    let _ = write!(
         out,
-        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}  limit",
+        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>9}",
         "server",
         summary.unit,
         format!("req/s {} [min–max]", summary.statistic_name()),
         "mean ms",
         "p99 ms",
         "errors",
-        "CPU µs/req",
-        "PSS MiB"
     );
+    for metric in &more {
+        let _ = write!(out, " {:>12}", heading(*metric));
+    }
+    let _ = writeln!(out, " {:>12} {:>9}  limit", "CPU µs/req", "PSS MiB");
     for c in &summary.cells {
-        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
-        let _ = writeln!(
+        let headline = summary.headline(c);
+        let range = Figure { text: format!("{} [{:.1}–{:.1}]", headline.text, c.rps_min, c.rps_max), ..headline };
+        let _ = write!(
             out,
-            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}  {}",
+            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>9}",
             c.server,
             c.level,
-            range,
-            ms(c.mean_us),
-            ms(c.p99_us),
-            c.errors_pct,
-            c.server_cpu_us,
-            c.pss_bytes / 1_048_576.0,
-            c.limit.text()
+            marked(&range),
+            marked(&figure(c, Metric::Mean)),
+            marked(&figure(c, Metric::Percentile(99.0))),
+            marked(&figure(c, Metric::Errors)),
         );
+        for metric in &more {
+            let _ = write!(out, " {:>12}", marked(&figure(c, *metric)));
+        }
+        let _ = writeln!(out, " {:>12.1} {:>9.1}  {}", c.server_cpu_us, c.pss_bytes / 1_048_576.0, c.limit.text());
+    }
+    if let Some(legend) = summary.legend() {
+        let _ = writeln!(out, "{legend}");
+    }
+}
+
+/// A figure with its mark, `4.0001 ✗`, or padded as wide when the SLO judges it and it holds.
+fn marked(figure: &Figure) -> String {
+    match (figure.broken, figure.judged) {
+        (true, _) => format!("{} {BROKEN}", figure.text),
+        (false, true) => format!("{}  ", figure.text),
+        (false, false) => figure.text.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::report;
+    use crate::suite_summary::tests::{report, slo_report};
+
+    #[test]
+    fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {
+        // Issue 40: both means printed as 4.000, one passing and one failing, and 0.996% as 1.00%.
+        let expected = "\
+server                  users     req/s median [min–max]    mean ms     p99 ms    errors       max ms   CPU µs/req   PSS MiB  limit
+puma                       16     1320.0 [1310.0–1330.0]   3.9999        4.321  0.996%        9.000           42.2      50.0  server CPU 97%
+unicorn|3                  16      1000.0 [990.0–1010.0]   4.0001 ✗      4.321   0.50%       12.000 ✗         42.2      50.0  client-bound
+✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the median across repeats of the figure marked is on the wrong side of its limit. A figure near a limit is written with the digits that show which side it is on.
+";
+        let out = Text.export(&SuiteSummary::of_report(&slo_report()));
+        assert!(out.starts_with(expected), "{out}");
+    }
 
     #[test]
     fn snapshot() {
         let mut report = report();
         report.analysis.knees = vec![("puma".into(), Some(16.0)), ("unicorn|3".into(), None)];
         let expected = "\
-server                  users     req/s median [min–max]    mean ms     p99 ms   errors   CPU µs/req   PSS MiB  limit
-puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321    0.50%         42.2      50.0  server CPU 97%
-unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321    0.50%         42.2      50.0  client-bound
+server                  users     req/s median [min–max]    mean ms     p99 ms    errors   CPU µs/req   PSS MiB  limit
+puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321     0.50%         42.2      50.0  server CPU 97%
+unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321     0.50%         42.2      50.0  client-bound
 
 puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
 
