@@ -101,8 +101,9 @@ pub struct Ratio {
     pub faster: String,
     /// The slower one.
     pub slower: String,
-    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]).
-    pub ratio: f64,
+    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]); none (`null`) when the slower server
+    /// served no successful response, which the reports say in words.
+    pub ratio: Option<f64>,
     /// The 95% interval of the ratio of the repeats' geometric means (Welch's t on their logarithms); none
     /// (`null`) with fewer than two repeats that served something on a side.
     pub low: Option<f64>,
@@ -288,7 +289,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
 
 /// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
 fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
-    let divide = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
+    let divide = |x: f64, y: f64| (y > 0.0).then(|| x / y);
     let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
     Ratio {
         level,
@@ -387,7 +388,7 @@ mod tests {
         assert_eq!(by_median.ratios[0].faster, "b", "the median says b");
         let by_best = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Best);
         assert_eq!(by_best.ratios[0].faster, "a", "the best repeat says a");
-        assert!((by_best.ratios[0].ratio - 300.0 / 160.0).abs() < 1e-9);
+        assert!((by_best.ratios[0].ratio.unwrap() - 300.0 / 160.0).abs() < 1e-9);
     }
 
     #[test]
@@ -421,11 +422,16 @@ mod tests {
         let a = cell("a", 8.0, &[200.0, 210.0, 190.0, 205.0, 195.0], 1.0);
         let b = cell("b", 8.0, &[100.0, 104.0, 96.0, 102.0, 98.0], 1.0);
         let r = ratio(&a, &b, 8.0, Statistic::Median);
-        assert!((r.ratio - 2.0).abs() < 1e-9);
+        assert_eq!(r.ratio, Some(2.0));
         let (low, high) = (r.low.unwrap(), r.high.unwrap());
         assert!(low <= 2.0 && high >= 2.0 && low > 1.85 && high < 2.15, "{r:?}");
         let one = cell("c", 8.0, &[100.0], 1.0);
         let r = ratio(&a, &one, 8.0, Statistic::Median);
-        assert_eq!((r.ratio, r.low, r.high), (2.0, None, None), "one repeat: no interval");
+        assert_eq!((r.ratio, r.low, r.high), (Some(2.0), None, None), "one repeat: no interval");
+        let none = cell("d", 8.0, &[0.0, 0.0], 1.0);
+        let r = ratio(&a, &none, 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (None, None, None), "no ratio to a server that served nothing");
+        let r = ratio(&none, &none.clone(), 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (None, None, None), "nor between two");
     }
 }

@@ -239,6 +239,38 @@ impl SuiteSummary {
         servers
     }
 
+    /// What a ratio without a figure (the slower server's headline is 0) means, in words: `a served 1200.0
+    /// requests/s and b none at 4 users`, `neither a nor b served a successful response at 4 users`, or, when some
+    /// repeat served something but the median is 0, `… b 0.0 (the median of its repeats) …`; none for a ratio with a
+    /// figure.
+    pub fn served_nothing(&self, r: &Ratio) -> Option<String> {
+        if r.ratio.is_some() {
+            return None;
+        }
+        let cell = |server: &str| self.cells.iter().find(|c| c.server == server && c.level == r.level);
+        let (faster, slower) = (cell(&r.faster)?, cell(&r.slower)?);
+        let nothing = |c: &Cell| if c.rps_max > 0.0 { "0.0 (the median of its repeats)" } else { "none" };
+        let at = self.level(r.level);
+        Some(match (faster.rps_headline > 0.0, faster.rps_max > 0.0 || slower.rps_max > 0.0) {
+            (true, _) => format!(
+                "{} served {:.1} requests/s and {} {} at {at}",
+                r.faster,
+                faster.rps_headline,
+                r.slower,
+                nothing(slower)
+            ),
+            (false, false) => format!("neither {} nor {} served a successful response at {at}", r.faster, r.slower),
+            (false, true) => {
+                format!("{} served {} and {} {} at {at}", r.faster, nothing(faster), r.slower, nothing(slower))
+            }
+        })
+    }
+
+    /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`.
+    pub fn knee(&self, server: &str, level: f64) -> String {
+        format!("{server}: throughput stops rising at {} (no higher level serves 10% more)", self.level(level))
+    }
+
     /// A level with its unit: `16 users`, `1 user`.
     pub fn level(&self, level: f64) -> String {
         crate::units::level(level, self.unit)
@@ -351,9 +383,9 @@ pub fn figure(cell: &Cell, metric: Metric) -> Figure {
 pub const CLIENT_BOUND: &str = "The client was the bottleneck in the cells marked client-bound (busy, or busy and \
 waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.";
 
-/// A ratio: `1.32×`.
+/// A ratio: `1.32×` (`—` without one: [`SuiteSummary::served_nothing`] says why in words).
 pub fn times(r: &Ratio) -> String {
-    format!("{:.2}×", r.ratio)
+    r.ratio.map_or_else(|| "—".into(), |ratio| format!("{ratio:.2}×"))
 }
 
 /// A ratio's 95% interval: `[1.25–1.40]`, or `(too few repeats for an interval)`.
@@ -409,7 +441,7 @@ pub(crate) mod tests {
                     level: 16.0,
                     faster: "puma".into(),
                     slower: "unicorn|3".into(),
-                    ratio: 1.32,
+                    ratio: Some(1.32),
                     low: Some(1.25),
                     high: Some(1.4),
                 }],

@@ -233,7 +233,11 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
         h2 { "Verdicts" }
         ul {
             @for r in &summary.ratios {
-                li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) @if r.low.is_some() { " (95% interval)" } }
+                @if let Some(words) = summary.served_nothing(r) {
+                    li { (words) }
+                } @else {
+                    li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) @if r.low.is_some() { " (95% interval)" } }
+                }
             }
             @for s in &summary.slo_answers {
                 li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }
@@ -242,7 +246,7 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
                 li { (summary.best_value(best)) }
             }
             @for (server, knee) in &summary.knees {
-                li { (server) ": throughput stops rising after " (summary.level(*knee)) }
+                li { (summary.knee(server, *knee)) }
             }
         }
         @if summary.client_bound() {

@@ -17,25 +17,26 @@ impl Exporter for Markdown {
     fn export(&self, summary: &SuiteSummary) -> String {
         let mut out = format!("# shootout: {}\n\n", summary.name);
         table(&mut out, summary);
-        if !summary.ratios.is_empty() || !summary.slo_answers.is_empty() {
+        let verdicts =
+            summary.ratios.len() + summary.slo_answers.len() + summary.best_values.len() + summary.knees.len();
+        if verdicts > 0 {
             out.push('\n');
         }
         for r in &summary.ratios {
-            let _ = writeln!(
-                out,
-                "- **{}** served **{}** {} the requests/s of **{}** at {}",
-                r.faster,
-                times(r),
-                interval(r),
-                r.slower,
-                summary.level(r.level)
-            );
+            let line = summary.served_nothing(r).unwrap_or_else(|| {
+                let (faster, slower, at) = (&r.faster, &r.slower, summary.level(r.level));
+                format!("**{faster}** served **{}** {} the requests/s of **{slower}** at {at}", times(r), interval(r))
+            });
+            let _ = writeln!(out, "- {line}");
         }
         for s in &summary.slo_answers {
             let _ = writeln!(out, "- SLO ({}): **{}** {}", summary.slo_text(), s.server, summary.slo_answer(s));
         }
         for best in &summary.best_values {
             let _ = writeln!(out, "- {}", summary.best_value(best));
+        }
+        for (server, knee) in &summary.knees {
+            let _ = writeln!(out, "- {}", summary.knee(server, *knee));
         }
         if summary.client_bound() {
             let _ = writeln!(out, "\n> ⚠ {CLIENT_BOUND}");

@@ -21,14 +21,16 @@ impl Exporter for Text {
             let _ = writeln!(out);
         }
         for r in &summary.ratios {
-            let _ = writeln!(
-                out,
-                "{} served {} the requests/s of {} at {}",
-                r.faster,
-                ratio_figures(r),
-                r.slower,
-                summary.level(r.level)
-            );
+            let line = summary.served_nothing(r).unwrap_or_else(|| {
+                format!(
+                    "{} served {} the requests/s of {} at {}",
+                    r.faster,
+                    ratio_figures(r),
+                    r.slower,
+                    summary.level(r.level)
+                )
+            });
+            let _ = writeln!(out, "{line}");
         }
         if !summary.slo_answers.is_empty() {
             let _ = writeln!(out, "\nSLO ({}):", summary.slo_text());
@@ -42,10 +44,11 @@ impl Exporter for Text {
         for best in &summary.best_values {
             let _ = writeln!(out, "{}", summary.best_value(best));
         }
-        let knees: Vec<String> =
-            summary.knees.iter().map(|(server, knee)| format!("{server} at {}", summary.level(*knee))).collect();
-        if !knees.is_empty() {
-            let _ = writeln!(out, "\nThroughput stops rising (no higher level adds 10%): {}", knees.join(", "));
+        if !summary.knees.is_empty() {
+            let _ = writeln!(out);
+        }
+        for (server, knee) in &summary.knees {
+            let _ = writeln!(out, "{}", summary.knee(server, *knee));
         }
         if summary.client_bound() {
             let _ = writeln!(out, "\nWARNING: {CLIENT_BOUND}");
@@ -136,7 +139,7 @@ puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
 SLO (mean < 1s):
   puma: up to 16 users, 1320.0 requests/s (every level met it)
 
-Throughput stops rising (no higher level adds 10%): puma at 16 users
+puma: throughput stops rising at 16 users (no higher level serves 10% more)
 
 WARNING: The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.
 ";

@@ -285,3 +285,60 @@ fn the_figures_that_break_the_slo_are_marked_in_every_format() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 40: every verdict the terminal states is in report.md and report.html too, in the same words, and no
+/// format says "inf×" or "NaN": a knee at exactly +10% (100, 110, 0 requests/s), a level that breaks the SLO, a
+/// client-bound cell, a server that served nothing beside one that did, and a level where neither served.
+#[test]
+fn the_terminal_report_md_and_report_html_say_the_same() {
+    let suite = "name = \"agree\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 4, 16]\n\
+                 slo = [\"mean < 4ms\", \"errors < 1%\"]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n[[server]]\nname = \"b\"\ncommand = \"false\"\n";
+    let serving = |rps: f64, mean_us: f64| {
+        move |r: &mut shootout_model::LoadResult| {
+            (r.throughput.requests_per_s, r.latency.mean_us) = (rps, mean_us);
+            errors_of_25000(r, 0);
+        }
+    };
+    let refusing = |r: &mut shootout_model::LoadResult| {
+        r.throughput.requests_per_s = 1000.0;
+        errors_of_25000(r, 25_000);
+    };
+    let client_bound = |r: &mut shootout_model::LoadResult| {
+        serving(1000.0, 500.0)(r);
+        r.client.saturated = true;
+    };
+    let (a1, a4, a16) = (serving(100.0, 3999.9), serving(110.0, 4000.1), refusing);
+    let edits: [Edit; 6] = [
+        ("a", 1.0, &a1),
+        ("a", 4.0, &a4),
+        ("a", 16.0, &a16),
+        ("b", 1.0, &client_bound),
+        ("b", 4.0, &refusing),
+        ("b", 16.0, &refusing),
+    ];
+    let (dir, terminal) = edited_run("agree", suite, &edits);
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap().replace("**", "").replace("\\<", "<");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap().replace("&lt;", "<").replace("&gt;", ">");
+    let said = [
+        "b served 10.00× (too few repeats for an interval) the requests/s of a at 1 user",
+        "a served 110.0 requests/s and b none at 4 users",
+        "neither a nor b served a successful response at 16 users",
+        "up to 1 user, 100.0 requests/s (breaks it at 4 users)",
+        "up to 1 user, 1000.0 requests/s (breaks it at 4 users)",
+        "a: throughput stops rising at 4 users (no higher level serves 10% more)",
+        "b: throughput stops rising at 1 user (no higher level serves 10% more)",
+        "The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of \
+         the time or more): those figures measure shootout, not the server.",
+        "✗ breaks the SLO (mean < 4ms, errors < 1%)",
+    ];
+    for (format, text) in [("terminal", &terminal), ("report.md", &markdown), ("report.html", &html)] {
+        for sentence in said {
+            assert!(text.contains(sentence), "{format} does not say: {sentence}\n{text}");
+        }
+        for nonsense in ["inf×", "NaN", "inf%", "∞"] {
+            assert!(!text.contains(nonsense), "{format} says {nonsense}:\n{text}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
