@@ -341,15 +341,6 @@ pub struct Figure {
 /// The mark beside a figure that breaks the SLO.
 pub const BROKEN: &str = "✗";
 
-/// How a figure of `metric` is written: its scale from the stored unit, its decimals and its suffix.
-fn written(metric: Metric) -> (f64, usize, &'static str) {
-    match metric {
-        Metric::Mean | Metric::Percentile(_) | Metric::Max => (1e-3, 3, ""),
-        Metric::Errors | Metric::Checks => (1.0, 2, "%"),
-        Metric::Rps => (1.0, 1, ""),
-    }
-}
-
 /// The heading of a figure's column: `mean ms`, `p99.9 ms`, `errors`, `req/s median`.
 pub fn heading(metric: Metric) -> String {
     match metric {
@@ -362,18 +353,16 @@ pub fn heading(metric: Metric) -> String {
     }
 }
 
-/// `metric`'s figure of `cell` as every table writes it: latencies in ms with three decimals, errors and checks in
-/// percent with two, requests/s with one; near an SLO condition's limit, with the digits that show which side of it
-/// the figure is on ([`crate::bound::figure`]: `4.0001` against `mean < 4ms`, `0.996%` against `errors < 1%`), and
-/// marked broken when the cell's median breaks a condition on it.
+/// `metric`'s figure of `cell` as every table writes it ([`crate::figures::number`]): near an SLO condition's limit,
+/// with the digits that show which side of it the figure is on (`4.0001` against `mean < 4ms`, `0.996%` against
+/// `errors < 1%`), and marked broken when the cell's median breaks a condition on it.
 pub fn figure(cell: &Cell, metric: Metric) -> Figure {
     let on_it: Vec<&Judged> = cell.objectives.iter().filter(|o| o.condition.metric == metric).collect();
     let Some(value) = cell.figure(metric) else { return Figure { text: "—".into(), judged: false, broken: false } };
-    let (scale, decimals, suffix) = written(metric);
     let nearest =
         on_it.iter().map(|o| o.condition.limit).min_by(|a, b| (a - value).abs().total_cmp(&(b - value).abs()));
     Figure {
-        text: format!("{}{suffix}", crate::bound::figure(value * scale, nearest.map(|l| l * scale), decimals)),
+        text: crate::figures::number(metric, value, nearest),
         judged: !on_it.is_empty(),
         broken: on_it.iter().any(|o| !o.met),
     }

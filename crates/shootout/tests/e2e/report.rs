@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use shootout_model::run::TrialRecord;
+
 use crate::compare::suite_dir;
 use crate::support::{describe, load, results, run_suite, shootout, workdir, Target};
 
@@ -197,8 +199,8 @@ fn a_suites_ratio_has_welchs_interval_and_none_from_one_repeat() {
     assert!(at_16["low"].is_null() && at_16["high"].is_null(), "{at_16}");
 }
 
-/// One edit of a real load result: the trial of `server` at `level`, repeat 1, as `edit` leaves it.
-type Edit<'a> = (&'a str, f64, &'a dyn Fn(&mut shootout_model::LoadResult));
+/// One trial made from a real load result: the trial of `server` at `level`, repeat 1, as `edit` leaves it.
+type Edit<'a> = (&'a str, f64, &'a dyn Fn(&mut TrialRecord));
 
 /// A results directory as a finished `shootout run` leaves it: `suite` as its suite.toml, and a trial per edit, made
 /// from a real load result; then `shootout run --resume` on it, which has nothing left to run and prints the
@@ -210,16 +212,15 @@ fn edited_run(name: &str, suite: &str, edits: &[Edit]) -> (std::path::PathBuf, S
     let dir = workdir("report", name);
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
     for (server, level, edit) in edits {
-        let mut result = template.clone();
-        edit(&mut result);
-        let trial = shootout_model::run::TrialRecord {
+        let mut trial = TrialRecord {
             server: server.to_string(),
             level: *level,
             repeat: 1,
-            result,
+            result: template.clone(),
             samples: vec![],
             usage: Default::default(),
         };
+        edit(&mut trial);
         let file = dir.join(format!("trials/{server}/{level}-r1.json"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, serde_json::to_string(&trial).unwrap()).unwrap();
@@ -236,15 +237,21 @@ fn errors_of_25000(result: &mut shootout_model::LoadResult, errors: u64) {
 }
 
 /// Issue 40: under `mean < 4ms`, means of 3.9999 and 4.0001 ms both printed as 4.000, and under `errors < 1%` a
-/// 0.996% that meets it as 1.00%; no table said which cells failed.
+/// 0.996% that meets it as 1.00%; no table said which cells failed. And a server 89.96% busy read "waiting (CPU
+/// 90%)", where 90% is the server's CPU.
 #[test]
 fn the_figures_that_break_the_slo_are_marked_in_every_format() {
     let suite = "name = \"edges\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 4]\n\
                  slo = [\"mean < 4ms\", \"errors < 1%\"]\n\
                  [[server]]\nname = \"a\"\ncommand = \"false\"\n[[server]]\nname = \"b\"\ncommand = \"false\"\n";
-    let mean = |us: f64| move |r: &mut shootout_model::LoadResult| r.latency.mean_us = us;
-    let errors = |n: u64| move |r: &mut shootout_model::LoadResult| errors_of_25000(r, n);
-    let (a1, a4, b1, b4) = (mean(3999.9), mean(4000.1), errors(249), errors(251));
+    let mean = |us: f64| move |t: &mut TrialRecord| t.result.latency.mean_us = us;
+    let errors = |n: u64, busy: f64| {
+        move |t: &mut TrialRecord| {
+            errors_of_25000(&mut t.result, n);
+            (t.usage.cpus, t.usage.busy) = (1, busy);
+        }
+    };
+    let (a1, a4, b1, b4) = (mean(3999.9), mean(4000.1), errors(249, 0.8996), errors(251, 0.9004));
     let (dir, terminal) =
         edited_run("slo-marks", suite, &[("a", 1.0, &a1), ("a", 4.0, &a4), ("b", 1.0, &b1), ("b", 4.0, &b4)]);
     let row = |text: &str, server: &str, level: &str| -> String {
@@ -264,6 +271,8 @@ fn the_figures_that_break_the_slo_are_marked_in_every_format() {
         assert!(row(text, "b", "1").contains(" 0.996% ") && !row(text, "b", "1").contains('✗'), "{text}");
         assert!(row(text, "b", "4").contains(" 1.004% ✗"), "{text}");
         assert!(text.contains(legend), "{text}");
+        assert!(row(text, "b", "1").contains("waiting (CPU 89.96%)"), "{text}");
+        assert!(row(text, "b", "4").contains("server CPU 90.04%"), "{text}");
     }
     assert!(terminal.contains("a: up to 1 user") && terminal.contains("(breaks it at 4 users)"), "{terminal}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
@@ -273,6 +282,7 @@ fn the_figures_that_break_the_slo_are_marked_in_every_format() {
         assert!(html.contains(cell), "{cell} in report.html");
     }
     assert!(html.contains("✗ breaks the SLO (mean &lt; 4ms, errors &lt; 1%)"));
+    assert!(html.contains("<td>waiting (CPU 89.96%)</td>") && html.contains("<td>server CPU 90.04%</td>"));
     let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     let breaks: Vec<&str> = csv.lines().skip(1).map(|l| l.rsplit_once(',').unwrap().1).collect();
     assert_eq!(breaks, ["", "mean < 4ms", "", "errors < 1%"], "a at 1 and 4, then b: {csv}");
@@ -295,18 +305,18 @@ fn the_terminal_report_md_and_report_html_say_the_same() {
                  slo = [\"mean < 4ms\", \"errors < 1%\"]\n\
                  [[server]]\nname = \"a\"\ncommand = \"false\"\n[[server]]\nname = \"b\"\ncommand = \"false\"\n";
     let serving = |rps: f64, mean_us: f64| {
-        move |r: &mut shootout_model::LoadResult| {
-            (r.throughput.requests_per_s, r.latency.mean_us) = (rps, mean_us);
-            errors_of_25000(r, 0);
+        move |t: &mut TrialRecord| {
+            (t.result.throughput.requests_per_s, t.result.latency.mean_us) = (rps, mean_us);
+            errors_of_25000(&mut t.result, 0);
         }
     };
-    let refusing = |r: &mut shootout_model::LoadResult| {
-        r.throughput.requests_per_s = 1000.0;
-        errors_of_25000(r, 25_000);
+    let refusing = |t: &mut TrialRecord| {
+        t.result.throughput.requests_per_s = 1000.0;
+        errors_of_25000(&mut t.result, 25_000);
     };
-    let client_bound = |r: &mut shootout_model::LoadResult| {
-        serving(1000.0, 500.0)(r);
-        r.client.saturated = true;
+    let client_bound = |t: &mut TrialRecord| {
+        serving(1000.0, 500.0)(t);
+        t.result.client.saturated = true;
     };
     let (a1, a4, a16) = (serving(100.0, 3999.9), serving(110.0, 4000.1), refusing);
     let edits: [Edit; 6] = [
