@@ -21,6 +21,8 @@
 //!   (the terminal), [`export::Markdown`] (`report.md`), [`export::Html`] (`report.html`, with [`charts`], SVG
 //!   line charts drawn by plotters) and [`export::Csv`] (`summary.csv`).
 //! - [`limit`]: [`limit::Limit`], what held a cell back: the client, the server's CPU, or neither (waiting).
+//! - [`marks`]: a cell's figures as every table writes them against the SLO: `✗` beside a figure that breaks it,
+//!   the digits that show a figure's side of a limit, a column for each figure it judges, the legend.
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].
@@ -42,6 +44,7 @@ pub mod figures;
 pub mod html;
 pub mod interval;
 pub mod limit;
+pub mod marks;
 pub mod matching;
 pub mod seconds;
 #[cfg(test)]

@@ -2,14 +2,14 @@
 //! [exporter](crate::export): the table of servers × levels (throughput, latency, errors, server CPU and memory),
 //! the ratios with their intervals, the SLO answer, the knees, one row per trial (`summary.csv`), and for the
 //! HTML report the per-second timelines and the environment. The phrases every format shares (a ratio, an SLO
-//! answer, a figure judged against the SLO with its `✗` and the legend that explains it) are written here too, so
-//! that the formats differ only in their markup.
+//! answer, a knee, what a ratio without a figure means, the client-bound warning) are written here too, and the
+//! figures judged against the SLO in [`crate::marks`], so that the formats differ only in their markup.
 
 use shootout_metrics::percentile_us;
 use shootout_model::run::{Environment, TrialRecord};
-use shootout_model::slo::{Condition, Metric};
+use shootout_model::slo::Condition;
 
-use crate::analysis::{Analysis, Cell, Judged, Ratio, SloAnswer};
+use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::suite_report::{SuiteReport, Timeline};
 use shootout_model::run::Statistic;
@@ -184,40 +184,6 @@ impl SuiteSummary {
         }
     }
 
-    /// The headline requests/s of `cell`, judged when the SLO bounds it and the headline is the median it is
-    /// judged on (with `statistic = "best"`, the median has a column of its own: [`SuiteSummary::more_columns`]).
-    pub fn headline(&self, cell: &Cell) -> Figure {
-        match self.statistic {
-            Statistic::Median => figure(cell, Metric::Rps),
-            Statistic::Best => Figure { text: format!("{:.1}", cell.rps_headline), judged: false, broken: false },
-        }
-    }
-
-    /// The figures the SLO judges that a table showing `shown` (and the headline requests/s) lacks, each once, in
-    /// the SLO's order: every judged figure is in every table, so that its mark has a place.
-    pub fn more_columns(&self, shown: &[Metric]) -> Vec<Metric> {
-        let mut more: Vec<Metric> = Vec::new();
-        for c in &self.slo {
-            let in_table =
-                shown.contains(&c.metric) || (c.metric == Metric::Rps && self.statistic == Statistic::Median);
-            if !in_table && !more.contains(&c.metric) {
-                more.push(c.metric);
-            }
-        }
-        more
-    }
-
-    /// The line that explains the marks, when a cell breaks the SLO: `✗ breaks the SLO (mean < 4ms, errors < 1%) …`.
-    pub fn legend(&self) -> Option<String> {
-        self.cells.iter().any(|c| !c.meets_slo).then(|| {
-            format!(
-                "{BROKEN} breaks the SLO ({}): the median across repeats of the figure marked is on the wrong side of its \
-                 limit. A figure near a limit is written with the digits that show which side it is on.",
-                self.slo_text()
-            )
-        })
-    }
-
     /// The SLO as written: `mean < 1s, errors < 1%`.
     pub fn slo_text(&self) -> String {
         self.slo.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(", ")
@@ -327,47 +293,6 @@ impl SuiteSummary {
     }
 }
 
-/// A figure of a cell as the tables write it, judged against the SLO.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    /// The figure in its unit: `4.0001`, `0.996%`.
-    pub text: String,
-    /// True when an SLO condition judges this figure.
-    pub judged: bool,
-    /// True when the cell breaks a condition on it: the tables mark it `✗`.
-    pub broken: bool,
-}
-
-/// The mark beside a figure that breaks the SLO.
-pub const BROKEN: &str = "✗";
-
-/// The heading of a figure's column: `mean ms`, `p99.9 ms`, `errors`, `req/s median`.
-pub fn heading(metric: Metric) -> String {
-    match metric {
-        Metric::Mean => "mean ms".into(),
-        Metric::Percentile(p) => format!("p{p} ms"),
-        Metric::Max => "max ms".into(),
-        Metric::Errors => "errors".into(),
-        Metric::Checks => "checks".into(),
-        Metric::Rps => "req/s median".into(),
-    }
-}
-
-/// `metric`'s figure of `cell` as every table writes it ([`crate::figures::number`]): near an SLO condition's limit,
-/// with the digits that show which side of it the figure is on (`4.0001` against `mean < 4ms`, `0.996%` against
-/// `errors < 1%`), and marked broken when the cell's median breaks a condition on it.
-pub fn figure(cell: &Cell, metric: Metric) -> Figure {
-    let on_it: Vec<&Judged> = cell.objectives.iter().filter(|o| o.condition.metric == metric).collect();
-    let Some(value) = cell.figure(metric) else { return Figure { text: "—".into(), judged: false, broken: false } };
-    let nearest =
-        on_it.iter().map(|o| o.condition.limit).min_by(|a, b| (a - value).abs().total_cmp(&(b - value).abs()));
-    Figure {
-        text: crate::figures::number(metric, value, nearest),
-        judged: !on_it.is_empty(),
-        broken: on_it.iter().any(|o| !o.met),
-    }
-}
-
 /// The warning under a table with a client-bound cell, the same in every format.
 pub const CLIENT_BOUND: &str = "The client was the bottleneck in the cells marked client-bound (busy, or busy and \
 waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.";
@@ -464,7 +389,11 @@ pub(crate) mod tests {
             cell.objectives = slo
                 .iter()
                 .zip(values)
-                .map(|(c, value)| Judged { condition: c.clone(), value, met: crate::bound::holds(c, value) })
+                .map(|(c, value)| crate::analysis::Judged {
+                    condition: c.clone(),
+                    value,
+                    met: crate::bound::holds(c, value),
+                })
                 .collect();
             (cell.mean_us, cell.errors_pct) = (values[0], values[1]);
             cell.meets_slo = cell.objectives.iter().all(|o| o.met);
@@ -516,35 +445,5 @@ pub(crate) mod tests {
         assert_eq!(summary.slo_answer(&below), "up to 4 users, 820.0 requests/s (breaks it at 16 users)");
         assert!(summary.client_bound());
         assert_eq!(summary.level(1.0), "1 user", "not 1 users");
-    }
-
-    #[test]
-    fn a_figure_near_its_limit_shows_its_side_and_a_broken_one_is_marked() {
-        let summary = SuiteSummary::of_report(&slo_report());
-        let (puma, unicorn) = (&summary.cells[0], &summary.cells[1]);
-        let mark = |f: Figure| (f.text, f.broken);
-        assert_eq!(mark(figure(puma, Metric::Mean)), ("3.9999".into(), false));
-        assert_eq!(mark(figure(unicorn, Metric::Mean)), ("4.0001".into(), true));
-        assert_eq!(mark(figure(puma, Metric::Errors)), ("0.996%".into(), false), "not 1.00%");
-        assert_eq!(mark(figure(unicorn, Metric::Errors)), ("0.50%".into(), false));
-        assert_eq!(mark(figure(unicorn, Metric::Max)), ("12.000".into(), true));
-        assert_eq!(mark(figure(puma, Metric::Percentile(99.0))), ("4.321".into(), false), "not judged");
-        assert!(!figure(puma, Metric::Percentile(99.0)).judged && figure(puma, Metric::Mean).judged);
-        assert_eq!(figure(puma, Metric::Percentile(99.9)).text, "—", "a figure the cell does not hold");
-        let shown = [Metric::Mean, Metric::Percentile(99.0), Metric::Errors];
-        assert_eq!(summary.more_columns(&shown), [Metric::Max], "max is judged, and no table has a column for it");
-        let mut best = slo_report();
-        best.analysis.statistic = Statistic::Best;
-        best.slo.push(shootout_model::slo::parse_condition("rps >= 1000").unwrap());
-        let columns = SuiteSummary::of_report(&best).more_columns(&shown);
-        assert_eq!(
-            columns,
-            [Metric::Max, Metric::Rps],
-            "the headline is the best repeat: the median judged gets a column"
-        );
-        assert!(summary.legend().unwrap().starts_with("✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms)"));
-        assert_eq!(SuiteSummary::of_report(&report()).legend(), None, "no cell breaks it");
-        let rows = SuiteSummary::of_report(&slo_report()).with_trials(&[trial("unicorn|3", 16.0, 1)]);
-        assert_eq!(rows.trials[0].cell_breaks_slo, ["mean < 4ms", "max < 10ms"]);
     }
 }

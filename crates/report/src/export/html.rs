@@ -9,8 +9,9 @@ use shootout_model::slo::Metric;
 use super::Exporter;
 use crate::analysis::Cell;
 use crate::charts::{line_chart, Chart, Series};
+use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::seconds::{per_second_charts, whole_seconds};
-use crate::suite_summary::{figure, heading, ratio_figures, Figure, SuiteSummary, BROKEN, CLIENT_BOUND};
+use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
 use crate::units::bytes;
 
 /// The page's styles, shared with the page of one load result.
@@ -265,21 +266,21 @@ fn comparison(summary: &SuiteSummary) -> Markup {
         Metric::Percentile(99.0),
         Metric::Errors,
     ];
-    shown.extend(summary.more_columns(&shown));
+    shown.extend(more_columns(summary, &shown));
     html! {
         h2 { "Comparison" }
         table {
             tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } @for m in &shown { th { (heading(*m)) } } th { "CPU µs/req" } th { "PSS" } th { "limit" } }
             @for c in &summary.cells {
                 tr {
-                    td { (c.server) } td { (c.level) } (cell(&summary.headline(c))) td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
+                    td { (c.server) } td { (c.level) } (cell(&headline(summary, c))) td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
                     @for m in &shown { (cell(&figure(c, *m))) }
                     td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
                     @if c.client_bound() { td class="warn" { (c.limit.text()) } } @else { td { (c.limit.text()) } }
                 }
             }
         }
-        @if let Some(legend) = summary.legend() { p { (legend) } }
+        @if let Some(legend) = legend(summary) { p { (legend) } }
     }
 }
 

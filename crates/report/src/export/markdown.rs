@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use super::Exporter;
 use shootout_model::slo::Metric;
 
-use crate::suite_summary::{figure, heading, interval, times, Figure, SuiteSummary, BROKEN, CLIENT_BOUND};
+use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite_summary::{interval, times, SuiteSummary, CLIENT_BOUND};
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,7 +75,7 @@ fn as_text(text: &str) -> String {
 /// The comparison table (`|` in a server's name escaped), the SLO's figures marked `✗` where they break it, with a
 /// column for each figure it judges that the table lacks; then the legend.
 fn table(out: &mut String, summary: &SuiteSummary) {
-    let more = summary.more_columns(&[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
+    let more = more_columns(summary, &[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
     let headings: String = more.iter().map(|m| format!(" {} |", heading(*m))).collect();
     let _ = writeln!(
         out,
@@ -90,7 +91,7 @@ fn table(out: &mut String, summary: &SuiteSummary) {
             "| {} | {} | {} | {:.1}–{:.1} | {} | {} | {} |{figures} {:.1} | {:.1} | {}{} |",
             c.server.replace('|', "\\|"),
             c.level,
-            marked(&summary.headline(c)),
+            marked(&headline(summary, c)),
             c.rps_min,
             c.rps_max,
             marked(&figure(c, Metric::Mean)),
@@ -102,7 +103,7 @@ fn table(out: &mut String, summary: &SuiteSummary) {
             c.limit.text()
         );
     }
-    if let Some(legend) = summary.legend() {
+    if let Some(legend) = legend(summary) {
         let _ = writeln!(out, "\n{legend}");
     }
 }

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use super::Exporter;
 use shootout_model::slo::Metric;
 
-use crate::suite_summary::{figure, heading, ratio_figures, Figure, SuiteSummary, BROKEN, CLIENT_BOUND};
+use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
 
 /// The terminal's summary of a suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,7 +61,7 @@ impl Exporter for Text {
 /// One line per server and level, in aligned columns: the SLO's figures marked `✗` where they break it (the others
 /// it judges padded to line up), with a column for each figure it judges that the table lacks; then the legend.
 fn table(out: &mut String, summary: &SuiteSummary) {
-    let more = summary.more_columns(&[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
+    let more = more_columns(summary, &[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
     let _ = write!(
         out,
         "{:<20} {:>8} {:>26} {:>10} {:>10} {:>9}",
@@ -76,7 +77,7 @@ fn table(out: &mut String, summary: &SuiteSummary) {
     }
     let _ = writeln!(out, " {:>12} {:>9}  limit", "CPU µs/req", "PSS MiB");
     for c in &summary.cells {
-        let headline = summary.headline(c);
+        let headline = headline(summary, c);
         let range = Figure { text: format!("{} [{:.1}–{:.1}]", headline.text, c.rps_min, c.rps_max), ..headline };
         let _ = write!(
             out,
@@ -93,7 +94,7 @@ fn table(out: &mut String, summary: &SuiteSummary) {
         }
         let _ = writeln!(out, " {:>12.1} {:>9.1}  {}", c.server_cpu_us, c.pss_bytes / 1_048_576.0, c.limit.text());
     }
-    if let Some(legend) = summary.legend() {
+    if let Some(legend) = legend(summary) {
         let _ = writeln!(out, "{legend}");
     }
 }
