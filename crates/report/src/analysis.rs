@@ -101,8 +101,8 @@ pub struct Ratio {
     pub faster: String,
     /// The slower one.
     pub slower: String,
-    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]); none (`null`) when the slower server
-    /// served no successful response, which the reports say in words.
+    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]); none (`null`) when the slower server's
+    /// figure is 0, which the reports say in words.
     pub ratio: Option<f64>,
     /// The 95% interval of the ratio of the repeats' geometric means (Welch's t on their logarithms); none
     /// (`null`) with fewer than two repeats that served something on a side.

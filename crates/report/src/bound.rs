@@ -28,8 +28,12 @@ pub fn at_least(value: f64, bound: f64) -> bool {
     side(value, bound) != Ordering::Less
 }
 
-/// True when `value` satisfies `condition`, a value on its limit counting as equal to it.
+/// True when `value` satisfies `condition`, a value on its limit counting as equal to it (a value that is not a
+/// number satisfies none).
 pub fn holds(condition: &Condition, value: f64) -> bool {
+    if value.is_nan() {
+        return false;
+    }
     let side = side(value, condition.limit);
     match condition.op {
         Op::Lt => side == Ordering::Less,
@@ -79,6 +83,7 @@ mod tests {
         assert!(holds(&errors, 0.996) && !holds(&errors, 1.0));
         assert!(holds(&parse_condition("rps >= 1000").unwrap(), 999.9999999999));
         assert!(!holds(&parse_condition("rps > 1000").unwrap(), 1000.0000000001));
+        assert!(!holds(&under, f64::NAN) && !holds(&parse_condition("rps > 1000").unwrap(), f64::NAN));
     }
 
     #[test]

@@ -446,4 +446,24 @@ pub(crate) mod tests {
         assert!(summary.client_bound());
         assert_eq!(summary.level(1.0), "1 user", "not 1 users");
     }
+
+    #[test]
+    fn a_ratio_without_a_figure_is_said_in_words() {
+        let mut summary = SuiteSummary::of_report(&report());
+        let zero = |c: &mut Cell, max: f64| (c.rps_headline, c.rps_median, c.rps_max) = (0.0, 0.0, max);
+        let r = Ratio { ratio: None, low: None, high: None, ..summary.ratios[0].clone() };
+        assert!(summary.served_nothing(&summary.ratios[0]).is_none(), "a ratio with a figure is a figure");
+        assert_eq!(times(&r), "—");
+        zero(&mut summary.cells[1], 0.0);
+        let said = summary.served_nothing(&r);
+        assert_eq!(said.as_deref(), Some("puma served 1320.0 requests/s and unicorn|3 none at 16 users"));
+        zero(&mut summary.cells[1], 80.0);
+        let said = summary.served_nothing(&r);
+        let expected = "puma served 1320.0 requests/s and unicorn|3 0.0 (the median of its repeats) at 16 users";
+        assert_eq!(said.as_deref(), Some(expected), "one repeat of three served something");
+        zero(&mut summary.cells[0], 0.0);
+        zero(&mut summary.cells[1], 0.0);
+        let said = summary.served_nothing(&r);
+        assert_eq!(said.as_deref(), Some("neither puma nor unicorn|3 served a successful response at 16 users"));
+    }
 }
