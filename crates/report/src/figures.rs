@@ -1,5 +1,6 @@
 //! [`value`]: the one place that reads a figure out of a load result, for SLOs, `--fail-if` thresholds and
-//! comparisons alike.
+//! comparisons alike; [`number`] and [`show`], the one place that writes one (ms with three decimals, percent with
+//! two, requests/s with one), near a limit with the digits that show which side of it the figure is on.
 
 use shootout_metrics::percentile_us;
 use shootout_model::slo::{Condition, Metric};

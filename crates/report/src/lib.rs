@@ -25,7 +25,8 @@
 //!   the digits that show a figure's side of a limit, a column for each figure it judges, the legend.
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
-//!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].
+//!   and comparisons; percentiles through [`shootout_metrics::percentile_us`]; and writing one
+//!   ([`figures::number`]), with the digits that show its side of a limit.
 //! - [`seconds`]: [`seconds::whole_seconds`], the seconds of a timeline the per-second charts draw.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
