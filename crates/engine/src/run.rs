@@ -182,14 +182,13 @@ fn pacer_for(options: &LoadOptions, shared: &Shared, ramp: &Ramp, part: Part, st
     };
     match options.pacing {
         Pacing::Closed => Pacer::closed(ramp.scaled(streams as f64), quota, part, slots, shared.measure_start),
-        Pacing::Open { arrival, rate } => {
+        Pacing::Open { arrival, .. } => {
             let schedule = Schedule::new(
-                ramp.scaled(part.fraction()),
+                ramp,
                 arrival,
-                part.seed(shared.seed).rotate_left(17),
                 shared.measure_start,
-                // Workers start a step apart, so their evenly spaced requests interleave into one even stream.
-                start + part.offset(rate),
+                start,
+                part.arrivals(shared.seed.rotate_left(17)),
                 shared.send_until,
                 quota,
             );

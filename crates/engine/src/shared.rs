@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use shootout_model::{IoBackend, Segment};
 
+use crate::pacing::Share;
 use crate::tls::TlsPlan;
 use crate::workload::Workload;
 
@@ -70,25 +71,19 @@ impl Part {
         parts
     }
 
-    /// The fraction of a rate this worker takes: an even share of the segment's even share.
-    pub fn fraction(self) -> f64 {
-        1.0 / (f64::from(self.segment.of) * self.threads as f64)
-    }
-
-    /// Open model, evenly spaced: how long after the start this worker's first request falls due, so that the
-    /// requests of every worker of every agent interleave into one evenly spaced stream at `rate`. Agent `i` of
-    /// `n` starts `i / rate` after the start, and its threads one agent-step (`n / rate`) apart, so worker
-    /// `(i, j)` sends at `(i + j·n + k·n·threads) / rate` for k = 0, 1, …: every multiple of `1 / rate` exactly
-    /// once. Agents with different thread counts still interleave exactly: each agent's threads together send
-    /// at `i + m·n` for every m, whatever their number, so the rates add up to `rate` and the stream stays even.
-    /// (With stages the offsets are taken at the starting rate; a ramp keeps the total rate exact but not the
-    /// interleaving.)
-    pub fn offset(self, rate: f64) -> Duration {
-        if rate > 0.0 {
-            let step = f64::from(self.segment.index) + self.thread as f64 * f64::from(self.segment.of);
-            Duration::from_secs_f64(step / rate)
-        } else {
-            Duration::ZERO
+    /// Open model: this worker's part of the whole run's arrivals. The run's evenly spaced requests are numbered
+    /// in the order they fall due; agent `i` of `n` takes those numbered `i + m·n`, and its thread `j` of `threads`
+    /// every `threads`-th of those from its `j`-th: numbers `i + j·n + k·n·threads` for k = 0, 1, …. So every
+    /// request of the run goes to exactly one worker of one agent, whatever each agent's thread count, and the
+    /// workers' requests interleave into one evenly spaced stream, ramps included. A Poisson worker runs at one
+    /// stride-th of the rate, with a seed of its own (from `seed`, the run's).
+    pub fn arrivals(self, seed: u64) -> Share {
+        let of = u64::from(self.segment.of.max(1));
+        let threads = self.threads.max(1) as u64;
+        Share {
+            first: u64::from(self.segment.index) + self.thread as u64 * of,
+            stride: of * threads,
+            seed: self.seed(seed),
         }
     }
 
@@ -181,22 +176,17 @@ mod tests {
     }
 
     #[test]
-    fn every_worker_of_every_agent_interleaves_into_one_even_stream() {
-        let rate = 400.0;
+    fn every_request_of_the_run_goes_to_exactly_one_worker_of_one_agent() {
         for segments in 1..=4 {
-            let parts = Part::all(segments, |s| 1 + s.index as usize % 3);
-            let mut sends: Vec<f64> = Vec::new();
-            for part in &parts {
-                let gap = 1.0 / (rate * part.fraction());
-                sends.extend((0..100).map(|k| part.offset(rate).as_secs_f64() + f64::from(k) * gap));
-            }
-            let rates: f64 = parts.iter().map(|p| rate * p.fraction()).sum::<f64>();
-            assert!((rates - rate).abs() < 1e-9, "rates add up to {rates}");
-            sends.sort_by(f64::total_cmp);
-            let first_second: Vec<f64> = sends.into_iter().filter(|&t| t < 0.25).collect();
-            assert_eq!(first_second.len(), 100, "{segments} segments: 100 in a quarter second at 400/s");
-            for (n, t) in first_second.iter().enumerate() {
-                assert!((t - n as f64 / rate).abs() < 1e-9, "send {n} at {t}, not {}", n as f64 / rate);
+            for parts in [Part::all(segments, |_| 3), Part::all(segments, |s| 1 + s.index as usize % 3)] {
+                let mut taken = vec![0u32; 1000];
+                for part in &parts {
+                    let share = part.arrivals(7);
+                    for number in (share.first..1000).step_by(share.stride as usize) {
+                        taken[number as usize] += 1;
+                    }
+                }
+                assert!(taken.iter().all(|&n| n == 1), "{segments} segments: {taken:?}");
             }
         }
     }

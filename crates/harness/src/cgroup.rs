@@ -13,6 +13,8 @@ use nix::fcntl::{open, OFlag};
 use nix::sys::stat::Mode;
 use nix::unistd::write;
 
+use crate::reap::Mark;
+
 /// A cgroup made for one server.
 #[derive(Debug)]
 pub struct Cgroup {
@@ -24,10 +26,11 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 
 impl Cgroup {
     /// Makes a new cgroup under the cgroup v2 hierarchy, or `None` when that is not possible here.
+    /// Its name carries the run's [`Mark`], so that a later run can tell whether the run that made it is gone.
     pub fn create(label: &str) -> Option<Cgroup> {
-        let mount = cgroup2_mount()?;
+        let mount = mount()?;
         let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-        let name = format!("shootout-{}-{}-{safe}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let name = format!("shootout-{}-{}-{safe}", Mark::current().text(), NEXT.fetch_add(1, Ordering::Relaxed));
         let path = mount.join(name);
         fs::create_dir(&path).ok()?;
         let procs = CString::new(path.join("cgroup.procs").into_os_string().into_encoded_bytes()).ok()?;
@@ -75,7 +78,7 @@ impl Drop for Cgroup {
 }
 
 /// The mount point of the cgroup v2 hierarchy, if there is one.
-fn cgroup2_mount() -> Option<PathBuf> {
+pub fn mount() -> Option<PathBuf> {
     let mounts = procfs::mounts().ok()?;
     mounts.into_iter().find(|m| m.fs_vfstype == "cgroup2").map(|m| PathBuf::from(m.fs_file))
 }

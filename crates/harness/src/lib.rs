@@ -13,12 +13,19 @@
 //! - [`server`]: one server's lifecycle: spawn, ready probe, verification, stop; logs to a file.
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
+//! - [`log`]: [`log::BoundedLog`], a server's output into its log, its first and last 4 MiB.
+//! - [`live`]: the servers running now, for [`live::kill_all`] when a second signal leaves at once.
+//! - [`reap`]: nothing outlives a runner killed without a word: a guard per server, and the next run reaps what
+//!   dead runs left.
 //! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
 //! - [`store`]: the results directory: atomic writes, trial files, resume.
 //! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C.
 
 pub mod cgroup;
+pub mod live;
+pub mod log;
 pub mod probe;
+pub mod reap;
 pub mod runner;
 pub mod server;
 pub mod store;

@@ -100,8 +100,10 @@ pub fn run_suite(
                 failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.unit()));
             }
         };
-        let mut running = match server::start(spec, &store.log_path(&spec.name, repeat)) {
+        let mut running = match server::start(spec, &store.log_path(&spec.name, repeat), &stop) {
             Ok(running) => running,
+            // Interrupted while it was starting: no fault of the server's, and nothing to mark failed.
+            Err(_) if stop.load(Ordering::Relaxed) => break,
             Err(why) => {
                 on_event(Event::Notice(why.clone()));
                 fail_rest(0, why.lines().next().unwrap_or(&why), &mut failures);
@@ -155,7 +157,8 @@ pub fn run_suite(
         }
         if let Some(teardown) = &spec.teardown {
             let log = store.log_path(&spec.name, repeat);
-            if let Err(e) = server::run_hook(&server::fill(teardown, port), &spec.cwd, &spec.env, port, &log) {
+            let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
+            if let Err(e) = server::run_hook(&server::fill(teardown, port), &spec.cwd, &spec.env, port, &log, &never) {
                 on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
             }
         }

@@ -1,6 +1,8 @@
 //! One server's lifecycle: [`start`] (setup, spawn in its own process group, pinned, logging to a file; wait
 //! until it answers; verify one answer) and [`RunningServer::stop`] (the configured signal, then SIGKILL for the
-//! whole tree after the grace period, and a check that nothing is left).
+//! whole tree after the grace period, and a check that nothing is left). A server never outlives its runner: one
+//! dropped without a stop (an error, a panic) is killed, tree and cgroup; a second signal kills every running
+//! one ([`live`](crate::live)).
 
 use std::fs::OpenOptions;
 use std::net::{TcpListener, TcpStream};
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
@@ -16,7 +19,10 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 use crate::cgroup::Cgroup;
+use crate::live::{self, Registration};
+use crate::log::BoundedLog;
 use crate::probe;
+use crate::reap::{Guard, Mark, RUN_MARK};
 use crate::tree::Tree;
 use shootout_suite::ServerSpec;
 
@@ -42,6 +48,12 @@ pub struct RunningServer {
     stop_pidfile: Option<PathBuf>,
     grace: Duration,
     log: PathBuf,
+    /// Its place among the running servers, until it is stopped.
+    registration: Option<Registration>,
+    /// Kills it if the runner dies; disarmed by the stop.
+    guard: Option<Guard>,
+    /// Its output, into its log, bounded.
+    output: Option<BoundedLog>,
 }
 
 /// How a stop went.
@@ -56,8 +68,9 @@ pub struct Stopped {
 }
 
 /// Starts `spec`, logging to `log`, and returns once it answers and passes verification. Every error names the
-/// server and says what to look at.
-pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
+/// server and says what to look at. When `stop` is set meanwhile (Ctrl-C, SIGTERM), its setup, ready probe and
+/// verification end at once: the server is stopped and an error returned, which the caller knows by `stop`.
+pub fn start(spec: &ServerSpec, log: &Path, stop: &AtomicBool) -> Result<RunningServer, String> {
     let name = &spec.name;
     let port = if spec.port == 0 {
         free_port().map_err(|e| format!("server '{name}': no free port ({e})"))?
@@ -72,7 +85,7 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     };
     let fill = |text: &str| fill(text, port);
     if let Some(setup) = &spec.setup {
-        run_hook(&fill(setup), &spec.cwd, &spec.env, port, log)
+        run_hook(&fill(setup), &spec.cwd, &spec.env, port, log, stop)
             .map_err(|e| format!("server '{name}': setup failed: {e}"))?;
     }
     let command = fill(&spec.command);
@@ -81,8 +94,11 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     let simple = !command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']);
     let script =
         if simple && !command.trim_start().starts_with("exec ") { format!("exec {command}") } else { command.clone() };
-    let mut child = shell(&script, &spec.cwd, &spec.env, port, log)?;
-    child.process_group(0);
+    let (output, writer) =
+        BoundedLog::open(log).map_err(|e| format!("server '{name}': cannot open its log {} ({e})", log.display()))?;
+    let errors = writer.try_clone().map_err(|e| format!("server '{name}': {e}"))?;
+    let mut child = shell(&script, &spec.cwd, &spec.env, port);
+    child.stdout(writer).stderr(errors).process_group(0);
     let cgroup = Cgroup::create(name).map(Arc::new);
     let cpus = spec.cpus.as_deref().and_then(parse_cpus);
     let joining = cgroup.clone();
@@ -92,8 +108,11 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
     // the spawn, a fast fork could escape both).
     // SAFETY: between fork and exec only system calls run, through nix, with no allocation: open, write and close
     // of a path prepared before the fork (joining the cgroup), and sched_setaffinity with a set on the stack.
+    // SAFETY (continued): prctl(PR_SET_PDEATHSIG) is one more system call: the server's first process gets
+    // SIGKILL if the runner's thread that started it ends first.
     unsafe {
         child.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
             if let Some(group) = &joining {
                 group.join_self()?;
             }
@@ -103,8 +122,12 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
             }
         })
     };
-    let child = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"))?;
+    let spawned = child.spawn().map_err(|e| format!("server '{name}': cannot start a shell for it ({e})"));
+    drop(child); // its copies of the log pipe: the log ends when the server's tree has closed it
+    let child = spawned?;
     let root = child.id() as i32;
+    let registration = live::register(root, cgroup.as_ref().map(|g| g.path().to_path_buf()));
+    let guard = Guard::start(root, cgroup.as_ref().map(|g| g.path()));
     let cpus = allowed_cpus(root);
     let mut server = RunningServer {
         name: name.clone(),
@@ -119,8 +142,11 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
         stop_pidfile: spec.stop_pidfile.as_ref().map(|f| spec.cwd.join(fill(f))),
         grace: spec.stop_grace,
         log: log.to_path_buf(),
+        registration: Some(registration),
+        guard,
+        output: Some(output),
     };
-    if let Err(e) = server.wait_ready(spec).and_then(|()| server.verify(spec)) {
+    if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec)) {
         server.stop();
         return Err(e);
     }
@@ -128,11 +154,14 @@ pub fn start(spec: &ServerSpec, log: &Path) -> Result<RunningServer, String> {
 }
 
 impl RunningServer {
-    fn wait_ready(&mut self, spec: &ServerSpec) -> Result<(), String> {
+    fn wait_ready(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
         let deadline = Instant::now() + spec.ready_timeout;
         let url = format!("{}{}", self.url, spec.ready_path);
         let mut last = String::from("no answer yet");
         while Instant::now() < deadline {
+            if stop.load(Ordering::Relaxed) {
+                return Err(format!("server '{}': interrupted while it was getting ready", self.name));
+            }
             if let Some(status) = self.exited() {
                 let hint = if status.code() == Some(127) {
                     ": the command was not found; is it installed and on PATH?".to_string()
@@ -187,9 +216,11 @@ impl RunningServer {
         self.child.try_wait().ok().flatten()
     }
 
-    /// The last lines of the server's log, indented, for error messages.
+    /// The last lines of the server's log, indented, for error messages (from the part kept in memory, when its
+    /// output outgrew the log's head).
     pub fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let kept = self.output.as_ref().and_then(BoundedLog::tail_text);
+        let text = kept.unwrap_or_else(|| std::fs::read_to_string(&self.log).unwrap_or_default());
         let lines: Vec<&str> = text.lines().collect();
         let tail = &lines[lines.len().saturating_sub(15)..];
         if tail.is_empty() {
@@ -225,6 +256,7 @@ impl RunningServer {
         while Instant::now() < deadline {
             status = status.or_else(|| self.exited());
             if status.is_some() && self.tree.members().is_empty() {
+                self.release();
                 return Stopped { status, killed: false, left: 0 };
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -239,7 +271,36 @@ impl RunningServer {
             self.tree.signal_all(Signal::SIGKILL);
         }
         status = status.or_else(|| self.child.wait().ok());
+        self.release();
         Stopped { status, killed: true, left: self.tree.members().len() }
+    }
+
+    /// The server is gone: it leaves the running ones, its guard is disarmed, and its log gets its tail.
+    fn release(&mut self) {
+        self.registration = None;
+        if let Some(guard) = self.guard.take() {
+            guard.disarm();
+        }
+        if let Some(output) = self.output.take() {
+            output.finish(Duration::from_secs(1));
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    /// A server dropped without its stop (an error or a panic on the way) is killed, its whole tree, so that no
+    /// way out of the runner leaves it running; it is waited for briefly, so that its cgroup can go too.
+    fn drop(&mut self) {
+        if self.registration.take().is_none() {
+            return; // stopped already
+        }
+        live::kill_group(self.child.id() as i32, self.cgroup.as_ref().map(|g| g.path()));
+        self.tree.signal_all(Signal::SIGKILL);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && (self.exited().is_none() || !self.tree.members().is_empty()) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.release();
     }
 }
 
@@ -249,30 +310,50 @@ pub fn fill(text: &str, port: u16) -> String {
     text.replace("{port}", &port.to_string()).replace("{shootout}", &me)
 }
 
-/// A `sh -c script` for a server or its hooks: in `cwd`, with the suite's environment (`{port}` filled in) and
-/// `$PORT`, no input, its output appended to the server's log.
-fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<Command, String> {
-    let output = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
-    let errors = output.try_clone().map_err(|e| e.to_string())?;
+/// A `sh -c script` for a server or its hooks: in `cwd`, with the suite's environment (`{port}` filled in),
+/// `$PORT` and the run's mark, and no input.
+fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16) -> Command {
     let mut command = Command::new("sh");
     command
         .args(["-c", script])
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, fill(v, port))))
         .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(output)
-        .stderr(errors);
-    Ok(command)
+        .env(RUN_MARK, Mark::current().text())
+        .stdin(Stdio::null());
+    command
 }
 
-/// Runs a setup or teardown command to its end, its output appended to the server's log.
-pub fn run_hook(command: &str, cwd: &Path, env: &[(String, String)], port: u16, log: &Path) -> Result<(), String> {
-    let status = shell(command, cwd, env, port, log)?.status().map_err(|e| e.to_string())?;
+/// Runs a setup or teardown command to its end, its output appended to the server's log, in a process group of
+/// its own that is killed when `stop` is set meanwhile.
+pub fn run_hook(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    port: u16,
+    log: &Path,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    let output = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let errors = output.try_clone().map_err(|e| e.to_string())?;
+    let mut hook = shell(command, cwd, env, port);
+    let mut child = hook.stdout(output).stderr(errors).process_group(0).spawn().map_err(|e| e.to_string())?;
+    let _running = live::register(child.id() as i32, None); // a second signal kills it too
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if stop.load(Ordering::Relaxed) {
+            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+            let _ = child.wait();
+            return Err(format!("'{command}' was interrupted"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     if status.success() {
         Ok(())
     } else {

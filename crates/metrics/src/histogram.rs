@@ -6,6 +6,8 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use shootout_model::result::{LatencySummary, Percentile};
 
+use crate::percentile;
+
 /// Largest value a histogram tracks: one hour, in microseconds. Larger values are clamped to it.
 pub const MAX_US: u64 = 3_600_000_000;
 
@@ -26,14 +28,10 @@ pub fn record_us(histogram: &mut LatencyHistogram, us: u64) {
     histogram.saturating_record(us.clamp(1, MAX_US));
 }
 
-/// The value at `percentile` (0 to 100) of `histogram`, µs (0 when it is empty). Every percentile shootout
-/// computes comes from here.
+/// The value at `percentile` (0 to 100) of `histogram`, µs (0 when it is empty): the value at its nearest rank,
+/// computed in integers ([`percentile::rank`]). Every percentile shootout computes comes from here.
 pub fn value_at(histogram: &LatencyHistogram, percentile: f64) -> u64 {
-    if histogram.is_empty() {
-        0
-    } else {
-        histogram.value_at_percentile(percentile)
-    }
+    percentile::value_at_rank(histogram, percentile::rank(percentile, histogram.len()))
 }
 
 /// `percentile` (0 to 100) of a summary read from a result, µs: from its table when the table has it (ab's
@@ -70,20 +68,15 @@ pub fn encode_histogram(histogram: &LatencyHistogram) -> String {
 }
 
 /// The histogram as HdrHistogram's percentile distribution text (`.hgrm`, values in milliseconds, 5 ticks per
-/// half distance), which HdrHistogram's plotter and wrk2's users read.
+/// half distance, [`percentile::distribution`]), which HdrHistogram's plotter and wrk2's users read. As in
+/// HdrHistogram's, `TotalCount` is the number of values at or below the row's value.
 pub fn hgrm(histogram: &LatencyHistogram) -> String {
     use std::fmt::Write as _;
     let mut out = format!("{:>12} {:>14} {:>10} {:>14}\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
-    for v in histogram.iter_quantiles(5) {
-        let q = v.quantile_iterated_to();
+    for step in percentile::distribution(histogram, 5) {
+        let q = step.quantile;
         let inverse = if q < 1.0 { format!("{:>14.2}", 1.0 / (1.0 - q)) } else { String::new() };
-        let _ = writeln!(
-            out,
-            "{:>12.3} {:>14.12} {:>10} {inverse}",
-            v.value_iterated_to() as f64 / 1000.0,
-            q,
-            v.count_since_last_iteration()
-        );
+        let _ = writeln!(out, "{:>12.3} {:>14.12} {:>10} {inverse}", step.value as f64 / 1000.0, q, step.total_count);
     }
     let _ = writeln!(
         out,
@@ -167,6 +160,9 @@ mod tests {
         let text = hgrm(&h);
         assert!(text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
         assert!(text.contains("#[Max     =        1.000, Total count    =         1000]"), "{text}");
+        assert!(text.contains("\n       0.900 0.900000000000        900          10.00\n"), "p90 at rank 900: {text}");
+        assert!(text.contains("\n       0.999 0.998828125000        999         853.33\n"), "{text}");
+        assert!(text.contains("\n       1.000 0.999023437500       1000        1024.00\n"), "{text}");
         let last_value = text.lines().rfind(|l| !l.starts_with('#') && !l.trim().is_empty()).unwrap();
         assert!(last_value.trim_start().starts_with("1.000 1.0000"), "{last_value}");
     }

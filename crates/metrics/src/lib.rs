@@ -4,6 +4,8 @@
 //! - [`histogram`]: [`LatencyHistogram`], an HDR histogram of microseconds (1 µs to 1 h, 3 significant digits),
 //!   its summary ([`summarize`]), its portable encoding (HdrHistogram V2, deflate, base64), and the one place a
 //!   percentile is computed ([`value_at`]) or read back from a result ([`percentile_us`]).
+//! - [`percentile`]: percentiles by nearest rank computed in integers ([`percentile::rank`]), and the percentile
+//!   distribution of `.hgrm` files and the HTML report ([`percentile::distribution`]).
 //! - [`recorder`]: [`Recorder`], what one engine thread writes into for every request: histograms, status and
 //!   error counters, bytes, and the current second of the timeline. Recorders merge with `+=`.
 //! - [`resets`]: [`StreamResets`], the HTTP/2 requests ended by RST_STREAM, per error code, counted without
@@ -18,6 +20,7 @@
 //! Nothing here allocates per recorded value; a histogram is a fixed array sized once.
 
 pub mod histogram;
+pub mod percentile;
 pub mod recorder;
 pub mod resets;
 pub mod timeline;

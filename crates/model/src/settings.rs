@@ -137,9 +137,7 @@ impl LoadSettings {
             None if self.body_bytes.is_some() => "POST".into(),
             None => "GET".into(),
         };
-        if let Some((name, _)) = self.headers.iter().find(|(name, _)| !is_token(name)) {
-            return bad(format!("-H '{name}': a header name is one word, e.g. -H 'Accept: text/html'"));
-        }
+        check_headers(&self.headers, protocol).map_err(BadSetting)?;
         let max_connections = self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
         let (pacing, connections) = match self.rate {
             _ if arrivals => (Pacing::Open { rate: 0.0, arrival: Arrival::Poisson }, max_connections),
@@ -207,6 +205,40 @@ impl LoadSettings {
         options.threads = threads.min(options.most_connections().max(1)) as u32;
         Ok(options)
     }
+}
+
+/// Headers that would make the request invalid HTTP, or contradict its framing, refused with the fix: a name
+/// that is not one word; a value holding CR, LF or NUL (it would end the header and start another on the wire);
+/// `Content-Length` or `Transfer-Encoding`, which shootout sets from the body; and over HTTP/2 the headers of a
+/// connection (`Connection`, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`, RFC 9113 §8.2.2)
+/// and `Host`, which HTTP/2 takes from the URL (`:authority`).
+pub fn check_headers(headers: &[(String, String)], protocol: Protocol) -> Result<(), String> {
+    for (name, value) in headers {
+        if !is_token(name) {
+            return Err(format!("-H '{name}': a header name is one word, e.g. -H 'Accept: text/html'"));
+        }
+        if value.contains(['\r', '\n', '\0']) {
+            return Err(format!(
+                "-H '{name}: …': a header value cannot hold CR, LF or NUL (on the wire they would end the header and \
+                 start another): remove them"
+            ));
+        }
+        let lower = name.to_ascii_lowercase();
+        if lower == "content-length" || lower == "transfer-encoding" {
+            return Err(format!(
+                "-H '{name}': shootout frames each request itself, from its body (--body, --body-file): leave \
+                 Content-Length and Transfer-Encoding out"
+            ));
+        }
+        let connection_specific = ["connection", "keep-alive", "proxy-connection", "upgrade", "host"];
+        if protocol == Protocol::Http2 && connection_specific.contains(&lower.as_str()) {
+            return Err(format!(
+                "-H '{name}' with --http2: HTTP/2 has no connection headers and takes the host from the URL; leave \
+                 it out"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// True when `text` is an HTTP token (a method or a header name).

@@ -39,9 +39,10 @@ fn distribution(result: &LoadResult) -> Option<String> {
     let histogram = shootout_metrics::decode_histogram(&result.latency.histogram).ok();
     let distribution: Vec<(f64, f64)> = histogram
         .map(|h| {
-            h.iter_quantiles(5)
-                .filter(|v| v.quantile_iterated_to() < 1.0)
-                .map(|v| (1.0 / (1.0 - v.quantile_iterated_to()), v.value_iterated_to() as f64 / 1000.0))
+            shootout_metrics::percentile::distribution(&h, 5)
+                .into_iter()
+                .filter(|step| step.quantile < 1.0)
+                .map(|step| (1.0 / (1.0 - step.quantile), step.value as f64 / 1000.0))
                 .collect()
         })
         .unwrap_or_default();

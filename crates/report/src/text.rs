@@ -248,14 +248,12 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     let u = &result.client;
     let _ = writeln!(
         out,
-        "{:<26}{:.2} s user + {:.2} s system = {:.0}% of {} thread{} ({} CPUs available; I/O: {})",
+        "{:<26}{:.2} s user + {:.2} s system = {:.0}% of {}; I/O: {})",
         "Client CPU:",
         u.user_s,
         u.sys_s,
         u.busy * 100.0,
-        u.threads,
-        if u.threads == 1 { "" } else { "s" },
-        u.cpus_available,
+        busy_of(result),
         u.io.name()
     );
     // Time queued for a CPU is worth a line once it is more than a wake-up's worth: the client was starved.
@@ -276,6 +274,36 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
             u.cpu_s * 1e6 / s.transactions as f64
         );
     }
+}
+
+/// What the client's busy share is of, in words, with an open parenthesis for the line to close: the CPUs its
+/// threads could use, min(threads, CPUs), then the threads and CPUs behind that. Agents on one host share its
+/// CPUs and are judged together; on several hosts the share is the busiest host's, so the words name that host.
+fn busy_of(result: &LoadResult) -> String {
+    let u = &result.client;
+    let plural = |n: u32, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    // Each host's agents that sent their totals: its name, their threads and CPU seconds, and its CPUs.
+    let mut hosts: Vec<(&str, u32, f64, u32)> = Vec::new();
+    for agent in &result.agents {
+        let Some(measured) = &agent.measured else { continue };
+        let client = &measured.client;
+        match hosts.iter_mut().find(|h| h.0 == agent.host) {
+            Some(host) => {
+                (host.1, host.2, host.3) = (host.1 + client.threads, host.2 + client.cpu_s, host.3.max(agent.cpus))
+            }
+            None => hosts.push((&agent.host, client.threads, client.cpu_s, agent.cpus)),
+        }
+    }
+    let agents = if result.agents.len() > 1 { format!(" of {} agents", result.agents.len()) } else { String::new() };
+    let overall = format!("{}{agents} on {}", plural(u.threads, "thread"), plural(u.cpus_available, "CPU"));
+    if hosts.len() <= 1 {
+        return format!("{} ({overall}", plural(u.threads.min(u.cpus_available), "CPU"));
+    }
+    // The busiest host: the most CPU seconds for the CPUs its threads could use (over the same window).
+    let usable = |host: &(&str, u32, f64, u32)| host.1.min(host.3).max(1);
+    let load = |host: &(&str, u32, f64, u32)| host.2 / f64::from(usable(host));
+    let busiest = hosts.iter().fold(hosts[0], |most, &host| if load(&host) > load(&most) { host } else { most });
+    format!("{} on {}, the busiest of {} hosts ({overall}", plural(usable(&busiest), "CPU"), busiest.0, hosts.len())
 }
 
 /// A run from several agents: one line each, with its host, clock, start, own figures and CPU.
@@ -490,6 +518,71 @@ mod tests {
             format!("{:<26}0x1f: 1, INTERNAL_ERROR: {}, REFUSED_STREAM: 3", "Stream resets:", count(1_233))
         );
         assert!(!render_load(&closed()).contains("Stream resets"));
+    }
+
+    /// The Client CPU line of `result`'s summary.
+    fn cpu_line(result: &LoadResult) -> String {
+        let text = render_load(result);
+        text.lines().find(|l| l.starts_with("Client CPU:")).unwrap().trim_start_matches("Client CPU:").trim().into()
+    }
+
+    /// A host of agents: its name, its CPUs, and each agent's threads and CPU seconds.
+    type Host<'a> = (&'a str, u32, &'a [(u32, f64)]);
+
+    /// `result` as run by agents on `hosts` (name, CPUs, each agent's threads and CPU seconds) over one second,
+    /// its client figures those of their merge, as the coordinator adds them up.
+    fn by_agents(hosts: &[Host]) -> LoadResult {
+        use shootout_model::result::{AgentMeasured, AgentResult};
+        let mut r = closed();
+        let (mut threads, mut cpus, mut cpu_s, mut busy) = (0, 0, 0.0, 0.0f64);
+        for &(host, host_cpus, agents) in hosts {
+            let host_threads: u32 = agents.iter().map(|a| a.0).sum();
+            let host_cpu_s: f64 = agents.iter().map(|a| a.1).sum();
+            (threads, cpus, cpu_s) = (threads + host_threads, cpus + host_cpus, cpu_s + host_cpu_s);
+            busy = busy.max(host_cpu_s / f64::from(host_threads.min(host_cpus)));
+            for &(agent_threads, agent_cpu_s) in agents {
+                let mut client = r.client;
+                (client.threads, client.cpus_available, client.cpu_s) = (agent_threads, host_cpus, agent_cpu_s);
+                client.busy = agent_cpu_s / f64::from(agent_threads.min(host_cpus));
+                let measured = AgentMeasured { start_ms: 0.0, requests: r.requests, p50_us: 1, p99_us: 2, client };
+                r.agents.push(AgentResult {
+                    index: r.agents.len() as u32,
+                    host: host.into(),
+                    cpus: host_cpus,
+                    clock_offset_ms: 0.0,
+                    clock_error_ms: 0.0,
+                    measured: Some(measured),
+                    lost: None,
+                });
+            }
+        }
+        (r.client.threads, r.client.cpus_available, r.client.cpu_s, r.client.busy) = (threads, cpus, cpu_s, busy);
+        r
+    }
+
+    #[test]
+    fn the_client_cpu_line_says_what_its_share_is_of() {
+        // Issue 37: two agents on a 2-CPU machine read "52% of 4 threads" for 52% of its 2 CPUs.
+        let mut one = closed();
+        (one.client.threads, one.client.cpus_available, one.client.busy) = (2, 4, 0.52);
+        assert!(cpu_line(&one).ends_with("= 52% of 2 CPUs (2 threads on 4 CPUs; I/O: epoll)"), "{}", cpu_line(&one));
+        (one.client.threads, one.client.cpus_available) = (4, 2);
+        assert!(cpu_line(&one).ends_with("= 52% of 2 CPUs (4 threads on 2 CPUs; I/O: epoll)"), "{}", cpu_line(&one));
+        (one.client.threads, one.client.cpus_available) = (1, 1);
+        assert!(cpu_line(&one).ends_with("= 52% of 1 CPU (1 thread on 1 CPU; I/O: epoll)"), "{}", cpu_line(&one));
+
+        let local = by_agents(&[("lab", 2, &[(2, 0.52), (2, 0.52)])]);
+        assert!(cpu_line(&local).ends_with("= 52% of 2 CPUs (4 threads of 2 agents on 2 CPUs; I/O: epoll)"));
+
+        // 1.8 CPU-seconds on the 2 CPUs of "a" is 90%; 2 on the 8 usable of "b" (two agents of 4 threads) is 25%.
+        let hosts = by_agents(&[("b", 8, &[(4, 1.0), (4, 1.0)]), ("a", 2, &[(2, 1.8)])]);
+        let line = cpu_line(&hosts);
+        assert!(
+            line.ends_with(
+                "= 90% of 2 CPUs on a, the busiest of 2 hosts (10 threads of 3 agents on 10 CPUs; I/O: epoll)"
+            ),
+            "{line}"
+        );
     }
 
     #[test]

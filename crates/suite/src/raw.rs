@@ -59,8 +59,7 @@ pub(crate) struct FullDef {
 pub(crate) struct LoadDef {
     pub(crate) path: Option<String>,
     pub(crate) method: Option<String>,
-    #[serde(default)]
-    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) headers: Option<Spanned<BTreeMap<String, String>>>,
     pub(crate) body: Option<String>,
     pub(crate) timeout: Option<Spanned<String>>,
     pub(crate) keepalive: Option<bool>,

@@ -8,6 +8,7 @@ use nix::sys::signal::Signal;
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
+use shootout_model::settings::check_headers;
 use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
 use crate::raw::{LoadDef, ServerDef, SuiteFile};
@@ -163,10 +164,18 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
     };
     let keepalive = def.keepalive.unwrap_or(true);
     let (protocol, streams) = protocol(&def.protocol, &def.streams, (Protocol::Http1, 1), keepalive, "", at)?;
+    let headers: Vec<(String, String)> = def
+        .headers
+        .as_ref()
+        .map(|h| h.get_ref().iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
+    if let Some(spanned) = &def.headers {
+        check_headers(&headers, protocol).map_err(|e| at.span(spanned.span(), format!("headers: {e}")))?;
+    }
     Ok(LoadSpec {
         path: def.path.clone().unwrap_or_else(|| "/".into()),
         method: def.method.clone(),
-        headers: def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        headers,
         body: def.body.clone(),
         timeout: duration_or(&def.timeout, shootout_model::settings::DEFAULT_TIMEOUT, at)?,
         keepalive,
@@ -198,6 +207,8 @@ fn server_spec(
         &format!("server '{name}': "),
         at,
     )?;
+    check_headers(&load.headers, protocol)
+        .map_err(|e| at.span(def.name.span(), format!("server '{name}' ([load] headers): {e}")))?;
     let stop_signal = match stop.and_then(|s| s.signal.as_ref()) {
         None => Signal::SIGTERM,
         Some(s) => signal_by_name(s.get_ref()).ok_or_else(|| {

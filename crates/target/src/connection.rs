@@ -1,12 +1,14 @@
 //! One connection of the reference server: parse the requests that arrived, answer them in order (pipelining
-//! allowed), write the answers in one go, read more.
+//! allowed), write the answers in one go, read more. An HTTP/1.1 connection stays open unless the request says
+//! `Connection: close`; an HTTP/1.0 one is closed after the answer unless the request asked for keep-alive, which
+//! the answer then confirms (`Connection: keep-alive`), as HTTP/1.0 clients such as `ab -k` need.
 
 use std::io::Write as _;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::routes::{reason, spin, Route, HELLO, INDEX};
+use crate::routes::{reason, spin, Route, StatusAnswer, HELLO, INDEX};
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
@@ -33,6 +35,10 @@ struct Request {
     route: Route,
     head: bool,
     close: bool,
+    /// An HTTP/1.0 request: kept alive only when it asked, which its answer must then confirm with `Connection:
+    /// keep-alive`, or the client waits for the close that marks the end of an HTTP/1.0 answer (ab -k hung on
+    /// this); never sent an interim (1xx) answer or a chunked body.
+    http10: bool,
     body: u64,
 }
 
@@ -112,7 +118,8 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(_) => return Err(()),
     };
-    let mut close = request.version == Some(0);
+    let http10 = request.version == Some(0);
+    let mut close = http10;
     let mut body = 0;
     for header in request.headers.iter() {
         if header.name.eq_ignore_ascii_case("content-length") {
@@ -130,7 +137,8 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
     }
     let route = Route::of(request.path.unwrap_or("/"));
     let head = request.method == Some("HEAD");
-    Ok(Some((used, Request { route, head, close: close || route == Route::Close, body })))
+    let close = close || route == Route::Close;
+    Ok(Some((used, Request { route, head, close, http10, body })))
 }
 
 /// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
@@ -140,8 +148,12 @@ async fn answer<S: AsyncWrite + Unpin>(
     request: &Request,
     state: &State,
 ) -> std::io::Result<()> {
-    let connection = if request.close { "Connection: close\r\n" } else { "" };
-    let mut small = |status: u16, content_type: &str, body: &[u8]| {
+    let connection = match (request.close, request.http10) {
+        (true, _) => "Connection: close\r\n",
+        (false, true) => "Connection: keep-alive\r\n",
+        (false, false) => "",
+    };
+    let small = |out: &mut Vec<u8>, status: u16, content_type: &str, body: &[u8]| {
         let _ = write!(
             out,
             "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{connection}\r\n",
@@ -153,15 +165,28 @@ async fn answer<S: AsyncWrite + Unpin>(
         }
     };
     match request.route {
-        Route::Hello | Route::Close => small(200, "text/plain", HELLO),
+        Route::Hello | Route::Close => small(out, 200, "text/plain", HELLO),
         Route::Spin(work) => {
             spin(work);
-            small(200, "text/plain", HELLO)
+            small(out, 200, "text/plain", HELLO)
         }
-        Route::Index => small(200, "text/plain", INDEX.as_bytes()),
-        Route::Stats => small(200, "application/json", format!("{{\"requests\":{}}}", state.requests()).as_bytes()),
-        Route::Status(code) => small(code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
-        Route::NotFound => small(404, "text/plain", b"not found: try GET / for the list of paths\n"),
+        Route::Index => small(out, 200, "text/plain", INDEX.as_bytes()),
+        Route::Stats => {
+            small(out, 200, "application/json", format!("{{\"requests\":{}}}", state.requests()).as_bytes())
+        }
+        Route::Status(code) => match StatusAnswer::of(code) {
+            StatusAnswer::Interim => {
+                if !request.http10 {
+                    let _ = write!(out, "HTTP/1.1 {code} {}\r\n\r\n", reason(code));
+                }
+                small(out, 200, "text/plain", HELLO)
+            }
+            StatusAnswer::Empty => {
+                let _ = write!(out, "HTTP/1.1 {code} {}\r\n{connection}\r\n", reason(code));
+            }
+            StatusAnswer::Body => small(out, code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
+        },
+        Route::NotFound => small(out, 404, "text/plain", b"not found: try GET / for the list of paths\n"),
         Route::Delay(wait) => {
             if !out.is_empty() {
                 stream.write_all(out).await?;
@@ -177,18 +202,7 @@ async fn answer<S: AsyncWrite + Unpin>(
                 out.extend_from_slice(HELLO);
             }
         }
-        Route::Bytes(size) => {
-            let _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\n{connection}\r\n"
-            );
-            stream.write_all(out).await?;
-            out.clear();
-            if !request.head {
-                write_pattern(stream, size).await?;
-            }
-        }
-        Route::Chunked(size) => {
+        Route::Chunked(size) if !request.http10 => {
             let _ = write!(
                 out,
                 "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n{connection}\r\n"
@@ -207,6 +221,18 @@ async fn answer<S: AsyncWrite + Unpin>(
                     }
                 }
                 out.extend_from_slice(b"0\r\n\r\n");
+            }
+        }
+        // HTTP/1.0 has no chunked coding (RFC 9112 §6.1): such a client gets the same bytes by Content-Length.
+        Route::Bytes(size) | Route::Chunked(size) => {
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\n{connection}\r\n"
+            );
+            stream.write_all(out).await?;
+            out.clear();
+            if !request.head {
+                write_pattern(stream, size).await?;
             }
         }
     }

@@ -12,7 +12,7 @@ use h2::server::SendResponse;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::connection::{PATTERN, PATTERN_LEN};
-use crate::routes::{reason, spin, Route, HELLO, INDEX};
+use crate::routes::{reason, spin, Route, StatusAnswer, HELLO, INDEX};
 use crate::State;
 
 /// The streams a client may open at once, as nginx allows by default.
@@ -61,7 +61,17 @@ async fn answer(mut respond: SendResponse<Bytes>, route: Route, head: bool, stat
         }
         Route::Index => (200, "text/plain", Bytes::from_static(INDEX.as_bytes())),
         Route::Stats => (200, "application/json", format!("{{\"requests\":{}}}", state.requests()).into()),
-        Route::Status(code) => (code, "text/plain", format!("{code} {}\n", reason(code)).into()),
+        Route::Status(code) => match StatusAnswer::of(code) {
+            StatusAnswer::Interim => {
+                respond.send_informational(http::Response::builder().status(code).body(()).unwrap_or_default())?;
+                (200, "text/plain", Bytes::from_static(HELLO))
+            }
+            StatusAnswer::Empty => {
+                respond.send_response(http::Response::builder().status(code).body(()).unwrap_or_default(), true)?;
+                return Ok(());
+            }
+            StatusAnswer::Body => (code, "text/plain", format!("{code} {}\n", reason(code)).into()),
+        },
         Route::NotFound => (404, "text/plain", Bytes::from_static(b"not found: try GET / for the list of paths\n")),
         Route::Bytes(size) | Route::Chunked(size) => {
             let response = response(200, "application/octet-stream", Some(size));

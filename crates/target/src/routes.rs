@@ -29,7 +29,8 @@ pub enum Route {
     Delay(Duration),
     /// `/spin/US`: [`HELLO`] after burning US microseconds of CPU on the thread serving it (a CPU-bound app).
     Spin(Duration),
-    /// `/status/CODE`: that status, with a short body.
+    /// `/status/CODE`: that status, answered as [`StatusAnswer::of`] the code says (not 101, which would switch
+    /// to a protocol the target does not have).
     Status(u16),
     /// `/close`: [`HELLO`] with `Connection: close`, then the connection is closed.
     Close,
@@ -61,7 +62,7 @@ impl Route {
                 .filter(|&us| us <= MAX_SPIN_US)
                 .map_or(Route::NotFound, |us| Route::Spin(Duration::from_micros(us))),
             ("status", Some(_)) => number()
-                .filter(|code| (100..=999).contains(code))
+                .filter(|code| (100..=999).contains(code) && *code != 101)
                 .map_or(Route::NotFound, |code| Route::Status(code as u16)),
             _ => Route::NotFound,
         }
@@ -82,9 +83,35 @@ pub fn spin(work: Duration) {
     }
 }
 
+/// How `/status/CODE` is answered, by what the code allows after its head (RFC 9110 §8.6, §15.2, §15.3.5, §15.4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusAnswer {
+    /// 1xx: an interim head alone (nothing but its status line), then a final 200 with [`HELLO`], as a server
+    /// sending 103 Early Hints does. An HTTP/1.0 client, which knows no interim answers, gets the 200 alone.
+    Interim,
+    /// 204 and 304: a head with neither body nor `Content-Length`.
+    Empty,
+    /// Every other code: its status with a short body, `CODE REASON\n`.
+    Body,
+}
+
+impl StatusAnswer {
+    /// How `code` is answered.
+    pub fn of(code: u16) -> StatusAnswer {
+        match code {
+            100..=199 => StatusAnswer::Interim,
+            204 | 304 => StatusAnswer::Empty,
+            _ => StatusAnswer::Body,
+        }
+    }
+}
+
 /// The reason phrase for a status code (a generic one for codes without a well-known phrase).
 pub fn reason(code: u16) -> &'static str {
     match code {
+        100 => "Continue",
+        102 => "Processing",
+        103 => "Early Hints",
         200 => "OK",
         201 => "Created",
         204 => "No Content",
@@ -112,7 +139,7 @@ GET /bytes/N        200, N bytes (Content-Length)\n\
 GET /chunked/N      200, N bytes (chunked)\n\
 GET /delay/MS       200, \"Hello World\\n\" after MS milliseconds\n\
 GET /spin/US        200, \"Hello World\\n\" after US microseconds of the server's CPU\n\
-GET /status/CODE    that status\n\
+GET /status/CODE    that status (1xx: then 200; 204, 304: no body)\n\
 GET /close          200, then the server closes the connection\n\
 GET /stats          {\"requests\":N}: requests served so far, /stats excluded\n";
 
@@ -131,7 +158,19 @@ mod tests {
         assert_eq!(Route::of("/spin/2000000"), Route::NotFound);
         assert_eq!(Route::of("/status/503"), Route::Status(503));
         assert_eq!(Route::of("/status/42"), Route::NotFound);
+        assert_eq!(Route::of("/status/101"), Route::NotFound);
         assert_eq!(Route::of("/bytes/lots"), Route::NotFound);
         assert_eq!(Route::of("/nope"), Route::NotFound);
+    }
+
+    #[test]
+    fn statuses_without_a_body_are_answered_without_one() {
+        assert_eq!(StatusAnswer::of(100), StatusAnswer::Interim);
+        assert_eq!(StatusAnswer::of(103), StatusAnswer::Interim);
+        assert_eq!(StatusAnswer::of(204), StatusAnswer::Empty);
+        assert_eq!(StatusAnswer::of(304), StatusAnswer::Empty);
+        for code in [200, 201, 205, 301, 404, 503] {
+            assert_eq!(StatusAnswer::of(code), StatusAnswer::Body, "{code}");
+        }
     }
 }

@@ -203,14 +203,18 @@ impl Timer {
 
 /// Moves the wake-up estimate towards one observed `delay`.
 fn learn(delay: Duration) {
-    let observed = delay.as_nanos().min(u128::from(MOST_WAKE_DELAY_NS)) as u64;
     let estimate = WAKE_DELAY_NS.load(Ordering::Relaxed);
-    let moved = if observed > estimate {
+    WAKE_DELAY_NS.store(moved(estimate, delay), Ordering::Relaxed);
+}
+
+/// The wake-up `estimate` (ns) moved towards one observed `delay` by at most a step.
+fn moved(estimate: u64, delay: Duration) -> u64 {
+    let observed = delay.as_nanos().min(u128::from(MOST_WAKE_DELAY_NS)) as u64;
+    if observed > estimate {
         estimate + (observed - estimate).min(LEARNING_STEP_NS)
     } else {
         estimate - (estimate - observed).min(LEARNING_STEP_NS)
-    };
-    WAKE_DELAY_NS.store(moved, Ordering::Relaxed);
+    }
 }
 
 /// A `timerfd` as tokio's reactor takes it.
@@ -229,11 +233,13 @@ mod tests {
 
     #[test]
     fn the_estimate_moves_a_step_at_a_time() {
-        let start = WAKE_DELAY_NS.load(Ordering::Relaxed);
-        learn(Duration::from_secs(1));
-        assert_eq!(WAKE_DELAY_NS.load(Ordering::Relaxed), start + LEARNING_STEP_NS);
-        learn(Duration::ZERO);
-        assert_eq!(WAKE_DELAY_NS.load(Ordering::Relaxed), start);
+        // The estimate itself, not the process-wide one, which the other tests' waits move meanwhile.
+        let start = 50_000;
+        let up = moved(start, Duration::from_secs(1));
+        assert_eq!(up, start + LEARNING_STEP_NS);
+        assert_eq!(moved(up, Duration::ZERO), start);
+        assert_eq!(moved(start, Duration::from_nanos(50_500)), 50_500, "less than a step: all the way");
+        assert_eq!(moved(MOST_WAKE_DELAY_NS, Duration::from_secs(5)), MOST_WAKE_DELAY_NS, "never past the most");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! writes the JSON result.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -109,7 +109,8 @@ pub struct LoadArgs {
     #[arg(long, value_parser = duration_arg)]
     warmup: Option<Duration>,
     /// Exit with code 3 when this condition holds after the run, e.g. 'p99>200ms', 'errors>1%', 'rps<1000'
-    /// (repeatable; metrics: mean, p50, p90, p99, p99.9, max, errors, checks, rps).
+    /// (repeatable; metrics: mean, max, pN for any percentile N from 0 to 100 such as p50, p98 or p99.9, errors,
+    /// checks, rps; a time needs its unit: 200ms, 1s).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
     #[command(flatten)]
@@ -181,12 +182,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     .map_err(|e| Failure::Usage(e.to_string()))?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let handler_flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if handler_flag.swap(true, Ordering::Relaxed) {
-            std::process::exit(130); // a second Ctrl-C: leave at once
-        }
-    });
+    super::signals::watch(stop.clone(), || {});
     let result = match &args.agents.agents {
         Some(spec) => {
             let launcher = args.agents.launcher(spec)?;
@@ -281,9 +277,7 @@ fn validate(
     }
     let body = match (&args.body, &args.body_file) {
         (Some(text), _) => Some(text.clone().into_bytes()),
-        (None, Some(path)) => Some(std::fs::read(path).map_err(|e| {
-            Failure::Usage(format!("--body-file {}: cannot read it ({e}); check the path", path.display()))
-        })?),
+        (None, Some(path)) => Some(read_body(path)?),
         (None, None) => None,
     };
     let settings = LoadSettings {
@@ -363,4 +357,28 @@ fn show(bar: &ProgressBar, options: &LoadOptions, p: &Progress) {
     } else {
         bar.set_message("warming up");
     }
+}
+
+/// Reads `--body-file`: a regular file (a device such as /dev/zero, or a pipe, would be read without end), that
+/// fits in half the memory available, since every byte of a body is held in memory to be sent again and again.
+fn read_body(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| Failure::Usage(format!("--body-file {shown}: cannot read it ({e}); check the path")))?;
+    if !metadata.is_file() {
+        return Err(Failure::Usage(format!(
+            "--body-file {shown}: not a regular file (a device, a pipe or a folder has no end to read to); give a file"
+        )));
+    }
+    let available =
+        <procfs::Meminfo as procfs::Current>::current().ok().and_then(|m| m.mem_available).unwrap_or(u64::MAX);
+    if metadata.len() > available / 2 {
+        return Err(Failure::Usage(format!(
+            "--body-file {shown}: {} bytes is more than half the memory available ({available} bytes), and a body is \
+             held in memory: give a smaller file",
+            metadata.len()
+        )));
+    }
+    std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("--body-file {shown}: cannot read it ({e}); check the path")))
 }

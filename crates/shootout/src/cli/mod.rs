@@ -7,6 +7,7 @@ mod compare;
 mod load;
 mod report;
 mod run;
+mod signals;
 mod target;
 
 use std::process::ExitCode;
@@ -51,7 +52,8 @@ pub enum Failure {
     Usage(String),
     /// The command could not do its work: exit code 1.
     Run(anyhow::Error),
-    /// The command was interrupted after reporting what it measured: exit code 130.
+    /// The command was stopped by a signal after reporting what it measured: exit code 128 + the signal's number
+    /// (130 for Ctrl-C; see [`signals`]).
     Interrupted,
     /// A threshold (`--fail-if`, `--max-regression`) was crossed: exit code 3.
     Threshold(String),
@@ -96,7 +98,7 @@ pub fn main() -> ExitCode {
     ExitCode::from(match failure {
         Failure::Usage(_) => 2,
         Failure::Run(_) => 1,
-        Failure::Interrupted => 130,
+        Failure::Interrupted => signals::exit_code(),
         Failure::Threshold(_) => 3,
     })
 }

@@ -3,7 +3,7 @@
 //! `--resume DIR` finishes an interrupted run in its own results directory, with the sweep it was started with.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Args;
@@ -67,13 +67,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         (None, None) => unreachable!("clap requires one"),
     };
 
+    // What runs killed without a word left on this machine goes first, so that it takes no port or CPU from this one.
+    let reaped = shootout_harness::reap::reap_dead_runs(shootout_harness::cgroup::mount().as_deref());
+    if !reaped.is_empty() {
+        eprintln!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
+    }
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::Relaxed) {
-            std::process::exit(130);
-        }
-    });
+    // A second signal leaves at once, and the servers' trees go with it.
+    super::signals::watch(stop.clone(), shootout_harness::live::kill_all);
     // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time. Each
     // server's start warm-up is added once per repeat.
     let trial_ms = if suite.requests.is_some() { 1 } else { (suite.warmup + suite.duration).as_millis() as u64 };

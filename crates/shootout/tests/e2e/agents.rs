@@ -230,3 +230,36 @@ fn agents_open_model_schedules_interleave_into_one_even_stream() {
         assert!(spread <= 0.15, "{agents} agents' arrivals are {spread} of a period apart");
     }
 }
+
+#[test]
+fn the_client_cpu_line_of_local_agents_is_a_share_of_the_machine() {
+    // Issue 37: two agents on a 2-CPU machine printed "52% of 4 threads" for 52% of its 2 CPUs.
+    let target = Target::start();
+    let file = std::env::temp_dir().join(format!("shootout-agents-cpu-{}.json", std::process::id()));
+    let output = shootout()
+        .args(["load", "--agents", "local:2", "-c", "4", "-n", "2000", "-o"])
+        .arg(&file)
+        .arg(target.url("/hello"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let result: shootout_model::LoadResult = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let u = &result.client;
+    let usable = u.threads.min(u.cpus_available);
+    assert_eq!(u.cpus_available, result.agents[0].cpus, "one machine's CPUs, counted once");
+    let busy = u.cpu_s / (result.duration_s * f64::from(usable));
+    assert!((busy - u.busy).abs() < 1e-6, "busy {} is the CPU time over what {usable} CPUs could give: {busy}", u.busy);
+    let plural = |n: u32| if n == 1 { "" } else { "s" };
+    let words = format!(
+        "= {:.0}% of {usable} CPU{} ({} threads of 2 agents on {} CPU{}; I/O: ",
+        u.busy * 100.0,
+        plural(usable),
+        u.threads,
+        u.cpus_available,
+        plural(u.cpus_available)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("Client CPU:")).unwrap();
+    assert!(line.contains(&words), "{line:?} should read {words:?}");
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use shootout_model::{LoadResult, StopCondition};
 
-use crate::support::{ctrl_c, load, shootout, Target};
+use crate::support::{ctrl_c, load, shootout, stop_with, Target};
 
 #[test]
 fn a_request_count_run_sends_exactly_that_many() {
@@ -162,4 +162,21 @@ fn ctrl_c_stops_the_run_and_keeps_every_answer_counted() {
     assert_eq!(result.requests.total, target.served(), "every answer the server gave is counted");
     assert_eq!(result.requests.failed, 0, "{:?}", result.errors);
     assert!((1.0..2.5).contains(&result.duration_s), "the window ends at the signal: {} s", result.duration_s);
+}
+
+#[test]
+fn sigterm_and_sighup_stop_a_load_as_ctrl_c_does() {
+    // What `timeout`, a CI job's cancel or a closed terminal send: the same end as Ctrl-C, with 128 + the signal.
+    for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGHUP] {
+        let target = Target::start();
+        let run = shootout()
+            .args(["load", "-c", "4", "-d", "30s", "--json", &target.url("/delay/20")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let result = stop_with(signal, run, Duration::from_millis(1000), Duration::from_secs(3), false);
+        assert!(result.requests.total > 50, "{signal}: what was measured is kept: {}", result.requests.total);
+        assert_eq!(result.requests.total, target.served(), "{signal}: every answer the server gave is counted");
+    }
 }

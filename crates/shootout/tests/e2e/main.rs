@@ -24,5 +24,6 @@ mod result_json;
 mod run;
 mod scenarios;
 mod session_server;
+mod target;
 mod usage;
 mod window;

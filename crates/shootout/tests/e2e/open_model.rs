@@ -98,3 +98,20 @@ fn requests_that_cannot_be_sent_in_time_count_as_not_sent() {
     assert!(result.latency.min_us >= 199_800, "unsent requests keep their waiting time");
     assert!(sends.sent < sends.due);
 }
+
+#[test]
+fn stages_send_the_integral_of_their_rate_down_ramps_included() {
+    // Issue 39: each of these sent one request more than the integral of its rate, the last one after the window.
+    for (args, integral) in [
+        (&["-R", "1000", "--stages", "1s:0"][..], 500),
+        (&["-R", "1000", "--stages", "1s:500"][..], 750),
+        (&["-R", "200", "--stages", "2s:1000,2s:1000,1s:0"][..], 3700),
+    ] {
+        let target = Target::start();
+        let url = target.url("/hello");
+        let result = load(&[args, &["-t", "2", &url][..]].concat());
+        assert_eq!(target.served(), integral, "{args:?}: what the server received");
+        assert_eq!(result.requests.total, integral, "{args:?}");
+        assert_eq!(result.sends.unwrap().sent, integral, "{args:?}");
+    }
+}

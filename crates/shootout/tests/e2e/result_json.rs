@@ -65,3 +65,25 @@ fn the_schema_rejects_a_broken_document() {
     let broken = serde_json::json!({"schema_version": 1, "requests": {"total": -1}});
     assert!(!validator.is_valid(&broken));
 }
+
+#[test]
+fn every_percentile_of_a_round_count_is_the_value_at_its_nearest_rank() {
+    // Issue 39: with 1,000 or 5,000 requests p99.9 was the value one rank up, often the largest.
+    let target = Target::start();
+    for count in [1000u64, 5000] {
+        let result = crate::support::load(&["-n", &count.to_string(), "-c", "4", &target.url("/hello")]);
+        let histogram = shootout_metrics::decode_histogram(&result.latency.histogram).unwrap();
+        // Every request's latency as the histogram holds it, in order: the reference the table must agree with.
+        let sorted: Vec<u64> = histogram
+            .iter_recorded()
+            .flat_map(|v| std::iter::repeat_n(v.value_iterated_to(), v.count_at_value() as usize))
+            .collect();
+        assert_eq!(sorted.len() as u64, count);
+        for stored in &result.latency.percentiles {
+            // ceil(p/100 × N) with p in thousandths of a percent, so 99.9 is exactly 99,900 / 100,000.
+            let thousandths = (stored.percentile * 1000.0).round() as u64;
+            let rank = (thousandths * count).div_ceil(100_000).max(1);
+            assert_eq!(stored.us, sorted[rank as usize - 1], "p{} of {count} requests: rank {rank}", stored.percentile);
+        }
+    }
+}

@@ -221,6 +221,15 @@ fn a_bad_suite_is_refused_with_its_line() {
 }
 
 #[test]
+fn a_time_limit_without_a_unit_is_refused_with_its_line() {
+    let dir = workdir("unitless");
+    let output = run_suite(&dir, "connections = [1]\nslo = [\"errors < 1%\", \"p99 < 5\"]\n");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("suite.toml:2:23: p99 < 5: give a unit, e.g. p99 < 5ms"), "{stderr}");
+}
+
+#[test]
 fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
     let dir = workdir("resume");
     let suite = "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\nslo = [\"mean < 1s\"]\n\
@@ -439,4 +448,217 @@ fn every_repeat_of_a_fractional_rate_is_kept() {
     let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.starts_with("t,2.5,")).count(), 2, "{csv}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Starts `shootout run` on a two-level suite whose server ignores SIGTERM, SIGHUP and SIGINT and forks a child
+/// marked `mark`; sends `signal` once the first trial is saved; returns the run's output, its results and its PID.
+fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Output, PathBuf, u32) {
+    let dir = workdir(name);
+    let suite = format!(
+        "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"stubborn\"\nstop = {{ signal = \"TERM\", grace = \"1s\" }}\n\
+         command = \"trap '' TERM HUP INT; sleep {mark} & exec {{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let child = shootout()
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if dir.join("results").exists() && !files(&results(&dir), "json").is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(running(mark), "the server's child runs");
+    let pid = child.id();
+    kill(Pid::from_raw(pid as i32), signal).unwrap();
+    (child.wait_with_output().unwrap(), results(&dir), pid)
+}
+
+/// The cgroups that the run with PID `runner` made for its servers, still there, under the cgroup v2 mount.
+fn cgroups_of(runner: u32) -> Vec<String> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let Some(mount) = mounts.lines().map(|l| l.split(' ').collect::<Vec<_>>()).find(|f| f.get(2) == Some(&"cgroup2"))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(mount[1]) else { return Vec::new() };
+    let prefix = format!("shootout-{runner}-");
+    entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
+}
+
+#[test]
+fn sigterm_and_sighup_end_a_run_as_ctrl_c_does_and_leave_nothing() {
+    for (signal, code, mark) in [(Signal::SIGTERM, 143, "3143"), (Signal::SIGHUP, 129, "3129")] {
+        let (output, results, runner) = signalled_run(&format!("signal-{code}"), mark, signal);
+        assert_eq!(output.status.code(), Some(code), "128 + the signal: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--resume"), "{stderr}");
+        assert!(!running(&format!("sleep {mark}")), "no process of the server is left after {signal}");
+        assert_eq!(cgroups_of(runner), Vec::<String>::new(), "no cgroup of the run is left");
+        let kept = files(&results, "json").len();
+        assert!(kept >= 1, "what was measured is kept");
+        let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+        assert!(resumed.status.success(), "{}", describe(&resumed));
+        assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+        assert!(!running(&format!("sleep {mark}")));
+    }
+}
+
+/// Waits up to `within` for `check` to hold.
+fn eventually(within: Duration, check: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    check()
+}
+
+#[test]
+fn a_runner_killed_without_a_word_leaves_nothing_running_for_long() {
+    // SIGKILL (the OOM killer, a crash): the server's guard kills its tree and removes its cgroup at once.
+    let (output, results, runner) = signalled_run("sigkill", "3137", Signal::SIGKILL);
+    assert_eq!(output.status.code(), None, "killed");
+    assert!(eventually(Duration::from_secs(5), || !running("sleep 3137")), "the guard killed the server's tree");
+    assert!(eventually(Duration::from_secs(5), || cgroups_of(runner).is_empty()), "{:?}", cgroups_of(runner));
+    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+}
+
+#[test]
+fn the_next_run_reaps_what_a_run_killed_with_its_guards_left() {
+    // Everything killed at once, the guard too: the server's forked child goes on; the next run finds it by the
+    // mark its run left, and kills it, and removes its cgroup, saying so in one line.
+    let dir = workdir("reap");
+    let suite = "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"stubborn\"\nstop = { signal = \"TERM\", grace = \"1s\" }\n\
+         command = \"trap '' TERM HUP INT; sleep 3138 & exec {shootout} target --port {port} --threads 1\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let child = shootout()
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(30), || dir.join("results").exists()
+        && !files(&results(&dir), "json").is_empty()));
+    let pgrep = |pattern: &str| -> Vec<i32> {
+        let out = Command::new("pgrep").args(["-f", pattern]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+    };
+    let sleeper = pgrep("sleep 3138")[0];
+    let group = nix::unistd::getpgid(Some(Pid::from_raw(sleeper))).unwrap().as_raw();
+    for guard in pgrep(&format!("kill -9 -{group} ")) {
+        kill(Pid::from_raw(guard), Signal::SIGKILL).unwrap();
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    let runner = child.id();
+    drop(child.wait_with_output());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pgrep("sleep 3138"), [sleeper], "with its guard gone, the server's child outlived the run");
+    let resumed = shootout().arg("run").arg("--resume").arg(results(&dir)).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        stderr.contains("reaped what earlier runs that died left behind") && stderr.contains("sleep 3138"),
+        "{stderr}"
+    );
+    assert!(!running("sleep 3138"), "reaped");
+    assert!(cgroups_of(runner).is_empty(), "{:?}", cgroups_of(runner));
+}
+
+#[test]
+fn a_server_that_floods_its_output_gets_a_bounded_log() {
+    // 200 MB of "y" lines while it serves: the log keeps the first and the last 4 MiB and says what it dropped.
+    let dir = workdir("flood");
+    let suite = format!(
+        "{QUICK}connections = [1]\n[[server]]\nname = \"chatty\"\n\
+         command = \"(yes | head -c 200000000) & exec {{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let log = results(&dir).join("logs/chatty-r1.log");
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(size <= (8 << 20) + 4096, "the log is bounded: {size} bytes");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("y\ny\n"), "it keeps the head");
+    assert!(text.contains(" bytes of output dropped here; a log keeps the first 4 MiB and the last 4 MiB]"), "said");
+}
+
+#[test]
+fn a_trial_that_cannot_be_saved_on_a_full_disk_ends_the_run_with_its_server_stopped() {
+    // The results on a 1 MiB tmpfs of the run's own (a private mount namespace), which the server fills as it
+    // starts: the first trial cannot be saved. The run says so in one line, exits 1, and leaves nothing running.
+    let dir = workdir("full-disk");
+    let disk = dir.join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let suite = format!(
+        "{QUICK}connections = [1]\n[[server]]\nname = \"filler\"\n\
+         command = \"head -c 2000000 /dev/zero > fill; sleep 3141 & exec {{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs '{disk}' && cp '{suite}' '{disk}/' && exec '{shootout}' run '{disk}/suite.toml' --results '{disk}/results'",
+        disk = disk.display(),
+        suite = dir.join("suite.toml").display(),
+        shootout = env!("CARGO_BIN_EXE_shootout"),
+    );
+    let output = Command::new("unshare").args(["-m", "sh", "-c", &script]).output().unwrap();
+    if String::from_utf8_lossy(&output.stderr).contains("unshare failed") {
+        eprintln!("no mount namespace here (not root?): the full-disk test is skipped");
+        return;
+    }
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot save a trial") && stderr.contains("No space left on device"), "{stderr}");
+    assert!(!running("sleep 3141"), "the server's tree was stopped");
+}
+
+#[test]
+fn a_signal_while_a_server_sets_up_or_gets_ready_stops_at_once_and_blames_nobody() {
+    // A setup that takes a minute, and a server that never answers within its 60 s ready timeout: SIGINT or
+    // SIGTERM a second in ends the run within seconds, says it was interrupted, marks no trial failed, and leaves
+    // neither the setup nor the server running.
+    let cases = [
+        ("setup", "setup = \"sleep 3152\"\ncommand = \"{shootout} target --port {port} --threads 1\"", Signal::SIGINT),
+        ("ready", "command = \"sleep 3153\"\nready = { timeout = \"60s\" }", Signal::SIGTERM),
+    ];
+    for (name, server, signal) in cases {
+        let dir = workdir(&format!("interrupted-{name}"));
+        let suite = format!("{QUICK}connections = [1]\n[[server]]\nname = \"slow\"\n{server}\n");
+        std::fs::write(dir.join("suite.toml"), suite).unwrap();
+        let child = shootout()
+            .arg("run")
+            .arg(dir.join("suite.toml"))
+            .arg("--results")
+            .arg(dir.join("results"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+        let signalled = Instant::now();
+        let output = child.wait_with_output().unwrap();
+        assert!(signalled.elapsed() < Duration::from_secs(5), "{name}: {:?}", signalled.elapsed());
+        assert_eq!(output.status.code(), Some(128 + signal as i32), "{name}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("interrupted") && !stderr.contains("not ready"), "{name}: {stderr}");
+        assert!(files(&results(&dir), "failed").is_empty(), "{name}: no trial blamed on the server");
+        assert!(!running("sleep 315"), "{name}: nothing left running");
+    }
 }

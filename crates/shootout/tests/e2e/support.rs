@@ -313,15 +313,28 @@ pub fn left_with(mark: &str) -> Vec<String> {
 /// `run` alone. Checks that the run stopped within `within` with exit code 130 and printed a result marked
 /// interrupted, and returns that result.
 pub fn ctrl_c(run: Child, after: Duration, within: Duration, group: bool) -> LoadResult {
-    use nix::sys::signal::{kill, killpg, Signal};
+    stop_with(nix::sys::signal::Signal::SIGINT, run, after, within, group)
+}
+
+/// `signal` after `after`, to `run`'s process group when `group`, else to `run` alone. Checks that the run
+/// stopped within `within` with exit code 128 + the signal's number and printed a result marked interrupted, and
+/// returns that result.
+pub fn stop_with(
+    signal: nix::sys::signal::Signal,
+    run: Child,
+    after: Duration,
+    within: Duration,
+    group: bool,
+) -> LoadResult {
+    use nix::sys::signal::{kill, killpg};
     use nix::unistd::Pid;
     std::thread::sleep(after);
     let pid = Pid::from_raw(run.id() as i32);
-    if group { killpg(pid, Signal::SIGINT) } else { kill(pid, Signal::SIGINT) }.unwrap();
+    if group { killpg(pid, signal) } else { kill(pid, signal) }.unwrap();
     let stopped = Instant::now();
     let output = run.wait_with_output().unwrap();
-    assert!(stopped.elapsed() < within, "Ctrl-C stops the run at once: {:?}", stopped.elapsed());
-    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    assert!(stopped.elapsed() < within, "{signal} stops the run at once: {:?}", stopped.elapsed());
+    assert_eq!(output.status.code(), Some(128 + signal as i32), "{}", describe(&output));
     let result: LoadResult =
         serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
     assert!(result.interrupted);

@@ -42,3 +42,49 @@ fn bad_open_model_and_stage_options() {
     refused(&["load", "--stages", "30s-10", "http://127.0.0.1:1/"], "stage '30s-10'");
     refused(&["load", "--stages", "1s:0,1s:0", "http://127.0.0.1:1/"], "--stages: every level is 0");
 }
+
+#[test]
+fn a_body_file_that_has_no_end_is_refused_before_anything_is_read() {
+    // /dev/zero was read into memory without end: 6.7 GB of RSS after 20 s, no request sent.
+    let started = std::time::Instant::now();
+    refused(&["load", "--body-file", "/dev/zero", "http://127.0.0.1:9/"], "--body-file /dev/zero: not a regular file");
+    refused(&["load", "--body-file", "/tmp", "http://127.0.0.1:9/"], "--body-file /tmp: not a regular file");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "refused at once");
+}
+
+#[test]
+fn headers_that_would_break_the_request_are_refused() {
+    let url = "http://127.0.0.1:9/";
+    refused(&["load", "-H", "X-A: b\r\nX-Injected: 1", url], "a header value cannot hold CR, LF or NUL");
+    refused(&["load", "-H", "X-A: b\nX-Injected: 1", url], "a header value cannot hold CR, LF or NUL");
+    refused(&["load", "-H", "Content-Length: 5", url], "shootout frames each request itself");
+    refused(&["load", "-H", "transfer-encoding: chunked", url], "leave Content-Length and Transfer-Encoding out");
+    refused(&["load", "--http2", "-H", "Connection: close", url], "-H 'Connection' with --http2");
+    refused(&["load", "--http2", "-H", "Host: example.com", url], "takes the host from the URL");
+}
+
+#[test]
+fn a_suites_headers_that_would_break_the_request_are_refused_at_their_line() {
+    let dir = std::env::temp_dir().join(format!("shootout-usage-{}-headers", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("suite.toml");
+    std::fs::write(
+        &file,
+        "connections = [1]\n[load]\nheaders = { \"Content-Length\" = \"5\" }\n[[server]]\nname = \"a\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    let shown = file.display().to_string();
+    refused(&["run", &shown], &format!("{shown}:3:11: headers: -H 'Content-Length': shootout frames"));
+}
+
+#[test]
+fn a_time_limit_without_a_unit() {
+    // Issue 37: 'p99>200' was read as 200 seconds without a word.
+    let target = Target::start();
+    refused(
+        &["load", "-n", "10", "--fail-if", "p99>200", &target.url("/hello")],
+        "p99>200: give a unit, e.g. p99>200ms",
+    );
+    refused(&["load", "-n", "10", "--fail-if", "p1e1>2ms", &target.url("/hello")], "'p1e1>2ms' is not a condition");
+    assert_eq!(target.served(), 0, "refused before anything was sent");
+}

@@ -1,0 +1,82 @@
+//! The servers of this process that are running now, so that whatever ends the process can still kill them:
+//! [`kill_all`] for a second signal, which leaves at once. Each running server is registered ([`register`]) from
+//! its start to the end of its stop, with its process group and its cgroup, and unregisters itself when the
+//! [`Registration`] is dropped.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+/// A running server: its process group, and its cgroup where it has one.
+struct Entry {
+    id: u64,
+    group: i32,
+    cgroup: Option<PathBuf>,
+}
+
+static LIVE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// A server's place in the list of running ones; dropping it takes it out.
+#[derive(Debug)]
+pub struct Registration {
+    id: u64,
+}
+
+/// Notes a running server: the process group it leads and its cgroup.
+pub fn register(group: i32, cgroup: Option<PathBuf>) -> Registration {
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut live) = LIVE.lock() {
+        live.push(Entry { id, group, cgroup });
+    }
+    Registration { id }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|entry| entry.id != self.id);
+        }
+    }
+}
+
+/// Kills every running server of this process at once, cgroup and process group, without waiting: the last act
+/// of a process that is leaving.
+pub fn kill_all() {
+    let Ok(live) = LIVE.lock() else { return };
+    for entry in live.iter() {
+        kill_group(entry.group, entry.cgroup.as_deref());
+    }
+}
+
+/// Kills a server's whole tree: every process of its cgroup (`cgroup.kill`), and its process group.
+pub fn kill_group(group: i32, cgroup: Option<&std::path::Path>) {
+    if let Some(cgroup) = cgroup {
+        let _ = std::fs::write(cgroup.join("cgroup.kill"), "1");
+    }
+    if group > 1 {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn kill_all_ends_every_registered_group_and_a_registration_leaves_when_dropped() {
+        let mut child = Command::new("sh").args(["-c", "sleep 30 & wait"]).process_group(0).spawn().unwrap();
+        let group = child.id() as i32;
+        let registration = register(group, None);
+        kill_all();
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the group was killed: {status:?}");
+        drop(registration);
+        assert!(LIVE.lock().unwrap().iter().all(|e| e.group != group));
+    }
+}
