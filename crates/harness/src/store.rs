@@ -59,49 +59,65 @@ impl Store {
         Ok(Store { dir: dir.to_path_buf() })
     }
 
-    fn trial_base(&self, server: &str, level: f64, repeat: u32) -> PathBuf {
-        self.dir.join("trials").join(file_name(server)).join(format!("{level}-r{repeat}"))
-    }
-
-    /// The file of a trial with this extension (`json`, `failed`, `hgrm`).
+    /// The file of a trial with this extension (`json`, `failed`, `hgrm`): `LEVEL-rREPEAT.EXTENSION`, the
+    /// extension appended, so that a fractional level keeps its digits (`2.5-r1.json`).
     pub fn trial_file(&self, server: &str, level: f64, repeat: u32, extension: &str) -> PathBuf {
-        self.trial_base(server, level, repeat).with_extension(extension)
+        self.dir.join("trials").join(file_name(server)).join(format!("{level}-r{repeat}.{extension}"))
     }
 
-    /// True when this trial was measured already.
+    /// Where earlier releases put a trial's file: its extension replaced everything after the level's point,
+    /// so the repeats of a fractional level (2.5 requests/s) all went to `2.json` and only the last one was kept.
+    fn legacy_trial_file(&self, server: &str, level: f64, repeat: u32, extension: &str) -> PathBuf {
+        self.dir.join("trials").join(file_name(server)).join(format!("{level}-r{repeat}")).with_extension(extension)
+    }
+
+    /// True when this trial was measured already (in a file of either naming).
     pub fn has_trial(&self, server: &str, level: f64, repeat: u32) -> bool {
-        self.trial_base(server, level, repeat).with_extension("json").is_file()
+        if self.trial_file(server, level, repeat, "json").is_file() {
+            return true;
+        }
+        let legacy = self.legacy_trial_file(server, level, repeat, "json");
+        let read = |path: &Path| -> Option<TrialRecord> { serde_json::from_str(&fs::read_to_string(path).ok()?).ok() };
+        read(&legacy).is_some_and(|t| t.server == server && t.level == level && t.repeat == repeat)
     }
 
     /// Saves a measured trial (and forgets an earlier failure of it).
     pub fn write_trial(&self, trial: &TrialRecord) -> io::Result<()> {
-        let base = self.trial_base(&trial.server, trial.level, trial.repeat);
-        write_atomically(&base.with_extension("json"), serde_json::to_string_pretty(trial)?.as_bytes())?;
-        let _ = fs::remove_file(base.with_extension("failed"));
+        let file = |extension| self.trial_file(&trial.server, trial.level, trial.repeat, extension);
+        write_atomically(&file("json"), serde_json::to_string_pretty(trial)?.as_bytes())?;
+        let _ = fs::remove_file(file("failed"));
         Ok(())
     }
 
     /// Records why a trial could not run.
     pub fn write_failure(&self, server: &str, level: f64, repeat: u32, why: &str) -> io::Result<()> {
-        write_atomically(&self.trial_base(server, level, repeat).with_extension("failed"), why.as_bytes())
+        write_atomically(&self.trial_file(server, level, repeat, "failed"), why.as_bytes())
     }
 
-    /// Every measured trial, in no particular order.
+    /// Every measured trial, by server, repeat and level; a trial found under both namings (a legacy `2.json`
+    /// beside the `2.5-r3.json` of a resumed run) once.
     pub fn trials(&self) -> io::Result<Vec<TrialRecord>> {
-        let mut trials = Vec::new();
+        let mut found: Vec<(bool, TrialRecord)> = Vec::new();
         for server in fs::read_dir(self.dir.join("trials"))? {
             for file in fs::read_dir(server?.path())? {
                 let path = file?.path();
                 if path.extension().is_some_and(|e| e == "json") {
                     let text = fs::read_to_string(&path)?;
-                    trials.push(
-                        serde_json::from_str(&text)
-                            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?,
-                    );
+                    let trial: TrialRecord = serde_json::from_str(&text)
+                        .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+                    let named = path == self.trial_file(&trial.server, trial.level, trial.repeat, "json");
+                    found.push((named, trial));
                 }
             }
         }
-        Ok(trials)
+        // The file named after its trial first, then one trial per server, level and repeat.
+        found.sort_by(|(a, x), (b, y)| {
+            (&x.server, x.repeat).cmp(&(&y.server, y.repeat)).then(x.level.total_cmp(&y.level)).then(b.cmp(a))
+        });
+        found.dedup_by(|later, first| {
+            (&later.1.server, later.1.level, later.1.repeat) == (&first.1.server, first.1.level, first.1.repeat)
+        });
+        Ok(found.into_iter().map(|(_, trial)| trial).collect())
     }
 
     /// The levels of the trials that could not run (their `.failed` files), each once, ascending.
@@ -162,6 +178,54 @@ mod tests {
         store.write_failure("b", 16.0, 2, "crashed").unwrap();
         store.write_failure("b", 4.0, 1, "crashed").unwrap();
         assert_eq!(store.failed_levels().unwrap(), [4.0, 16.0]);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    fn trial(server: &str, level: f64, repeat: u32) -> TrialRecord {
+        let text = include_str!("../../report/tests/trial.json");
+        let mut t: TrialRecord = serde_json::from_str(text).unwrap();
+        (t.server, t.level, t.repeat) = (server.into(), level, repeat);
+        t
+    }
+
+    /// The repeats of a fractional level (the open model's 2.5 requests/s) went to one file, `2.json`, each
+    /// overwriting the one before: measured data lost.
+    #[test]
+    fn every_repeat_of_a_fractional_level_is_kept_and_read_back() {
+        let root = std::env::temp_dir().join(format!("shootout-store-fraction-{}", std::process::id()));
+        let store = Store::create(&root, "s").unwrap();
+        for (level, repeat) in [(0.5, 1), (0.5, 2), (2.5, 1), (2.5, 2)] {
+            store.write_trial(&trial("a", level, repeat)).unwrap();
+        }
+        let mut kept: Vec<(f64, u32)> = store.trials().unwrap().iter().map(|t| (t.level, t.repeat)).collect();
+        kept.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        assert_eq!(kept, [(0.5, 1), (0.5, 2), (2.5, 1), (2.5, 2)]);
+        assert!(store.trial_file("a", 2.5, 2, "json").ends_with("trials/a/2.5-r2.json"));
+        assert!(store.has_trial("a", 0.5, 2) && !store.has_trial("a", 0.5, 3));
+        store.write_failure("a", 2.5, 3, "crashed").unwrap();
+        assert_eq!(store.failed_levels().unwrap(), [2.5], "the level read back from 2.5-r3.failed");
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    /// A results directory written before keeps its trials: a level's `2.json` (2.5 requests/s, repeat 3) is read,
+    /// counts as measured when resuming, and is read once beside the same trial under its new name.
+    #[test]
+    fn a_trial_under_the_earlier_name_is_still_read() {
+        let root = std::env::temp_dir().join(format!("shootout-store-legacy-{}", std::process::id()));
+        let store = Store::create(&root, "s").unwrap();
+        let legacy = store.dir.join("trials/a/2.json");
+        write_atomically(&legacy, serde_json::to_string(&trial("a", 2.5, 3)).unwrap().as_bytes()).unwrap();
+        write_atomically(
+            &store.dir.join("trials/a/4-r1.json"),
+            serde_json::to_string(&trial("a", 4.0, 1)).unwrap().as_bytes(),
+        )
+        .unwrap();
+        assert!(store.has_trial("a", 2.5, 3) && store.has_trial("a", 4.0, 1), "measured: not run again on --resume");
+        assert!(!store.has_trial("a", 2.5, 1), "2.json holds repeat 3 only");
+        assert_eq!(store.trials().unwrap().len(), 2);
+        store.write_trial(&trial("a", 2.5, 3)).unwrap();
+        let read: Vec<(f64, u32)> = store.trials().unwrap().iter().map(|t| (t.level, t.repeat)).collect();
+        assert_eq!(read, [(4.0, 1), (2.5, 3)], "one copy of 2.5 r3, by repeat then level");
         fs::remove_dir_all(root).unwrap();
     }
 }

@@ -1,15 +1,17 @@
 //! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
-//! classic shootouts reported); ratios between servers with 95% confidence intervals ([`crate::interval`]); the SLO
-//! answer (the highest level, and its throughput, that meets every objective); the knee (where throughput stops
-//! rising); and what limited each cell ([`Limit`]).
+//! classic shootouts reported); each SLO objective judged on each cell's medians ([`Judged`]); ratios between
+//! servers with 95% confidence intervals ([`crate::interval`]); the SLO answer (the highest level below the first
+//! that breaks an objective, and its throughput); the knee (where throughput stops rising); and what limited each
+//! cell ([`Limit`]).
 
 use serde::Serialize;
 use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
 
-use shootout_model::slo::Slo;
+use shootout_model::slo::{Metric, Slo};
 
+use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
 use crate::interval::{ratio_interval, served};
 use crate::limit::Limit;
@@ -49,9 +51,41 @@ pub struct Cell {
     pub limit: Limit,
     /// True when the medians across repeats meet every SLO condition.
     pub meets_slo: bool,
+    /// Each SLO condition judged on the median of its figure across repeats (empty without an SLO).
+    pub objectives: Vec<Judged>,
+}
+
+/// One SLO condition judged on one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Slo,
+    /// The median across repeats of its figure, in its unit (µs, percent, requests/s).
+    pub value: f64,
+    /// True when the value meets it ([`holds`]: a value on the limit is on it).
+    pub met: bool,
 }
 
 impl Cell {
+    /// The figure of `metric`, in its unit (µs, percent, requests/s): the value an SLO condition was judged on, else
+    /// the median across repeats of the mean, p50, p90, p99 or errors, or the median requests/s; none for another
+    /// figure, which no table shows unless a condition judges it.
+    pub fn figure(&self, metric: Metric) -> Option<f64> {
+        if let Some(judged) = self.objectives.iter().find(|o| o.condition.metric == metric) {
+            return Some(judged.value);
+        }
+        match metric {
+            Metric::Mean => Some(self.mean_us),
+            Metric::Percentile(50.0) => Some(self.p50_us),
+            Metric::Percentile(90.0) => Some(self.p90_us),
+            Metric::Percentile(99.0) => Some(self.p99_us),
+            Metric::Errors => Some(self.errors_pct),
+            Metric::Rps => Some(self.rps_median),
+            _ => None,
+        }
+    }
+
     /// True when the client was the bottleneck in any repeat.
     pub fn client_bound(&self) -> bool {
         self.limit == Limit::Client
@@ -67,8 +101,9 @@ pub struct Ratio {
     pub faster: String,
     /// The slower one.
     pub slower: String,
-    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]).
-    pub ratio: f64,
+    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]); none (`null`) when the slower server's
+    /// figure is 0, which the reports say in words.
+    pub ratio: Option<f64>,
     /// The 95% interval of the ratio of the repeats' geometric means (Welch's t on their logarithms); none
     /// (`null`) with fewer than two repeats that served something on a side.
     pub low: Option<f64>,
@@ -125,7 +160,7 @@ pub struct Analysis {
     pub ratios: Vec<Ratio>,
     /// The SLO answer per server (empty without objectives).
     pub slo: Vec<SloAnswer>,
-    /// Per server: the last level whose next one added less than 10% throughput.
+    /// Per server: the first level that no higher one beats by 10% or more (none while the last still adds).
     pub knees: Vec<(String, Option<f64>)>,
     /// The repeat figure the verdicts use.
     pub statistic: Statistic,
@@ -200,7 +235,11 @@ fn ratios(cells: &[Cell], levels: &[f64], statistic: Statistic) -> Vec<Ratio> {
     ratios
 }
 
-/// Per server, the last level whose next one adds less than 10% throughput.
+/// How much more a higher level must serve for the throughput to be still rising: 10% ([`at_least`], so that 110
+/// against 100 counts as much as 1,100 against 1,000).
+pub const KNEE_GAIN: f64 = 1.1;
+
+/// Per server, the first level that no higher one beats by 10% or more.
 fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
     servers
         .iter()
@@ -209,7 +248,7 @@ fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
             // The first level that no higher one beats by 10%: a dip and a later climb (a JVM server that keeps
             // rising after a flat step) is not where throughput stopped. None while the last level still adds.
             let knee = (0..mine.len().saturating_sub(1))
-                .find(|&i| mine[i + 1..].iter().all(|c| c.rps_headline < 1.1 * mine[i].rps_headline))
+                .find(|&i| mine[i + 1..].iter().all(|c| !at_least(c.rps_headline, KNEE_GAIN * mine[i].rps_headline)))
                 .map(|i| mine[i].level);
             (server.clone(), knee)
         })
@@ -220,6 +259,13 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
     let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
+    let objectives: Vec<Judged> = slo
+        .iter()
+        .map(|c| {
+            let value = of(&|t| value(c.metric, &t.result));
+            Judged { condition: c.clone(), value, met: holds(c, value) }
+        })
+        .collect();
     Cell {
         server: server.to_string(),
         level,
@@ -236,13 +282,14 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
         pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
         limit: Limit::of(runs),
-        meets_slo: slo.iter().all(|c| c.holds(of(&|t| value(c.metric, &t.result)))),
+        meets_slo: objectives.iter().all(|o| o.met),
+        objectives,
     }
 }
 
 /// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
 fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
-    let divide = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
+    let divide = |x: f64, y: f64| (y > 0.0).then(|| x / y);
     let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
     Ratio {
         level,
@@ -291,6 +338,7 @@ mod tests {
             pss_bytes: 0.0,
             limit: Limit::Unknown,
             meets_slo: true,
+            objectives: vec![],
         }
     }
 
@@ -340,7 +388,7 @@ mod tests {
         assert_eq!(by_median.ratios[0].faster, "b", "the median says b");
         let by_best = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Best);
         assert_eq!(by_best.ratios[0].faster, "a", "the best repeat says a");
-        assert!((by_best.ratios[0].ratio - 300.0 / 160.0).abs() < 1e-9);
+        assert!((by_best.ratios[0].ratio.unwrap() - 300.0 / 160.0).abs() < 1e-9);
     }
 
     #[test]
@@ -355,16 +403,35 @@ mod tests {
         assert_eq!(knee(&[100.0, 200.0, 400.0]), None, "still rising at the last level");
     }
 
+    /// Issue 40: 1.1 × 100 is 110.00000000000001 in floating point, so 110 did not beat 100 by 10% while 1,100
+    /// beat 1,000: the knee depended on the magnitude of the figures.
+    #[test]
+    fn exactly_ten_percent_more_is_still_rising_at_any_magnitude() {
+        let knee = |rps: [f64; 3]| {
+            let cells: Vec<Cell> = [1.0, 4.0, 16.0].iter().zip(rps).map(|(&l, r)| cell("s", l, &[r], 1.0)).collect();
+            knees(&cells, &["s".to_string()])[0].1
+        };
+        assert_eq!(knee([100.0, 110.0, 105.0]), Some(4.0));
+        assert_eq!(knee([1000.0, 1100.0, 1050.0]), Some(4.0));
+        assert_eq!(knee([0.1, 0.11, 0.105]), Some(4.0));
+        assert_eq!(knee([100.0, 109.99, 105.0]), Some(1.0), "short of 10% by a hundredth");
+    }
+
     #[test]
     fn a_ratio_and_its_interval() {
         let a = cell("a", 8.0, &[200.0, 210.0, 190.0, 205.0, 195.0], 1.0);
         let b = cell("b", 8.0, &[100.0, 104.0, 96.0, 102.0, 98.0], 1.0);
         let r = ratio(&a, &b, 8.0, Statistic::Median);
-        assert!((r.ratio - 2.0).abs() < 1e-9);
+        assert_eq!(r.ratio, Some(2.0));
         let (low, high) = (r.low.unwrap(), r.high.unwrap());
         assert!(low <= 2.0 && high >= 2.0 && low > 1.85 && high < 2.15, "{r:?}");
         let one = cell("c", 8.0, &[100.0], 1.0);
         let r = ratio(&a, &one, 8.0, Statistic::Median);
-        assert_eq!((r.ratio, r.low, r.high), (2.0, None, None), "one repeat: no interval");
+        assert_eq!((r.ratio, r.low, r.high), (Some(2.0), None, None), "one repeat: no interval");
+        let none = cell("d", 8.0, &[0.0, 0.0], 1.0);
+        let r = ratio(&a, &none, 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (None, None, None), "no ratio to a server that served nothing");
+        let r = ratio(&none, &none.clone(), 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (None, None, None), "nor between two");
     }
 }

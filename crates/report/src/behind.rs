@@ -11,6 +11,7 @@
 
 use shootout_model::{ErrorKind, LoadResult};
 
+use crate::bound::at_least;
 use shootout_metrics::percentile_us;
 
 /// Completed below this share of the offered rate, a run fell behind.
@@ -57,7 +58,7 @@ impl Lag {
         let completed_per_s = result.throughput.requests_per_s;
         let not_sent = result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0);
         let late = sends.sent > 0 && sends.late * 100 > sends.sent;
-        let short = result.duration_s > 0.0 && completed_per_s < COMPLETED_SHARE * sends.offered_per_s;
+        let short = result.duration_s > 0.0 && !at_least(completed_per_s, COMPLETED_SHARE * sends.offered_per_s);
         if !(short || late || not_sent > 0) {
             return None;
         }

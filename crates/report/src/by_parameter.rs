@@ -7,6 +7,7 @@
 use shootout_suite::MatrixServer;
 
 use crate::analysis::{Cell, SloAnswer};
+use crate::bound::at_least;
 
 /// One line of a parameter chart: servers of one matrix that differ only in the swept parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +103,9 @@ impl ParameterSweep {
                 let (winner, cell) = candidates.iter().max_by(|a, b| a.1.rps_headline.total_cmp(&b.1.rps_headline))?;
                 let close = candidates
                     .iter()
-                    .filter(|(m, c)| m.name != winner.name && c.rps_headline >= (1.0 - CLOSE) * cell.rps_headline)
+                    .filter(|(m, c)| {
+                        m.name != winner.name && at_least(c.rps_headline, (1.0 - CLOSE) * cell.rps_headline)
+                    })
                     .map(|(m, _)| m.params.clone())
                     .collect();
                 Some(BestValue {

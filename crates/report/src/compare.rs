@@ -6,12 +6,15 @@
 //! of it (every trial failed, or none was run) and new when only the new run has it. Each change also says what
 //! limited the new run ([`Limit`]).
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
 use shootout_model::slo::Metric;
 use shootout_model::{LoadResult, Pacing};
 
 use crate::analysis::median;
+use crate::bound;
 use crate::figures::value;
 use crate::interval::{is_sample, ratio_interval, Interval, NoInterval};
 use crate::limit::Limit;
@@ -77,7 +80,7 @@ pub struct Change {
     pub old: Option<Side>,
     /// The new run's (none when it is missing from it).
     pub new: Option<Side>,
-    /// The new median over the old.
+    /// The new median over the old (none when the old median is 0, or either is missing).
     pub ratio: Option<f64>,
     /// The 95% interval of the ratio, with at least two samples a side.
     pub interval: Option<Interval>,
@@ -108,9 +111,9 @@ impl Change {
 /// The verdict for an interval with `noise` as a fraction (0.02 for 2%): a change only when the whole interval is
 /// beyond the noise floor on one side.
 pub fn verdict(interval: &Interval, noise: f64) -> Verdict {
-    if interval.high < 1.0 - noise {
+    if bound::side(interval.high, 1.0 - noise) == Ordering::Less {
         Verdict::Regressed
-    } else if interval.low > 1.0 + noise {
+    } else if bound::side(interval.low, 1.0 + noise) == Ordering::Greater {
         Verdict::Improved
     } else {
         Verdict::WithinNoise
@@ -178,7 +181,8 @@ fn change(server: String, level: f64, old: Option<Side>, new: Option<Side>, nois
         (_, None) => (None, None, Verdict::Missing),
         (None, Some(_)) => (None, None, Verdict::New),
         (Some(old), Some(new)) => {
-            let ratio = Some(new.rps / old.rps);
+            // A load run whose seconds served nothing has no ratio to give: the verdict says why.
+            let ratio = (old.rps > 0.0).then(|| new.rps / old.rps);
             match ratio_interval(&new.samples, &old.samples) {
                 Ok(interval) => (ratio, Some(interval), verdict(&interval, noise)),
                 Err(NoInterval::TooFew) => (ratio, None, Verdict::TooFew),
@@ -261,5 +265,32 @@ mod tests {
         assert_eq!(change.verdict_text(), "too few repeats for an interval");
         let side = change.new.as_ref().unwrap();
         assert_eq!((side.samples.len(), side.failed, change.ratio), (1, 2, Some(0.5)));
+    }
+
+    /// Issue 40: a load run whose every second served nothing gave a change of +inf% against one that served, and
+    /// NaN against another that did not.
+    #[test]
+    fn a_load_run_that_served_nothing_has_no_ratio() {
+        let served = |requests: u64| {
+            let mut r = trial("a", 1.0, requests as f64).result;
+            r.duration_s = 3.0;
+            r.timeline = (0..3)
+                .map(|second| shootout_model::result::Second {
+                    second,
+                    requests,
+                    errors: 0,
+                    p50_us: None,
+                    p99_us: None,
+                    target: 1.0,
+                })
+                .collect();
+            r
+        };
+        for (old, new) in [(served(0), served(100)), (served(0), served(0)), (served(100), served(0))] {
+            let change = compare_results(&old, &new, 0.02);
+            assert!(change.ratio.is_none_or(f64::is_finite), "{:?}", change.ratio);
+            assert_eq!(change.verdict_text(), "no interval: a second served nothing");
+        }
+        assert_eq!(compare_results(&served(100), &served(0), 0.02).ratio, Some(0.0), "a fall to nothing is -100%");
     }
 }

@@ -1,5 +1,6 @@
 //! [`value`]: the one place that reads a figure out of a load result, for SLOs, `--fail-if` thresholds and
-//! comparisons alike.
+//! comparisons alike; [`number`] and [`show`], the one place that writes one (ms with three decimals, percent with
+//! two, requests/s with one), near a limit with the digits that show which side of it the figure is on.
 
 use shootout_metrics::percentile_us;
 use shootout_model::slo::{Condition, Metric};
@@ -47,18 +48,31 @@ pub fn checks_failed_pct(result: &LoadResult) -> f64 {
     }
 }
 
-/// A figure as people read it: milliseconds for latencies, percent, requests per second.
-pub fn show(metric: Metric, value: f64) -> String {
-    match metric {
-        Metric::Errors | Metric::Checks => format!("{value:.2}%"),
-        Metric::Rps => format!("{value:.1} req/s"),
-        _ => format!("{} ms", crate::units::ms(value)),
+/// A figure of `metric` as the tables write it: latencies in ms with three decimals, percentages with two and a
+/// `%`, requests per second with one; near `bound` (in the stored unit, as `value` is), with the digits that show
+/// which side of it the figure is on ([`crate::bound::figure`]): `4.0001` against 4 ms, `0.996%` against 1%.
+pub fn number(metric: Metric, value: f64, bound: Option<f64>) -> String {
+    let (scale, decimals, suffix) = match metric {
+        Metric::Mean | Metric::Percentile(_) | Metric::Max => (1e-3, 3, ""),
+        Metric::Errors | Metric::Checks => (1.0, 2, "%"),
+        Metric::Rps => (1.0, 1, ""),
+    };
+    format!("{}{suffix}", crate::bound::figure(value * scale, bound.map(|b| b * scale), decimals))
+}
+
+/// A figure as people read it beside the condition that judged it: `4.0001 ms`, `0.996%`, `1200.0 req/s`.
+pub fn show(condition: &Condition, value: f64) -> String {
+    let number = number(condition.metric, value, Some(condition.limit));
+    match condition.metric {
+        Metric::Errors | Metric::Checks => number,
+        Metric::Rps => format!("{number} req/s"),
+        _ => format!("{number} ms"),
     }
 }
 
 /// The conditions of `conditions` that hold for `result`, each with the value that made it hold.
 pub fn holding<'a>(conditions: &'a [Condition], result: &LoadResult) -> Vec<(&'a Condition, f64)> {
-    conditions.iter().map(|c| (c, value(c.metric, result))).filter(|(c, v)| c.holds(*v)).collect()
+    conditions.iter().map(|c| (c, value(c.metric, result))).filter(|(c, v)| crate::bound::holds(c, *v)).collect()
 }
 
 #[cfg(test)]
@@ -75,5 +89,14 @@ mod tests {
         result.requests.http_errors = result.requests.ok * 9;
         result.throughput.requests_per_s = all * 10.0;
         assert!((value(Metric::Rps, &result) - all).abs() < 1e-6, "nine 503s for every 200 count for nothing");
+    }
+
+    #[test]
+    fn a_figure_beside_its_condition_shows_its_side() {
+        let condition = |text: &str| shootout_model::slo::parse_condition(text).unwrap();
+        assert_eq!(show(&condition("mean > 200ms"), 200_000.4), "200.0004 ms", "not 200.000 ms");
+        assert_eq!(show(&condition("errors > 1%"), 1.004), "1.004%", "not 1.00%");
+        assert_eq!(show(&condition("p99 > 200ms"), 250_000.0), "250.000 ms");
+        assert_eq!(show(&condition("rps < 1000"), 999.96), "999.96 req/s");
     }
 }

@@ -5,6 +5,8 @@
 //!   intervals, the SLO answer, the knee.
 //! - [`behind`]: [`behind::Lag`], why an open-model run fell behind its schedule: the server, its connections, or
 //!   the client.
+//! - [`bound`]: every threshold compared on the values people read (110 is 10% more than 100), and
+//!   [`bound::figure`], a figure near its bound printed with the digits that show its side.
 //! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
 //!   charts with workers on the x axis) and the value that served the most within the SLO.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level of
@@ -19,9 +21,12 @@
 //!   (the terminal), [`export::Markdown`] (`report.md`), [`export::Html`] (`report.html`, with [`charts`], SVG
 //!   line charts drawn by plotters) and [`export::Csv`] (`summary.csv`).
 //! - [`limit`]: [`limit::Limit`], what held a cell back: the client, the server's CPU, or neither (waiting).
+//! - [`marks`]: a cell's figures as every table writes them against the SLO: `✗` beside a figure that breaks it,
+//!   the digits that show a figure's side of a limit, a column for each figure it judges, the legend.
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
-//!   and comparisons; percentiles through [`shootout_metrics::percentile_us`].
+//!   and comparisons; percentiles through [`shootout_metrics::percentile_us`]; and writing one
+//!   ([`figures::number`]), with the digits that show its side of a limit.
 //! - [`seconds`]: [`seconds::whole_seconds`], the seconds of a timeline the per-second charts draw.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
@@ -31,6 +36,7 @@
 
 pub mod analysis;
 pub mod behind;
+pub mod bound;
 pub mod by_parameter;
 pub mod charts;
 pub mod compare;
@@ -39,6 +45,7 @@ pub mod figures;
 pub mod html;
 pub mod interval;
 pub mod limit;
+pub mod marks;
 pub mod matching;
 pub mod seconds;
 #[cfg(test)]

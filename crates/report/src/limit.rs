@@ -1,5 +1,5 @@
 //! [`Limit`]: what held a cell's throughput back, read from what every trial already samples. The client was the
-//! bottleneck when it was 90% busy or more in any repeat (its figures then measure shootout); else, in the open
+//! bottleneck when it was busy, or busy and waiting for a CPU, 90% of the time or more in any repeat (its figures then measure shootout); else, in the open
 //! model, nothing held it back when every repeat completed 90% of the offered rate or more
 //! ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else the server was
 //! CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over the repeats), or
@@ -13,6 +13,7 @@ use shootout_model::run::TrialRecord;
 
 use crate::analysis::median;
 use crate::behind::COMPLETED_SHARE;
+use crate::bound::{at_least, figure};
 
 /// The busy share from which the client, or the server, counts as the bottleneck.
 pub use shootout_model::SATURATION as BOUND;
@@ -24,7 +25,8 @@ pub const QUEUED: f64 = 0.1;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum Limit {
-    /// The load generator was 90% busy or more in some repeat: the figures measure shootout, not the server.
+    /// The load generator was busy, or busy and waiting for a CPU, 90% of the time or more in some repeat: the
+    /// figures measure shootout, not the server.
     Client,
     /// The server's processes used 90% or more of the CPUs they could run on (`busy`, 0 to 1), or those CPUs
     /// were that busy (`cpus_busy`) while its threads queued for them.
@@ -61,14 +63,14 @@ impl Limit {
         let busy = median(&runs.iter().map(|t| t.usage.busy).collect::<Vec<_>>());
         let kept_up = |t: &&TrialRecord| {
             let completed = t.result.throughput.requests_per_s;
-            t.result.sends.is_some_and(|sends| completed >= COMPLETED_SHARE * sends.offered_per_s)
+            t.result.sends.is_some_and(|sends| at_least(completed, COMPLETED_SHARE * sends.offered_per_s))
         };
         if runs.iter().all(kept_up) {
             return Limit::KeptUp { busy };
         }
         let queued = median(&runs.iter().map(|t| t.usage.queued).collect::<Vec<_>>());
         let cpus_busy = median(&runs.iter().map(|t| t.usage.cpus_busy).collect::<Vec<_>>());
-        if busy >= BOUND || (cpus_busy >= BOUND && queued >= QUEUED) {
+        if at_least(busy, BOUND) || (at_least(cpus_busy, BOUND) && at_least(queued, QUEUED)) {
             Limit::ServerCpu { busy, cpus_busy }
         } else {
             Limit::Waiting { busy }
@@ -76,15 +78,17 @@ impl Limit {
     }
 
     /// How the tables write it: `client-bound`, `server CPU 97%`, `server CPU 60% (CPUs 98% busy)` (it wanted more
-    /// than it got), `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`.
+    /// than it got), `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class was judged on is written
+    /// on its side of 90% ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU 90%)`.
     pub fn text(&self) -> String {
+        let judged = |share: f64| figure(share * 100.0, Some(BOUND * 100.0), 0);
         match self {
             Limit::Client => "client-bound".into(),
-            Limit::ServerCpu { busy, .. } if *busy >= BOUND => format!("server CPU {:.0}%", busy * 100.0),
+            Limit::ServerCpu { busy, .. } if at_least(*busy, BOUND) => format!("server CPU {}%", judged(*busy)),
             Limit::ServerCpu { busy, cpus_busy } => {
-                format!("server CPU {:.0}% (CPUs {:.0}% busy)", busy * 100.0, cpus_busy * 100.0)
+                format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
-            Limit::Waiting { busy } => format!("waiting (CPU {:.0}%)", busy * 100.0),
+            Limit::Waiting { busy } => format!("waiting (CPU {}%)", judged(*busy)),
             Limit::KeptUp { busy } => format!("kept up (CPU {:.0}%)", busy * 100.0),
             Limit::Unknown => "—".into(),
         }
@@ -124,6 +128,28 @@ mod tests {
     }
 
     #[test]
+    fn a_share_on_the_bound_is_on_it() {
+        let at_bound = trial(false, 3, 0.3 * 3.0, 0.0, 0.95);
+        // 0.3 × 3 is 0.8999999999999999 in floating point.
+        assert!(matches!(Limit::of(&[&at_bound]), Limit::ServerCpu { .. }), "three CPUs 30% busy are 90% busy");
+        assert_eq!(Limit::of(&[&at_bound]).text(), "server CPU 90%");
+    }
+
+    /// Issue 40: a server busy 0.8996 of its CPUs printed `waiting (CPU 90%)`, where 90% is the server's CPU.
+    #[test]
+    fn the_printed_share_is_on_the_side_of_90_percent_its_class_is() {
+        let of = |busy: f64| Limit::of(&[&trial(false, 1, busy, 0.0, busy)]).text();
+        assert_eq!(of(0.8996), "waiting (CPU 89.96%)");
+        assert_eq!(of(0.896), "waiting (CPU 89.6%)");
+        assert_eq!(of(0.8949), "waiting (CPU 89%)", "89% cannot be read as 90%");
+        assert_eq!(of(0.9004), "server CPU 90.04%", "not 90%, which a value just under would round to");
+        assert_eq!(of(0.9), "server CPU 90%");
+        assert_eq!(of(0.97), "server CPU 97%");
+        let starved = Limit::of(&[&trial(false, 1, 0.8996, 0.5, 0.9)]);
+        assert_eq!(starved.text(), "server CPU 89.96% (CPUs 90% busy)");
+    }
+
+    #[test]
     fn an_open_model_cell_that_kept_up_was_held_back_by_nothing_but_the_rate() {
         let open = |completed: f64| {
             let mut t = trial(false, 1, 0.97, 0.0, 0.98);
@@ -143,5 +169,9 @@ mod tests {
         assert_eq!(Limit::of(&[&kept, &kept]), Limit::KeptUp { busy: 0.97 });
         assert_eq!(Limit::of(&[&kept, &behind]), Limit::ServerCpu { busy: 0.97, cpus_busy: 0.98 }, "one fell behind");
         assert_eq!(Limit::KeptUp { busy: 0.2 }.text(), "kept up (CPU 20%)");
+        let mut at_share = open(11.7);
+        at_share.result.sends.as_mut().unwrap().offered_per_s = 13.0;
+        // 0.9 × 13 is 11.700000000000001 in floating point.
+        assert_eq!(Limit::of(&[&at_share]), Limit::KeptUp { busy: 0.97 }, "11.7 of 13 is 90% of it");
     }
 }

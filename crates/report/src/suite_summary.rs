@@ -2,7 +2,8 @@
 //! [exporter](crate::export): the table of servers × levels (throughput, latency, errors, server CPU and memory),
 //! the ratios with their intervals, the SLO answer, the knees, one row per trial (`summary.csv`), and for the
 //! HTML report the per-second timelines and the environment. The phrases every format shares (a ratio, an SLO
-//! answer) are written here too, so that the formats differ only in their markup.
+//! answer, a knee, what a ratio without a figure means, the client-bound warning) are written here too, and the
+//! figures judged against the SLO in [`crate::marks`], so that the formats differ only in their markup.
 
 use shootout_metrics::percentile_us;
 use shootout_model::run::{Environment, TrialRecord};
@@ -89,6 +90,9 @@ pub struct TrialRow {
     pub server_busy: f64,
     /// The client's busy share, 0 to 1.
     pub client_busy: f64,
+    /// The SLO conditions its server and level break, judged on the medians across repeats as the table marks
+    /// them (empty when they meet every one, or without an SLO).
+    pub cell_breaks_slo: Vec<String>,
 }
 
 impl TrialRow {
@@ -115,6 +119,7 @@ impl TrialRow {
             server_cpus: t.usage.cpus,
             server_busy: t.usage.busy,
             client_busy: r.client.busy,
+            cell_breaks_slo: Vec::new(),
         }
     }
 }
@@ -145,7 +150,14 @@ impl SuiteSummary {
     pub fn with_trials(mut self, trials: &[TrialRecord]) -> SuiteSummary {
         let mut sorted: Vec<&TrialRecord> = trials.iter().collect();
         sorted.sort_by(|a, b| (&a.server, a.repeat).cmp(&(&b.server, b.repeat)).then(a.level.total_cmp(&b.level)));
-        self.trials = sorted.into_iter().map(TrialRow::of).collect();
+        self.trials = sorted
+            .into_iter()
+            .map(|t| {
+                let cell = self.cells.iter().find(|c| c.server == t.server && c.level == t.level);
+                let broken = cell.map(|c| c.objectives.iter().filter(|o| !o.met).map(|o| o.condition.text.clone()));
+                TrialRow { cell_breaks_slo: broken.into_iter().flatten().collect(), ..TrialRow::of(t) }
+            })
+            .collect();
         self.trial_count = trials.len();
         self
     }
@@ -191,6 +203,38 @@ impl SuiteSummary {
             }
         }
         servers
+    }
+
+    /// What a ratio without a figure (the slower server's headline is 0) means, in words: `a served 1200.0
+    /// requests/s and b none at 4 users`, `neither a nor b served a successful response at 4 users`, or, when some
+    /// repeat served something but the median is 0, `… b 0.0 (the median of its repeats) …`; none for a ratio with a
+    /// figure.
+    pub fn served_nothing(&self, r: &Ratio) -> Option<String> {
+        if r.ratio.is_some() {
+            return None;
+        }
+        let cell = |server: &str| self.cells.iter().find(|c| c.server == server && c.level == r.level);
+        let (faster, slower) = (cell(&r.faster)?, cell(&r.slower)?);
+        let nothing = |c: &Cell| if c.rps_max > 0.0 { "0.0 (the median of its repeats)" } else { "none" };
+        let at = self.level(r.level);
+        Some(match (faster.rps_headline > 0.0, faster.rps_max > 0.0 || slower.rps_max > 0.0) {
+            (true, _) => format!(
+                "{} served {:.1} requests/s and {} {} at {at}",
+                r.faster,
+                faster.rps_headline,
+                r.slower,
+                nothing(slower)
+            ),
+            (false, false) => format!("neither {} nor {} served a successful response at {at}", r.faster, r.slower),
+            (false, true) => {
+                format!("{} served {} and {} {} at {at}", r.faster, nothing(faster), r.slower, nothing(slower))
+            }
+        })
+    }
+
+    /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`.
+    pub fn knee(&self, server: &str, level: f64) -> String {
+        format!("{server}: throughput stops rising at {} (no higher level serves 10% more)", self.level(level))
     }
 
     /// A level with its unit: `16 users`, `1 user`.
@@ -249,9 +293,13 @@ impl SuiteSummary {
     }
 }
 
-/// A ratio: `1.32×`.
+/// The warning under a table with a client-bound cell, the same in every format.
+pub const CLIENT_BOUND: &str = "The client was the bottleneck in the cells marked client-bound (busy, or busy and \
+waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.";
+
+/// A ratio: `1.32×` (`—` without one: [`SuiteSummary::served_nothing`] says why in words).
 pub fn times(r: &Ratio) -> String {
-    format!("{:.2}×", r.ratio)
+    r.ratio.map_or_else(|| "—".into(), |ratio| format!("{ratio:.2}×"))
 }
 
 /// A ratio's 95% interval: `[1.25–1.40]`, or `(too few repeats for an interval)`.
@@ -290,6 +338,7 @@ pub(crate) mod tests {
             pss_bytes: 50.0 * 1_048_576.0,
             limit: if client_bound { Limit::Client } else { Limit::ServerCpu { busy: 0.966, cpus_busy: 0.97 } },
             meets_slo: true,
+            objectives: vec![],
         }
     }
 
@@ -306,7 +355,7 @@ pub(crate) mod tests {
                     level: 16.0,
                     faster: "puma".into(),
                     slower: "unicorn|3".into(),
-                    ratio: 1.32,
+                    ratio: Some(1.32),
                     low: Some(1.25),
                     high: Some(1.4),
                 }],
@@ -326,6 +375,34 @@ pub(crate) mod tests {
             trials: vec![],
             matrix: vec![],
         }
+    }
+
+    /// The SLO `mean < 4ms, errors < 1%, max < 10ms` judged on [`report`]'s two cells: puma's mean of 3.9999 ms,
+    /// errors of 0.996% and max of 9 ms meet it; unicorn's mean of 4.0001 ms and max of 12 ms break it.
+    pub(crate) fn slo_report() -> SuiteReport {
+        let mut report = report();
+        let slo: Vec<Condition> = ["mean < 4ms", "errors < 1%", "max < 10ms"]
+            .iter()
+            .map(|c| shootout_model::slo::parse_condition(c).unwrap())
+            .collect();
+        let judge = |cell: &mut Cell, values: [f64; 3]| {
+            cell.objectives = slo
+                .iter()
+                .zip(values)
+                .map(|(c, value)| crate::analysis::Judged {
+                    condition: c.clone(),
+                    value,
+                    met: crate::bound::holds(c, value),
+                })
+                .collect();
+            (cell.mean_us, cell.errors_pct) = (values[0], values[1]);
+            cell.meets_slo = cell.objectives.iter().all(|o| o.met);
+        };
+        judge(&mut report.analysis.cells[0], [3999.9, 0.996, 9000.0]);
+        judge(&mut report.analysis.cells[1], [4000.1, 0.5, 12000.0]);
+        report.slo = slo;
+        report.analysis.slo[0].fails_at = None;
+        report
     }
 
     /// A trial of `server` at `level`, repeat `repeat`, from the stored one.
@@ -368,5 +445,25 @@ pub(crate) mod tests {
         assert_eq!(summary.slo_answer(&below), "up to 4 users, 820.0 requests/s (breaks it at 16 users)");
         assert!(summary.client_bound());
         assert_eq!(summary.level(1.0), "1 user", "not 1 users");
+    }
+
+    #[test]
+    fn a_ratio_without_a_figure_is_said_in_words() {
+        let mut summary = SuiteSummary::of_report(&report());
+        let zero = |c: &mut Cell, max: f64| (c.rps_headline, c.rps_median, c.rps_max) = (0.0, 0.0, max);
+        let r = Ratio { ratio: None, low: None, high: None, ..summary.ratios[0].clone() };
+        assert!(summary.served_nothing(&summary.ratios[0]).is_none(), "a ratio with a figure is a figure");
+        assert_eq!(times(&r), "—");
+        zero(&mut summary.cells[1], 0.0);
+        let said = summary.served_nothing(&r);
+        assert_eq!(said.as_deref(), Some("puma served 1320.0 requests/s and unicorn|3 none at 16 users"));
+        zero(&mut summary.cells[1], 80.0);
+        let said = summary.served_nothing(&r);
+        let expected = "puma served 1320.0 requests/s and unicorn|3 0.0 (the median of its repeats) at 16 users";
+        assert_eq!(said.as_deref(), Some(expected), "one repeat of three served something");
+        zero(&mut summary.cells[0], 0.0);
+        zero(&mut summary.cells[1], 0.0);
+        let said = summary.served_nothing(&r);
+        assert_eq!(said.as_deref(), Some("neither puma nor unicorn|3 served a successful response at 16 users"));
     }
 }

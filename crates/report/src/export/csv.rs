@@ -1,11 +1,12 @@
-//! [`Csv`]: `summary.csv`, one row per trial (the figures the table summarises, before the medians), written
-//! through the csv crate so that any server name is quoted as RFC 4180 says.
+//! [`Csv`]: `summary.csv`, one row per trial (the figures the table summarises, before the medians, and the SLO
+//! conditions its cell breaks, as the table marks them), written through the csv crate so that any server name is
+//! quoted as RFC 4180 says.
 
 use super::Exporter;
 use crate::suite_summary::SuiteSummary;
 
 /// The columns of `summary.csv`, in order.
-pub const COLUMNS: [&str; 19] = [
+pub const COLUMNS: [&str; 20] = [
     "server",
     "level",
     "repeat",
@@ -25,6 +26,7 @@ pub const COLUMNS: [&str; 19] = [
     "server_cpus",
     "server_busy",
     "client_busy",
+    "cell_breaks_slo",
 ];
 
 /// `summary.csv`: a header, then [`SuiteSummary::trials`].
@@ -36,7 +38,7 @@ impl Exporter for Csv {
         let mut writer = ::csv::WriterBuilder::new().terminator(::csv::Terminator::Any(b'\n')).from_writer(Vec::new());
         writer.write_record(COLUMNS).expect("writing into memory cannot fail");
         for t in &summary.trials {
-            let record: [String; 19] = [
+            let record: [String; 20] = [
                 t.server.clone(),
                 t.level.to_string(),
                 t.repeat.to_string(),
@@ -56,6 +58,7 @@ impl Exporter for Csv {
                 t.server_cpus.to_string(),
                 format!("{:.3}", t.server_busy),
                 format!("{:.3}", t.client_busy),
+                t.cell_breaks_slo.join("; "),
             ];
             writer.write_record(&record).expect("writing into memory cannot fail");
         }
@@ -67,16 +70,25 @@ impl Exporter for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::{report, trial};
+    use crate::suite_summary::tests::{report, slo_report, trial};
 
     #[test]
     fn a_header_and_one_row_per_trial_with_names_quoted() {
         let trials = [trial("puma, \"tuned\"", 16.0, 1), trial("thin", 0.5, 2)];
         let summary = SuiteSummary::of_report(&report()).with_trials(&trials);
-        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy
-\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024
-thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024
+        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy,cell_breaks_slo
+\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,
+thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,
 ";
         assert_eq!(Csv.export(&summary), expected);
+    }
+
+    #[test]
+    fn each_row_names_the_slo_conditions_its_cell_breaks() {
+        let trials = [trial("puma", 16.0, 1), trial("unicorn|3", 16.0, 1), trial("unicorn|3", 16.0, 2)];
+        let summary = SuiteSummary::of_report(&slo_report()).with_trials(&trials);
+        let out = Csv.export(&summary);
+        let last: Vec<&str> = out.lines().skip(1).map(|l| l.rsplit_once(',').unwrap().1).collect();
+        assert_eq!(last, ["", "mean < 4ms; max < 10ms", "mean < 4ms; max < 10ms"], "{out}");
     }
 }

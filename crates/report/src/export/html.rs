@@ -9,9 +9,10 @@ use shootout_model::slo::Metric;
 use super::Exporter;
 use crate::analysis::Cell;
 use crate::charts::{line_chart, Chart, Series};
+use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::seconds::{per_second_charts, whole_seconds};
-use crate::suite_summary::{ratio_figures, SuiteSummary};
-use crate::units::{bytes, ms};
+use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
+use crate::units::bytes;
 
 /// The page's styles, shared with the page of one load result.
 pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1360px;color:#222}\
@@ -60,10 +61,10 @@ impl Exporter for Html {
 }
 
 /// A chart's caption and its SVG (none when there was nothing to draw).
-type Figure = (String, Option<String>);
+type Drawn = (String, Option<String>);
 
 /// Throughput, latencies, errors, server CPU and memory against the load level, one line per server.
-fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
+fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
     let x_label = format!("load ({})", summary.unit);
     let log_x = summary.cells.iter().map(|c| c.level).fold(f64::INFINITY, f64::min) > 0.0;
     let per_server = |f: &dyn Fn(&Cell) -> f64| -> Vec<Series> {
@@ -79,7 +80,7 @@ fn against_load(summary: &SuiteSummary) -> Vec<Figure> {
     let limit_of = |metric: Metric, scale: f64| -> Option<(f64, String)> {
         summary.slo.iter().find(|c| c.metric == metric).map(|c| (c.limit / scale, format!("SLO: {}", c.text)))
     };
-    let mut charts: Vec<Figure> = Vec::new();
+    let mut charts: Vec<Drawn> = Vec::new();
     let mut add =
         |title: &str, y: &str, axis: Axis, limit: Option<(f64, String)>, series: Vec<Series>, caption: &str| {
             let (log_y, y_label) = y_axis(&series, axis, y);
@@ -163,7 +164,7 @@ fn y_axis(series: &[Series], axis: Axis, y_label: &str) -> (bool, String) {
 
 /// With a matrix, at every level: throughput, p99 latency, server CPU per response and memory against the swept
 /// parameter, one line per matrix and combination of its other values.
-fn by_parameter(summary: &SuiteSummary) -> Vec<Figure> {
+fn by_parameter(summary: &SuiteSummary) -> Vec<Drawn> {
     let Some(sweep) = &summary.sweep else { return Vec::new() };
     let mut levels: Vec<f64> = summary.cells.iter().map(|c| c.level).collect();
     levels.sort_by(f64::total_cmp);
@@ -211,7 +212,7 @@ fn by_parameter(summary: &SuiteSummary) -> Vec<Figure> {
 
 /// Throughput and p99 latency second by second, at the timelines' level: whole seconds only, so that a window's
 /// last second, measured in part, does not look like a fall.
-fn second_by_second(summary: &SuiteSummary) -> Vec<Figure> {
+fn second_by_second(summary: &SuiteSummary) -> Vec<Drawn> {
     let mut partial = false;
     let whole: Vec<(&str, &[Second])> = summary
         .timelines
@@ -233,7 +234,11 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
         h2 { "Verdicts" }
         ul {
             @for r in &summary.ratios {
-                li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) @if r.low.is_some() { " (95% interval)" } }
+                @if let Some(words) = summary.served_nothing(r) {
+                    li { (words) }
+                } @else {
+                    li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) @if r.low.is_some() { " (95% interval)" } }
+                }
             }
             @for s in &summary.slo_answers {
                 li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }
@@ -242,29 +247,47 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
                 li { (summary.best_value(best)) }
             }
             @for (server, knee) in &summary.knees {
-                li { (server) ": throughput stops rising after " (summary.level(*knee)) }
+                li { (summary.knee(server, *knee)) }
             }
         }
         @if summary.client_bound() {
-            p class="warn" { "The client was the bottleneck (90% busy or more) in the cells marked client-bound: those figures measure shootout, not the server." }
+            p class="warn" { (CLIENT_BOUND) }
         }
     }
 }
 
+/// The table's figures after the headline requests/s, the SLO's marked `✗` where they break it, and a column for each
+/// figure it judges that they lack.
 fn comparison(summary: &SuiteSummary) -> Markup {
+    let mut shown = vec![
+        Metric::Mean,
+        Metric::Percentile(50.0),
+        Metric::Percentile(90.0),
+        Metric::Percentile(99.0),
+        Metric::Errors,
+    ];
+    shown.extend(more_columns(summary, &shown));
     html! {
         h2 { "Comparison" }
         table {
-            tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } th { "mean ms" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "errors" } th { "CPU µs/req" } th { "PSS" } th { "limit" } }
+            tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } @for m in &shown { th { (heading(*m)) } } th { "CPU µs/req" } th { "PSS" } th { "limit" } }
             @for c in &summary.cells {
                 tr {
-                    td { (c.server) } td { (c.level) } td { (format!("{:.1}", c.rps_headline)) } td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
-                    td { (ms(c.mean_us)) } td { (ms(c.p50_us)) } td { (ms(c.p90_us)) } td { (ms(c.p99_us)) }
-                    td { (format!("{:.2}%", c.errors_pct)) } td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
+                    td { (c.server) } td { (c.level) } (cell(&headline(summary, c))) td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
+                    @for m in &shown { (cell(&figure(c, *m))) }
+                    td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
                     @if c.client_bound() { td class="warn" { (c.limit.text()) } } @else { td { (c.limit.text()) } }
                 }
             }
         }
+        @if let Some(legend) = legend(summary) { p { (legend) } }
+    }
+}
+
+/// A figure's table cell, `4.0001 ✗` in the warning's colour when it breaks the SLO.
+fn cell(figure: &Figure) -> Markup {
+    html! {
+        @if figure.broken { td class="warn" { (figure.text) " " (BROKEN) } } @else { td { (figure.text) } }
     }
 }
 
@@ -289,7 +312,7 @@ fn environment(summary: &SuiteSummary) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::{report, trial};
+    use crate::suite_summary::tests::{report, slo_report, trial};
 
     #[test]
     fn every_chart_a_table_and_escaped_names() {
@@ -304,6 +327,19 @@ mod tests {
         assert!(page.contains("<th>req/s median</th>") && page.contains("<td>50.00 MiB</td>"));
         assert!(page.contains("client-bound") && page.contains("not recorded"));
         assert!(page.contains("At 16 users, first repeat. Whole seconds only:"), "the 1.002 s window's last second");
+    }
+
+    #[test]
+    fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {
+        let page = Html.export(&SuiteSummary::of_report(&slo_report()));
+        let table = &page[page.find("<h2>Comparison</h2>").unwrap()..page.find("<h2>Environment</h2>").unwrap()];
+        let puma = "<td>puma</td><td>16</td><td>1320.0</td><td>1310.0–1330.0</td><td>3.9999</td><td>1.200</td>\
+                    <td>2.000</td><td>4.321</td><td>0.996%</td><td>9.000</td>";
+        let unicorn =
+            "<td>unicorn|3</td><td>16</td><td>1000.0</td><td>990.0–1010.0</td><td class=\"warn\">4.0001 ✗</td>\
+                       <td>1.200</td><td>2.000</td><td>4.321</td><td>0.50%</td><td class=\"warn\">12.000 ✗</td>";
+        assert!(table.contains("<th>errors</th><th>max ms</th>") && table.contains(puma) && table.contains(unicorn));
+        assert!(table.contains("<p>✗ breaks the SLO (mean &lt; 4ms, errors &lt; 1%, max &lt; 10ms)"), "{table}");
     }
 
     #[test]

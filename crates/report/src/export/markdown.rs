@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::suite_summary::{interval, times, SuiteSummary};
-use crate::units::ms;
+use shootout_model::slo::Metric;
+
+use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite_summary::{interval, times, SuiteSummary, CLIENT_BOUND};
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -16,19 +18,17 @@ impl Exporter for Markdown {
     fn export(&self, summary: &SuiteSummary) -> String {
         let mut out = format!("# shootout: {}\n\n", summary.name);
         table(&mut out, summary);
-        if !summary.ratios.is_empty() || !summary.slo_answers.is_empty() {
+        let verdicts =
+            summary.ratios.len() + summary.slo_answers.len() + summary.best_values.len() + summary.knees.len();
+        if verdicts > 0 {
             out.push('\n');
         }
         for r in &summary.ratios {
-            let _ = writeln!(
-                out,
-                "- **{}** served **{}** {} the requests/s of **{}** at {}",
-                r.faster,
-                times(r),
-                interval(r),
-                r.slower,
-                summary.level(r.level)
-            );
+            let line = summary.served_nothing(r).unwrap_or_else(|| {
+                let (faster, slower, at) = (&r.faster, &r.slower, summary.level(r.level));
+                format!("**{faster}** served **{}** {} the requests/s of **{slower}** at {at}", times(r), interval(r))
+            });
+            let _ = writeln!(out, "- {line}");
         }
         for s in &summary.slo_answers {
             let _ = writeln!(out, "- SLO ({}): **{}** {}", summary.slo_text(), s.server, summary.slo_answer(s));
@@ -36,10 +36,11 @@ impl Exporter for Markdown {
         for best in &summary.best_values {
             let _ = writeln!(out, "- {}", summary.best_value(best));
         }
+        for (server, knee) in &summary.knees {
+            let _ = writeln!(out, "- {}", summary.knee(server, *knee));
+        }
         if summary.client_bound() {
-            out.push_str(
-                "\n> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.\n",
-            );
+            let _ = writeln!(out, "\n> ⚠ {CLIENT_BOUND}");
         }
         if let Some(e) = &summary.environment {
             let _ = write!(
@@ -71,39 +72,68 @@ fn as_text(text: &str) -> String {
     out
 }
 
-/// The comparison table; `|` in a server's name escaped.
+/// The comparison table (`|` in a server's name escaped), the SLO's figures marked `✗` where they break it, with a
+/// column for each figure it judges that the table lacks; then the legend.
 fn table(out: &mut String, summary: &SuiteSummary) {
+    let more = more_columns(summary, &[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
+    let headings: String = more.iter().map(|m| format!(" {} |", heading(*m))).collect();
     let _ = writeln!(
         out,
-        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB | limit |",
+        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors |{headings} server CPU µs/req | PSS MiB | limit |",
         summary.unit,
         summary.statistic_name()
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|{}---:|---:|---|", "---:|".repeat(more.len()));
     for c in &summary.cells {
+        let figures: String = more.iter().map(|m| format!(" {} |", marked(&figure(c, *m)))).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {:.1} | {:.1}–{:.1} | {} | {} | {:.2}% | {:.1} | {:.1} | {}{} |",
+            "| {} | {} | {} | {:.1}–{:.1} | {} | {} | {} |{figures} {:.1} | {:.1} | {}{} |",
             c.server.replace('|', "\\|"),
             c.level,
-            c.rps_headline,
+            marked(&headline(summary, c)),
             c.rps_min,
             c.rps_max,
-            ms(c.mean_us),
-            ms(c.p99_us),
-            c.errors_pct,
+            marked(&figure(c, Metric::Mean)),
+            marked(&figure(c, Metric::Percentile(99.0))),
+            marked(&figure(c, Metric::Errors)),
             c.server_cpu_us,
             c.pss_bytes / 1_048_576.0,
             if c.client_bound() { "⚠ " } else { "" },
             c.limit.text()
         );
     }
+    if let Some(legend) = legend(summary) {
+        let _ = writeln!(out, "\n{legend}");
+    }
+}
+
+/// A figure with its mark: `4.0001 ✗`.
+fn marked(figure: &Figure) -> String {
+    if figure.broken {
+        format!("{} {BROKEN}", figure.text)
+    } else {
+        figure.text.clone()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::report;
+    use crate::suite_summary::tests::{report, slo_report};
+
+    #[test]
+    fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {
+        let out = Markdown.export(&SuiteSummary::of_report(&slo_report()));
+        let table = "\
+| server | users | req/s (median) | min–max | mean ms | p99 ms | errors | max ms | server CPU µs/req | PSS MiB | limit |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| puma | 16 | 1320.0 | 1310.0–1330.0 | 3.9999 | 4.321 | 0.996% | 9.000 | 42.2 | 50.0 | server CPU 97% |
+| unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 4.0001 ✗ | 4.321 | 0.50% | 12.000 ✗ | 42.2 | 50.0 | ⚠ client-bound |
+
+✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the median across repeats of the figure marked is on the wrong side of its limit.";
+        assert!(out.contains(table), "{out}");
+    }
 
     #[test]
     fn snapshot() {
@@ -117,7 +147,7 @@ mod tests {
 - **puma** served **1.32×** [1.25–1.40] the requests/s of **unicorn|3** at 16 users
 - SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s (every level met it)
 
-> ⚠ The client was the bottleneck in the cells marked client-bound: those figures measure shootout.
+> ⚠ The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.
 ";
         assert_eq!(Markdown.export(&SuiteSummary::of_report(&report())), expected);
     }

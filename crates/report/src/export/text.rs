@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::suite_summary::{ratio_figures, SuiteSummary};
-use crate::units::ms;
+use shootout_model::slo::Metric;
+
+use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
 
 /// The terminal's summary of a suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -20,14 +22,16 @@ impl Exporter for Text {
             let _ = writeln!(out);
         }
         for r in &summary.ratios {
-            let _ = writeln!(
-                out,
-                "{} served {} the requests/s of {} at {}",
-                r.faster,
-                ratio_figures(r),
-                r.slower,
-                summary.level(r.level)
-            );
+            let line = summary.served_nothing(r).unwrap_or_else(|| {
+                format!(
+                    "{} served {} the requests/s of {} at {}",
+                    r.faster,
+                    ratio_figures(r),
+                    r.slower,
+                    summary.level(r.level)
+                )
+            });
+            let _ = writeln!(out, "{line}");
         }
         if !summary.slo_answers.is_empty() {
             let _ = writeln!(out, "\nSLO ({}):", summary.slo_text());
@@ -41,75 +45,104 @@ impl Exporter for Text {
         for best in &summary.best_values {
             let _ = writeln!(out, "{}", summary.best_value(best));
         }
-        let knees: Vec<String> =
-            summary.knees.iter().map(|(server, knee)| format!("{server} at {}", summary.level(*knee))).collect();
-        if !knees.is_empty() {
-            let _ = writeln!(out, "\nThroughput stops rising (no higher level adds 10%): {}", knees.join(", "));
+        if !summary.knees.is_empty() {
+            let _ = writeln!(out);
+        }
+        for (server, knee) in &summary.knees {
+            let _ = writeln!(out, "{}", summary.knee(server, *knee));
         }
         if summary.client_bound() {
-            let _ = writeln!(
-                out,
-                "\nWARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout."
-            );
+            let _ = writeln!(out, "\nWARNING: {CLIENT_BOUND}");
         }
         out
     }
 }
 
-/// One line per server and level, in aligned columns.
+/// One line per server and level, in aligned columns: the SLO's figures marked `✗` where they break it (the others
+/// it judges padded to line up), with a column for each figure it judges that the table lacks; then the legend.
 fn table(out: &mut String, summary: &SuiteSummary) {
-    let _ = writeln!(
+    let more = more_columns(summary, &[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
+    let _ = write!(
         out,
-        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>8} {:>12} {:>9}  limit",
+        "{:<20} {:>8} {:>26} {:>10} {:>10} {:>9}",
         "server",
         summary.unit,
         format!("req/s {} [min–max]", summary.statistic_name()),
         "mean ms",
         "p99 ms",
         "errors",
-        "CPU µs/req",
-        "PSS MiB"
     );
+    for metric in &more {
+        let _ = write!(out, " {:>12}", heading(*metric));
+    }
+    let _ = writeln!(out, " {:>12} {:>9}  limit", "CPU µs/req", "PSS MiB");
     for c in &summary.cells {
-        let range = format!("{:.1} [{:.1}–{:.1}]", c.rps_headline, c.rps_min, c.rps_max);
-        let _ = writeln!(
+        let headline = headline(summary, c);
+        let range = Figure { text: format!("{} [{:.1}–{:.1}]", headline.text, c.rps_min, c.rps_max), ..headline };
+        let _ = write!(
             out,
-            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>7.2}% {:>12.1} {:>9.1}  {}",
+            "{:<20} {:>8} {:>26} {:>10} {:>10} {:>9}",
             c.server,
             c.level,
-            range,
-            ms(c.mean_us),
-            ms(c.p99_us),
-            c.errors_pct,
-            c.server_cpu_us,
-            c.pss_bytes / 1_048_576.0,
-            c.limit.text()
+            marked(&range),
+            marked(&figure(c, Metric::Mean)),
+            marked(&figure(c, Metric::Percentile(99.0))),
+            marked(&figure(c, Metric::Errors)),
         );
+        for metric in &more {
+            let _ = write!(out, " {:>12}", marked(&figure(c, *metric)));
+        }
+        let _ = writeln!(out, " {:>12.1} {:>9.1}  {}", c.server_cpu_us, c.pss_bytes / 1_048_576.0, c.limit.text());
+    }
+    if let Some(legend) = legend(summary) {
+        let _ = writeln!(out, "{legend}");
+    }
+}
+
+/// A figure with its mark, `4.0001 ✗`, or padded as wide when the SLO judges it and it holds.
+fn marked(figure: &Figure) -> String {
+    match (figure.broken, figure.judged) {
+        (true, _) => format!("{} {BROKEN}", figure.text),
+        (false, true) => format!("{}  ", figure.text),
+        (false, false) => figure.text.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::report;
+    use crate::suite_summary::tests::{report, slo_report};
+
+    #[test]
+    fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {
+        // Issue 40: both means printed as 4.000, one passing and one failing, and 0.996% as 1.00%.
+        let expected = "\
+server                  users     req/s median [min–max]    mean ms     p99 ms    errors       max ms   CPU µs/req   PSS MiB  limit
+puma                       16     1320.0 [1310.0–1330.0]   3.9999        4.321  0.996%        9.000           42.2      50.0  server CPU 97%
+unicorn|3                  16      1000.0 [990.0–1010.0]   4.0001 ✗      4.321   0.50%       12.000 ✗         42.2      50.0  client-bound
+✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the median across repeats of the figure marked is on the wrong side of its limit. A figure near a limit is written with the digits that show which side it is on.
+";
+        let out = Text.export(&SuiteSummary::of_report(&slo_report()));
+        assert!(out.starts_with(expected), "{out}");
+    }
 
     #[test]
     fn snapshot() {
         let mut report = report();
         report.analysis.knees = vec![("puma".into(), Some(16.0)), ("unicorn|3".into(), None)];
         let expected = "\
-server                  users     req/s median [min–max]    mean ms     p99 ms   errors   CPU µs/req   PSS MiB  limit
-puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321    0.50%         42.2      50.0  server CPU 97%
-unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321    0.50%         42.2      50.0  client-bound
+server                  users     req/s median [min–max]    mean ms     p99 ms    errors   CPU µs/req   PSS MiB  limit
+puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321     0.50%         42.2      50.0  server CPU 97%
+unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321     0.50%         42.2      50.0  client-bound
 
 puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
 
 SLO (mean < 1s):
   puma: up to 16 users, 1320.0 requests/s (every level met it)
 
-Throughput stops rising (no higher level adds 10%): puma at 16 users
+puma: throughput stops rising at 16 users (no higher level serves 10% more)
 
-WARNING: the client was the bottleneck in the cells marked client-bound: those figures measure shootout.
+WARNING: The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.
 ";
         assert_eq!(Text.export(&SuiteSummary::of_report(&report)), expected);
     }

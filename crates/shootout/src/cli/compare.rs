@@ -8,6 +8,7 @@ use clap::Args;
 use shootout_harness::store::Store;
 use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
+use shootout_report::bound::side;
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
 use shootout_report::matching::{difference, Shape};
 use shootout_report::units::ms;
@@ -82,7 +83,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             .iter()
             .filter(|c| {
                 c.verdict.fails_the_gate()
-                    || (c.verdict == Verdict::Regressed && c.ratio.is_some_and(|r| r < 1.0 - limit))
+                    || (c.verdict == Verdict::Regressed && c.ratio.is_some_and(|r| side(r, 1.0 - limit).is_lt()))
             })
             .collect();
         if !failed.is_empty() {

@@ -211,7 +211,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     if !crossed.is_empty() {
         let lines: Vec<String> = crossed
             .iter()
-            .map(|(c, v)| format!("{} (it was {})", c.text, shootout_report::figures::show(c.metric, *v)))
+            .map(|(c, v)| format!("{} (it was {})", c.text, shootout_report::figures::show(c, *v)))
             .collect();
         return Err(Failure::Threshold(format!("threshold failed: {}", lines.join("; "))));
     }

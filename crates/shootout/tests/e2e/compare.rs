@@ -228,6 +228,34 @@ fn two_load_results_compare_second_by_second() {
     assert!(line.contains("1/1") && line.contains("too few seconds for an interval"), "one sample a side: {said}");
 }
 
+/// Issue 40: a load run that served nothing against one that did made compare print a change of +inf% (and NaN%
+/// for two that served nothing).
+#[test]
+fn a_load_run_that_served_nothing_has_no_change_to_print() {
+    let target = Target::start();
+    let served = load(&["-R", "200", "-d", "2s", &target.url("/hello")]);
+    let mut nothing = served.clone();
+    nothing.throughput.requests_per_s = 0.0;
+    nothing.requests.ok = 0;
+    nothing.timeline.iter_mut().for_each(|second| second.requests = 0);
+    let file =
+        |name: &str| std::env::temp_dir().join(format!("shootout-cmp-nothing-{name}-{}.json", std::process::id()));
+    let (served_file, nothing_file) = (file("served"), file("nothing"));
+    std::fs::write(&served_file, serde_json::to_string(&served).unwrap()).unwrap();
+    std::fs::write(&nothing_file, serde_json::to_string(&nothing).unwrap()).unwrap();
+    for (old, new) in [(&nothing_file, &served_file), (&nothing_file, &nothing_file)] {
+        let output = compare(old, new, &["--max-regression", "5%"]);
+        let said = String::from_utf8_lossy(&output.stdout).to_string();
+        let row = said.lines().nth(1).unwrap_or_default().to_string();
+        assert!(row.contains(" — ") && row.contains("no interval: a second served nothing"), "{}", describe(&output));
+        assert!(!said.contains("inf") && !said.contains("NaN"), "{said}");
+    }
+    let fell = compare(&served_file, &nothing_file, &[]);
+    assert!(String::from_utf8_lossy(&fell.stdout).contains("-100.0%"), "{}", describe(&fell));
+    std::fs::remove_file(served_file).unwrap();
+    std::fs::remove_file(nothing_file).unwrap();
+}
+
 #[test]
 fn fail_if_thresholds_gate_a_load_run() {
     let target = Target::start();

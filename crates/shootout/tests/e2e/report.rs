@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use shootout_model::run::TrialRecord;
+
 use crate::compare::suite_dir;
 use crate::support::{describe, load, results, run_suite, shootout, workdir, Target};
 
@@ -195,4 +197,158 @@ fn a_suites_ratio_has_welchs_interval_and_none_from_one_repeat() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
     let at_16 = analysis["ratios"].as_array().unwrap().iter().find(|r| r["level"] == 16.0).unwrap();
     assert!(at_16["low"].is_null() && at_16["high"].is_null(), "{at_16}");
+}
+
+/// One trial made from a real load result: the trial of `server` at `level`, repeat 1, as `edit` leaves it.
+type Edit<'a> = (&'a str, f64, &'a dyn Fn(&mut TrialRecord));
+
+/// A results directory as a finished `shootout run` leaves it: `suite` as its suite.toml, and a trial per edit, made
+/// from a real load result; then `shootout run --resume` on it, which has nothing left to run and prints the
+/// terminal's summary, and writes report.md, report.html and summary.csv. Returns the directory and the terminal's
+/// output.
+fn edited_run(name: &str, suite: &str, edits: &[Edit]) -> (std::path::PathBuf, String) {
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let dir = workdir("report", name);
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    for (server, level, edit) in edits {
+        let mut trial = TrialRecord {
+            server: server.to_string(),
+            level: *level,
+            repeat: 1,
+            result: template.clone(),
+            samples: vec![],
+            usage: Default::default(),
+        };
+        edit(&mut trial);
+        let file = dir.join(format!("trials/{server}/{level}-r1.json"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, serde_json::to_string(&trial).unwrap()).unwrap();
+    }
+    let run = shootout().arg("run").arg("--resume").arg(&dir).output().unwrap();
+    assert!(run.status.success(), "{}", describe(&run));
+    (dir, String::from_utf8_lossy(&run.stdout).into_owned())
+}
+
+/// Requests of a result set so that `errors` of every 25,000 got a status of 400 or more.
+fn errors_of_25000(result: &mut shootout_model::LoadResult, errors: u64) {
+    (result.requests.total, result.requests.ok, result.requests.http_errors, result.requests.failed) =
+        (25_000, 25_000 - errors, errors, 0);
+}
+
+/// Issue 40: under `mean < 4ms`, means of 3.9999 and 4.0001 ms both printed as 4.000, and under `errors < 1%` a
+/// 0.996% that meets it as 1.00%; no table said which cells failed. And a server 89.96% busy read "waiting (CPU
+/// 90%)", where 90% is the server's CPU.
+#[test]
+fn the_figures_that_break_the_slo_are_marked_in_every_format() {
+    let suite = "name = \"edges\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 4]\n\
+                 slo = [\"mean < 4ms\", \"errors < 1%\"]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n[[server]]\nname = \"b\"\ncommand = \"false\"\n";
+    let mean = |us: f64| move |t: &mut TrialRecord| t.result.latency.mean_us = us;
+    let errors = |n: u64, busy: f64| {
+        move |t: &mut TrialRecord| {
+            errors_of_25000(&mut t.result, n);
+            (t.usage.cpus, t.usage.busy) = (1, busy);
+        }
+    };
+    let (a1, a4, b1, b4) = (mean(3999.9), mean(4000.1), errors(249, 0.8996), errors(251, 0.9004));
+    let (dir, terminal) =
+        edited_run("slo-marks", suite, &[("a", 1.0, &a1), ("a", 4.0, &a4), ("b", 1.0, &b1), ("b", 4.0, &b4)]);
+    let row = |text: &str, server: &str, level: &str| -> String {
+        text.lines()
+            .find(|l| {
+                let cells: Vec<&str> = l.split(['|', ' ']).filter(|w| !w.is_empty()).take(2).collect();
+                cells == [server, level]
+            })
+            .unwrap_or_else(|| panic!("no row of {server} at {level} in:\n{text}"))
+            .to_string()
+    };
+    let legend = "✗ breaks the SLO (mean < 4ms, errors < 1%)";
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for text in [&terminal, &markdown] {
+        assert!(row(text, "a", "1").contains(" 3.9999 ") && !row(text, "a", "1").contains('✗'), "{text}");
+        assert!(row(text, "a", "4").contains(" 4.0001 ✗"), "{text}");
+        assert!(row(text, "b", "1").contains(" 0.996% ") && !row(text, "b", "1").contains('✗'), "{text}");
+        assert!(row(text, "b", "4").contains(" 1.004% ✗"), "{text}");
+        assert!(text.contains(legend), "{text}");
+        assert!(row(text, "b", "1").contains("waiting (CPU 89.96%)"), "{text}");
+        assert!(row(text, "b", "4").contains("server CPU 90.04%"), "{text}");
+    }
+    assert!(terminal.contains("a: up to 1 user") && terminal.contains("(breaks it at 4 users)"), "{terminal}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for cell in
+        ["<td>3.9999</td>", "<td class=\"warn\">4.0001 ✗</td>", "<td>0.996%</td>", "<td class=\"warn\">1.004% ✗</td>"]
+    {
+        assert!(html.contains(cell), "{cell} in report.html");
+    }
+    assert!(html.contains("✗ breaks the SLO (mean &lt; 4ms, errors &lt; 1%)"));
+    assert!(html.contains("<td>waiting (CPU 89.96%)</td>") && html.contains("<td>server CPU 90.04%</td>"));
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let breaks: Vec<&str> = csv.lines().skip(1).map(|l| l.rsplit_once(',').unwrap().1).collect();
+    assert_eq!(breaks, ["", "mean < 4ms", "", "errors < 1%"], "a at 1 and 4, then b: {csv}");
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
+    let judged = &analysis["cells"][1]["objectives"][0];
+    assert_eq!(
+        (judged["text"].as_str(), judged["value"].as_f64(), judged["met"].as_bool()),
+        (Some("mean < 4ms"), Some(4000.1), Some(false))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 40: every verdict the terminal states is in report.md and report.html too, in the same words, and no
+/// format says "inf×" or "NaN": a knee at exactly +10% (100, 110, 0 requests/s), a level that breaks the SLO, a
+/// client-bound cell, a server that served nothing beside one that did, and a level where neither served.
+#[test]
+fn the_terminal_report_md_and_report_html_say_the_same() {
+    let suite = "name = \"agree\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 4, 16]\n\
+                 slo = [\"mean < 4ms\", \"errors < 1%\"]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n[[server]]\nname = \"b\"\ncommand = \"false\"\n";
+    let serving = |rps: f64, mean_us: f64| {
+        move |t: &mut TrialRecord| {
+            (t.result.throughput.requests_per_s, t.result.latency.mean_us) = (rps, mean_us);
+            errors_of_25000(&mut t.result, 0);
+        }
+    };
+    let refusing = |t: &mut TrialRecord| {
+        t.result.throughput.requests_per_s = 1000.0;
+        errors_of_25000(&mut t.result, 25_000);
+    };
+    let client_bound = |t: &mut TrialRecord| {
+        serving(1000.0, 500.0)(t);
+        t.result.client.saturated = true;
+    };
+    let (a1, a4, a16) = (serving(100.0, 3999.9), serving(110.0, 4000.1), refusing);
+    let edits: [Edit; 6] = [
+        ("a", 1.0, &a1),
+        ("a", 4.0, &a4),
+        ("a", 16.0, &a16),
+        ("b", 1.0, &client_bound),
+        ("b", 4.0, &refusing),
+        ("b", 16.0, &refusing),
+    ];
+    let (dir, terminal) = edited_run("agree", suite, &edits);
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap().replace("**", "").replace("\\<", "<");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap().replace("&lt;", "<").replace("&gt;", ">");
+    let said = [
+        "b served 10.00× (too few repeats for an interval) the requests/s of a at 1 user",
+        "a served 110.0 requests/s and b none at 4 users",
+        "neither a nor b served a successful response at 16 users",
+        "up to 1 user, 100.0 requests/s (breaks it at 4 users)",
+        "up to 1 user, 1000.0 requests/s (breaks it at 4 users)",
+        "a: throughput stops rising at 4 users (no higher level serves 10% more)",
+        "b: throughput stops rising at 1 user (no higher level serves 10% more)",
+        "The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of \
+         the time or more): those figures measure shootout, not the server.",
+        "✗ breaks the SLO (mean < 4ms, errors < 1%)",
+    ];
+    for (format, text) in [("terminal", &terminal), ("report.md", &markdown), ("report.html", &html)] {
+        for sentence in said {
+            assert!(text.contains(sentence), "{format} does not say: {sentence}\n{text}");
+        }
+        for nonsense in ["inf×", "NaN", "inf%", "∞"] {
+            assert!(!text.contains(nonsense), "{format} says {nonsense}:\n{text}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -427,6 +427,29 @@ fn a_suite_with_agents_shares_each_trial_and_merges_it() {
     );
 }
 
+/// The repeats of a fractional level (2.5 requests/s) were written to one file, `2.json`, each over the one before.
+#[test]
+fn every_repeat_of_a_fractional_rate_is_kept() {
+    let dir = workdir("fraction");
+    let suite = "name = \"fraction\"\nrepeats = 2\nduration = \"1s\"\nwarmup = \"0s\"\nsample_every = \"200ms\"\n\
+                 rates = [2.5]\n[load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"t\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = results(&dir);
+    for repeat in [1, 2] {
+        let file = results.join(format!("trials/t/2.5-r{repeat}.json"));
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!((trial.level, trial.repeat), (2.5, repeat), "{}", file.display());
+        assert!(results.join(format!("trials/t/2.5-r{repeat}.hgrm")).is_file());
+    }
+    assert_eq!(files(&results, "json").len(), 2, "nothing else: {:?}", files(&results, "json"));
+    let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.starts_with("t,2.5,")).count(), 2, "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Starts `shootout run` on a two-level suite whose server ignores SIGTERM, SIGHUP and SIGINT and forks a child
 /// marked `mark`; sends `signal` once the first trial is saved; returns the run's output, its results and its PID.
 fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Output, PathBuf, u32) {
