@@ -34,6 +34,28 @@ fn running(marker: &str) -> bool {
     !output.stdout.is_empty()
 }
 
+/// Starts `shootout run` on `dir/suite.toml`, its results under `dir/results`, its output piped.
+fn start_run(dir: &Path) -> std::process::Child {
+    shootout()
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to 30 s) until the run under `dir/results` has saved its first trial.
+fn first_trial_saved(dir: &Path) {
+    let saved = || dir.join("results").exists() && !files(&results(dir), "json").is_empty();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline && !saved() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 const QUICK: &str = "repeats = 1\nduration = \"500ms\"\nwarmup = \"200ms\"\nsample_every = \"100ms\"\n";
 
 #[test]
@@ -237,22 +259,8 @@ fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
                  [[server]]\nname = \"a\"\ncommand = \"sleep 33 & exec {shootout} target --port {port} --threads 1\"\n\
                  [[server]]\nname = \"b\"\ncommand = \"sleep 33 & exec {shootout} target --port {port} --threads 1\"\n";
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let child = shootout()
-        .arg("run")
-        .arg(dir.join("suite.toml"))
-        .arg("--results")
-        .arg(dir.join("results"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if dir.join("results").exists() && !files(&results(&dir), "json").is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = start_run(&dir);
+    first_trial_saved(&dir);
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
@@ -460,22 +468,8 @@ fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Outpu
          command = \"trap '' TERM HUP INT; sleep {mark} & exec {{shootout}} target --port {{port}} --threads 1\"\n"
     );
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let child = shootout()
-        .arg("run")
-        .arg(dir.join("suite.toml"))
-        .arg("--results")
-        .arg(dir.join("results"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if dir.join("results").exists() && !files(&results(&dir), "json").is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = start_run(&dir);
+    first_trial_saved(&dir);
     assert!(running(mark), "the server's child runs");
     let pid = child.id();
     kill(Pid::from_raw(pid as i32), signal).unwrap();
@@ -545,17 +539,8 @@ fn the_next_run_reaps_what_a_run_killed_with_its_guards_left() {
          [[server]]\nname = \"stubborn\"\nstop = { signal = \"TERM\", grace = \"1s\" }\n\
          command = \"trap '' TERM HUP INT; sleep 3138 & exec {shootout} target --port {port} --threads 1\"\n";
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let child = shootout()
-        .arg("run")
-        .arg(dir.join("suite.toml"))
-        .arg("--results")
-        .arg(dir.join("results"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(eventually(Duration::from_secs(30), || dir.join("results").exists()
-        && !files(&results(&dir), "json").is_empty()));
+    let child = start_run(&dir);
+    first_trial_saved(&dir);
     let pgrep = |pattern: &str| -> Vec<i32> {
         let out = Command::new("pgrep").args(["-f", pattern]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
@@ -642,15 +627,7 @@ fn a_signal_while_a_server_sets_up_or_gets_ready_stops_at_once_and_blames_nobody
         let dir = workdir(&format!("interrupted-{name}"));
         let suite = format!("{QUICK}connections = [1]\n[[server]]\nname = \"slow\"\n{server}\n");
         std::fs::write(dir.join("suite.toml"), suite).unwrap();
-        let child = shootout()
-            .arg("run")
-            .arg(dir.join("suite.toml"))
-            .arg("--results")
-            .arg(dir.join("results"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = start_run(&dir);
         std::thread::sleep(Duration::from_millis(1500));
         kill(Pid::from_raw(child.id() as i32), signal).unwrap();
         let signalled = Instant::now();
