@@ -116,17 +116,22 @@ pub struct Ratio {
 pub struct SloAnswer {
     /// Server.
     pub server: String,
-    /// The highest level below the first that breaks an objective, going up the levels measured (none when the
-    /// lowest breaks one, or nothing was measured). A level that passes above a failing one does not count: the
-    /// question is how far the server goes before it fails.
+    /// The highest level below the first that breaks an objective or was not measured, going up the suite's
+    /// levels (none when the lowest breaks one or was not measured). A level that passes above a failing or
+    /// missing one does not count: the question is how far the server goes before it fails, and a level with no
+    /// trial says nothing of that.
     pub level: Option<f64>,
     /// Median requests per second at that level.
     pub rps: Option<f64>,
-    /// The first level measured that breaks an objective, if any.
+    /// The first level that breaks an objective, if one does below any level not measured.
     #[serde(default)]
     pub fails_at: Option<f64>,
+    /// The first of the suite's levels with no trial of this server (its trials failed, or the run never got
+    /// there), if it comes before any level that breaks an objective: the answer stops below it.
+    #[serde(default)]
+    pub unmeasured_at: Option<f64>,
     /// How many of the suite's levels were measured for this server (0: it never ran, as in an interrupted
-    /// suite; fewer than all: the levels past the last one were not run).
+    /// suite).
     #[serde(default)]
     pub measured: usize,
 }
@@ -136,17 +141,21 @@ impl SloAnswer {
     fn of(server: &str, cells: &[Cell], levels: &[f64]) -> SloAnswer {
         let mut sorted = levels.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let measured: Vec<&Cell> =
-            sorted.iter().filter_map(|&level| cells.iter().find(|c| c.server == server && c.level == level)).collect();
-        let first_failure = measured.iter().position(|c| !c.meets_slo);
-        let passing = &measured[..first_failure.unwrap_or(measured.len())];
-        let best = passing.last();
+        sorted.dedup();
+        let at: Vec<(f64, Option<&Cell>)> = sorted
+            .iter()
+            .map(|&level| (level, cells.iter().find(|c| c.server == server && c.level == level)))
+            .collect();
+        let stop = at.iter().position(|(_, cell)| cell.is_none_or(|c| !c.meets_slo));
+        let best = at[..stop.unwrap_or(at.len())].last().and_then(|(_, cell)| *cell);
+        let stopped = stop.map(|i| at[i]);
         SloAnswer {
             server: server.to_string(),
             level: best.map(|c| c.level),
             rps: best.map(|c| c.rps_headline),
-            fails_at: first_failure.map(|i| measured[i].level),
-            measured: measured.len(),
+            fails_at: stopped.filter(|(_, cell)| cell.is_some()).map(|(level, _)| level),
+            unmeasured_at: stopped.filter(|(_, cell)| cell.is_none()).map(|(level, _)| level),
+            measured: at.iter().filter(|(_, cell)| cell.is_some()).count(),
         }
     }
 }
@@ -358,6 +367,23 @@ mod tests {
         assert_eq!((first.level, first.fails_at, first.measured), (None, Some(1.0), 1));
         let never = SloAnswer::of("b", &cells, &[1.0, 4.0, 16.0]);
         assert_eq!((never.level, never.fails_at, never.measured), (None, None, 0), "a server that never ran");
+    }
+
+    #[test]
+    fn the_slo_answer_stops_below_a_level_with_no_trial() {
+        // The trials at 4 users failed (or the run never got there): 16 passes, but says nothing of 4.
+        let cells = vec![cell("a", 1.0, &[100.0], 100.0), cell("a", 16.0, &[900.0], 100.0)];
+        let gap = SloAnswer::of("a", &cells, &[1.0, 4.0, 16.0]);
+        assert_eq!((gap.level, gap.fails_at, gap.unmeasured_at, gap.measured), (Some(1.0), None, Some(4.0), 2));
+        // An interrupted suite: only the lowest level ran.
+        let cut = SloAnswer::of("a", &cells[..1], &[1.0, 4.0, 16.0]);
+        assert_eq!((cut.level, cut.fails_at, cut.unmeasured_at, cut.measured), (Some(1.0), None, Some(4.0), 1));
+        // Nothing at the lowest level, something above it: no level is answered for.
+        let low = SloAnswer::of("a", &cells[1..], &[1.0, 4.0, 16.0]);
+        assert_eq!((low.level, low.fails_at, low.unmeasured_at, low.measured), (None, None, Some(1.0), 1));
+        // Every level met it.
+        let all = SloAnswer::of("a", &cells, &[1.0, 16.0]);
+        assert_eq!((all.level, all.fails_at, all.unmeasured_at), (Some(16.0), None, None));
     }
 
     #[test]

@@ -205,6 +205,7 @@ mod tests {
                 level: *l,
                 rps: None,
                 fails_at: None,
+                unmeasured_at: None,
                 measured: 1,
             };
             pairs.iter().map(answer).collect()

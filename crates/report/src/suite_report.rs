@@ -9,7 +9,7 @@ use shootout_model::slo::Condition;
 use shootout_model::units::level_unit;
 use shootout_model::Pacing;
 use shootout_scenario::FileError;
-use shootout_suite::{MatrixServer, Outline};
+use shootout_suite::{MatrixServer, Outline, Sweep};
 
 use crate::analysis::{analyze_by, Analysis};
 
@@ -42,7 +42,7 @@ impl SuiteReport {
     /// Builds the report of `trials` from the suite's outline (servers in the suite's order, then any others the
     /// trials name).
     pub fn new(outline: Outline, environment: Option<Environment>, trials: Vec<TrialRecord>) -> SuiteReport {
-        let Outline { name, mut servers, slo, statistic, matrix } = outline;
+        let Outline { name, mut servers, slo, statistic, matrix, levels: swept } = outline;
         for t in &trials {
             if !servers.contains(&t.server) {
                 servers.push(t.server.clone());
@@ -55,7 +55,11 @@ impl SuiteReport {
             let options = &t.result.options;
             level_unit(matches!(options.pacing, Pacing::Open { .. }), options.sessions)
         });
-        let analysis = analyze_by(&trials, &servers, &levels, &slo, statistic);
+        // The SLO answer goes up the sweep's levels, those no trial reached included, so that it never passes one.
+        let mut sweep = levels.clone();
+        sweep.extend(swept.iter().filter(|l| !levels.contains(l)));
+        sweep.sort_by(f64::total_cmp);
+        let analysis = analyze_by(&trials, &servers, &sweep, &slo, statistic);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
         let timelines = timelines(&trials, servers.iter().map(String::as_str), timeline_level);
         SuiteReport { name, unit, servers, slo, analysis, environment, timeline_level, timelines, trials, matrix }
@@ -68,18 +72,21 @@ impl SuiteReport {
         self
     }
 
-    /// Reads a results directory: its trials, environment and suite (a directory without `suite.toml` is
-    /// named after itself; a `suite.toml` that does not parse is an error that names its place).
+    /// Reads a results directory: its trials, environment and suite, with the levels of the sweep it ran (a
+    /// directory without `suite.toml` is named after itself; a `suite.toml` that does not parse is an error that
+    /// names its place).
     pub fn load(dir: &Path, trials: Vec<TrialRecord>) -> Result<SuiteReport, FileError> {
         let suite_file = dir.join("suite.toml");
+        let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
         let outline = match std::fs::read_to_string(&suite_file) {
-            Ok(text) => shootout_suite::outline(&text, &suite_file.display().to_string())?,
+            Ok(text) => shootout_suite::outline(&text, &suite_file.display().to_string(), sweep)?,
             Err(_) => Outline {
                 name: dir.file_name().map_or("shootout".into(), |n| n.to_string_lossy().into_owned()),
                 servers: Vec::new(),
                 slo: Vec::new(),
                 statistic: Statistic::default(),
                 matrix: Vec::new(),
+                levels: Vec::new(),
             },
         };
         let environment = std::fs::read_to_string(dir.join("environment.json"))

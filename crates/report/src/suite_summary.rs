@@ -266,28 +266,26 @@ impl SuiteSummary {
         )
     }
 
-    /// A server's answer to the SLO: the highest level below the first that breaks it: `up to 4 users, 820.0
-    /// requests/s (breaks it at 16 users)`, `up to 16 users, 1320.0 requests/s (every level met it)`, `none: breaks it at
-    /// the lowest level, 1 user`, or `not run` for a server with nothing measured (an interrupted suite).
+    /// A server's answer to the SLO: the highest level below the first that breaks it or has no trial: `up to 4
+    /// users, 820.0 requests/s (breaks it at 16 users)`, `up to 16 users, 1320.0 requests/s (every level met it)`,
+    /// `up to 1 user, 110.0 requests/s (no trial measured at 4 users)`, `none: breaks it at the lowest level, 1
+    /// user`, `none: no trial measured at the lowest level, 1 user`, or `not run` for a server with nothing
+    /// measured (an interrupted suite).
     pub fn slo_answer(&self, answer: &SloAnswer) -> String {
-        let levels = self.cells.iter().map(|c| c.level).fold(Vec::<f64>::new(), |mut all, l| {
-            if !all.contains(&l) {
-                all.push(l);
-            }
-            all
-        });
-        match (answer.measured, answer.level, answer.rps, answer.fails_at) {
+        let stop = match (answer.fails_at, answer.unmeasured_at) {
+            (Some(level), _) => Some(("breaks it at", level)),
+            (None, Some(level)) => Some(("no trial measured at", level)),
+            (None, None) => None,
+        };
+        match (answer.measured, answer.level, answer.rps, stop) {
             (0, ..) => "not run".into(),
-            (_, Some(level), Some(rps), Some(fails)) => {
-                format!("up to {}, {rps:.1} requests/s (breaks it at {})", self.level(level), self.level(fails))
-            }
-            (measured, Some(level), Some(rps), None) if measured >= levels.len() => {
-                format!("up to {}, {rps:.1} requests/s (every level met it)", self.level(level))
+            (_, Some(level), Some(rps), Some((why, at))) => {
+                format!("up to {}, {rps:.1} requests/s ({why} {})", self.level(level), self.level(at))
             }
             (_, Some(level), Some(rps), None) => {
-                format!("up to {}, {rps:.1} requests/s (the levels past it were not run)", self.level(level))
+                format!("up to {}, {rps:.1} requests/s (every level met it)", self.level(level))
             }
-            (_, _, _, Some(fails)) => format!("none: breaks it at the lowest level, {}", self.level(fails)),
+            (_, _, _, Some((why, at))) => format!("none: {why} the lowest level, {}", self.level(at)),
             _ => "not met at any level".into(),
         }
     }
@@ -364,6 +362,7 @@ pub(crate) mod tests {
                     level: Some(16.0),
                     rps: Some(1320.0),
                     fails_at: None,
+                    unmeasured_at: None,
                     measured: 1,
                 }],
                 knees: vec![],
@@ -435,14 +434,22 @@ pub(crate) mod tests {
             summary.slo_answer(&summary.slo_answers[0]),
             "up to 16 users, 1320.0 requests/s (every level met it)"
         );
-        let answer = |level, rps, fails_at, measured| SloAnswer { server: "x".into(), level, rps, fails_at, measured };
-        assert_eq!(summary.slo_answer(&answer(None, None, None, 0)), "not run");
-        assert_eq!(
-            summary.slo_answer(&answer(None, None, Some(1.0), 1)),
-            "none: breaks it at the lowest level, 1 user"
-        );
-        let below = answer(Some(4.0), Some(820.0), Some(16.0), 3);
-        assert_eq!(summary.slo_answer(&below), "up to 4 users, 820.0 requests/s (breaks it at 16 users)");
+        let answer = |level, rps, fails_at, unmeasured_at, measured| SloAnswer {
+            server: "x".into(),
+            level,
+            rps,
+            fails_at,
+            unmeasured_at,
+            measured,
+        };
+        let said = |a: SloAnswer| summary.slo_answer(&a);
+        assert_eq!(said(answer(None, None, None, Some(1.0), 0)), "not run");
+        assert_eq!(said(answer(None, None, Some(1.0), None, 1)), "none: breaks it at the lowest level, 1 user");
+        assert_eq!(said(answer(None, None, None, Some(1.0), 1)), "none: no trial measured at the lowest level, 1 user");
+        let below = answer(Some(4.0), Some(820.0), Some(16.0), None, 3);
+        assert_eq!(said(below), "up to 4 users, 820.0 requests/s (breaks it at 16 users)");
+        let cut = answer(Some(1.0), Some(110.0), None, Some(4.0), 1);
+        assert_eq!(said(cut), "up to 1 user, 110.0 requests/s (no trial measured at 4 users)");
         assert!(summary.client_bound());
         assert_eq!(summary.level(1.0), "1 user", "not 1 users");
     }

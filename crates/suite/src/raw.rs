@@ -11,7 +11,7 @@ use shootout_model::slo::{parse_condition, Slo};
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
-use crate::Requires;
+use crate::{Requires, Sweep};
 
 /// A suite file, as written.
 #[derive(Debug, Deserialize)]
@@ -150,6 +150,9 @@ pub struct Outline {
     pub statistic: Statistic,
     /// The servers that matrices expanded to, in the suite's order (none without a matrix).
     pub matrix: Vec<MatrixServer>,
+    /// The levels of the sweep it was read for, as written (none when the file gives no valid levels): a report
+    /// tells the levels a run never reached from those it measured.
+    pub levels: Vec<f64>,
 }
 
 /// One server of a `matrix`: which matrix it came from and with what values, for the charts that put a
@@ -203,12 +206,23 @@ impl SuiteFile {
                     })
                 })
                 .collect(),
+            levels: match (&self.connections, &self.rates) {
+                (Some(c), None) => c.get_ref().iter().map(|&c| f64::from(c)).collect(),
+                (None, Some(r)) => r.get_ref().clone(),
+                _ => Vec::new(),
+            },
         })
     }
 }
 
-/// Reads what a report needs from a suite's text (`file` names it in errors).
-pub fn outline(text: &str, file: &str) -> Result<Outline, FileError> {
+/// Reads what a report needs from a suite's text (`file` names it in errors), for the levels of `sweep`.
+pub fn outline(text: &str, file: &str, sweep: Sweep) -> Result<Outline, FileError> {
     let at = Locator { text, file };
-    SuiteFile::read(&at)?.outline(&at)
+    let mut raw = SuiteFile::read(&at)?;
+    sweep.lay_over(&mut raw, &at)?;
+    let mut outline = raw.outline(&at)?;
+    if sweep == Sweep::Smoke && !outline.levels.is_empty() {
+        outline.levels = crate::sweep::ends(&outline.levels);
+    }
+    Ok(outline)
 }

@@ -67,13 +67,6 @@ impl Sweep {
         if self != Sweep::Smoke {
             return suite;
         }
-        fn ends<T: Clone + PartialEq>(values: &[T]) -> Vec<T> {
-            let mut out = vec![values[0].clone()];
-            if values[values.len() - 1] != values[0] {
-                out.push(values[values.len() - 1].clone());
-            }
-            out
-        }
         let levels = match &suite.levels {
             Levels::Connections(c) => Levels::Connections(ends(c)),
             Levels::Rates(r) => Levels::Rates(ends(r)),
@@ -93,4 +86,13 @@ impl Sweep {
             ..suite
         }
     }
+}
+
+/// The first and last of `values` (once when they are the same): the levels of a smoke run.
+pub(crate) fn ends<T: Clone + PartialEq>(values: &[T]) -> Vec<T> {
+    let mut out = vec![values[0].clone()];
+    if values[values.len() - 1] != values[0] {
+        out.push(values[values.len() - 1].clone());
+    }
+    out
 }

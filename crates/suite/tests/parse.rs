@@ -147,15 +147,27 @@ fn errors_point_at_the_line() {
 #[test]
 fn the_outline_a_report_reads_is_checked_and_needs_no_files() {
     let text = "name = \"web\"\nconnections = [1]\nstatistic = \"best\"\nslo = [\"p99 < 5ms\"]\n[load]\nscenario = \"elsewhere.toml\"\n[[server]]\nname = \"b\"\ncommand = \"x\"\n[[server]]\nname = \"a\"\ncommand = \"y\"\n";
-    let o = outline(text, "results/suite.toml").unwrap();
+    let o = outline(text, "results/suite.toml", Sweep::Short).unwrap();
     assert_eq!((o.name.as_str(), o.servers.clone()), ("web", vec!["b".to_string(), "a".to_string()]));
     assert_eq!(o.statistic, shootout_model::run::Statistic::Best);
     assert_eq!(o.slo[0].limit, 5_000.0);
-    assert_eq!(outline("connections = [1]\n", "dir/nightly.toml").unwrap().name, "nightly");
-    let e = outline("slo = [\"p99 < soon\"]\n", "results/suite.toml").unwrap_err().to_string();
+    assert_eq!(outline("connections = [1]\n", "dir/nightly.toml", Sweep::Short).unwrap().name, "nightly");
+    let e = outline("slo = [\"p99 < soon\"]\n", "results/suite.toml", Sweep::Short).unwrap_err().to_string();
     assert!(e.starts_with("results/suite.toml:1:8: 'p99 < soon' is not a condition"), "{e}");
-    let e = outline("statistic = \"mean\"\n", "s.toml").unwrap_err().to_string();
+    let e = outline("statistic = \"mean\"\n", "s.toml", Sweep::Short).unwrap_err().to_string();
     assert!(e.starts_with("s.toml:1:13: statistic 'mean'"), "{e}");
+}
+
+#[test]
+fn the_outline_gives_the_levels_of_the_sweep_that_was_run() {
+    let text =
+        "connections = [1, 4, 16]\n[full]\nconnections = [1, 2, 8, 32]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+    let levels = |sweep| outline(text, "s.toml", sweep).unwrap().levels;
+    assert_eq!(levels(Sweep::Short), [1.0, 4.0, 16.0]);
+    assert_eq!(levels(Sweep::Full), [1.0, 2.0, 8.0, 32.0]);
+    assert_eq!(levels(Sweep::Smoke), [1.0, 16.0]);
+    let rates = outline("rates = [2.5, 10]\n", "s.toml", Sweep::Short).unwrap().levels;
+    assert_eq!(rates, [2.5, 10.0]);
 }
 
 #[test]
@@ -236,7 +248,7 @@ matrix = { workers = [3] }
     assert_eq!((third.setup.as_deref(), third.ready_path.as_str()), (Some("mkdir -p run/2"), "/w2"));
     assert_eq!(third.params, [("workers".to_string(), "2".to_string()), ("threads".to_string(), "1".to_string())]);
     assert_eq!(s.servers[6].command, "unicorn -c unicorn.rb -E production --port {port} -N 3");
-    let outline = outline(text, "m.toml").unwrap();
+    let outline = outline(text, "m.toml", Sweep::Short).unwrap();
     assert_eq!(outline.servers.len(), 7, "a report's outline sees the same servers");
     assert_eq!(outline.servers[6], "unicorn (workers=3)");
 }

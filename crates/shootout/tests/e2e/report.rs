@@ -207,6 +207,14 @@ type Edit<'a> = (&'a str, f64, &'a dyn Fn(&mut TrialRecord));
 /// terminal's summary, and writes report.md, report.html and summary.csv. Returns the directory and the terminal's
 /// output.
 fn edited_run(name: &str, suite: &str, edits: &[Edit]) -> (std::path::PathBuf, String) {
+    let dir = edited_results(name, suite, edits);
+    let run = shootout().arg("run").arg("--resume").arg(&dir).output().unwrap();
+    assert!(run.status.success(), "{}", describe(&run));
+    (dir, String::from_utf8_lossy(&run.stdout).into_owned())
+}
+
+/// A results directory holding `suite` as its suite.toml and a trial per edit, made from a real load result.
+fn edited_results(name: &str, suite: &str, edits: &[Edit]) -> std::path::PathBuf {
     let target = Target::start();
     let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
     let dir = workdir("report", name);
@@ -225,9 +233,36 @@ fn edited_run(name: &str, suite: &str, edits: &[Edit]) -> (std::path::PathBuf, S
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, serde_json::to_string(&trial).unwrap()).unwrap();
     }
-    let run = shootout().arg("run").arg("--resume").arg(&dir).output().unwrap();
-    assert!(run.status.success(), "{}", describe(&run));
-    (dir, String::from_utf8_lossy(&run.stdout).into_owned())
+    dir
+}
+
+/// Issues 37 and 40: a level with no trial (its trials failed, or the run was cut short before it) was stepped
+/// over, so a server that passed at 1 and 16 users with nothing at 4 was said to hold the SLO "up to 16 users", and
+/// one that ran only its lowest level "every level met it".
+#[test]
+fn the_slo_answer_never_passes_a_level_with_no_trial() {
+    let suite = "name = \"gaps\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 4, 16]\nslo = [\"mean < 1s\"]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n[[server]]\nname = \"b\"\ncommand = \"false\"\n\
+                 [[server]]\nname = \"c\"\ncommand = \"false\"\n";
+    let keep = |_: &mut TrialRecord| {};
+    let edits: [Edit; 4] = [("a", 1.0, &keep), ("a", 16.0, &keep), ("b", 1.0, &keep), ("c", 4.0, &keep)];
+    let dir = edited_results("gaps", suite, &edits);
+    std::fs::write(dir.join("trials/a/4-r1.failed"), "server 'a' exited").unwrap();
+    let report = shootout().arg("report").arg(&dir).output().unwrap();
+    assert!(report.status.success(), "{}", describe(&report));
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap().replace("**", "");
+    let rps = |server: &str, level: f64| {
+        let trial = std::fs::read_to_string(dir.join(format!("trials/{server}/{level}-r1.json"))).unwrap();
+        serde_json::from_str::<TrialRecord>(&trial).unwrap().result.throughput.requests_per_s
+    };
+    for said in [
+        format!("a up to 1 user, {:.1} requests/s (no trial measured at 4 users)", rps("a", 1.0)),
+        format!("b up to 1 user, {:.1} requests/s (no trial measured at 4 users)", rps("b", 1.0)),
+        "c none: no trial measured at the lowest level, 1 user".to_string(),
+    ] {
+        assert!(markdown.contains(&said), "report.md does not say: {said}\n{markdown}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Requests of a result set so that `errors` of every 25,000 got a status of 400 or more.

@@ -269,12 +269,19 @@ fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
     assert!((1..4).contains(&kept), "{kept} trials kept after Ctrl-C");
     assert!(String::from_utf8_lossy(&output.stderr).contains("--resume"));
     assert!(!running("sleep 33"), "no server is left running");
-    // The partial summary's SLO answer of a server that never ran says so.
+    // The partial summary's SLO answer says "not run" of a server that never ran, and never claims a level that
+    // was not reached: with only 1 user measured it stops there.
     let stdout = String::from_utf8_lossy(&output.stdout);
     for server in ["a", "b"] {
-        let ran = results.join("trials").join(server).read_dir().is_ok_and(|mut d| d.next().is_some());
+        let measured = |level: u32| results.join(format!("trials/{server}/{level}-r1.json")).is_file();
         let answer = stdout.lines().find(|l| l.starts_with(&format!("  {server}: "))).unwrap_or_default();
-        assert_eq!(answer.ends_with(": not run"), !ran, "{server} ran: {ran}; {stdout}");
+        let expected = match (measured(1), measured(2)) {
+            (false, false) => ": not run",
+            (true, false) => "(no trial measured at 2 users)",
+            (true, true) => "(every level met it)",
+            (false, true) => "none: no trial measured at the lowest level, 1 user",
+        };
+        assert!(answer.ends_with(expected), "{server}: {answer:?} should end with {expected:?}; {stdout}");
     }
 
     let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
