@@ -5,10 +5,14 @@
 //! fix differs for each, so the summary names one:
 //! - the client, when it was short of CPU (`client.saturated`): its figures measure shootout;
 //! - its connections, when requests waited for one while the server answered each at its usual speed (the
-//!   median service time under [`QUEUEING`] times the fastest): more connections would have carried more;
+//!   median service time under [`QUEUEING`] times the fastest) and the requests in flight came to half the
+//!   connections or more: more connections would have carried more;
+//! - its own loop, when requests went out late while the server answered at its usual speed and most
+//!   connections stood free: something else held the client up (another process on its CPUs, a busy machine);
 //! - else the server: its service times grew because requests queued inside it, so the rate is past what it can
 //!   complete, and the completed rate is its throughput at this load.
 
+use shootout_model::run::TrialRecord;
 use shootout_model::{ErrorKind, LoadResult};
 
 use crate::bound::at_least;
@@ -33,6 +37,9 @@ pub enum Behind {
         /// The median service time, µs.
         service_p50_us: u64,
     },
+    /// Requests went out late while most connections were free and the server answered at its usual speed: the
+    /// client's loop was held up by something else on its CPUs.
+    Late,
     /// The server completed less than was offered, its requests queueing inside it.
     Server,
 }
@@ -65,10 +72,15 @@ impl Lag {
         let waited_for_connections = late || not_sent > 0;
         let service_p50_us = percentile_us(&result.service_time, 50.0);
         let fastest = result.service_time.min_us.max(1) as f64;
+        let connections = result.options.most_connections();
         let by = if result.client.saturated {
             Behind::Client
         } else if waited_for_connections && (service_p50_us as f64) < QUEUEING * fastest {
-            Behind::Connections { connections: result.options.most_connections(), service_p50_us }
+            if result.throughput.concurrency * 2.0 >= connections as f64 {
+                Behind::Connections { connections, service_p50_us }
+            } else {
+                Behind::Late
+            }
         } else {
             Behind::Server
         };
@@ -76,8 +88,41 @@ impl Lag {
     }
 }
 
+/// The repeats of one suite cell (a server at a rate) that fell behind, completing under [`COMPLETED_SHARE`] of
+/// the rate offered (the share by which [`Limit`](crate::limit::Limit) says a cell kept up): how many of how many,
+/// the rate offered, and who held them back (the client if it did in any repeat, else the connections if they did in any, else the
+/// server).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellLag {
+    /// Repeats that fell behind.
+    pub behind: usize,
+    /// Repeats measured.
+    pub repeats: usize,
+    /// Requests due per second, as configured (the median over the repeats that fell behind).
+    pub offered_per_s: f64,
+    /// Who held them back.
+    pub by: Behind,
+}
+
+impl CellLag {
+    /// Whether any of `runs`, one cell's repeats, fell behind its schedule; `None` when every one kept up (or the
+    /// model is closed).
+    pub fn of(runs: &[&TrialRecord]) -> Option<CellLag> {
+        let short = |l: &Lag| !at_least(l.completed_per_s, COMPLETED_SHARE * l.offered_per_s);
+        let lags: Vec<Lag> = runs.iter().filter_map(|t| Lag::of(&t.result)).filter(short).collect();
+        let first = lags.first()?;
+        let by = if lags.iter().any(|l| l.by == Behind::Client) {
+            Behind::Client
+        } else {
+            lags.iter().map(|l| l.by).find(|by| matches!(by, Behind::Connections { .. })).unwrap_or(first.by)
+        };
+        let offered = crate::analysis::median(&lags.iter().map(|l| l.offered_per_s).collect::<Vec<_>>());
+        Some(CellLag { behind: lags.len(), repeats: runs.len(), offered_per_s: offered, by })
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use shootout_model::result::Sends;
     use shootout_model::{Arrival, Pacing};
 
@@ -85,7 +130,7 @@ mod tests {
 
     /// An open-model run at 2,000/s whose server completed `completed`/s, with the service times' median and
     /// minimum and the late sends given.
-    fn open(completed: f64, p50_us: u64, min_us: u64, late: u64) -> LoadResult {
+    pub(crate) fn open(completed: f64, p50_us: u64, min_us: u64, late: u64) -> LoadResult {
         let trial: shootout_model::run::TrialRecord =
             serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
         let mut r = trial.result;
@@ -93,6 +138,7 @@ mod tests {
         r.options.connections = 10;
         r.sends = Some(Sends { due: 6000, sent: 3000, late, offered_per_s: 2000.0, sent_per_s: 1000.0 });
         r.throughput.requests_per_s = completed;
+        r.throughput.concurrency = completed * p50_us as f64 / 1e6;
         r.service_time.min_us = min_us;
         for p in &mut r.service_time.percentiles {
             p.us = p50_us;
@@ -121,6 +167,32 @@ mod tests {
     fn connections_busy_at_the_servers_usual_speed_are_the_limit() {
         let lag = Lag::of(&open(100.0, 100_500, 100_000, 2500)).unwrap();
         assert_eq!(lag.by, Behind::Connections { connections: 10, service_p50_us: 100_500 });
+    }
+
+    #[test]
+    fn a_cell_names_who_held_back_the_repeats_that_fell_behind() {
+        let record = |result: LoadResult| TrialRecord {
+            server: "a".into(),
+            level: 2000.0,
+            repeat: 1,
+            result,
+            samples: vec![],
+            usage: Default::default(),
+        };
+        let (kept, queued) = (record(open(1990.0, 100, 90, 0)), record(open(970.0, 900_000, 1_000, 2500)));
+        let busy = record(open(100.0, 100_500, 100_000, 2500));
+        assert_eq!(CellLag::of(&[&kept, &kept]), None);
+        let lag = CellLag::of(&[&kept, &queued, &queued]).unwrap();
+        assert_eq!((lag.behind, lag.repeats, lag.offered_per_s, lag.by), (2, 3, 2000.0, Behind::Server));
+        let by = CellLag::of(&[&queued, &busy]).unwrap().by;
+        assert_eq!(by, Behind::Connections { connections: 10, service_p50_us: 100_500 }, "the connections, in any");
+    }
+
+    #[test]
+    fn late_sends_while_connections_stood_free_are_the_clients_loop() {
+        // 2,000/s at 0.1 ms: 0.2 requests in flight of 10 connections, yet 2,500 went out late.
+        let lag = Lag::of(&open(1990.0, 100, 90, 2500)).unwrap();
+        assert_eq!(lag.by, Behind::Late);
     }
 
     #[test]

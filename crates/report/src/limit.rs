@@ -4,7 +4,9 @@
 //! ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else the server was
 //! CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over the repeats), or
 //! when those CPUs were 90% busy with anything (the kernel's network work, another process, the client on a
-//! shared core) while its threads queued for them; else the server was waiting with CPU to spare: for a free
+//! shared core) while its threads queued for them; else, in the open model, the client's connections when a repeat
+//! fell behind because every one was busy while the server answered at its usual speed ([`Behind::Connections`]);
+//! else the server was waiting with CPU to spare: for a free
 //! worker, a lock, the disk, the network or a sleep. A server's threads queueing behind each other on a CPU that
 //! still had idle time (a thundering herd of workers woken for one connection) is not a CPU limit.
 
@@ -12,7 +14,7 @@ use serde::Serialize;
 use shootout_model::run::TrialRecord;
 
 use crate::analysis::median;
-use crate::behind::COMPLETED_SHARE;
+use crate::behind::{Behind, CellLag, COMPLETED_SHARE};
 use crate::bound::{at_least, figure};
 
 /// The busy share from which the client, or the server, counts as the bottleneck.
@@ -38,6 +40,13 @@ pub enum Limit {
     },
     /// The server had CPU to spare (`busy`, 0 to 1) and still went no faster: it was waiting.
     Waiting {
+        /// Median busy share.
+        busy: f64,
+    },
+    /// Open model: a repeat fell behind because every connection the client could open was busy while the server
+    /// answered each at its usual speed ([`Behind::Connections`]): the connections, not the server, set the figure
+    /// (`busy`, 0 to 1, the server's median busy share meanwhile).
+    Connections {
         /// Median busy share.
         busy: f64,
     },
@@ -72,13 +81,15 @@ impl Limit {
         let cpus_busy = median(&runs.iter().map(|t| t.usage.cpus_busy).collect::<Vec<_>>());
         if at_least(busy, BOUND) || (at_least(cpus_busy, BOUND) && at_least(queued, QUEUED)) {
             Limit::ServerCpu { busy, cpus_busy }
+        } else if CellLag::of(runs).is_some_and(|lag| matches!(lag.by, Behind::Connections { .. })) {
+            Limit::Connections { busy }
         } else {
             Limit::Waiting { busy }
         }
     }
 
     /// How the tables write it: `client-bound`, `server CPU 97%`, `server CPU 60% (CPUs 98% busy)` (it wanted more
-    /// than it got), `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class was judged on is written
+    /// than it got), `waiting (CPU 35%)`, `connections (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class was judged on is written
     /// on its side of 90% ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU 90%)`.
     pub fn text(&self) -> String {
         let judged = |share: f64| figure(share * 100.0, Some(BOUND * 100.0), 0);
@@ -89,6 +100,7 @@ impl Limit {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
             Limit::Waiting { busy } => format!("waiting (CPU {}%)", judged(*busy)),
+            Limit::Connections { busy } => format!("connections (CPU {:.0}%)", busy * 100.0),
             Limit::KeptUp { busy } => format!("kept up (CPU {:.0}%)", busy * 100.0),
             Limit::Unknown => "—".into(),
         }
@@ -173,5 +185,15 @@ mod tests {
         at_share.result.sends.as_mut().unwrap().offered_per_s = 13.0;
         // 0.9 × 13 is 11.700000000000001 in floating point.
         assert_eq!(Limit::of(&[&at_share]), Limit::KeptUp { busy: 0.97 }, "11.7 of 13 is 90% of it");
+    }
+
+    #[test]
+    fn an_open_model_cell_whose_connections_were_all_busy_names_them() {
+        let with = |result: shootout_model::LoadResult| TrialRecord { result, ..trial(false, 1, 0.3, 0.0, 0.35) };
+        let busy = with(crate::behind::tests::open(100.0, 100_500, 100_000, 2500));
+        assert_eq!(Limit::of(&[&busy]), Limit::Connections { busy: 0.3 });
+        assert_eq!(Limit::of(&[&busy]).text(), "connections (CPU 30%)");
+        let queued = with(crate::behind::tests::open(970.0, 900_000, 1_000, 2500));
+        assert_eq!(Limit::of(&[&queued]), Limit::Waiting { busy: 0.3 }, "the server's requests queued");
     }
 }

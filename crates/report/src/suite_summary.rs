@@ -10,6 +10,7 @@ use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
 
 use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
+use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::suite_report::{SuiteReport, Timeline};
 use shootout_model::run::Statistic;
@@ -47,6 +48,9 @@ pub struct SuiteSummary {
     pub sweep: Option<ParameterSweep>,
     /// Per matrix, the value that served the most within the SLO.
     pub best_values: Vec<BestValue>,
+    /// Per open-model cell whose repeats fell behind the offered rate, what it completed and who held it back, in
+    /// words ([`SuiteSummary::fell_behind`]; empty unless given by [`SuiteSummary::with_trials`]).
+    pub behind: Vec<String>,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -143,6 +147,7 @@ impl SuiteSummary {
             environment: None,
             sweep: None,
             best_values: Vec::new(),
+            behind: Vec::new(),
         }
     }
 
@@ -159,7 +164,46 @@ impl SuiteSummary {
             })
             .collect();
         self.trial_count = trials.len();
+        self.behind = self
+            .cells
+            .iter()
+            .filter_map(|cell| {
+                let runs: Vec<&TrialRecord> =
+                    trials.iter().filter(|t| t.server == cell.server && t.level == cell.level).collect();
+                Some(self.fell_behind(cell, &CellLag::of(&runs)?))
+            })
+            .collect();
         self
+    }
+
+    /// An open-model cell that fell behind the offered rate, in words: `a at 2000 req/s completed 970.0 of the
+    /// 2000.0 requests/s offered (2 of 3 repeats fell behind): the server did not keep up, its requests queueing
+    /// inside it`.
+    pub fn fell_behind(&self, cell: &Cell, lag: &CellLag) -> String {
+        let repeats = if lag.repeats > 1 {
+            format!(" ({} of {} repeats fell behind)", lag.behind, lag.repeats)
+        } else {
+            String::new()
+        };
+        let why = match lag.by {
+            Behind::Server => "the server did not keep up, its requests queueing inside it".to_string(),
+            Behind::Connections { connections, service_p50_us } => format!(
+                "every one of the client's {connections} connections was busy while the server answered each in {:.3} ms \
+                 (median): the connections, not the server, set this figure",
+                service_p50_us as f64 / 1000.0
+            ),
+            Behind::Late => "the client sent late while its connections stood free: something else held it up \
+                (another process on its CPUs)"
+                .to_string(),
+            Behind::Client => "the client was short of CPU: this figure measures shootout".to_string(),
+        };
+        format!(
+            "{} at {} completed {:.1} of the {:.1} requests/s offered{repeats}: {why}",
+            cell.server,
+            self.level(cell.level),
+            cell.rps_median,
+            lag.offered_per_s
+        )
     }
 
     /// Everything the report of a results directory shows.

@@ -406,6 +406,9 @@ fn behind(out: &mut String, result: &LoadResult, lag: &Lag, sends: &Sends) {
             ms(service_p50_us as f64),
             connections as f64 * 1e6 / service_p50_us.max(1) as f64
         ),
+        Behind::Late => "requests went out late while most connections stood free and the server answered at its \
+            usual speed: something else held the client up (another process on its CPUs, or a busy machine)"
+            .to_string(),
         Behind::Client => "the client was short of CPU (below)".to_string(),
     };
     let _ = writeln!(

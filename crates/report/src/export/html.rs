@@ -250,6 +250,9 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
                 li { (summary.knee(server, *knee)) }
             }
         }
+        @for line in &summary.behind {
+            p class="warn" { (line) "." }
+        }
         @if summary.client_bound() {
             p class="warn" { (CLIENT_BOUND) }
         }

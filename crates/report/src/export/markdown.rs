@@ -39,6 +39,9 @@ impl Exporter for Markdown {
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "- {}", summary.knee(server, *knee));
         }
+        for line in &summary.behind {
+            let _ = writeln!(out, "\n> ⚠ {line}.");
+        }
         if summary.client_bound() {
             let _ = writeln!(out, "\n> ⚠ {CLIENT_BOUND}");
         }

@@ -51,6 +51,9 @@ impl Exporter for Text {
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "{}", summary.knee(server, *knee));
         }
+        for line in &summary.behind {
+            let _ = writeln!(out, "\nWARNING: {line}.");
+        }
         if summary.client_bound() {
             let _ = writeln!(out, "\nWARNING: {CLIENT_BOUND}");
         }

@@ -93,4 +93,16 @@ fn an_open_model_cell_gets_the_rate_its_server_completed_and_says_when_it_kept_u
     assert!((45.0..=51.0).contains(&rps[0]), "{csv}");
     assert!(rps[1] < 600.0, "the cell at 1,000/s completed {} requests/s: {csv}", rps[1]);
     assert!(!behind.last().unwrap().starts_with("kept up"), "{stdout}");
+    // One warning, for the cell that fell behind: what it completed against what was offered, and who held it back.
+    let warnings: Vec<&str> = stdout.lines().filter(|l| l.starts_with("WARNING: target at ")).collect();
+    assert_eq!(warnings.len(), 1, "{stdout}");
+    let completed = format!("completed {:.1} of the 1000.0 requests/s offered: ", rps[1]);
+    assert!(warnings[0].contains(&completed), "{stdout}");
+    let client_bound = behind.last() == Some(&"client-bound");
+    assert!(
+        client_bound || warnings[0].ends_with("the server did not keep up, its requests queueing inside it."),
+        "{stdout}"
+    );
+    let markdown = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
+    assert!(markdown.contains(&completed), "report.md: {markdown}");
 }
