@@ -13,6 +13,7 @@ use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
 use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::suite_report::{SuiteReport, Timeline};
+use crate::units::count;
 use shootout_model::run::Statistic;
 
 /// Everything a suite's report shows.
@@ -48,9 +49,10 @@ pub struct SuiteSummary {
     pub sweep: Option<ParameterSweep>,
     /// Per matrix, the value that served the most within the SLO.
     pub best_values: Vec<BestValue>,
-    /// Per open-model cell whose repeats fell behind the offered rate, what it completed and who held it back, in
-    /// words ([`SuiteSummary::fell_behind`]; empty unless given by [`SuiteSummary::with_trials`]).
-    pub behind: Vec<String>,
+    /// The warnings of single cells, in words, in the table's order: an open-model cell whose repeats fell behind
+    /// the offered rate ([`SuiteSummary::fell_behind`]), and a scenario's cell whose responses failed their checks
+    /// ([`SuiteSummary::failed_checks`]) (empty unless given by [`SuiteSummary::with_trials`]).
+    pub cell_warnings: Vec<String>,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -147,7 +149,7 @@ impl SuiteSummary {
             environment: None,
             sweep: None,
             best_values: Vec::new(),
-            behind: Vec::new(),
+            cell_warnings: Vec::new(),
         }
     }
 
@@ -164,16 +166,46 @@ impl SuiteSummary {
             })
             .collect();
         self.trial_count = trials.len();
-        self.behind = self
-            .cells
-            .iter()
-            .filter_map(|cell| {
-                let runs: Vec<&TrialRecord> =
-                    trials.iter().filter(|t| t.server == cell.server && t.level == cell.level).collect();
-                Some(self.fell_behind(cell, &CellLag::of(&runs)?))
-            })
-            .collect();
+        let mut warnings = Vec::new();
+        for cell in &self.cells {
+            let runs: Vec<&TrialRecord> =
+                trials.iter().filter(|t| t.server == cell.server && t.level == cell.level).collect();
+            warnings.extend(CellLag::of(&runs).map(|lag| self.fell_behind(cell, &lag)));
+            warnings.extend(self.failed_checks(cell, &runs));
+        }
+        self.cell_warnings = warnings;
         self
+    }
+
+    /// A scenario's cell whose responses failed their checks, in words, each way they failed added up over the
+    /// repeats: `a at 4 users: 5,026 of 5,026 responses failed their checks (login: expected status 200, got 302:
+    /// 5,026), so its figures may not measure the pages the scenario means`; none when every one passed.
+    pub fn failed_checks(&self, cell: &Cell, runs: &[&TrialRecord]) -> Option<String> {
+        let failed: u64 = runs.iter().map(|t| t.result.requests.checks_failed).sum();
+        if failed == 0 {
+            return None;
+        }
+        let responses: u64 = runs.iter().map(|t| t.result.requests.ok + t.result.requests.http_errors).sum();
+        let mut ways: Vec<(&str, &str, &str, u64)> = Vec::new();
+        for c in runs.iter().flat_map(|t| &t.result.failed_checks) {
+            match ways.iter_mut().find(|w| (w.0, w.1, w.2) == (&c.request, &c.expected, &c.got)) {
+                Some(way) => way.3 += c.count,
+                None => ways.push((&c.request, &c.expected, &c.got, c.count)),
+            }
+        }
+        let ways: Vec<String> = ways
+            .iter()
+            .map(|(request, expected, got, n)| format!("{request}: expected {expected}, got {got}: {}", count(*n)))
+            .collect();
+        Some(format!(
+            "{} at {}: {} of {} responses failed their checks ({}), so its figures may not measure the pages the \
+             scenario means",
+            cell.server,
+            self.level(cell.level),
+            count(failed),
+            count(responses),
+            ways.join("; ")
+        ))
     }
 
     /// An open-model cell that fell behind the offered rate, in words: `a at 2000 req/s completed 970.0 of the

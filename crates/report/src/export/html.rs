@@ -250,7 +250,7 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
                 li { (summary.knee(server, *knee)) }
             }
         }
-        @for line in &summary.behind {
+        @for line in &summary.cell_warnings {
             p class="warn" { (line) "." }
         }
         @if summary.client_bound() {

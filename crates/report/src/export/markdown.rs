@@ -39,7 +39,7 @@ impl Exporter for Markdown {
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "- {}", summary.knee(server, *knee));
         }
-        for line in &summary.behind {
+        for line in &summary.cell_warnings {
             let _ = writeln!(out, "\n> ⚠ {line}.");
         }
         if summary.client_bound() {

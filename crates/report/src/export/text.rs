@@ -51,7 +51,7 @@ impl Exporter for Text {
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "{}", summary.knee(server, *knee));
         }
-        for line in &summary.behind {
+        for line in &summary.cell_warnings {
             let _ = writeln!(out, "\nWARNING: {line}.");
         }
         if summary.client_bound() {

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::session_server;
-use crate::support::{describe, load, shootout, Target};
+use crate::support::{describe, load, results, run_suite, shootout, workdir, Target};
 
 fn write(name: &str, text: &str) -> String {
     let path = std::env::temp_dir().join(format!("shootout-{}-{name}", std::process::id()));
@@ -148,6 +148,40 @@ fn responses_that_fail_their_checks_are_responses_counted_by_request_and_expecta
     let gated = shootout().args(args).args(["--fail-if", "checks>0%"]).output().unwrap();
     assert_eq!(gated.status.code(), Some(3), "{}", describe(&gated));
     assert!(String::from_utf8_lossy(&gated.stderr).contains("checks"), "{}", describe(&gated));
+}
+
+/// Issue 37: in a suite, responses that failed their checks went without a word; a suite's `checks` objective is
+/// judged on them, and each cell with failed checks gets a warning that says how, in every format.
+#[test]
+fn a_suites_failed_checks_are_judged_by_its_slo_and_named_under_its_table() {
+    let dir = workdir("scenarios", "checks");
+    std::fs::write(
+        dir.join("login.toml"),
+        "[[request]]\nname = \"login\"\nmethod = \"POST\"\nurl = \"/status/302\"\nbody = \"u=a\"\nexpect = { status = 200 }\n",
+    )
+    .unwrap();
+    let suite = "repeats = 1\nduration = \"500ms\"\nwarmup = \"100ms\"\nconnections = [1]\nslo = [\"checks < 1%\"]\n\
+                 [load]\nscenario = \"login.toml\"\n\
+                 [[server]]\nname = \"target\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let csv = std::fs::read_to_string(results(&dir).join("summary.csv")).unwrap();
+    let trial: shootout_model::run::TrialRecord =
+        serde_json::from_str(&std::fs::read_to_string(results(&dir).join("trials/target/1-r1.json")).unwrap()).unwrap();
+    let logins = trial.result.status_counts["302"];
+    assert!(logins > 0 && trial.result.requests.checks_failed == logins, "{csv}");
+    let warning = format!(
+        "target at 1 user: {0} of {0} responses failed their checks (login: expected status 200, got 302: {0}), so its \
+         figures may not measure the pages the scenario means.",
+        shootout_report::units::count(logins)
+    );
+    assert!(stdout.contains(&format!("WARNING: {warning}")), "{stdout}");
+    assert!(stdout.contains("target: none: breaks it at the lowest level, 1 user"), "{stdout}");
+    assert!(stdout.contains("100.00% ✗"), "the failed figure is marked: {stdout}");
+    let markdown = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
+    assert!(markdown.contains(&warning), "{markdown}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
