@@ -1,7 +1,7 @@
 //! The interval and the verdicts checked by simulation (tests only): repeats drawn with known noise, normal and
 //! lognormal, 2% and 10% spread, at 2, 3, 5 and 10 repeats a side, from fixed seeds. A/A pairs (nothing changed)
-//! must be called regressed at most as often as the interval's stated level allows (2.5%: one side of a 95%
-//! interval), and the interval must hold a known true ratio as often as it says (95%, within 1.5 points) from 3
+//! must be called regressed, or improved, at most as often as the interval's stated level allows (2.5% each: one
+//! side of a 95% interval), and the interval must hold a known true ratio as often as it says (95%, within 1.5 points) from 3
 //! repeats up. Run with `--nocapture` to see the measured rates.
 
 use rand::rngs::SmallRng;
@@ -39,9 +39,10 @@ fn standard_normal(rng: &mut SmallRng) -> f64 {
 const CASES: [Noise; 4] = [Noise::Normal(0.02), Noise::Normal(0.10), Noise::Lognormal(0.02), Noise::Lognormal(0.10)];
 
 /// What a simulation found: how often the verdict was regressed with the default 2% noise floor and with none,
-/// and how often the interval held the true ratio.
+/// how often it was improved with the floor, and how often the interval held the true ratio.
 struct Found {
     regressed_with_floor: f64,
+    improved_with_floor: f64,
     regressed_without_floor: f64,
     coverage: f64,
 }
@@ -50,19 +51,21 @@ struct Found {
 /// throughput, the old one's noise `old` and the new one's `new`.
 fn simulate(seed: u64, pairs: usize, n: usize, old: Noise, new: Noise, ratio: f64) -> Found {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (mut with_floor, mut without_floor, mut covered) = (0usize, 0usize, 0usize);
+    let (mut with_floor, mut without_floor, mut improved, mut covered) = (0usize, 0usize, 0usize, 0usize);
     for _ in 0..pairs {
         let before: Vec<f64> = (0..n).map(|_| old.draw(&mut rng, 1000.0)).collect();
         let after: Vec<f64> = (0..n).map(|_| new.draw(&mut rng, 1000.0 * ratio)).collect();
         let interval = ratio_interval(&after, &before).expect("two or more positive repeats give an interval");
         with_floor += usize::from(verdict(&interval, 0.02) == Verdict::Regressed);
         without_floor += usize::from(verdict(&interval, 0.0) == Verdict::Regressed);
+        improved += usize::from(verdict(&interval, 0.02) == Verdict::Improved);
         covered += usize::from(interval.low <= ratio && ratio <= interval.high);
     }
     let share = |count: usize| count as f64 / pairs as f64;
     Found {
         regressed_with_floor: share(with_floor),
         regressed_without_floor: share(without_floor),
+        improved_with_floor: share(improved),
         coverage: share(covered),
     }
 }
@@ -84,9 +87,15 @@ fn unchanged_servers_are_called_regressed_no_more_than_the_stated_rate() {
             let found = simulate(1_000 + 10 * c as u64 + n as u64, PAIRS, n, noise, noise, 1.0);
             let (with_floor, without_floor) = (found.regressed_with_floor, found.regressed_without_floor);
             eprintln!(
-                "A/A {noise:?} n={n}: regressed {:.2}% with --noise 2%, {:.2}% with --noise 0",
+                "A/A {noise:?} n={n}: regressed {:.2}% and improved {:.2}% with --noise 2%, regressed {:.2}% with --noise 0",
                 with_floor * 100.0,
+                found.improved_with_floor * 100.0,
                 without_floor * 100.0
+            );
+            assert!(
+                found.improved_with_floor <= STATED_ERROR,
+                "{noise:?}, {n} repeats: an unchanged server improved in {:.2}% with the 2% floor",
+                found.improved_with_floor * 100.0
             );
             assert!(
                 with_floor <= STATED_ERROR,
