@@ -122,13 +122,39 @@ fn requests_in_flight_when_sending_stops_count_but_not_in_the_rate() {
     // Ten users on a server that answers after 1 s, for 1.05 s: ten answers inside the window, ten more sent at
     // 1.0 s and answered at 2.0 s, after it. The rate is of the first ten; no more than ten are ever in flight.
     let target = Target::start();
-    let (_, result) = load_with_summary(&["-t", "1", "-c", "10", "-d", "1.05s", &target.url("/delay/1000")]);
+    let (summary, result) = load_with_summary(&["-t", "1", "-c", "10", "-d", "1.05s", &target.url("/delay/1000")]);
     assert_eq!(target.served(), 20);
     assert_eq!((result.requests.total, result.requests.after_window), (20, 10));
-    assert!(within(result.throughput.requests_per_s, 10.0 / 1.05, 0.03), "{}", result.throughput.requests_per_s);
+    let rate = result.throughput.requests_per_s;
+    assert!(within(rate, 10.0 / 1.05, 0.03), "{rate}");
     let concurrency = result.throughput.concurrency;
     assert!(concurrency <= 10.0 && concurrency > 9.5, "concurrency {concurrency} with 10 connections");
     assert!(within(result.drain_s, 0.95, 0.1), "drain {} s", result.drain_s);
+    // The summary, the JSON's times and the timeline tell the same window: 1.05 s of it, then the drain, whose
+    // answers the timeline keeps (every request ended in one of its seconds) but no rate does.
+    let line = |label: &str| summary.lines().find(|l| l.starts_with(label)).unwrap_or_default().to_string();
+    assert_eq!(line("Elapsed time:"), format!("{:<26}1.050 s", "Elapsed time:"));
+    assert!(line("Drain:").starts_with(&format!("{:<26}10 requests ended in the ", "Drain:")), "{summary}");
+    assert_eq!(line("Transaction rate:"), format!("{:<26}{rate:.2} trans/s", "Transaction rate:"));
+    assert_eq!(line("Concurrency:"), format!("{:<26}{concurrency:.2}", "Concurrency:"));
+    let started = humantime::parse_rfc3339(&result.started_at).unwrap();
+    let ended = humantime::parse_rfc3339(&result.ended_at).unwrap();
+    assert!((ended.duration_since(started).unwrap().as_secs_f64() - 1.05).abs() < 1e-5, "{started:?} to {ended:?}");
+    assert_eq!(result.timeline.iter().map(|s| s.requests).sum::<u64>(), 20, "{:?}", result.timeline);
+    assert!(result.timeline.len() as f64 >= result.duration_s + result.drain_s, "{:?}", result.timeline);
+}
+
+#[test]
+fn concurrency_never_exceeds_the_connections() {
+    // Fifty users on answers of 100 ms for 2 s: fifty in flight all along, and the last fifty answered after the
+    // window; once read as 50.18.
+    let target = Target::start();
+    let (_, result) = load_with_summary(&["-t", "1", "-c", "50", "-d", "2s", &target.url("/delay/100")]);
+    let concurrency = result.throughput.concurrency;
+    assert!(concurrency <= 50.0 && concurrency > 45.0, "concurrency {concurrency} with 50 connections");
+    let rate = result.throughput.requests_per_s;
+    assert!(rate <= 500.0 && rate > 400.0, "{rate}/s of fifty users waiting 100 ms each");
+    assert_eq!(result.requests.total, target.served(), "every request sent was counted");
 }
 
 #[test]
