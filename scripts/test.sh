@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 # What the tests need from Debian's packages: Chromium (the report test), procps (pgrep, to prove no server
 # process is left behind), openssh-server, openssh-client and iproute2 (the ssh agents test runs a real sshd in
 # each of three network namespaces and reaches it with ssh), slurmctld, slurmd, slurm-client and munge (the Slurm
-# agents test runs a controller and three nodes of its own), and faketime (the agents' clock tests skew an
-# agent's wall clock). Under CI every one of these tests must run. Installed only when missing, and only where
-# we may (root, apt); no daemon is started by the install (policy-rc.d), since each test starts its own.
+# agents test runs a controller and three nodes of its own), faketime (the agents' clock tests skew an agent's
+# wall clock) and apache2-utils (ab, the seeds' own tool, must finish against the built-in target). Under CI every
+# one of these tests must run. Installed only when missing, and only where we may (root, apt); no daemon is
+# started by the install (policy-rc.d), since each test starts its own.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pgrep >/dev/null || missing+=(procps)
@@ -24,6 +25,7 @@ command -v ip >/dev/null || missing+=(iproute2)
 command -v srun >/dev/null || missing+=(slurm-client)
 [ -x /usr/sbin/munged ] || missing+=(munge)
 command -v faketime >/dev/null || missing+=(faketime)
+command -v ab >/dev/null || missing+=(apache2-utils)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2

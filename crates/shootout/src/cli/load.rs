@@ -109,8 +109,8 @@ pub struct LoadArgs {
     #[arg(long, value_parser = duration_arg)]
     warmup: Option<Duration>,
     /// Exit with code 3 when this condition holds after the run, e.g. 'p99>200ms', 'errors>1%', 'rps<1000'
-    /// (repeatable; metrics: mean, max, pN for any percentile N from 0 to 100 such as p50, p98 or p99.9, errors,
-    /// checks, rps; a time needs its unit: 200ms, 1s).
+    /// (repeatable; metrics: mean, max, pN for any percentile N above 0 and below 100 such as p50, p98 or p99.9,
+    /// errors, checks, rps; a time needs its unit: 200ms, 1s).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
     #[command(flatten)]
