@@ -1,5 +1,5 @@
 //! The servers of this process that are running now, so that whatever ends the process can still kill them:
-//! [`kill_all`] for a second signal, which leaves at once. Each running server is registered ([`register`]) from
+//! [`kill_all`] for a second signal, which leaves at once, taking their trees and cgroups with it. Each running server is registered ([`register`]) from
 //! its start to the end of its stop, with its process group and its cgroup, and unregisters itself when the
 //! [`Registration`] is dropped.
 
@@ -43,12 +43,18 @@ impl Drop for Registration {
     }
 }
 
-/// Kills every running server of this process at once, cgroup and process group, without waiting: the last act
-/// of a process that is leaving.
+/// Kills every running server of this process at once, cgroup and process group, then removes their cgroups as
+/// soon as the kernel has emptied them (a second at most): the last act of a process that is leaving.
 pub fn kill_all() {
     let Ok(live) = LIVE.lock() else { return };
     for entry in live.iter() {
         kill_group(entry.group, entry.cgroup.as_deref());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    for cgroup in live.iter().filter_map(|entry| entry.cgroup.as_deref()) {
+        while std::fs::remove_dir(cgroup).is_err() && cgroup.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }
 

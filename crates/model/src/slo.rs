@@ -65,7 +65,8 @@ impl Condition {
 }
 
 /// The metrics a condition can name, for help texts and errors.
-pub const METRICS: &str = "mean, max, pN for any percentile N above 0 and below 100, in digits (p50, p98, p99.9), errors, checks, rps";
+pub const METRICS: &str =
+    "mean, max, pN for any percentile N above 0 and below 100, in digits (p50, p98, p99.9), errors, checks, rps";
 
 /// Reads `mean < 1s`, `p99>200ms`, `p99.9 <= 1s`, `max < 2s`, `errors < 1%`, `checks < 1%`, `rps >= 1000`. A time
 /// needs its unit: `p99>200` is refused rather than read as 200 seconds (k6 reads it as milliseconds).

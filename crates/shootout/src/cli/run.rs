@@ -73,8 +73,15 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         eprintln!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
     }
     let stop = Arc::new(AtomicBool::new(false));
-    // A second signal leaves at once, and the servers' trees go with it.
-    super::signals::watch(stop.clone(), shootout_harness::live::kill_all);
+    // A second signal leaves at once, and the servers' trees and cgroups go with it; what was saved stays.
+    let dir = store.dir.clone();
+    super::signals::watch(stop.clone(), move || {
+        shootout_harness::live::kill_all();
+        eprintln!(
+            "shootout: interrupted again: every server was killed; finish it with: shootout run --resume {}",
+            dir.display()
+        );
+    });
     // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time. Each
     // server's start warm-up is added once per repeat.
     let trial_ms = if suite.requests.is_some() { 1 } else { (suite.warmup + suite.duration).as_millis() as u64 };

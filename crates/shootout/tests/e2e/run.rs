@@ -49,7 +49,9 @@ fn start_run(dir: &Path) -> std::process::Child {
 
 /// Waits (up to 30 s) until the run under `dir/results` has saved its first trial.
 fn first_trial_saved(dir: &Path) {
-    let saved = || dir.join("results").exists() && !files(&results(dir), "json").is_empty();
+    // The results folder is made a moment before the run's own directory in it.
+    let made = || std::fs::read_dir(dir.join("results")).is_ok_and(|mut entries| entries.next().is_some());
+    let saved = || made() && !files(&results(dir), "json").is_empty();
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline && !saved() {
         std::thread::sleep(Duration::from_millis(20));
@@ -468,6 +470,16 @@ fn every_repeat_of_a_fractional_rate_is_kept() {
 /// Starts `shootout run` on a two-level suite whose server ignores SIGTERM, SIGHUP and SIGINT and forks a child
 /// marked `mark`; sends `signal` once the first trial is saved; returns the run's output, its results and its PID.
 fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Output, PathBuf, u32) {
+    signalled_run_then(name, mark, signal, |_| {})
+}
+
+/// [`signalled_run`], doing `then` with the runner's PID right after the signal.
+fn signalled_run_then(
+    name: &str,
+    mark: &str,
+    signal: Signal,
+    then: impl FnOnce(Pid),
+) -> (std::process::Output, PathBuf, u32) {
     let dir = workdir(name);
     let suite = format!(
         "repeats = 1\nduration = \"1s\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n[load]\npath = \"/hello\"\n\
@@ -480,6 +492,7 @@ fn signalled_run(name: &str, mark: &str, signal: Signal) -> (std::process::Outpu
     assert!(running(mark), "the server's child runs");
     let pid = child.id();
     kill(Pid::from_raw(pid as i32), signal).unwrap();
+    then(Pid::from_raw(pid as i32));
     (child.wait_with_output().unwrap(), results(&dir), pid)
 }
 
@@ -511,6 +524,28 @@ fn sigterm_and_sighup_end_a_run_as_ctrl_c_does_and_leave_nothing() {
         assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
         assert!(!running(&format!("sleep {mark}")));
     }
+}
+
+#[test]
+fn a_second_signal_leaves_at_once_and_still_kills_every_server_and_its_cgroup() {
+    // The server ignores SIGTERM, so the first Ctrl-C's stop waits out its 1 s grace; a second Ctrl-C meanwhile
+    // leaves at once: the server's tree killed, its cgroup removed, the trials kept and the way to finish named.
+    let (output, results, runner) = signalled_run_then("second-signal", "3130", Signal::SIGINT, |runner| {
+        std::thread::sleep(Duration::from_millis(300));
+        kill(runner, Signal::SIGINT).unwrap();
+    });
+    assert_eq!(output.status.code(), Some(130), "128 + the first signal: {}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("interrupted again: every server was killed; finish it with: shootout run --resume"),
+        "{stderr}"
+    );
+    assert!(!running("sleep 3130"), "no process of the server is left");
+    assert_eq!(cgroups_of(runner), Vec::<String>::new(), "no cgroup of the run is left");
+    assert!(!files(&results, "json").is_empty(), "what was measured is kept");
+    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
 }
 
 /// Waits up to `within` for `check` to hold.
