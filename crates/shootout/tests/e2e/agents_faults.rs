@@ -5,11 +5,12 @@
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
 use shootout_model::LoadResult;
 
 use crate::support::{
-    assert_freezes_seen_as_they_are, assert_percentiles_from_merged_histogram, assert_skew_refused, ctrl_c, describe,
-    left_with, marked, shootout, skewed, Target, FREEZING, OPEN_MODEL_THROUGH_FREEZES,
+    assert_freezes_seen_as_they_are, assert_percentiles_from_merged_histogram, assert_skew_refused, describe,
+    left_with, marked, shootout, skewed, stop_with, Target, FREEZING, OPEN_MODEL_THROUGH_FREEZES,
 };
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
@@ -112,26 +113,29 @@ fn report_and_compare_read_a_result_from_agents_unchanged() {
 }
 
 #[test]
-fn ctrl_c_stops_every_agent_and_keeps_what_they_measured() {
-    let mark = unique("ctrl-c");
-    let target = Target::start();
-    // As a terminal does: the coordinator leads a process group, and Ctrl-C signals the whole group.
-    let coordinator = {
-        use std::os::unix::process::CommandExt;
-        marked(&mark)
-            .args(["load", "--agents", "local:2", "-c", "4", "-d", "30s", "--json", &target.url("/delay/1")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap()
-    };
-    let result = ctrl_c(coordinator, Duration::from_millis(2500), Duration::from_secs(5), true);
-    assert!(result.requests.total > 100, "what was measured before Ctrl-C is kept: {}", result.requests.total);
-    assert_eq!(result.requests.total, target.served(), "every answer the server gave is counted");
-    assert_eq!(result.agents.len(), 2);
-    assert!(result.agents.iter().all(|a| a.lost.is_none() && a.measured.is_some()), "{:?}", result.agents);
-    assert_eq!(left_with(&mark), Vec::<String>::new(), "no agent is left running");
+fn ctrl_c_sigterm_and_sighup_stop_every_agent_and_keep_what_they_measured() {
+    // Ctrl-C and a closed terminal (SIGHUP) signal the coordinator's whole process group, as a terminal does;
+    // `timeout`, a CI job's cancel or systemd send SIGTERM to the coordinator alone, which must stop its agents.
+    for (signal, group) in [(Signal::SIGINT, true), (Signal::SIGTERM, false), (Signal::SIGHUP, true)] {
+        let mark = unique(&format!("stopped-{signal}"));
+        let target = Target::start();
+        let coordinator = {
+            use std::os::unix::process::CommandExt;
+            marked(&mark)
+                .args(["load", "--agents", "local:2", "-c", "4", "-d", "30s", "--json", &target.url("/delay/1")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .spawn()
+                .unwrap()
+        };
+        let result = stop_with(signal, coordinator, Duration::from_millis(2500), Duration::from_secs(5), group);
+        assert!(result.requests.total > 100, "what was measured before {signal} is kept: {}", result.requests.total);
+        assert_eq!(result.requests.total, target.served(), "every answer the server gave is counted");
+        assert_eq!(result.agents.len(), 2);
+        assert!(result.agents.iter().all(|a| a.lost.is_none() && a.measured.is_some()), "{:?}", result.agents);
+        assert_eq!(left_with(&mark), Vec::<String>::new(), "no agent is left running after {signal}");
+    }
 }
 
 fn skewed_load(target: &Target, command: &str, extra: &[&str]) -> Output {
