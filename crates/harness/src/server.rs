@@ -4,7 +4,6 @@
 //! dropped without a stop (an error, a panic) is killed, tree and cgroup; a second signal kills every running
 //! one ([`live`](crate::live)).
 
-use std::fs::OpenOptions;
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -324,8 +323,8 @@ fn shell(script: &str, cwd: &Path, env: &[(String, String)], port: u16) -> Comma
     command
 }
 
-/// Runs a setup or teardown command to its end, its output appended to the server's log, in a process group of
-/// its own that is killed when `stop` is set meanwhile.
+/// Runs a setup or teardown command to its end, its output appended to the server's log (bounded as the server's
+/// is, [`BoundedLog`]), in a process group of its own that is killed when `stop` is set meanwhile.
 pub fn run_hook(
     command: &str,
     cwd: &Path,
@@ -334,14 +333,12 @@ pub fn run_hook(
     log: &Path,
     stop: &AtomicBool,
 ) -> Result<(), String> {
-    let output = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
-    let errors = output.try_clone().map_err(|e| e.to_string())?;
+    let (output, writer) = BoundedLog::open(log).map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let errors = writer.try_clone().map_err(|e| e.to_string())?;
     let mut hook = shell(command, cwd, env, port);
-    let mut child = hook.stdout(output).stderr(errors).process_group(0).spawn().map_err(|e| e.to_string())?;
+    let spawned = hook.stdout(writer).stderr(errors).process_group(0).spawn();
+    drop(hook); // the pipe's write ends go with the command, so that the log sees its end
+    let mut child = spawned.map_err(|e| e.to_string())?;
     let _running = live::register(child.id() as i32, None); // a second signal kills it too
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -350,10 +347,13 @@ pub fn run_hook(
         if stop.load(Ordering::Relaxed) {
             let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
             let _ = child.wait();
+            output.finish(Duration::from_secs(1));
             return Err(format!("'{command}' was interrupted"));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    // What it left running in the background may hold the pipe: its output is not waited for past a second.
+    output.finish(Duration::from_secs(1));
     if status.success() {
         Ok(())
     } else {

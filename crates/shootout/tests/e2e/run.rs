@@ -611,20 +611,23 @@ fn the_next_run_reaps_what_a_run_killed_with_its_guards_left() {
 
 #[test]
 fn a_server_that_floods_its_output_gets_a_bounded_log() {
-    // 200 MB of "y" lines while it serves: the log keeps the first and the last 4 MiB and says what it dropped.
+    // 200 MB of "y" lines while it serves, after a setup that wrote 20 MB of "s" lines: the log keeps the first
+    // and the last 4 MiB of each and says what it dropped.
     let dir = workdir("flood");
     let suite = format!(
-        "{QUICK}connections = [1]\n[[server]]\nname = \"chatty\"\n\
+        "{QUICK}connections = [1]\n[[server]]\nname = \"chatty\"\nsetup = \"yes s | head -c 20000000\"\n\
          command = \"(yes | head -c 200000000) & exec {{shootout}} target --port {{port}} --threads 1\"\n"
     );
     let output = run_suite(&dir, &suite);
     assert!(output.status.success(), "{}", describe(&output));
     let log = results(&dir).join("logs/chatty-r1.log");
     let size = std::fs::metadata(&log).unwrap().len();
-    assert!(size <= (8 << 20) + 4096, "the log is bounded: {size} bytes");
+    assert!(size <= (16 << 20) + 4096, "the log is bounded: {size} bytes");
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.starts_with("y\ny\n"), "it keeps the head");
-    assert!(text.contains(" bytes of output dropped here; a log keeps the first 4 MiB and the last 4 MiB]"), "said");
+    assert!(text.starts_with("s\ns\n"), "it keeps the head of the setup's output");
+    assert!(text.contains("s\ny\ny\n"), "and of the server's, after the setup's tail");
+    let said = " bytes of output dropped here; a log keeps the first 4 MiB and the last 4 MiB]";
+    assert_eq!(text.matches(said).count(), 2, "said for each");
 }
 
 #[test]
