@@ -18,6 +18,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use shootout_model::run::TrialRecord;
+use shootout_suite::file_name;
 
 /// A results directory.
 #[derive(Debug, Clone)]
@@ -159,11 +160,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     temporary.push(".partial");
     fs::write(&temporary, bytes)?;
     fs::rename(&temporary, path)
-}
-
-/// A name safe as a file name: letters, digits, `-`, `_` and `.`; anything else becomes `-`.
-fn file_name(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect()
 }
 
 #[cfg(test)]

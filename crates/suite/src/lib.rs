@@ -56,6 +56,9 @@
 //! - [`matrix`]: servers' parameter sweeps, expanded into one server per combination as the file is read.
 //! - [`sweep`]: [`Sweep`], the short, full or smoke run of a suite.
 //! - [`validate`]: raw → [`Suite`], every value checked and the first problem reported as `file:line:column`.
+//! - [`refusals`]: what no run can be given (names that make no file name of their own, a missing `cwd`, NUL
+//!   bytes, bad `env` keys, oversized commands and plans), found by [`validate`] before anything starts; and
+//!   [`refusals::file_name`], how a server's name becomes a file name.
 //! - this file: the validated [`Suite`] and its parts, which the harness runs.
 //!
 //! The suite sits below both the harness (which runs it) and the report (which reads it back), so it is parsed
@@ -63,6 +66,7 @@
 
 pub mod matrix;
 pub mod raw;
+pub mod refusals;
 pub mod sweep;
 pub mod validate;
 
@@ -77,6 +81,7 @@ use shootout_model::Protocol;
 use shootout_scenario::FileError;
 
 pub use raw::{outline, MatrixServer, Outline};
+pub use refusals::file_name;
 pub use sweep::Sweep;
 pub use validate::{parse, parse_sweep, signal_by_name};
 

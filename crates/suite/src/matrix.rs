@@ -14,6 +14,7 @@ use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
 use crate::raw::ServerDef;
+use crate::refusals::MOST_SERVERS;
 
 /// A `matrix` table as written: each parameter with its values, in the file's order.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +53,16 @@ pub(crate) fn expand(servers: Vec<ServerDef>, at: &Locator<'_>) -> Result<Vec<Se
             continue;
         };
         let parameters = parameters(&matrix, &def, at)?;
+        let count = parameters.iter().fold(1u64, |n, (_, values)| n.saturating_mul(values.len() as u64));
+        if out.len() as u64 + count > MOST_SERVERS {
+            return Err(at.span(
+                matrix.span(),
+                format!(
+                    "server '{}': matrix: {count} combinations, and a suite runs at most {MOST_SERVERS} servers: give fewer values",
+                    def.name.get_ref()
+                ),
+            ));
+        }
         for combination in combinations(&parameters) {
             out.push(filled(&def, &combination));
         }

@@ -12,7 +12,7 @@ use shootout_model::settings::check_headers;
 use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
 use crate::raw::{LoadDef, ServerDef, SuiteFile};
-use crate::{Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
+use crate::{refusals, Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
 
 /// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
@@ -46,11 +46,13 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| format!("1-{}", cpus - 1));
     let load = load_spec(&raw.load, &at, dir)?;
     let mut servers: Vec<ServerSpec> = Vec::new();
-    for def in &raw.servers {
+    for (i, def) in raw.servers.iter().enumerate() {
         let name = def.name.get_ref();
         if servers.iter().any(|s| &s.name == name) {
             return Err(at.span(def.name.span(), format!("server '{name}' is listed twice: give each a unique name")));
         }
+        refusals::check_name(def, &raw.servers[..i], &at)?;
+        refusals::check_server(def, &at, dir)?;
         servers.push(server_spec(def, &at, dir, &load, server_cpus.as_ref())?);
     }
     let single_cpu = client_cpus.as_deref().is_some_and(|c| !c.contains([',', '-']));
@@ -73,8 +75,10 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         agents: None,
     };
     let agents = agents(&raw, &at, dir, &suite)?;
-    let suite = Suite { agents, ..suite };
-    Ok(sweep.cut(suite))
+    let suite = sweep.cut(Suite { agents, ..suite });
+    let place = raw.repeats.as_ref().map_or(0, |r| r.span().start);
+    refusals::check_trials(suite.servers.len(), suite.levels.values().len(), suite.repeats, place, &at)?;
+    Ok(suite)
 }
 
 /// The `[agents]` table, checked against the rest of the suite: each agent needs a connection at every level.

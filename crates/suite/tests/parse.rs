@@ -25,14 +25,16 @@ name = "b"
 command = "shootout target --port {port}"
 cwd = "sub"
 "#;
-    let s = parse(text, "hello.toml", Path::new("/x")).unwrap();
+    let dir = std::env::temp_dir().join(format!("shootout-suite-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let s = parse(text, "hello.toml", &dir).unwrap();
     assert_eq!((s.repeats, s.duration.as_secs(), s.warmup.as_secs()), (2, 3, 1));
     assert_eq!(s.levels, Levels::Connections(vec![1, 4]));
     assert_eq!(s.slo[1].metric, shootout_model::slo::Metric::Percentile(99.0));
     assert_eq!(s.slo[1].limit, 200_000.0);
     assert_eq!(s.slo[2].limit, 1.0);
     assert_eq!(s.servers[0].stop_signal, nix::sys::signal::Signal::SIGINT);
-    assert_eq!(s.servers[1].cwd, Path::new("/x/sub"));
+    assert_eq!(s.servers[1].cwd, dir.join("sub"));
     assert_eq!(s.servers[0].ready_path, "/hello");
 }
 
@@ -275,4 +277,59 @@ fn matrix_mistakes_point_at_the_matrix() {
     .unwrap_err()
     .to_string();
     assert!(twice.contains("server 'a 1' is listed twice"), "{twice}");
+}
+
+/// Issue 41: what no run can be given is refused as the suite is read, at its place, before anything starts.
+#[test]
+fn what_no_run_can_be_given_is_refused_at_its_place() {
+    let server = |name: &str, extra: &str| format!("[[server]]\nname = {name:?}\ncommand = \"x\"\n{extra}");
+    let e = |text: String| {
+        parse(&format!("connections = [1]\n{text}"), "s.toml", Path::new("/tmp")).unwrap_err().to_string()
+    };
+    for (name, why) in [
+        ("", "give each server a name of its own"),
+        (".", "give each server a name of its own"),
+        ("..", "give each server a name of its own"),
+        ("a\tb", "control characters cannot be in a name"),
+    ] {
+        let said = e(server(name, ""));
+        assert!(said.starts_with(&format!("s.toml:3:8: server name {name:?}: {why}")), "{said}");
+    }
+    let long = "x".repeat(201);
+    assert!(e(server(&long, "")).contains("it is 201 bytes as a file name: shorten it to 200"));
+    let said = e(server("a/b", "") + &server("a-b", ""));
+    assert!(said.starts_with("s.toml:6:8: server name \"a-b\": its trials would go to the folder of server \"a/b\" (both make 'a-b'): rename one"), "{said}");
+    let said = e(server("a", "cwd = \"no-such-folder\"\n"));
+    assert!(said.starts_with("s.toml:3:8: server 'a': cwd /tmp/no-such-folder: there is no such folder"), "{said}");
+    let said = e(server("a", "setup = \"echo a\\u0000b\"\n"));
+    assert!(said.contains("server 'a': setup holds a NUL byte, which no process can be given"), "{said}");
+    let said = e(server("a", "env = { \"A=B\" = \"1\" }\n"));
+    assert!(
+        said.contains("server 'a': env key \"A=B\": a variable's name is not empty and holds no '=' or NUL"),
+        "{said}"
+    );
+    assert!(e(server("a", "env = { \"\" = \"1\" }\n")).contains("env key \"\""));
+    let huge = format!("teardown = \"{}\"\n", "y".repeat(200_000));
+    assert!(e(server("a", &huge))
+        .contains("teardown is 200000 bytes, and a shell takes at most 131071: put it in a script"));
+    let said = parse(
+        "repeats = 4000000000\nconnections = [1, 2]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n",
+        "s.toml",
+        Path::new("/tmp"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        said.starts_with(
+            "s.toml:1:11: 1 servers × 2 levels × 4000000000 repeats make 8000000000 trials, more than the 100000"
+        ),
+        "{said}"
+    );
+    let values = (0..1000).map(|n| n.to_string()).collect::<Vec<_>>().join(", ");
+    let matrix = format!("connections = [1]\n[[server]]\nname = \"a {{x}} {{y}}\"\ncommand = \"x {{x}} {{y}}\"\nmatrix = {{ x = [{values}], y = [{values}] }}\n");
+    let said = parse(&matrix, "s.toml", Path::new("/tmp")).unwrap_err().to_string();
+    assert!(
+        said.contains("matrix: 1000000 combinations, and a suite runs at most 10000 servers: give fewer values"),
+        "{said}"
+    );
 }

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
 use shootout_report::export::{Exporter, Text};
-use shootout_suite::{Suite, Sweep};
+use shootout_suite::{Levels, Suite, Sweep};
 
 use super::Failure;
 
@@ -138,9 +138,19 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its
+/// highest level (the open model's limit of connections, in the open model).
 fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
-    shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
-        .map_err(|e| Failure::Usage(e.to_string()))
+    let suite = shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let connections = match &suite.levels {
+        _ if suite.agents.is_some() => 0, // each agent opens its share, where it runs
+        Levels::Connections(levels) => levels.iter().copied().max().map_or(0, u64::from),
+        Levels::Rates(_) => u64::from(shootout_model::settings::DEFAULT_MAX_CONNECTIONS),
+    };
+    shootout_engine::limits::ensure_open_files(connections)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    Ok(suite)
 }

@@ -244,6 +244,41 @@ fn a_bad_suite_is_refused_with_its_line() {
     assert!(stderr.contains("suite.toml:2:1: unknown field `speed`"), "{stderr}");
 }
 
+/// Issue 41: names that make one file name, a missing cwd, connections past the open-file limit and a plan past
+/// what a run holds are refused before anything starts: one line at the place, exit 2, no results directory.
+#[test]
+fn what_no_run_can_be_given_is_refused_before_anything_starts() {
+    let server = |name: &str, extra: &str| format!("[[server]]\nname = \"{name}\"\ncommand = \"sleep 3160\"\n{extra}");
+    let cases = [
+        (
+            format!("connections = [1]\n{}{}", server("a/b", ""), server("a-b", "")),
+            "suite.toml:6:8: server name \"a-b\": its trials would go to the folder of server \"a/b\"",
+        ),
+        (
+            format!("connections = [1]\n{}", server("..", "")),
+            "suite.toml:3:8: server name \"..\": give each server a name of its own",
+        ),
+        (format!("connections = [1]\n{}", server("a", "cwd = \"nowhere\"\n")), "suite.toml:3:8: server 'a': cwd "),
+        (
+            format!("connections = [4000000000]\n{}", server("a", "")),
+            "4000000000 connections need about 4000000064 open files",
+        ),
+        (
+            format!("repeats = 4000000000\nconnections = [1]\n{}", server("a", "")),
+            "suite.toml:1:11: 1 servers × 1 levels × 4000000000 repeats",
+        ),
+    ];
+    for (i, (suite, said)) in cases.iter().enumerate() {
+        let dir = workdir(&format!("refused-{i}"));
+        let output = run_suite(&dir, suite);
+        assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said) && stderr.lines().count() == 1, "{said}: {stderr}");
+        assert!(!dir.join("results").exists(), "nothing was started or written");
+        assert!(!running("sleep 3160"));
+    }
+}
+
 #[test]
 fn a_time_limit_without_a_unit_is_refused_with_its_line() {
     let dir = workdir("unitless");
