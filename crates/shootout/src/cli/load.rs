@@ -1,7 +1,7 @@
 //! `shootout load URL`: checks what the user typed, runs the engine with a progress bar, prints the summary and
 //! writes the JSON result.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -175,6 +175,9 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     };
     let (options, body) = validate(&args, scenario.as_ref())?;
     limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
+    if let Some(path) = &args.output {
+        writable(path)?;
+    }
     let plan = match scenario.clone() {
         Some(scenario) => Plan::with_scenario(options, scenario),
         None => Plan::new(options, &body),
@@ -321,17 +324,41 @@ fn validate(
 }
 
 /// Prints the summary or the JSON, and writes the JSON file when asked.
+/// Prints the result, then writes it to `-o`'s file: a file that cannot be written after all (a disk filled
+/// meanwhile) still leaves the result on the terminal.
 fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
-    if let Some(path) = &args.output {
-        shootout_harness::store::write_atomically(path, json.as_bytes())
-            .with_context(|| format!("cannot write the result to {}", path.display()))?;
-    }
     if args.json {
         println!("{json}");
     } else {
         print!("{}", shootout_report::text::render_load(result));
     }
+    if let Some(path) = &args.output {
+        shootout_harness::store::write_atomically(path, json.as_bytes())
+            .with_context(|| format!("cannot write the result to {} (it is printed above)", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Refuses, before any load, an `-o` file that cannot be written: its folder made if missing, and the file's
+/// temporary twin created and removed, as the write at the end will do.
+fn writable(path: &Path) -> Result<(), Failure> {
+    let refuse = |e: std::io::Error| {
+        Failure::Usage(format!(
+            "-o {}: cannot write there ({e}); choose a file in a folder you can write",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(refuse(std::io::Error::other("it is a folder")));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(refuse)?;
+    }
+    let mut twin = path.as_os_str().to_owned();
+    twin.push(".partial");
+    std::fs::File::create(&twin).map_err(refuse)?;
+    let _ = std::fs::remove_file(&twin);
     Ok(())
 }
 

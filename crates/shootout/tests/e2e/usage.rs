@@ -88,3 +88,18 @@ fn a_time_limit_without_a_unit() {
     refused(&["load", "-n", "10", "--fail-if", "p1e1>2ms", &target.url("/hello")], "'p1e1>2ms' is not a condition");
     assert_eq!(target.served(), 0, "refused before anything was sent");
 }
+
+/// Issue 41: `-o` where nothing can be written ran the whole load and then failed with nothing on stdout. It is
+/// refused before any request is sent.
+#[test]
+fn an_output_file_that_cannot_be_written_is_refused_before_the_load() {
+    let target = Target::start();
+    let file = std::env::temp_dir().join(format!("shootout-usage-{}-plain", std::process::id()));
+    std::fs::write(&file, "a file, not a folder").unwrap();
+    let under_a_file = file.join("x.json");
+    for path in [under_a_file.to_str().unwrap(), "/proc/shootout.json", "/tmp"] {
+        refused(&["load", "-n", "10", "-o", path, &target.url("/hello")], &format!("-o {path}: cannot write there"));
+    }
+    assert_eq!(target.served(), 0, "nothing was sent");
+    std::fs::remove_file(&file).unwrap();
+}
