@@ -73,6 +73,9 @@ pub fn run_suite(
         server::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
     }
     write_environment(suite, &store)?;
+    for (file, why) in store.damaged() {
+        on_event(Event::Notice(format!("{} is damaged ({why}): its trial is measured again", file.display())));
+    }
     let levels = suite.levels.values();
     let mut order: Vec<(usize, u32)> = Vec::new();
     match suite.order {

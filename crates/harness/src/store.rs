@@ -4,6 +4,7 @@
 //! ```text
 //! results/NAME-YYYYMMDD-HHMMSS/
 //!   suite.toml            the suite as run
+//!   suite.sum             its fingerprint, for --resume to find a suite.toml replaced since
 //!   environment.json      machine, versions, CPU split
 //!   trials/SERVER/LEVEL-rREPEAT.json        one TrialRecord per trial
 //!   trials/SERVER/LEVEL-rREPEAT.failed      why a trial could not run (retried by --resume)
@@ -18,7 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use shootout_model::run::TrialRecord;
-use shootout_suite::file_name;
+use shootout_suite::{file_name, Suite};
 
 /// A results directory.
 #[derive(Debug, Clone)]
@@ -72,14 +73,54 @@ impl Store {
         self.dir.join("trials").join(file_name(server)).join(format!("{level}-r{repeat}")).with_extension(extension)
     }
 
-    /// True when this trial was measured already (in a file of either naming).
+    /// True when this trial was measured already: a file of either naming holds it whole (a damaged one, cut
+    /// short or edited, does not: the trial is measured again, over it).
     pub fn has_trial(&self, server: &str, level: f64, repeat: u32) -> bool {
-        if self.trial_file(server, level, repeat, "json").is_file() {
-            return true;
+        let same = |t: TrialRecord| t.server == server && t.level == level && t.repeat == repeat;
+        read_trial(&self.trial_file(server, level, repeat, "json")).is_ok_and(same)
+            || read_trial(&self.legacy_trial_file(server, level, repeat, "json")).is_ok_and(same)
+    }
+
+    /// The trial files that cannot be read as trials, each with why.
+    pub fn damaged(&self) -> Vec<(PathBuf, String)> {
+        self.trial_files().filter_map(|path| Some((path.clone(), read_trial(&path).err()?))).collect()
+    }
+
+    /// Saves the suite as run, with its fingerprint, which [`Store::not_of`] checks when the run is resumed.
+    pub fn write_suite(&self, text: &[u8]) -> io::Result<()> {
+        self.write("suite.toml", text)?;
+        self.write("suite.sum", fingerprint(text).as_bytes())
+    }
+
+    /// Why `suite` (read from this directory's suite.toml) is not the suite this directory's trials were measured
+    /// for, if it is not: its text changed since the run started, or a trial names a server or level it does not
+    /// have. None when it is.
+    pub fn not_of(&self, suite: &Suite) -> Option<String> {
+        let text = fs::read(self.dir.join("suite.toml")).unwrap_or_default();
+        if let Ok(sum) = fs::read_to_string(self.dir.join("suite.sum")) {
+            if sum.trim() != fingerprint(&text) {
+                return Some("its suite.toml has changed since the run started".into());
+            }
         }
-        let legacy = self.legacy_trial_file(server, level, repeat, "json");
-        let read = |path: &Path| -> Option<TrialRecord> { serde_json::from_str(&fs::read_to_string(path).ok()?).ok() };
-        read(&legacy).is_some_and(|t| t.server == server && t.level == level && t.repeat == repeat)
+        let levels = suite.levels.values();
+        self.trial_files().filter_map(|path| read_trial(&path).ok()).find_map(|t| {
+            let known = suite.servers.iter().any(|s| s.name == t.server) && levels.contains(&t.level);
+            (!known).then(|| {
+                format!(
+                    "it holds a trial of server '{}' at level {}, which its suite.toml does not have",
+                    t.server, t.level
+                )
+            })
+        })
+    }
+
+    /// Every `.json` file under `trials/`.
+    fn trial_files(&self) -> impl Iterator<Item = PathBuf> {
+        let servers = fs::read_dir(self.dir.join("trials")).into_iter().flatten().flatten();
+        servers
+            .flat_map(|server| fs::read_dir(server.path()).into_iter().flatten().flatten())
+            .map(|file| file.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"))
     }
 
     /// Saves a measured trial (and forgets an earlier failure of it).
@@ -106,6 +147,11 @@ impl Store {
                     let text = fs::read_to_string(&path)?;
                     let trial: TrialRecord = serde_json::from_str(&text)
                         .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+                    if !(trial.level.is_finite() && trial.level > 0.0) {
+                        let why =
+                            format!("{}: level {:?} is not a level (a number above 0)", path.display(), trial.level);
+                        return Err(io::Error::other(why));
+                    }
                     let named = path == self.trial_file(&trial.server, trial.level, trial.repeat, "json");
                     found.push((named, trial));
                 }
@@ -149,6 +195,20 @@ impl Store {
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         write_atomically(&self.dir.join(name), bytes)
     }
+}
+
+/// A trial read from its file, or why it cannot be.
+fn read_trial(path: &Path) -> Result<TrialRecord, String> {
+    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// A fingerprint of a suite's text (64-bit FNV-1a, in hex): what `--resume` compares to find a suite.toml that was
+/// replaced after the run started.
+fn fingerprint(text: &[u8]) -> String {
+    let hash =
+        text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("{hash:016x}")
 }
 
 /// Writes through a temporary file in the same directory, then renames it into place.

@@ -45,11 +45,17 @@ pub struct Written {
 pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
     let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
     let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
-    let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write the report in {}: {e}", dir.display()));
+    // A trial whose histogram cannot be read gets no .hgrm; the rest of the report is written, then it is named.
+    let mut unreadable = Vec::new();
     for trial in &trials {
-        if let Ok(histogram) = shootout_metrics::decode_histogram(&trial.result.latency.histogram) {
-            let file = store.trial_file(&trial.server, trial.level, trial.repeat, "hgrm");
-            write_atomically(&file, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
+        let file = store.trial_file(&trial.server, trial.level, trial.repeat, "hgrm");
+        match shootout_metrics::decode_histogram(&trial.result.latency.histogram) {
+            Ok(histogram) => write_atomically(&file, shootout_metrics::hgrm(&histogram).as_bytes())
+                .map_err(|e| cannot_write(&file, e))?,
+            Err(e) => unreadable.push(format!(
+                "{}: its latency histogram cannot be read ({e}), so it has no .hgrm",
+                store.trial_file(&trial.server, trial.level, trial.repeat, "json").display()
+            )),
         }
     }
     let mut report = SuiteReport::load(dir, trials).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -60,12 +66,25 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
         report = report.with_timeline_level(level);
     }
     let analysis = serde_json::to_string_pretty(&report.analysis).unwrap_or_default();
-    store.write("analysis.json", analysis.as_bytes()).map_err(failed)?;
     let summary = SuiteSummary::of_report(&report);
-    store.write("summary.csv", Csv.export(&summary).as_bytes()).map_err(failed)?;
-    store.write("report.html", Html.export(&summary).as_bytes()).map_err(failed)?;
-    store.write("report.md", Markdown.export(&summary).as_bytes()).map_err(failed)?;
+    let files = [
+        ("analysis.json", analysis),
+        ("summary.csv", Csv.export(&summary)),
+        ("report.html", Html.export(&summary)),
+        ("report.md", Markdown.export(&summary)),
+    ];
+    for (name, text) in files {
+        store.write(name, text.as_bytes()).map_err(|e| cannot_write(&dir.join(name), e))?;
+    }
+    if !unreadable.is_empty() {
+        return Err(Failure::Run(anyhow::anyhow!("{}", unreadable.join("; "))));
+    }
     Ok(Written { summary, files: vec![dir.join("report.html"), dir.join("report.md")] })
+}
+
+/// A report file that could not be written, named.
+fn cannot_write(file: &Path, e: std::io::Error) -> Failure {
+    Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display()))
 }
 
 fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {
@@ -77,11 +96,14 @@ fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     let html = path.with_extension("html");
     let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write beside {}: {e}", path.display()));
     write_atomically(&html, shootout_report::html::render_load(&result).as_bytes()).map_err(failed)?;
-    let mut written = vec![html];
-    if let Ok(histogram) = shootout_metrics::decode_histogram(&result.latency.histogram) {
-        let hgrm = path.with_extension("hgrm");
-        write_atomically(&hgrm, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
-        written.push(hgrm);
-    }
-    Ok(written)
+    let histogram = shootout_metrics::decode_histogram(&result.latency.histogram).map_err(|e| {
+        Failure::Run(anyhow::anyhow!(
+            "{}: its latency histogram cannot be read ({e}), so it has no .hgrm ({} is written)",
+            path.display(),
+            html.display()
+        ))
+    })?;
+    let hgrm = path.with_extension("hgrm");
+    write_atomically(&hgrm, shootout_metrics::hgrm(&histogram).as_bytes()).map_err(failed)?;
+    Ok(vec![html, hgrm])
 }

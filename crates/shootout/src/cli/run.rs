@@ -42,7 +42,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
             let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
             let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
-            (read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep)?, store)
+            let suite = read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep)?;
+            if let Some(why) = store.not_of(&suite) {
+                return Err(Failure::Usage(format!(
+                    "--resume {}: {why}; put back the suite.toml the run was started with, or start a new run",
+                    dir.display()
+                )));
+            }
+            (suite, store)
         }
         (Some(path), None) => {
             let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -58,7 +65,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             })?;
             let text = std::fs::read(path).unwrap_or_default();
             store
-                .write("suite.toml", &text)
+                .write_suite(&text)
                 .and_then(|()| store.write("suite-dir", home.display().to_string().as_bytes()))
                 .and_then(|()| store.write("sweep", sweep.name().as_bytes()))
                 .map_err(|e| Failure::Run(e.into()))?;
@@ -113,17 +120,17 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     });
     bar.finish_and_clear();
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-    match super::report::suite(&outcome.store.dir, None) {
+    let unreported = match super::report::suite(&outcome.store.dir, None) {
         Ok(written) => {
             print!("{}", Text.export(&written.summary));
             println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), written.files[0].display());
+            None
         }
-        Err(e) => println!(
-            "Results: {} (its analysis and report could not be written: {}; run shootout report on it)",
-            outcome.store.dir.display(),
-            e.message()
-        ),
-    }
+        Err(e) => {
+            println!("Results: {}", outcome.store.dir.display());
+            Some(e)
+        }
+    };
     if outcome.interrupted {
         eprintln!("shootout: interrupted; finish it with: shootout run --resume {}", outcome.store.dir.display());
         return Err(Failure::Interrupted);
@@ -135,7 +142,15 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             outcome.failures.join("\n  ")
         )));
     }
-    Ok(())
+    // The trials are saved, but a run that wrote no report has not done its work.
+    match unreported {
+        Some(e) => Err(Failure::Run(anyhow::anyhow!(
+            "the trials are saved in {}, but its analysis and report could not be written: {}",
+            outcome.store.dir.display(),
+            e.message()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its

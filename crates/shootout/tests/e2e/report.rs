@@ -387,3 +387,33 @@ fn the_terminal_report_md_and_report_html_say_the_same() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 41: a trial whose histogram is not base64 silently got no .hgrm, exit 0; one whose level cannot be a file
+/// name failed with "File name too long", naming no file; and a run whose report failed exited 0.
+#[test]
+fn trials_that_cannot_be_reported_are_named_and_fail_the_command() {
+    let suite = "name = \"damaged\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 2]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n";
+    let keep = |_: &mut TrialRecord| {};
+    let unreadable = |t: &mut TrialRecord| t.result.latency.histogram = "not base64 ~~".into();
+    let dir = edited_results("unreadable", suite, &[("a", 1.0, &keep), ("a", 2.0, &unreadable)]);
+    let named = format!("{}: its latency histogram cannot be read", dir.join("trials/a/2-r1.json").display());
+    let report = shootout().arg("report").arg(&dir).output().unwrap();
+    assert_eq!(report.status.code(), Some(1), "{}", describe(&report));
+    assert!(String::from_utf8_lossy(&report.stderr).contains(&named), "{}", describe(&report));
+    assert!(dir.join("report.md").is_file() && dir.join("trials/a/1-r1.hgrm").is_file(), "the rest is written");
+    let run = shootout().arg("run").arg("--resume").arg(&dir).output().unwrap();
+    assert_eq!(run.status.code(), Some(1), "a run whose report failed has not done its work: {}", describe(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("the trials are saved in") && stderr.contains(&named), "{stderr}");
+
+    let file = dir.join("trials/a/2-r1.json");
+    let mut trial: TrialRecord = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    trial.level = -1e308;
+    std::fs::write(&file, serde_json::to_string(&trial).unwrap()).unwrap();
+    let report = shootout().arg("report").arg(&dir).output().unwrap();
+    assert_eq!(report.status.code(), Some(2), "{}", describe(&report));
+    let said = format!("{}: level -1e308 is not a level (a number above 0)", file.display());
+    assert!(String::from_utf8_lossy(&report.stderr).contains(&said), "{}", describe(&report));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
