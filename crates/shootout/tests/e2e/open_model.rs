@@ -118,13 +118,16 @@ fn stages_send_the_integral_of_their_rate_down_ramps_included() {
 
 #[test]
 fn a_rate_past_what_the_machine_can_send_runs_in_bounded_memory_and_ends_on_time() {
-    // A billion requests a second: the queue of requests waiting for a connection grew by gigabytes (12 GB at
-    // 60 s). Now what cannot wait is counted as never sent, the memory stays flat and the run ends on time.
+    // A billion requests a second for 5 s, on the default 1,000 connections: the queue of requests waiting for a
+    // connection grew by gigabytes (12 GB at 60 s). Now what cannot wait is counted as never sent, the memory stays
+    // flat, the run ends on time and says it fell behind; and Ctrl-C at that rate ends a long run at once (a
+    // suite at rates = [1e9] took 68 s to stop).
     let target = Target::start();
+    let file = std::env::temp_dir().join(format!("shootout-open-{}-billion.json", std::process::id()));
     let started = std::time::Instant::now();
     let mut run = crate::support::shootout()
-        .args(["load", "-R", "1000000000", "-d", "3s", "-t", "1", "--timeout", "2s", "--max-connections", "8"])
-        .arg("--json")
+        .args(["load", "-R", "1000000000", "-d", "5s", "-t", "1", "--timeout", "2s", "-o"])
+        .arg(&file)
         .arg(target.url("/hello"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -141,9 +144,22 @@ fn a_rate_past_what_the_machine_can_send_runs_in_bounded_memory_and_ends_on_time
     let output = run.wait_with_output().unwrap();
     let took = started.elapsed();
     assert!(output.status.success(), "{output:?}");
-    assert!(took < std::time::Duration::from_secs(10), "the run ends on time: {took:?}");
+    assert!(took < std::time::Duration::from_secs(15), "the run ends on time: {took:?}");
     assert!(most_kib < 100 * 1024, "RSS peaked at {most_kib} KiB");
-    let result: LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    let result: LoadResult = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    std::fs::remove_file(&file).unwrap();
     assert!(result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0) > 1_000_000, "{:?}", result.errors);
     assert!(result.requests.ok > 0);
+    let summary = String::from_utf8_lossy(&output.stdout);
+    assert!(summary.contains("WARNING: the run fell behind its schedule (offered 1000000000.00/s"), "{summary}");
+
+    let long = crate::support::shootout()
+        .args(["load", "-R", "1000000000", "-d", "60s", "-t", "1", "--json", &target.url("/hello")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stopped =
+        crate::support::ctrl_c(long, std::time::Duration::from_millis(1500), std::time::Duration::from_secs(3), false);
+    assert!(stopped.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0) > 0, "{:?}", stopped.errors);
 }

@@ -621,6 +621,22 @@ fn a_second_signal_leaves_at_once_and_still_kills_every_server_and_its_cgroup() 
     assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
 }
 
+#[test]
+fn ctrl_c_ends_a_suite_at_a_billion_requests_a_second_at_once() {
+    // Issue 41: a suite at rates = [1e9] took 68 s to end on Ctrl-C.
+    let dir = workdir("billion");
+    let suite = "repeats = 1\nduration = \"60s\"\nwarmup = \"0s\"\nrates = [1e9]\n[load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"t\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let child = start_run(&dir);
+    std::thread::sleep(Duration::from_secs(3));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let signalled = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(5), "it took {:?}", signalled.elapsed());
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+}
+
 /// Waits up to `within` for `check` to hold.
 fn eventually(within: Duration, check: impl Fn() -> bool) -> bool {
     let deadline = Instant::now() + within;
