@@ -119,11 +119,16 @@ pub fn run_suite(
         let mut levels_left = &pending[..];
         if !spec.start_warmup.is_zero() && !stop.load(Ordering::Relaxed) {
             on_event(Event::StartWarmup { server: spec.name.clone(), repeat, duration: spec.start_warmup, done });
-            if let Err(why) = start_warmup(suite, spec, &running, pending[0], stop.clone(), on_event) {
-                on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
-                fail_rest(0, &why, &mut failures);
-                done += pending.len();
-                levels_left = &[];
+            match start_warmup(suite, spec, &running, pending[0], stop.clone(), on_event) {
+                Ok(()) => {}
+                // Interrupted while it warmed up: no fault of the server's.
+                Err(_) if stop.load(Ordering::Relaxed) => levels_left = &[],
+                Err(why) => {
+                    on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
+                    fail_rest(0, &why, &mut failures);
+                    done += pending.len();
+                    levels_left = &[];
+                }
             }
         }
         for (i, &level) in levels_left.iter().enumerate() {
@@ -145,6 +150,8 @@ pub fn run_suite(
                             .map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
                     }
                 }
+                // Interrupted during its warm-up or load: no fault of the server's, and nothing to mark failed.
+                Err(_) if stop.load(Ordering::Relaxed) => break,
                 Err(why) => {
                     on_event(Event::Notice(why.clone()));
                     fail_rest(i, &why, &mut failures);

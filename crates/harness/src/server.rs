@@ -145,7 +145,7 @@ pub fn start(spec: &ServerSpec, log: &Path, stop: &AtomicBool) -> Result<Running
         guard,
         output: Some(output),
     };
-    if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec)) {
+    if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec, stop)) {
         server.stop();
         return Err(e);
     }
@@ -189,10 +189,22 @@ impl RunningServer {
         ))
     }
 
-    fn verify(&mut self, spec: &ServerSpec) -> Result<(), String> {
+    /// Checks the server's answer on its path against its verify settings; a stop meanwhile ends the wait for the
+    /// answer at once (the probe, on a thread of its own, then ends by its timeout).
+    fn verify(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
         let url = format!("{}{}", self.url, spec.path);
-        let answer = probe::get(&url, Duration::from_secs(10), spec.protocol)
-            .map_err(|e| format!("server '{}': {url}: {e}", self.name))?;
+        let (send, answered) = std::sync::mpsc::channel();
+        let (asked, protocol) = (url.clone(), spec.protocol);
+        std::thread::spawn(move || send.send(probe::get(&asked, Duration::from_secs(10), protocol)));
+        let answer = loop {
+            match answered.recv_timeout(Duration::from_millis(20)) {
+                Ok(answer) => break answer,
+                Err(_) if stop.load(Ordering::Relaxed) => return Err(format!("server '{}': interrupted", self.name)),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(e) => return Err(format!("server '{}': {url}: {e}", self.name)),
+            }
+        };
+        let answer = answer.map_err(|e| format!("server '{}': {url}: {e}", self.name))?;
         let status_ok = spec.verify_status.map_or(answer.status < 400, |s| s == answer.status);
         let body_ok = spec.verify_body.as_ref().is_none_or(|text| answer.body.contains(text.as_str()));
         if status_ok && body_ok {

@@ -766,13 +766,23 @@ fn a_trial_that_cannot_be_saved_on_a_full_disk_ends_the_run_with_its_server_stop
 }
 
 #[test]
-fn a_signal_while_a_server_sets_up_or_gets_ready_stops_at_once_and_blames_nobody() {
-    // A setup that takes a minute, and a server that never answers within its 60 s ready timeout: SIGINT or
-    // SIGTERM a second in ends the run within seconds, says it was interrupted, marks no trial failed, and leaves
-    // neither the setup nor the server running.
+fn a_signal_while_a_server_sets_up_gets_ready_is_verified_or_warms_up_stops_at_once_and_blames_nobody() {
+    // A setup that takes a minute, a server that never answers within its 60 s ready timeout, one whose verify
+    // answer takes a minute (the probe waits 10 s), and a minute's start warm-up: SIGINT or SIGTERM a second and a
+    // half in ends the run within seconds, says it was interrupted, marks no trial failed, and leaves nothing
+    // running.
+    let target = "sleep 3159 & exec {shootout} target --port {port} --threads 1";
+    let verify = format!("command = \"{target}\"\nready = {{ path = \"/hello\" }}\npath = \"/delay/60000\"");
+    let warmup = format!("command = \"{target}\"\nstart_warmup = \"60s\"\npath = \"/hello\"");
     let cases = [
-        ("setup", "setup = \"sleep 3152\"\ncommand = \"{shootout} target --port {port} --threads 1\"", Signal::SIGINT),
-        ("ready", "command = \"sleep 3153\"\nready = { timeout = \"60s\" }", Signal::SIGTERM),
+        (
+            "setup",
+            "setup = \"sleep 3152\"\ncommand = \"{shootout} target --port {port} --threads 1\"".to_string(),
+            Signal::SIGINT,
+        ),
+        ("ready", "command = \"sleep 3153\"\nready = { timeout = \"60s\" }".to_string(), Signal::SIGTERM),
+        ("verify", verify, Signal::SIGINT),
+        ("warm-up", warmup, Signal::SIGTERM),
     ];
     for (name, server, signal) in cases {
         let dir = workdir(&format!("interrupted-{name}"));
