@@ -207,6 +207,12 @@ fn request(
     for (header, value) in &def.headers {
         headers.push((header.clone(), template(value)?));
     }
+    // The headers as written (a variable's value comes later) must make valid HTTP, as -H's must.
+    for (header, value) in defaults.iter().chain(&def.headers) {
+        let written = [(header.clone(), value.get_ref().clone())];
+        shootout_model::settings::check_headers(&written, shootout_model::Protocol::Http1)
+            .map_err(|e| at.span(value.span(), format!("header {header}: {e}")))?;
+    }
     let body = match &def.body {
         Some(body) => template(body)?,
         None => Template::default(),

@@ -184,6 +184,28 @@ fn a_suites_failed_checks_are_judged_by_its_slo_and_named_under_its_table() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 41: a scenario's headers went on the wire as written, a CR LF starting a header of its own.
+#[test]
+fn a_scenarios_headers_that_would_break_the_request_are_refused_at_their_place() {
+    for (headers, said) in [
+        (
+            "{ X-A = \"b\\r\\nX-Injected: 1\" }",
+            "4:19: header X-A: -H 'X-A: …': a header value cannot hold CR, LF or NUL",
+        ),
+        (
+            "{ Content-Length = \"5\" }",
+            "4:30: header Content-Length: -H 'Content-Length': shootout frames each request itself",
+        ),
+        ("{ \"X A\" = \"b\" }", "4:21: header X A: -H 'X A': a header name is one word"),
+    ] {
+        let file = write("injected.toml", &format!("[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = {headers}\n"));
+        let output = shootout().args(["load", "--scenario", &file, "http://127.0.0.1:1"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&format!("{file}:{said}")), "{stderr}");
+    }
+}
+
 #[test]
 fn a_bad_scenario_is_refused_with_its_line_and_column() {
     let file = write("bad.toml", "[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = { X = \"${missing}\" }\n");
