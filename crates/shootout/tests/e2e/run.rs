@@ -277,6 +277,16 @@ fn what_no_run_can_be_given_is_refused_before_anything_starts() {
         assert!(!dir.join("results").exists(), "nothing was started or written");
         assert!(!running("sleep 3160"));
     }
+    // Results where nothing can be written: refused before any server starts.
+    let dir = workdir("refused-results");
+    std::fs::write(dir.join("suite.toml"), format!("connections = [1]\n{}", server("a", ""))).unwrap();
+    let output =
+        shootout().arg("run").arg(dir.join("suite.toml")).args(["--results", "/proc/results"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("--results /proc/results: cannot make a results directory")
+    );
+    assert!(!running("sleep 3160"));
 }
 
 /// Issue 41: `--resume` with a truncated trial skipped it and then failed to report; with a replaced suite.toml it
