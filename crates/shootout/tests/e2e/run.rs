@@ -47,6 +47,13 @@ fn start_run(dir: &Path) -> std::process::Child {
         .unwrap()
 }
 
+/// Resumes the run in `results` and checks that it finished, its suite complete at `trials` trials.
+fn resume_completes(results: &Path, trials: usize) {
+    let resumed = shootout().arg("run").arg("--resume").arg(results).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    assert_eq!(files(results, "json").len(), trials, "the suite is complete");
+}
+
 /// Waits (up to 30 s) until the run under `dir/results` has saved its first trial.
 fn first_trial_saved(dir: &Path) {
     // The results folder is made a moment before the run's own directory in it.
@@ -369,9 +376,7 @@ fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
         assert!(answer.ends_with(expected), "{server}: {answer:?} should end with {expected:?}; {stdout}");
     }
 
-    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
-    assert!(resumed.status.success(), "{}", describe(&resumed));
-    assert_eq!(files(&results, "json").len(), 4, "the suite is complete");
+    resume_completes(&results, 4);
 }
 
 #[test]
@@ -602,9 +607,7 @@ fn sigterm_and_sighup_end_a_run_as_ctrl_c_does_and_leave_nothing() {
         assert_eq!(cgroups_of(runner), Vec::<String>::new(), "no cgroup of the run is left");
         let kept = files(&results, "json").len();
         assert!(kept >= 1, "what was measured is kept");
-        let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
-        assert!(resumed.status.success(), "{}", describe(&resumed));
-        assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+        resume_completes(&results, 2);
         assert!(!running(&format!("sleep {mark}")));
     }
 }
@@ -626,9 +629,7 @@ fn a_second_signal_leaves_at_once_and_still_kills_every_server_and_its_cgroup() 
     assert!(!running("sleep 3130"), "no process of the server is left");
     assert_eq!(cgroups_of(runner), Vec::<String>::new(), "no cgroup of the run is left");
     assert!(!files(&results, "json").is_empty(), "what was measured is kept");
-    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
-    assert!(resumed.status.success(), "{}", describe(&resumed));
-    assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+    resume_completes(&results, 2);
 }
 
 #[test]
@@ -666,9 +667,7 @@ fn a_runner_killed_without_a_word_leaves_nothing_running_for_long() {
     assert_eq!(output.status.code(), None, "killed");
     assert!(eventually(Duration::from_secs(5), || !running("sleep 3137")), "the guard killed the server's tree");
     assert!(eventually(Duration::from_secs(5), || cgroups_of(runner).is_empty()), "{:?}", cgroups_of(runner));
-    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
-    assert!(resumed.status.success(), "{}", describe(&resumed));
-    assert_eq!(files(&results, "json").len(), 2, "the suite is complete");
+    resume_completes(&results, 2);
 }
 
 #[test]
