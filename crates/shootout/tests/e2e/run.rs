@@ -274,6 +274,18 @@ fn what_no_run_can_be_given_is_refused_before_anything_starts() {
             format!("repeats = 4000000000\nconnections = [1]\n{}", server("a", "")),
             "suite.toml:1:11: 1 servers × 1 levels × 4000000000 repeats",
         ),
+        (
+            format!("connections = [1]\n{}", server("a", &format!("setup = \"{}\"\n", "y".repeat(50 << 20)))),
+            "suite.toml:3:8: server 'a': setup is 52428800 bytes, and a shell takes at most 131071",
+        ),
+        (
+            format!("connections = [1]\n{}", server("a", "env = { \"C\" = \"a\\u0000b\" }\n")),
+            "suite.toml:3:8: server 'a': an env value holds a NUL byte",
+        ),
+        (
+            format!("connections = [1]\n{}", server("a", "env = { \"A=B\" = \"1\" }\n")),
+            "suite.toml:3:8: server 'a': env key \"A=B\"",
+        ),
     ];
     for (i, (suite, said)) in cases.iter().enumerate() {
         let dir = workdir(&format!("refused-{i}"));
