@@ -90,8 +90,8 @@ impl Lag {
 
 /// The repeats of one suite cell (a server at a rate) that fell behind, completing under [`COMPLETED_SHARE`] of
 /// the rate offered (the share by which [`Limit`](crate::limit::Limit) says a cell kept up): how many of how many,
-/// the rate offered, and who held them back (the client if it did in any repeat, else the connections if they did in any, else the
-/// server).
+/// the rate offered, and who held them back (the client if it did in any repeat, else the connections if they did
+/// in any, else who held back the first).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellLag {
     /// Repeats that fell behind.

@@ -1,14 +1,14 @@
 //! [`Limit`]: what held a cell's throughput back, read from what every trial already samples. The client was the
-//! bottleneck when it was busy, or busy and waiting for a CPU, 90% of the time or more in any repeat (its figures then measure shootout); else, in the open
-//! model, nothing held it back when every repeat completed 90% of the offered rate or more
-//! ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else the server was
-//! CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over the repeats), or
-//! when those CPUs were 90% busy with anything (the kernel's network work, another process, the client on a
-//! shared core) while its threads queued for them; else, in the open model, the client's connections when a repeat
-//! fell behind because every one was busy while the server answered at its usual speed ([`Behind::Connections`]);
-//! else the server was waiting with CPU to spare: for a free
-//! worker, a lock, the disk, the network or a sleep. A server's threads queueing behind each other on a CPU that
-//! still had idle time (a thundering herd of workers woken for one connection) is not a CPU limit.
+//! bottleneck when it was busy, or busy and waiting for a CPU, 90% of the time or more in any repeat (its figures
+//! then measure shootout); else, in the open model, nothing held it back when every repeat completed 90% of the
+//! offered rate or more ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else
+//! the server was CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over
+//! the repeats), or when those CPUs were 90% busy with anything (the kernel's network work, another process, the
+//! client on a shared core) while its threads queued for them; else, in the open model, the client's connections
+//! when a repeat fell behind because every one was busy while the server answered at its usual speed
+//! ([`Behind::Connections`]); else the server was waiting with CPU to spare: for a free worker, a lock, the disk,
+//! the network or a sleep. A server's threads queueing behind each other on a CPU that still had idle time (a
+//! thundering herd of workers woken for one connection) is not a CPU limit.
 
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
@@ -89,8 +89,8 @@ impl Limit {
     }
 
     /// How the tables write it: `client-bound`, `server CPU 97%`, `server CPU 60% (CPUs 98% busy)` (it wanted more
-    /// than it got), `waiting (CPU 35%)`, `connections (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class was judged on is written
-    /// on its side of 90% ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU 90%)`.
+    /// than it got), `waiting (CPU 35%)`, `connections (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class
+    /// was judged on is written on its side of 90% ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU 90%)`.
     pub fn text(&self) -> String {
         let judged = |share: f64| figure(share * 100.0, Some(BOUND * 100.0), 0);
         match self {

@@ -1,8 +1,8 @@
 //! The interval and the verdicts checked by simulation (tests only): repeats drawn with known noise, normal and
 //! lognormal, 2% and 10% spread, at 2, 3, 5 and 10 repeats a side, from fixed seeds. A/A pairs (nothing changed)
 //! must be called regressed, or improved, at most as often as the interval's stated level allows (2.5% each: one
-//! side of a 95% interval), and the interval must hold a known true ratio as often as it says (95%, within 1.5 points) from 3
-//! repeats up. Run with `--nocapture` to see the measured rates.
+//! side of a 95% interval), and the interval must hold a known true ratio as often as it says (95%, within 1.5
+//! points) from 3 repeats up. Run with `--nocapture` to see the measured rates.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
