@@ -163,11 +163,11 @@ impl Workload {
         let has = |name: &str| r.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
         let body_len = r.body.rendered_len(&user.values);
         let head = Head { method: &r.method, host: &self.host, body_len, close: self.close };
-        head.start(out, |out| r.target.render_into(&user.values, out), has);
+        head.start(out, |out| r.target.render_line_into(&user.values, out), has);
         for (name, value) in &r.headers {
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(b": ");
-            value.render_into(&user.values, out);
+            value.render_line_into(&user.values, out);
             out.extend_from_slice(b"\r\n");
         }
         if !user.cookies.is_empty() {
@@ -317,6 +317,15 @@ mod tests {
         assert!(text.starts_with("POST /items/7 HTTP/1.1\r\nHost: h:1\r\n"), "{text}");
         assert!(text.contains("X-Id: 7\r\n") && text.contains("Cookie: s=abc\r\n"), "{text}");
         assert!(text.ends_with("Content-Length: 3\r\n\r\nx=7"), "{text}");
+        // A value taken from a response with a line break in it stays on its line; the body keeps it.
+        user.values[0] = "7\r\nX-Injected: 1".into();
+        let mut out = Vec::new();
+        w.render(0, &user, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("POST /items/7X-Injected: 1 HTTP/1.1\r\n"), "{text}");
+        let head = &text[..text.find("\r\n\r\n").unwrap()];
+        assert!(head.contains("X-Id: 7X-Injected: 1\r\n") && !head.contains("\nX-Injected"), "{text}");
+        assert!(text.ends_with("x=7\r\nX-Injected: 1"), "{text}");
     }
 
     #[test]

@@ -71,6 +71,21 @@ impl Template {
         }
     }
 
+    /// Appends the rendered text of a request line's target or a header's value to `out`: a variable's CR, LF and
+    /// NUL bytes are left out, so that a value taken from a response (a body's text may hold a line break) can never
+    /// end the line and start a header of its own.
+    pub fn render_line_into(&self, values: &[String], out: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.extend_from_slice(text.as_bytes()),
+                Piece::Variable(id) => {
+                    let value = values.get(*id).map_or("", String::as_str);
+                    out.extend(value.bytes().filter(|b| !matches!(b, b'\r' | b'\n' | 0)));
+                }
+            }
+        }
+    }
+
     /// Length of the rendered text.
     pub fn rendered_len(&self, values: &[String]) -> usize {
         self.pieces
@@ -100,6 +115,14 @@ mod tests {
         assert_eq!(out, b"/items/42?t=abc&x");
         assert_eq!(t.rendered_len(&["abc".into(), "42".into()]), out.len());
         assert!(Template::parse("/plain", ids).unwrap().is_static());
+    }
+
+    #[test]
+    fn a_value_in_a_line_cannot_break_it() {
+        let t = Template::parse("a ${token} b", ids).unwrap();
+        let mut out = Vec::new();
+        t.render_line_into(&["x\r\nX-Injected: 1\0".into()], &mut out);
+        assert_eq!(out, b"a xX-Injected: 1 b");
     }
 
     #[test]
