@@ -1,7 +1,7 @@
 //! The servers of this process that are running now, so that whatever ends the process can still kill them:
-//! [`kill_all`] for a second signal, which leaves at once, taking their trees and cgroups with it. Each running server is registered ([`register`]) from
-//! its start to the end of its stop, with its process group and its cgroup, and unregisters itself when the
-//! [`Registration`] is dropped.
+//! [`kill_all`] for a second signal, which leaves at once, taking their trees and cgroups with it. Each running
+//! server is registered ([`register`]) from its start to the end of its stop, with its process group and its
+//! cgroup, and unregisters itself when the [`Registration`] is dropped.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
