@@ -17,14 +17,16 @@ fuzz_target!(|data: &[u8]| {
         match parse_sweep(text, "suite.toml", dir, sweep) {
             Ok(suite) => {
                 let _ = format!("{suite:?}");
-                outline(text, "suite.toml").expect("a suite that reads has an outline");
+                outline(text, "suite.toml", sweep).expect("a suite that reads has an outline");
             }
             Err(e) => {
                 let _ = e.to_string();
             }
         }
     }
-    if let Err(e) = outline(text, "suite.toml") {
-        let _ = e.to_string();
+    for sweep in [Sweep::Short, Sweep::Full, Sweep::Smoke] {
+        if let Err(e) = outline(text, "suite.toml", sweep) {
+            let _ = e.to_string();
+        }
     }
 });

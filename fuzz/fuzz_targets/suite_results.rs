@@ -24,7 +24,8 @@ command = "true"
 
 fuzz_target!(|data: &[u8]| {
     let Ok(trials) = serde_json::from_slice::<Vec<TrialRecord>>(data) else { return };
-    let outline = shootout_suite::outline(SUITE, "suite.toml").expect("the fixed suite reads");
+    let outline =
+        shootout_suite::outline(SUITE, "suite.toml", shootout_suite::Sweep::Short).expect("the fixed suite reads");
     let report = SuiteReport::new(outline, None, trials.clone());
     let summary = SuiteSummary::of_report(&report);
     for exporter in [&Csv as &dyn Exporter, &Html, &Markdown, &Text] {
