@@ -83,7 +83,8 @@ impl Store {
 
     /// The trial files that cannot be read as trials, each with why.
     pub fn damaged(&self) -> Vec<(PathBuf, String)> {
-        self.trial_files().filter_map(|path| Some((path.clone(), read_trial(&path).err()?))).collect()
+        let files = self.trial_files("json").unwrap_or_default();
+        files.into_iter().filter_map(|path| Some((path.clone(), read_trial(&path).err()?))).collect()
     }
 
     /// Saves the suite as run, with its fingerprint, which [`Store::not_of`] checks when the run is resumed.
@@ -103,7 +104,8 @@ impl Store {
             }
         }
         let levels = suite.levels.values();
-        self.trial_files().filter_map(|path| read_trial(&path).ok()).find_map(|t| {
+        let files = self.trial_files("json").unwrap_or_default();
+        files.iter().filter_map(|path| read_trial(path).ok()).find_map(|t| {
             let known = suite.servers.iter().any(|s| s.name == t.server) && levels.contains(&t.level);
             (!known).then(|| {
                 format!(
@@ -114,13 +116,18 @@ impl Store {
         })
     }
 
-    /// Every `.json` file under `trials/`.
-    fn trial_files(&self) -> impl Iterator<Item = PathBuf> {
-        let servers = fs::read_dir(self.dir.join("trials")).into_iter().flatten().flatten();
-        servers
-            .flat_map(|server| fs::read_dir(server.path()).into_iter().flatten().flatten())
-            .map(|file| file.path())
-            .filter(|path| path.extension().is_some_and(|e| e == "json"))
+    /// Every file under `trials/` with this extension (`json`, `failed`), in the folders of every server.
+    fn trial_files(&self, extension: &str) -> io::Result<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for server in fs::read_dir(self.dir.join("trials"))? {
+            for file in fs::read_dir(server?.path())? {
+                let path = file?.path();
+                if path.extension().is_some_and(|e| e == extension) {
+                    files.push(path);
+                }
+            }
+        }
+        Ok(files)
     }
 
     /// Saves a measured trial (and forgets an earlier failure of it).
@@ -140,22 +147,14 @@ impl Store {
     /// beside the `2.5-r3.json` of a resumed run) once.
     pub fn trials(&self) -> io::Result<Vec<TrialRecord>> {
         let mut found: Vec<(bool, TrialRecord)> = Vec::new();
-        for server in fs::read_dir(self.dir.join("trials"))? {
-            for file in fs::read_dir(server?.path())? {
-                let path = file?.path();
-                if path.extension().is_some_and(|e| e == "json") {
-                    let text = fs::read_to_string(&path)?;
-                    let trial: TrialRecord = serde_json::from_str(&text)
-                        .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
-                    if !(trial.level.is_finite() && trial.level > 0.0) {
-                        let why =
-                            format!("{}: level {:?} is not a level (a number above 0)", path.display(), trial.level);
-                        return Err(io::Error::other(why));
-                    }
-                    let named = path == self.trial_file(&trial.server, trial.level, trial.repeat, "json");
-                    found.push((named, trial));
-                }
+        for path in self.trial_files("json")? {
+            let trial = read_trial(&path).map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+            if !(trial.level.is_finite() && trial.level > 0.0) {
+                let why = format!("{}: level {:?} is not a level (a number above 0)", path.display(), trial.level);
+                return Err(io::Error::other(why));
             }
+            let named = path == self.trial_file(&trial.server, trial.level, trial.repeat, "json");
+            found.push((named, trial));
         }
         // The file named after its trial first, then one trial per server, level and repeat.
         found.sort_by(|(a, x), (b, y)| {
@@ -170,15 +169,10 @@ impl Store {
     /// The levels of the trials that could not run (their `.failed` files), each once, ascending.
     pub fn failed_levels(&self) -> io::Result<Vec<f64>> {
         let mut levels = Vec::new();
-        for server in fs::read_dir(self.dir.join("trials"))? {
-            for file in fs::read_dir(server?.path())? {
-                let path = file?.path();
-                if path.extension().is_some_and(|e| e == "failed") {
-                    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                    if let Some(level) = stem.rsplit_once("-r").and_then(|(level, _)| level.parse::<f64>().ok()) {
-                        levels.push(level);
-                    }
-                }
+        for path in self.trial_files("failed")? {
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Some(level) = stem.rsplit_once("-r").and_then(|(level, _)| level.parse::<f64>().ok()) {
+                levels.push(level);
             }
         }
         levels.sort_by(f64::total_cmp);
