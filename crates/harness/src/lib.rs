@@ -1,16 +1,21 @@
 //! `shootout run`: the shootout itself.
 //!
 //! For every repeat, and for every server in turn (interleaved, so drift on a shared machine hits every server
-//! alike), the runner starts the server in its own process group, waits until it answers, verifies one answer,
-//! then runs each load level (warm-up, then measurement) while sampling the server's whole process tree, and
-//! stops it, escalating to SIGKILL and leaving nothing behind. Every trial is written to the results directory
+//! alike), the runner starts the services the server needs (a database, reset to the same data), starts the
+//! server in its own process group, waits until it answers, verifies one answer, then runs each load level
+//! (warm-up, then measurement) while sampling the whole process trees of the server and its services, and stops
+//! it, escalating to SIGKILL and leaving nothing behind. Every trial is written to the results directory
 //! as soon as it ends, atomically, so nothing measured is lost to a crash or Ctrl-C, and `--resume` finishes a
 //! suite.
 //!
 //! The suite it runs comes from `shootout_suite`, which parses and validates it.
 //!
 //! Layout:
-//! - [`server`]: one server's lifecycle: spawn, ready probe, verification, stop; logs to a file.
+//! - [`process`]: one launched command, a server's or a service's: spawn (pinned, in its cgroup, logging to a
+//!   bounded file), stop, and the hooks and placeholders around it.
+//! - [`server`]: one server's lifecycle: a process, its HTTP ready probe and its verification.
+//! - [`service`]: one service's lifecycle (a database): a process, its ready command or port, its reset.
+//! - [`services`]: the services of a run: started when first needed, reset before each server, stopped.
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
 //! - [`log`]: [`log::BoundedLog`], a server's output into its log, its first and last 4 MiB.
@@ -25,8 +30,11 @@ pub mod cgroup;
 pub mod live;
 pub mod log;
 pub mod probe;
+pub mod process;
 pub mod reap;
 pub mod runner;
 pub mod server;
+pub mod service;
+pub mod services;
 pub mod store;
 pub mod tree;

@@ -9,11 +9,13 @@ use std::time::Instant;
 use shootout_agents::coordinate::{self, Work};
 use shootout_agents::launch::Launcher;
 use shootout_engine::{Plan, Progress};
-use shootout_model::run::{Environment, ResourceSample, ServerUsage, TrialRecord};
+use shootout_model::run::{Environment, ResourceSample, ServerUsage, ServiceTrial, TrialRecord};
 use shootout_model::settings::LoadSettings;
 use shootout_model::LoadResult;
 
+use crate::process;
 use crate::server::{self, RunningServer};
+use crate::services::{Services, Watched};
 use crate::store::Store;
 use crate::tree::Tree;
 use shootout_suite::{Agents, Levels, Order, ServerSpec, Suite};
@@ -60,6 +62,8 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Trials that could not be measured, with why.
     pub failures: Vec<String>,
+    /// Why the suite stopped before its end, when something it could not go on without failed (a service).
+    pub stopped: Option<String>,
 }
 
 /// Runs (or resumes, when `store` already holds trials) the suite.
@@ -69,8 +73,8 @@ pub fn run_suite(
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Outcome, String> {
-    if let Some(cpus) = suite.client_cpus.as_deref().and_then(server::parse_cpus) {
-        server::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
+    if let Some(cpus) = suite.client_cpus.as_deref().and_then(process::parse_cpus) {
+        process::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
     }
     write_environment(suite, &store)?;
     for (file, why) in store.damaged() {
@@ -87,6 +91,8 @@ pub fn run_suite(
     let total = order.len() * levels.len();
     let mut done = 0;
     let mut failures = Vec::new();
+    let mut stopped = None;
+    let mut services = Services::new(suite, &store);
     for (index, repeat) in order {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -103,7 +109,15 @@ pub fn run_suite(
                 failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.unit()));
             }
         };
-        let mut running = match server::start(spec, &store.log_path(&spec.name, repeat), &stop) {
+        let ports = match services.ready_for(spec, &stop) {
+            Ok(ports) => ports,
+            Err(_) if stop.load(Ordering::Relaxed) => break,
+            Err(why) => {
+                stopped = Some(why);
+                break;
+            }
+        };
+        let mut running = match server::start(spec, &ports, &store.log_path(&spec.name, repeat), &stop) {
             Ok(running) => running,
             // Interrupted while it was starting: no fault of the server's, and nothing to mark failed.
             Err(_) if stop.load(Ordering::Relaxed) => break,
@@ -124,7 +138,7 @@ pub fn run_suite(
                 // Interrupted while it warmed up: no fault of the server's.
                 Err(_) if stop.load(Ordering::Relaxed) => levels_left = &[],
                 Err(why) => {
-                    on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
+                    on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
                     fail_rest(0, &why, &mut failures);
                     done += pending.len();
                     levels_left = &[];
@@ -135,14 +149,23 @@ pub fn run_suite(
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            if let Some(status) = running.exited() {
+            if let Some(status) = running.process.exited() {
                 let why = format!("server '{}' exited ({status}) during the run", spec.name);
-                on_event(Event::Notice(format!("{why}\n{}", running.log_tail())));
+                on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
                 fail_rest(i, &why, &mut failures);
                 break;
             }
+            match services.before_trial(spec, &stop) {
+                Ok(()) => {}
+                Err(_) if stop.load(Ordering::Relaxed) => break,
+                Err(why) => {
+                    stopped = Some(why);
+                    break;
+                }
+            }
             on_event(Event::Trial { server: spec.name.clone(), level, repeat, done, total });
-            match trial(suite, spec, &mut running, level, repeat, stop.clone(), on_event) {
+            let watched = services.watched(spec);
+            match trial(suite, spec, &mut running, &watched, level, repeat, stop.clone(), on_event) {
                 Ok(record) => {
                     if !record.result.interrupted {
                         store
@@ -160,46 +183,54 @@ pub fn run_suite(
             }
             done += 1;
         }
-        let port = running.port;
-        let stopped = running.stop();
-        if stopped.left > 0 {
-            on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, stopped.left)));
+        let fill = running.fill.clone();
+        let ended = running.process.stop();
+        if ended.left > 0 {
+            on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, ended.left)));
         }
         if let Some(teardown) = &spec.teardown {
             let log = store.log_path(&spec.name, repeat);
+            let hook = process::Hook { command: teardown, cwd: &spec.cwd, env: &spec.env, fill: &fill, log: &log };
             let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
-            if let Err(e) = server::run_hook(&server::fill(teardown, port), &spec.cwd, &spec.env, port, &log, &never) {
+            if let Err(e) = process::run_hook(hook, &never, None) {
                 on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
             }
         }
+        services.after_server(spec).into_iter().for_each(|notice| on_event(Event::Notice(notice)));
+        if stopped.is_some() {
+            break;
+        }
     }
-    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures })
+    services.stop_all().into_iter().for_each(|notice| on_event(Event::Notice(notice)));
+    drop(services);
+    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures, stopped })
 }
 
-/// One trial: the load at `level` while a sampler watches the server's process tree.
+/// One trial: the load at `level` while a sampler watches the server's process tree and those of the services
+/// it runs beside (`services`).
+#[allow(clippy::too_many_arguments)]
 fn trial(
     suite: &Suite,
     spec: &ServerSpec,
     running: &mut RunningServer,
+    services: &[Watched],
     level: f64,
     repeat: u32,
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
     let work = Load::new(suite, spec, running, level, None)?;
-
+    let watched: Vec<Watched> =
+        std::iter::once(Watched::of(&running.process)).chain(services.iter().cloned()).collect();
+    let cpu_counts: Vec<u32> = watched.iter().map(|w| cpu_count(&w.cpus)).collect();
     let (stop_sampling, sampled) = mpsc::channel::<()>();
-    let root = running.tree_root();
-    let cgroup = running.cgroup.as_ref().map(|g| g.path().to_path_buf());
-    let cpus = running.cpus.clone();
-    let cpu_count =
-        if cpus.is_empty() { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cpus.len() };
     let every = suite.sample_every;
     let measure_start = Instant::now() + suite.warmup;
     let sampler = std::thread::spawn(move || {
-        let mut tree = Tree::with_cgroup(root, cgroup).on_cpus(cpus);
-        tree.baseline();
-        let mut samples: Vec<ResourceSample> = Vec::new();
+        let mut trees: Vec<Tree> =
+            watched.into_iter().map(|w| Tree::with_cgroup(w.root, w.cgroup).on_cpus(w.cpus)).collect();
+        trees.iter_mut().for_each(Tree::baseline);
+        let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
         loop {
             let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
             let now = Instant::now();
@@ -209,7 +240,9 @@ fn trial(
                 -(measure_start - now).as_secs_f64()
             };
             // One more sample when the load ends, so the window's last part is not left out.
-            samples.push(tree.sample(t));
+            for (tree, kept) in trees.iter_mut().zip(&mut samples) {
+                kept.push(tree.sample(t));
+            }
             if ended {
                 break samples;
             }
@@ -217,11 +250,39 @@ fn trial(
     });
     let result = work.run(suite, stop, on_event);
     let _ = stop_sampling.send(());
-    let samples = sampler.join().unwrap_or_default();
-    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.name))?;
+    let mut samples = sampler.join().unwrap_or_default().into_iter();
+    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name))?;
     let responses = result.requests.ok + result.requests.http_errors;
-    let usage = usage(&samples, responses, suite.warmup.as_secs_f64(), result.duration_s, cpu_count as u32);
-    Ok(TrialRecord { server: running.name.clone(), level, repeat, result, samples, usage })
+    let sum = |samples: &[ResourceSample], cpus: u32| {
+        usage(samples, responses, suite.warmup.as_secs_f64(), result.duration_s, cpus)
+    };
+    let server_samples = samples.next().unwrap_or_default();
+    let server_usage = sum(&server_samples, cpu_counts[0]);
+    let services = services
+        .iter()
+        .zip(samples)
+        .zip(&cpu_counts[1..])
+        .map(|((service, samples), &cpus)| ServiceTrial {
+            name: service.name.clone(),
+            usage: sum(&samples, cpus),
+            samples,
+        })
+        .collect();
+    Ok(TrialRecord {
+        server: running.process.name.clone(),
+        level,
+        repeat,
+        result,
+        samples: server_samples,
+        usage: server_usage,
+        services,
+    })
+}
+
+/// The CPUs a process may run on, counted (every CPU of the machine when its affinity was not read).
+fn cpu_count(cpus: &[usize]) -> u32 {
+    let count = if cpus.is_empty() { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cpus.len() };
+    count as u32
 }
 
 /// The load right after a server's start: its `start_warmup` at the first level it will be measured at, nothing
@@ -238,7 +299,7 @@ fn start_warmup(
     let work = Load::new(suite, spec, running, level, Some(spec.start_warmup))?;
     work.run(suite, stop, on_event)
         .map(|_| ())
-        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.name))
+        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.process.name))
 }
 
 /// One level's load on a running server, ready to send from here or from the suite's agents.
@@ -401,14 +462,22 @@ fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
             as u32,
         memory_bytes,
         client_cpus: suite.client_cpus.clone().unwrap_or_default(),
-        server_cpus: suite.servers.iter().map(|s| (s.name.clone(), s.cpus.clone().unwrap_or_default())).collect(),
+        server_cpus: suite
+            .servers
+            .iter()
+            .map(|s| (s.name.clone(), s.cpus.clone()))
+            .chain(suite.services.iter().map(|s| (format!("{} (service)", s.name), s.cpus.clone())))
+            .map(|(name, cpus)| (name, cpus.unwrap_or_default()))
+            .collect(),
         isolation: if crate::cgroup::Cgroup::create("probe").is_some() { "cgroup v2" } else { "process group" }.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         versions: suite
             .servers
             .iter()
-            .map(|s| {
-                (s.name.clone(), s.version_command.as_deref().map_or_else(String::new, |c| server::version(c, &s.cwd)))
+            .map(|s| (s.name.clone(), &s.version_command, &s.cwd))
+            .chain(suite.services.iter().map(|s| (format!("{} (service)", s.name), &s.version_command, &s.cwd)))
+            .map(|(name, command, cwd)| {
+                (name, command.as_deref().map_or_else(String::new, |c| process::version(c, cwd)))
             })
             .collect(),
     };

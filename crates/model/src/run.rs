@@ -1,6 +1,6 @@
 //! What `shootout run` writes for each trial: one load result plus the resource samples of the server's process
-//! tree, and the environment of the whole run. Reports read these files alone. [`Statistic`] is the repeat figure
-//! a suite's verdicts use.
+//! tree and of each service's beside it, and the environment of the whole run. Reports read these files alone.
+//! [`Statistic`] is the repeat figure a suite's verdicts use.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +42,21 @@ pub struct TrialRecord {
     /// Samples of the server's process tree, every `sample_every`, from the start of the warm-up.
     pub samples: Vec<ResourceSample>,
     /// What the samples add up to over the measured window.
+    pub usage: ServerUsage,
+    /// The same of each service the server ran beside (a database), in the suite's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceTrial>,
+}
+
+/// One service's share of a trial: its process tree sampled as the server's was, and the sums over the same
+/// measured window (its CPU per response is per response of the server's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceTrial {
+    /// The service's name in the suite.
+    pub name: String,
+    /// Samples of its process tree.
+    pub samples: Vec<ResourceSample>,
+    /// What they add up to over the measured window.
     pub usage: ServerUsage,
 }
 

@@ -47,12 +47,27 @@ pub struct Cell {
     pub server_cpu_us: f64,
     /// Median of the mean PSS, bytes.
     pub pss_bytes: f64,
+    /// The same of each service the server ran beside, in the suite's order (empty without services).
+    pub services: Vec<ServiceCell>,
     /// What held it back: the client, the server's CPU, or neither (the server was waiting).
     pub limit: Limit,
     /// True when the medians across repeats meet every SLO condition.
     pub meets_slo: bool,
     /// Each SLO condition judged on the median of its figure across repeats (empty without an SLO).
     pub objectives: Vec<Judged>,
+}
+
+/// One service's figures in one cell: medians across the repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceCell {
+    /// The service's name.
+    pub name: String,
+    /// Its CPU time per response of the server, µs.
+    pub cpu_us: f64,
+    /// Its mean PSS, bytes.
+    pub pss_bytes: f64,
+    /// Its busy share of the CPUs it could run on, 0 to 1.
+    pub busy: f64,
 }
 
 /// One SLO condition judged on one cell.
@@ -290,10 +305,38 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         errors_pct: of(&|t| errors_pct(&t.result)),
         server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
         pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
+        services: service_cells(runs),
         limit: Limit::of(runs),
         meets_slo: objectives.iter().all(|o| o.met),
         objectives,
     }
+}
+
+/// The services' figures of one cell, by the names of its first repeat's services.
+fn service_cells(runs: &[&TrialRecord]) -> Vec<ServiceCell> {
+    let Some(first) = runs.first() else { return Vec::new() };
+    first
+        .services
+        .iter()
+        .map(|service| {
+            let of = |f: &dyn Fn(&shootout_model::run::ServerUsage) -> f64| {
+                let name = &service.name;
+                median(
+                    &runs
+                        .iter()
+                        .filter_map(|t| t.services.iter().find(|s| &s.name == name))
+                        .map(|s| f(&s.usage))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            ServiceCell {
+                name: service.name.clone(),
+                cpu_us: of(&|u| u.cpu_us_per_request),
+                pss_bytes: of(&|u| u.pss_mean_bytes as f64),
+                busy: of(&|u| u.busy),
+            }
+        })
+        .collect()
 }
 
 /// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
@@ -345,6 +388,7 @@ mod tests {
             errors_pct: 0.0,
             server_cpu_us: 0.0,
             pss_bytes: 0.0,
+            services: Vec::new(),
             limit: Limit::Unknown,
             meets_slo: true,
             objectives: vec![],

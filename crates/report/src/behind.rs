@@ -178,6 +178,7 @@ pub(crate) mod tests {
             result,
             samples: vec![],
             usage: Default::default(),
+            services: vec![],
         };
         let (kept, queued) = (record(open(1990.0, 100, 90, 0)), record(open(970.0, 900_000, 1_000, 2500)));
         let busy = record(open(100.0, 100_500, 100_000, 2500));

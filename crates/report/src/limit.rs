@@ -3,7 +3,8 @@
 //! then measure shootout); else, in the open model, nothing held it back when every repeat completed 90% of the
 //! offered rate or more ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else
 //! the server was CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over
-//! the repeats), or when those CPUs were 90% busy with anything (the kernel's network work, another process, the
+//! the repeats); else a service it ran beside (a database) was the limit when its tree kept 90% or more of the
+//! CPUs it could run on busy (the busiest such service is named); else the server was CPU-bound when those CPUs were 90% busy with anything (the kernel's network work, another process, the
 //! client on a shared core) while its threads queued for them; else, in the open model, the client's connections
 //! when a repeat fell behind because every one was busy while the server answered at its usual speed
 //! ([`Behind::Connections`]); else the server was waiting with CPU to spare: for a free worker, a lock, the disk,
@@ -24,7 +25,7 @@ pub use shootout_model::SATURATION as BOUND;
 pub const QUEUED: f64 = 0.1;
 
 /// What limited one server at one level.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum Limit {
     /// The load generator was busy, or busy and waiting for a CPU, 90% of the time or more in some repeat: the
@@ -37,6 +38,14 @@ pub enum Limit {
         busy: f64,
         /// Median busy share of its CPUs, by anything.
         cpus_busy: f64,
+    },
+    /// A service the server ran beside (`name`, a database) used 90% or more of the CPUs it could run on (`busy`,
+    /// 0 to 1, its median busy share) while the server did not.
+    Service {
+        /// The service's name.
+        name: String,
+        /// Its median busy share.
+        busy: f64,
     },
     /// The server had CPU to spare (`busy`, 0 to 1) and still went no faster: it was waiting.
     Waiting {
@@ -79,7 +88,11 @@ impl Limit {
         }
         let queued = median(&runs.iter().map(|t| t.usage.queued).collect::<Vec<_>>());
         let cpus_busy = median(&runs.iter().map(|t| t.usage.cpus_busy).collect::<Vec<_>>());
-        if at_least(busy, BOUND) || (at_least(cpus_busy, BOUND) && at_least(queued, QUEUED)) {
+        if at_least(busy, BOUND) {
+            Limit::ServerCpu { busy, cpus_busy }
+        } else if let Some((name, busy)) = busiest_service(runs).filter(|(_, busy)| at_least(*busy, BOUND)) {
+            Limit::Service { name, busy }
+        } else if at_least(cpus_busy, BOUND) && at_least(queued, QUEUED) {
             Limit::ServerCpu { busy, cpus_busy }
         } else if CellLag::of(runs).is_some_and(|lag| matches!(lag.by, Behind::Connections { .. })) {
             Limit::Connections { busy }
@@ -88,7 +101,7 @@ impl Limit {
         }
     }
 
-    /// How the tables write it: `client-bound`, `server CPU 97%`, `server CPU 60% (CPUs 98% busy)` (it wanted more
+    /// How the tables write it: `client-bound`, `server CPU 97%`, `db CPU 97%` (a service), `server CPU 60% (CPUs 98% busy)` (it wanted more
     /// than it got), `waiting (CPU 35%)`, `connections (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class
     /// was judged on is written on its side of 90% ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU 90%)`.
     pub fn text(&self) -> String {
@@ -99,12 +112,25 @@ impl Limit {
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
+            Limit::Service { name, busy } => format!("{name} CPU {}%", judged(*busy)),
             Limit::Waiting { busy } => format!("waiting (CPU {}%)", judged(*busy)),
             Limit::Connections { busy } => format!("connections (CPU {:.0}%)", busy * 100.0),
             Limit::KeptUp { busy } => format!("kept up (CPU {:.0}%)", busy * 100.0),
             Limit::Unknown => "—".into(),
         }
     }
+}
+
+/// The service with the highest median busy share over `runs`, with that share (none without services).
+fn busiest_service(runs: &[&TrialRecord]) -> Option<(String, f64)> {
+    let names = runs.first()?.services.iter().map(|s| s.name.clone());
+    names
+        .map(|name| {
+            let shares: Vec<f64> =
+                runs.iter().filter_map(|t| t.services.iter().find(|s| s.name == name)).map(|s| s.usage.busy).collect();
+            (name, median(&shares))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]
@@ -137,6 +163,31 @@ mod tests {
         assert_eq!(Limit::ServerCpu { busy: 0.966, cpus_busy: 0.97 }.text(), "server CPU 97%");
         assert_eq!(Limit::ServerCpu { busy: 0.6, cpus_busy: 0.99 }.text(), "server CPU 60% (CPUs 99% busy)");
         assert_eq!(Limit::Waiting { busy: 0.35 }.text(), "waiting (CPU 35%)");
+    }
+
+    #[test]
+    fn a_busy_service_is_named_when_the_server_was_not_cpu_bound() {
+        let with_db = |server: f64, cpus_busy: f64, db: f64| {
+            let mut t = trial(false, 1, server, 0.5, cpus_busy);
+            let usage = shootout_model::run::ServerUsage { cpus: 1, busy: db, ..Default::default() };
+            t.services = vec![
+                shootout_model::run::ServiceTrial {
+                    name: "cache".into(),
+                    samples: Vec::new(),
+                    usage: Default::default(),
+                },
+                shootout_model::run::ServiceTrial { name: "db".into(), samples: Vec::new(), usage },
+            ];
+            t
+        };
+        let db_bound = with_db(0.05, 0.99, 0.94);
+        assert_eq!(Limit::of(&[&db_bound]), Limit::Service { name: "db".into(), busy: 0.94 });
+        assert_eq!(Limit::of(&[&db_bound]).text(), "db CPU 94%");
+        assert_eq!(Limit::of(&[&with_db(0.95, 0.99, 0.04)]), Limit::ServerCpu { busy: 0.95, cpus_busy: 0.99 });
+        let idle_db = with_db(0.3, 0.99, 0.5);
+        assert_eq!(Limit::of(&[&idle_db]), Limit::ServerCpu { busy: 0.3, cpus_busy: 0.99 }, "its CPUs busy, queued");
+        assert_eq!(Limit::of(&[&with_db(0.3, 0.35, 0.5)]), Limit::Waiting { busy: 0.3 });
+        assert_eq!(Limit::of(&[&db_bound, &with_db(0.05, 0.99, 0.97), &idle_db]).text(), "db CPU 94%", "median");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use shootout_metrics::percentile_us;
 use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
 
-use crate::analysis::{Analysis, Cell, Ratio, SloAnswer};
+use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::suite_report::{SuiteReport, Timeline};
@@ -96,6 +96,8 @@ pub struct TrialRow {
     pub server_busy: f64,
     /// The client's busy share, 0 to 1.
     pub client_busy: f64,
+    /// Each service's CPU time per response, µs, and mean PSS, bytes, by name, in the suite's order.
+    pub services: Vec<(String, f64, u64)>,
     /// The SLO conditions its server and level break, judged on the medians across repeats as the table marks
     /// them (empty when they meet every one, or without an SLO).
     pub cell_breaks_slo: Vec<String>,
@@ -125,6 +127,11 @@ impl TrialRow {
             server_cpus: t.usage.cpus,
             server_busy: t.usage.busy,
             client_busy: r.client.busy,
+            services: t
+                .services
+                .iter()
+                .map(|s| (s.name.clone(), s.usage.cpu_us_per_request, s.usage.pss_mean_bytes))
+                .collect(),
             cell_breaks_slo: Vec::new(),
         }
     }
@@ -270,6 +277,22 @@ impl SuiteSummary {
         self.cells.iter().any(Cell::client_bound)
     }
 
+    /// The services any server ran beside, in the order of their first cell.
+    pub fn services(&self) -> Vec<&str> {
+        let mut services: Vec<&str> = Vec::new();
+        for service in self.cells.iter().flat_map(|c| &c.services) {
+            if !services.contains(&service.name.as_str()) {
+                services.push(&service.name);
+            }
+        }
+        services
+    }
+
+    /// A cell's figures of service `name` (none when its server did not run beside it).
+    pub fn service<'a>(&self, cell: &'a Cell, name: &str) -> Option<&'a ServiceCell> {
+        cell.services.iter().find(|s| s.name == name)
+    }
+
     /// The servers, in the order of the table.
     pub fn servers(&self) -> Vec<&str> {
         let mut servers: Vec<&str> = Vec::new();
@@ -410,6 +433,7 @@ pub(crate) mod tests {
             errors_pct: 0.5,
             server_cpu_us: 42.25,
             pss_bytes: 50.0 * 1_048_576.0,
+            services: Vec::new(),
             limit: if client_bound { Limit::Client } else { Limit::ServerCpu { busy: 0.966, cpus_busy: 0.97 } },
             meets_slo: true,
             objectives: vec![],

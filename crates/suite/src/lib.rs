@@ -48,6 +48,17 @@
 //! name = "puma -w {workers} -t {threads}"   # filled into name, command, env, setup, teardown, paths
 //! command = "puma -w {workers} -t {threads}:{threads} -b tcp://127.0.0.1:{port} config.ru"
 //! matrix = { workers = [1, 2, 4], threads = [1, 5] }
+//! needs = ["db"]                   # optional: the services it runs beside (default: every one)
+//!
+//! [[service]]                      # what the servers depend on: started first, sampled, reset for each server
+//! name = "db"                      # servers write {service.db.port} in their command, env, setup and url
+//! command = "postgres -D data -p {port} -c listen_addresses=127.0.0.1"
+//! ready = { command = "pg_isready -h 127.0.0.1 -p {port}", timeout = "30s" }   # default: the port accepts
+//! reset = "dropdb -h 127.0.0.1 -p {port} --if-exists bench && createdb -h 127.0.0.1 -p {port} -T seed bench"
+//! reset_every = "start"            # before each start of a server (default), or "trial": before every level
+//! restart = "suite"                # one for the whole suite (default), or "server": a fresh one per server start
+//! stop = { signal = "INT", grace = "10s" }
+//! # also as a server has them: cwd, env, port, setup, teardown, version_command, cpus
 //! ```
 //!
 //! Layout:
@@ -56,6 +67,7 @@
 //! - [`matrix`]: servers' parameter sweeps, expanded into one server per combination as the file is read.
 //! - [`sweep`]: [`Sweep`], the short, full or smoke run of a suite.
 //! - [`validate`]: raw → [`Suite`], every value checked and the first problem reported as `file:line:column`.
+//! - [`services`]: the `[[service]]` tables, the servers' `needs`, and the `{service.NAME.port}` placeholders.
 //! - [`refusals`]: what no run can be given (names that make no file name of their own, a missing `cwd`, NUL
 //!   bytes, bad `env` keys, oversized commands and plans), found by [`validate`] before anything starts; and
 //!   [`refusals::file_name`], how a server's name becomes a file name.
@@ -67,6 +79,7 @@
 pub mod matrix;
 pub mod raw;
 pub mod refusals;
+pub mod services;
 pub mod sweep;
 pub mod validate;
 
@@ -82,6 +95,7 @@ use shootout_scenario::FileError;
 
 pub use raw::{outline, MatrixServer, Outline};
 pub use refusals::file_name;
+pub use services::service_port;
 pub use sweep::Sweep;
 pub use validate::{parse, parse_sweep, signal_by_name};
 
@@ -116,6 +130,8 @@ pub struct Suite {
     pub load: LoadSpec,
     /// The servers.
     pub servers: Vec<ServerSpec>,
+    /// The services the servers depend on (a database), in the order they start.
+    pub services: Vec<ServiceSpec>,
     /// What the machine needs for this suite.
     pub requires: Requires,
     /// Where the load comes from when not from this process: the `[agents]` table.
@@ -278,4 +294,64 @@ pub struct ServerSpec {
     /// The parameter values it was made with from its server's `matrix` (name, value), in the matrix's order;
     /// empty for a server without one.
     pub params: Vec<(String, String)>,
+    /// The services it runs beside, by name, in the suite's order (every service unless it says `needs`).
+    pub needs: Vec<String>,
+}
+
+/// One service the servers depend on (`[[service]]`): a database, a cache. It runs in a cgroup of its own like a
+/// server, is sampled during every trial of a server that needs it, and is reset to the same data before each
+/// server starts.
+#[derive(Debug, Clone)]
+pub struct ServiceSpec {
+    /// Its name (`db`): servers write `{service.db.port}` for its port.
+    pub name: String,
+    /// The start command (run by `sh -c`), `{port}` not yet substituted.
+    pub command: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+    /// A fixed port, or 0 to pick a free one.
+    pub port: u16,
+    /// A command that succeeds once it is ready (`pg_isready -h 127.0.0.1 -p {port}`); `None`: its port accepts
+    /// a connection.
+    pub ready_command: Option<String>,
+    /// How long to wait for ready.
+    pub ready_timeout: Duration,
+    /// Brings its data back to the same state (`dropdb … && createdb -T template …`), before each server's start.
+    pub reset: Option<String>,
+    /// When `reset` runs.
+    pub reset_every: ResetEvery,
+    /// When it is started anew.
+    pub restart: Restart,
+    /// Signal that stops it.
+    pub stop_signal: Signal,
+    /// Time between the stop signal and SIGKILL.
+    pub stop_grace: Duration,
+    /// Run before it starts (in its working directory).
+    pub setup: Option<String>,
+    /// Run after it stops.
+    pub teardown: Option<String>,
+    /// Prints its version.
+    pub version_command: Option<String>,
+    /// CPUs to pin it to (`None`: not pinned).
+    pub cpus: Option<String>,
+}
+
+/// When a service's `reset` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetEvery {
+    /// Before each start of a server that needs it (once per server and repeat): the default.
+    Start,
+    /// Before every trial too, so that each level starts from the same data.
+    Trial,
+}
+
+/// When a service is started anew.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restart {
+    /// Once for the whole suite (the default), from the first server that needs it to the end.
+    Suite,
+    /// A fresh one for each start of a server that needs it, stopped with that server.
+    Server,
 }

@@ -39,6 +39,8 @@ pub struct SuiteFile {
     pub(crate) agents: Option<AgentsDef>,
     #[serde(default, rename = "server")]
     pub(crate) servers: Vec<ServerDef>,
+    #[serde(default, rename = "service")]
+    pub(crate) services: Vec<ServiceDef>,
 }
 
 /// The `[full]` table: the keys of the long sweep.
@@ -104,6 +106,8 @@ pub(crate) struct ServerDef {
     pub(crate) protocol: Option<Spanned<String>>,
     pub(crate) streams: Option<Spanned<u32>>,
     pub(crate) start_warmup: Option<Spanned<String>>,
+    /// The services it runs beside (every service when left out).
+    pub(crate) needs: Option<Spanned<Vec<String>>>,
     /// A parameter sweep: one server per combination of these values ([`crate::matrix`]).
     pub(crate) matrix: Option<Spanned<crate::matrix::Matrix>>,
     /// The values this server was expanded with from its matrix, in the matrix's order.
@@ -112,6 +116,36 @@ pub(crate) struct ServerDef {
     /// The name as written, placeholders and all, of the matrix this server was expanded from.
     #[serde(skip)]
     pub(crate) family: Option<String>,
+}
+
+/// One `[[service]]`: a process the servers depend on (a database), started, readied, reset and sampled by
+/// shootout.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServiceDef {
+    pub(crate) name: Spanned<String>,
+    pub(crate) command: Spanned<String>,
+    pub(crate) cwd: Option<String>,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) port: Option<u16>,
+    pub(crate) ready: Option<ServiceReadyDef>,
+    pub(crate) reset: Option<String>,
+    pub(crate) reset_every: Option<Spanned<String>>,
+    pub(crate) restart: Option<Spanned<String>>,
+    pub(crate) stop: Option<StopDef>,
+    pub(crate) setup: Option<String>,
+    pub(crate) teardown: Option<String>,
+    pub(crate) version_command: Option<String>,
+    pub(crate) cpus: Option<String>,
+}
+
+/// A service's `ready`: a command that succeeds once it is ready (else: its port accepts a connection).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServiceReadyDef {
+    pub(crate) command: Option<String>,
+    pub(crate) timeout: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -4,11 +4,13 @@
 //! command longer than the kernel passes to a shell, and totals past what a run can hold (trials, and servers
 //! from matrices).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use shootout_scenario::{FileError, Locator};
+use toml::Spanned;
 
-use crate::raw::ServerDef;
+use crate::raw::{ServerDef, ServiceDef};
 
 /// The most trials (servers × levels × repeats) a suite may plan: a day of 1-second trials.
 pub const MOST_TRIALS: u64 = 100_000;
@@ -29,13 +31,56 @@ pub fn file_name(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect()
 }
 
-/// Refuses a server's name that makes no file name of its own (empty, `.`, `..`, control characters, too long),
-/// and one whose file name an earlier server's already makes (`a/b` and `a-b`).
-pub(crate) fn check_name(def: &ServerDef, earlier: &[ServerDef], at: &Locator<'_>) -> Result<(), FileError> {
-    let name = def.name.get_ref();
-    let refuse = |why: String| Err(at.span(def.name.span(), format!("server name {name:?}: {why}")));
+/// What the refusals read of a `[[server]]` or a `[[service]]`: the same keys, checked the same way.
+pub(crate) struct Launched<'a> {
+    /// "server" or "service", for the messages.
+    pub(crate) kind: &'static str,
+    pub(crate) name: &'a Spanned<String>,
+    pub(crate) command: &'a str,
+    pub(crate) setup: Option<&'a String>,
+    pub(crate) teardown: Option<&'a String>,
+    pub(crate) version_command: Option<&'a String>,
+    pub(crate) cwd: Option<&'a String>,
+    pub(crate) env: &'a BTreeMap<String, String>,
+}
+
+impl<'a> From<&'a ServerDef> for Launched<'a> {
+    fn from(def: &'a ServerDef) -> Launched<'a> {
+        Launched {
+            kind: "server",
+            name: &def.name,
+            command: def.command.get_ref(),
+            setup: def.setup.as_ref(),
+            teardown: def.teardown.as_ref(),
+            version_command: def.version_command.as_ref(),
+            cwd: def.cwd.as_ref(),
+            env: &def.env,
+        }
+    }
+}
+
+impl<'a> From<&'a ServiceDef> for Launched<'a> {
+    fn from(def: &'a ServiceDef) -> Launched<'a> {
+        Launched {
+            kind: "service",
+            name: &def.name,
+            command: def.command.get_ref(),
+            setup: def.setup.as_ref(),
+            teardown: def.teardown.as_ref(),
+            version_command: def.version_command.as_ref(),
+            cwd: def.cwd.as_ref(),
+            env: &def.env,
+        }
+    }
+}
+
+/// Refuses a server's or service's name that makes no file name of its own (empty, `.`, `..`, control
+/// characters, too long), and one whose file name an earlier one's (`earlier`) already makes (`a/b` and `a-b`).
+pub(crate) fn check_name(def: &Launched<'_>, earlier: &[&String], at: &Locator<'_>) -> Result<(), FileError> {
+    let (kind, name) = (def.kind, def.name.get_ref());
+    let refuse = |why: String| Err(at.span(def.name.span(), format!("{kind} name {name:?}: {why}")));
     if name.trim().is_empty() || name == "." || name == ".." {
-        return refuse("give each server a name of its own, like \"puma\"".into());
+        return refuse(format!("give each {kind} a name of its own, like \"{}\"", example(kind)));
     }
     if name.chars().any(char::is_control) {
         return refuse("control characters cannot be in a name: write it on one line, without tabs".into());
@@ -44,28 +89,34 @@ pub(crate) fn check_name(def: &ServerDef, earlier: &[ServerDef], at: &Locator<'_
     if file.len() > LONGEST_FILE_NAME {
         return refuse(format!("it is {} bytes as a file name: shorten it to {LONGEST_FILE_NAME}", file.len()));
     }
-    if let Some(other) = earlier.iter().find(|e| file_name(e.name.get_ref()) == file && e.name.get_ref() != name) {
-        return refuse(format!(
-            "its trials would go to the folder of server {:?} (both make '{file}'): rename one",
-            other.name.get_ref()
-        ));
+    if let Some(other) = earlier.iter().find(|e| file_name(e) == file && *e != &name) {
+        let whose = if kind == "service" { "logs would go to the files" } else { "trials would go to the folder" };
+        return refuse(format!("its {whose} of {kind} {other:?} (both make '{file}'): rename one"));
     }
     Ok(())
 }
 
-/// Refuses what cannot be given to a server's processes: NUL bytes, `env` keys that are empty or hold `=`, a
-/// command longer than [`LONGEST_ARGUMENT`], and a `cwd` that is not a folder (taken from `dir`).
-pub(crate) fn check_server(def: &ServerDef, at: &Locator<'_>, dir: &Path) -> Result<(), FileError> {
+fn example(kind: &str) -> &'static str {
+    if kind == "service" {
+        "db"
+    } else {
+        "puma"
+    }
+}
+
+/// Refuses what cannot be given to a server's or service's processes: NUL bytes, `env` keys that are empty or
+/// hold `=`, a command longer than [`LONGEST_ARGUMENT`], and a `cwd` that is not a folder (taken from `dir`).
+pub(crate) fn check_launched(def: &Launched<'_>, at: &Locator<'_>, dir: &Path) -> Result<(), FileError> {
     let name = def.name.get_ref();
-    let refuse = |why: String| Err(at.span(def.name.span(), format!("server '{name}': {why}")));
+    let refuse = |why: String| Err(at.span(def.name.span(), format!("{} '{name}': {why}", def.kind)));
     let texts = [
-        ("command", Some(def.command.get_ref())),
-        ("setup", def.setup.as_ref()),
-        ("teardown", def.teardown.as_ref()),
-        ("version_command", def.version_command.as_ref()),
-        ("cwd", def.cwd.as_ref()),
+        ("command", Some(def.command)),
+        ("setup", def.setup.map(String::as_str)),
+        ("teardown", def.teardown.map(String::as_str)),
+        ("version_command", def.version_command.map(String::as_str)),
+        ("cwd", def.cwd.map(String::as_str)),
     ];
-    let values = def.env.values().map(|v| ("an env value", Some(v)));
+    let values = def.env.values().map(|v| ("an env value", Some(v.as_str())));
     for (key, text) in texts.into_iter().chain(values) {
         let Some(text) = text else { continue };
         if text.contains('\0') {
@@ -81,7 +132,7 @@ pub(crate) fn check_server(def: &ServerDef, at: &Locator<'_>, dir: &Path) -> Res
     if let Some(key) = def.env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
         return refuse(format!("env key {key:?}: a variable's name is not empty and holds no '=' or NUL"));
     }
-    if let Some(cwd) = &def.cwd {
+    if let Some(cwd) = def.cwd {
         let path = dir.join(cwd);
         if !path.is_dir() {
             return refuse(format!(

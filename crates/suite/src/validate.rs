@@ -12,7 +12,7 @@ use shootout_model::settings::check_headers;
 use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
 use crate::raw::{LoadDef, ServerDef, SuiteFile};
-use crate::{refusals, Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
+use crate::{refusals, services, Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
 
 /// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
@@ -45,15 +45,19 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     let server_cpus =
         client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| format!("1-{}", cpus - 1));
     let load = load_spec(&raw.load, &at, dir)?;
+    let services =
+        services::services(&raw.services, &at, dir, server_cpus.as_ref(), |v, default| duration_or(v, default, &at))?;
     let mut servers: Vec<ServerSpec> = Vec::new();
     for (i, def) in raw.servers.iter().enumerate() {
         let name = def.name.get_ref();
         if servers.iter().any(|s| &s.name == name) {
             return Err(at.span(def.name.span(), format!("server '{name}' is listed twice: give each a unique name")));
         }
-        refusals::check_name(def, &raw.servers[..i], &at)?;
-        refusals::check_server(def, &at, dir)?;
-        servers.push(server_spec(def, &at, dir, &load, server_cpus.as_ref())?);
+        let earlier: Vec<&String> = raw.servers[..i].iter().map(|d| d.name.get_ref()).collect();
+        refusals::check_name(&def.into(), &earlier, &at)?;
+        refusals::check_launched(&def.into(), &at, dir)?;
+        let needs = services::needs(def, &services, &at)?;
+        servers.push(ServerSpec { needs, ..server_spec(def, &at, dir, &load, server_cpus.as_ref())? });
     }
     let single_cpu = client_cpus.as_deref().is_some_and(|c| !c.contains([',', '-']));
     let suite = Suite {
@@ -71,6 +75,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         sample_every: duration_or(&raw.sample_every, Duration::from_secs(1), &at)?,
         load,
         servers,
+        services,
         requires: raw.requires.clone(),
         agents: None,
     };
@@ -246,6 +251,7 @@ fn server_spec(
         protocol,
         streams,
         params: def.params.clone(),
+        needs: Vec::new(),
     })
 }
 

@@ -29,14 +29,20 @@ pub const COLUMNS: [&str; 20] = [
     "cell_breaks_slo",
 ];
 
-/// `summary.csv`: a header, then [`SuiteSummary::trials`].
+/// `summary.csv`: a header, then [`SuiteSummary::trials`]; after [`COLUMNS`], a pair for each service
+/// (`service_db_cpu_us_per_request`, `service_db_pss_mean_bytes`), empty where a server ran without it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Csv;
 
 impl Exporter for Csv {
     fn export(&self, summary: &SuiteSummary) -> String {
         let mut writer = ::csv::WriterBuilder::new().terminator(::csv::Terminator::Any(b'\n')).from_writer(Vec::new());
-        writer.write_record(COLUMNS).expect("writing into memory cannot fail");
+        let services = summary.services();
+        let pairs = services
+            .iter()
+            .flat_map(|name| [format!("service_{name}_cpu_us_per_request"), format!("service_{name}_pss_mean_bytes")]);
+        let header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).chain(pairs).collect();
+        writer.write_record(&header).expect("writing into memory cannot fail");
         for t in &summary.trials {
             let record: [String; 20] = [
                 t.server.clone(),
@@ -60,6 +66,11 @@ impl Exporter for Csv {
                 format!("{:.3}", t.client_busy),
                 t.cell_breaks_slo.join("; "),
             ];
+            let pairs = services.iter().flat_map(|name| match t.services.iter().find(|s| &s.0 == name) {
+                Some((_, cpu_us, pss)) => [format!("{cpu_us:.2}"), pss.to_string()],
+                None => [String::new(), String::new()],
+            });
+            let record: Vec<String> = record.into_iter().chain(pairs).collect();
             writer.write_record(&record).expect("writing into memory cannot fail");
         }
         let bytes = writer.into_inner().expect("writing into memory cannot fail");

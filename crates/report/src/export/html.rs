@@ -1,6 +1,6 @@
 //! [`Html`]: a suite's report as one self-contained HTML file (inline SVG charts and styles, nothing fetched),
 //! built with maud so every piece of text is escaped: throughput, latency (log axis), errors, server CPU and
-//! memory against load, per-second timelines, then the verdicts, the comparison table and the environment.
+//! memory against load, where the CPU went between a server and its services (a database), per-second timelines, then the verdicts, the comparison table and the environment.
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use shootout_model::result::Second;
@@ -29,6 +29,7 @@ pub struct Html;
 impl Exporter for Html {
     fn export(&self, summary: &SuiteSummary) -> String {
         let mut charts = against_load(summary);
+        charts.extend(beside_services(summary));
         charts.extend(by_parameter(summary));
         charts.extend(second_by_second(summary));
         html! {
@@ -132,6 +133,72 @@ fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
         "The server's whole process tree.",
     );
     add("Server memory", "PSS (MiB)", Axis::Auto, None, per_server(&|c| c.pss_bytes / 1_048_576.0), "Mean proportional set size of the server's process tree while measured (shared pages split, fair to pre-forking servers).");
+    charts
+}
+
+/// With services (a database), per server: where the CPU went per response, the server's and each service's
+/// stacked (each line the sum of those below it), and each service's memory beside each server.
+fn beside_services(summary: &SuiteSummary) -> Vec<Drawn> {
+    let services = summary.services();
+    if services.is_empty() {
+        return Vec::new();
+    }
+    let x_label = format!("load ({})", summary.unit);
+    let log_x = summary.cells.iter().map(|c| c.level).fold(f64::INFINITY, f64::min) > 0.0;
+    let mut charts: Vec<Drawn> = Vec::new();
+    for server in summary.servers() {
+        let cells: Vec<&Cell> = summary.cells.iter().filter(|c| c.server == server).collect();
+        let mut below: Vec<f64> = cells.iter().map(|c| c.server_cpu_us).collect();
+        let mut series = vec![Series {
+            name: server.to_string(),
+            points: cells.iter().zip(&below).map(|(c, &cpu)| (c.level, cpu)).collect(),
+        }];
+        for name in &services {
+            if cells.iter().all(|c| summary.service(c, name).is_none()) {
+                continue;
+            }
+            for (sum, c) in below.iter_mut().zip(&cells) {
+                *sum += summary.service(c, name).map_or(0.0, |s| s.cpu_us);
+            }
+            series.push(Series {
+                name: format!("+ {name}"),
+                points: cells.iter().zip(&below).map(|(c, &sum)| (c.level, sum)).collect(),
+            });
+        }
+        let title = format!("Where the CPU went: {server}");
+        let chart = Chart {
+            title: &title,
+            x_label: &x_label,
+            y_label: "CPU time per response (µs)",
+            log_x,
+            log_y: false,
+            limit: None,
+        };
+        charts.push((
+            format!("CPU time per response of {server}'s process tree, then of each service's added on top: the gap between two lines is that service's share."),
+            line_chart(&chart, &series),
+        ));
+    }
+    let series: Vec<Series> = services
+        .iter()
+        .flat_map(|name| summary.servers().into_iter().map(move |server| (name, server)))
+        .map(|(name, server)| Series {
+            name: format!("{name} beside {server}"),
+            points: summary
+                .cells
+                .iter()
+                .filter(|c| c.server == server)
+                .filter_map(|c| summary.service(c, name).map(|s| (c.level, s.pss_bytes / 1_048_576.0)))
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let (log_y, y_label) = y_axis(&series, Axis::Auto, "PSS (MiB)");
+    let chart = Chart { title: "Service memory", x_label: &x_label, y_label: &y_label, log_x, log_y, limit: None };
+    charts.push((
+        "Mean proportional set size of each service's process tree while each server was measured.".to_string(),
+        line_chart(&chart, &series),
+    ));
     charts
 }
 
@@ -270,15 +337,28 @@ fn comparison(summary: &SuiteSummary) -> Markup {
         Metric::Errors,
     ];
     shown.extend(more_columns(summary, &shown));
+    let services = summary.services();
     html! {
         h2 { "Comparison" }
         table {
-            tr { th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" } @for m in &shown { th { (heading(*m)) } } th { "CPU µs/req" } th { "PSS" } th { "limit" } }
+            tr {
+                th { "server" } th { (summary.unit) } th { "req/s " (summary.statistic_name()) } th { "min–max" }
+                @for m in &shown { th { (heading(*m)) } }
+                th { "CPU µs/req" } th { "PSS" }
+                @for name in &services { th { (name) " CPU µs/req" } th { (name) " PSS" } }
+                th { "limit" }
+            }
             @for c in &summary.cells {
                 tr {
                     td { (c.server) } td { (c.level) } (cell(&headline(summary, c))) td { (format!("{:.1}–{:.1}", c.rps_min, c.rps_max)) }
                     @for m in &shown { (cell(&figure(c, *m))) }
                     td { (format!("{:.1}", c.server_cpu_us)) } td { (bytes(c.pss_bytes)) }
+                    @for name in &services {
+                        @match summary.service(c, name) {
+                            Some(s) => { td { (format!("{:.1}", s.cpu_us)) } td { (bytes(s.pss_bytes)) } }
+                            None => { td { "—" } td { "—" } }
+                        }
+                    }
                     @if c.client_bound() { td class="warn" { (c.limit.text()) } } @else { td { (c.limit.text()) } }
                 }
             }

@@ -80,18 +80,33 @@ fn as_text(text: &str) -> String {
 fn table(out: &mut String, summary: &SuiteSummary) {
     let more = more_columns(summary, &[Metric::Mean, Metric::Percentile(99.0), Metric::Errors]);
     let headings: String = more.iter().map(|m| format!(" {} |", heading(*m))).collect();
+    let services = summary.services();
+    let service_headings: String =
+        services.iter().map(|name| format!(" {} CPU µs/req | {} MiB |", as_text(name), as_text(name))).collect();
     let _ = writeln!(
         out,
-        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors |{headings} server CPU µs/req | PSS MiB | limit |",
+        "| server | {} | req/s ({}) | min–max | mean ms | p99 ms | errors |{headings} server CPU µs/req | PSS MiB |{service_headings} limit |",
         summary.unit,
         summary.statistic_name()
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|{}---:|---:|---|", "---:|".repeat(more.len()));
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|{}---:|---:|{}---|",
+        "---:|".repeat(more.len()),
+        "---:|---:|".repeat(services.len())
+    );
     for c in &summary.cells {
         let figures: String = more.iter().map(|m| format!(" {} |", marked(&figure(c, *m)))).collect();
+        let service_figures: String = services
+            .iter()
+            .map(|name| match summary.service(c, name) {
+                Some(s) => format!(" {:.1} | {:.1} |", s.cpu_us, s.pss_bytes / 1_048_576.0),
+                None => " — | — |".to_string(),
+            })
+            .collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.1}–{:.1} | {} | {} | {} |{figures} {:.1} | {:.1} | {}{} |",
+            "| {} | {} | {} | {:.1}–{:.1} | {} | {} | {} |{figures} {:.1} | {:.1} |{service_figures} {}{} |",
             c.server.replace('|', "\\|"),
             c.level,
             marked(&headline(summary, c)),

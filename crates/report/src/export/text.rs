@@ -78,7 +78,12 @@ fn table(out: &mut String, summary: &SuiteSummary) {
     for metric in &more {
         let _ = write!(out, " {:>12}", heading(*metric));
     }
-    let _ = writeln!(out, " {:>12} {:>9}  limit", "CPU µs/req", "PSS MiB");
+    let _ = write!(out, " {:>12} {:>9}", "CPU µs/req", "PSS MiB");
+    let services = summary.services();
+    for name in &services {
+        let _ = write!(out, " {:>16} {:>12}", format!("{name} CPU µs/req"), format!("{name} MiB"));
+    }
+    let _ = writeln!(out, "  limit");
     for c in &summary.cells {
         let headline = headline(summary, c);
         let range = Figure { text: format!("{} [{:.1}–{:.1}]", headline.text, c.rps_min, c.rps_max), ..headline };
@@ -95,7 +100,14 @@ fn table(out: &mut String, summary: &SuiteSummary) {
         for metric in &more {
             let _ = write!(out, " {:>12}", marked(&figure(c, *metric)));
         }
-        let _ = writeln!(out, " {:>12.1} {:>9.1}  {}", c.server_cpu_us, c.pss_bytes / 1_048_576.0, c.limit.text());
+        let _ = write!(out, " {:>12.1} {:>9.1}", c.server_cpu_us, c.pss_bytes / 1_048_576.0);
+        for name in &services {
+            let _ = match summary.service(c, name) {
+                Some(s) => write!(out, " {:>16.1} {:>12.1}", s.cpu_us, s.pss_bytes / 1_048_576.0),
+                None => write!(out, " {:>16} {:>12}", "—", "—"),
+            };
+        }
+        let _ = writeln!(out, "  {}", c.limit.text());
     }
     if let Some(legend) = legend(summary) {
         let _ = writeln!(out, "{legend}");

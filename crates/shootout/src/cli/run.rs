@@ -135,6 +135,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         eprintln!("shootout: interrupted; finish it with: shootout run --resume {}", outcome.store.dir.display());
         return Err(Failure::Interrupted);
     }
+    if let Some(why) = &outcome.stopped {
+        return Err(Failure::Run(anyhow::anyhow!(
+            "{why}\nthe suite stopped there; the trials measured before are kept: once it is fixed, finish it with: shootout run --resume {}",
+            outcome.store.dir.display()
+        )));
+    }
     if !outcome.failures.is_empty() {
         return Err(Failure::Run(anyhow::anyhow!(
             "{} trials could not be measured:\n  {}",

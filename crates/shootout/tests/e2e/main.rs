@@ -23,6 +23,7 @@ mod report;
 mod result_json;
 mod run;
 mod scenarios;
+mod services;
 mod session_server;
 mod target;
 mod usage;

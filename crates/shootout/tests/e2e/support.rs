@@ -290,23 +290,29 @@ pub fn marked(mark: &str) -> Command {
 
 /// The processes carrying `mark`, after waiting up to two seconds for them to end.
 pub fn left_with(mark: &str) -> Vec<String> {
-    let needle = format!("{MARK}={mark}");
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
-        let mut left = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let dir = entry.path();
-            let environ = std::fs::read(dir.join("environ")).unwrap_or_default();
-            let alive = std::fs::read_to_string(dir.join("stat")).is_ok_and(|s| !s.contains(") Z "));
-            if alive && environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
-                left.push(std::fs::read_to_string(dir.join("cmdline")).unwrap_or_default().replace('\0', " "));
-            }
-        }
+        let left = running_with(mark);
         if left.is_empty() || Instant::now() >= deadline {
             return left;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The command lines of the live processes carrying `mark` now.
+pub fn running_with(mark: &str) -> Vec<String> {
+    let needle = format!("{MARK}={mark}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let dir = entry.path();
+        let environ = std::fs::read(dir.join("environ")).unwrap_or_default();
+        let alive = std::fs::read_to_string(dir.join("stat")).is_ok_and(|s| !s.contains(") Z "));
+        if alive && environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            found.push(std::fs::read_to_string(dir.join("cmdline")).unwrap_or_default().replace('\0', " "));
+        }
+    }
+    found
 }
 
 /// Ctrl-C after `after`: SIGINT to `run`'s process group when it leads one (as a terminal sends it), else to

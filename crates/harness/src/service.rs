@@ -1,0 +1,104 @@
+//! One service's lifecycle (a database beside the servers): [`start`] (setup, spawn as a [`Process`], wait until
+//! its ready command succeeds or its port accepts), [`RunningService::reset`] (its data back to the same state
+//! before a server's trials) and its stop ([`Process::stop`]). A service that never gets ready, exits, or whose
+//! reset fails stops the suite: a server measured without its database would be measured wrong.
+
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::process::{self, Hook, Launch, Placeholders, Process};
+use shootout_suite::ServiceSpec;
+
+/// The longest one try of a ready command may take.
+const READY_TRY: Duration = Duration::from_secs(5);
+
+/// A started service.
+#[derive(Debug)]
+pub struct RunningService {
+    /// What its placeholders were filled with: its port and the ports of the services started before it.
+    pub fill: Placeholders,
+    /// Its processes.
+    pub process: Process,
+}
+
+/// Starts `spec` beside `earlier` services (names and ports), logging to `log`, and returns once it is ready.
+/// When `stop` is set meanwhile, it is stopped and an error returned, which the caller knows by `stop`.
+pub fn start(
+    spec: &ServiceSpec,
+    earlier: &[(String, u16)],
+    log: &Path,
+    stop: &AtomicBool,
+) -> Result<RunningService, String> {
+    let name = &spec.name;
+    let port = process::port("service", name, spec.port)?;
+    let fill = Placeholders { port, services: earlier.to_vec() };
+    if let Some(setup) = &spec.setup {
+        let hook = Hook { command: setup, cwd: &spec.cwd, env: &spec.env, fill: &fill, log };
+        process::run_hook(hook, stop, None).map_err(|e| format!("service '{name}': setup failed: {e}"))?;
+    }
+    let launch = Launch {
+        kind: "service",
+        name,
+        command: &spec.command,
+        cwd: &spec.cwd,
+        env: &spec.env,
+        cpus: spec.cpus.as_deref(),
+        stop_signal: spec.stop_signal,
+        grace: spec.stop_grace,
+        stop_pidfile: None,
+    };
+    let process = Process::spawn(&launch, &fill, log)?;
+    let mut service = RunningService { fill, process };
+    if let Err(e) = service.wait_ready(spec, log, stop) {
+        service.process.stop();
+        return Err(e);
+    }
+    Ok(service)
+}
+
+impl RunningService {
+    /// Waits until the ready command succeeds (its output into the log), or the port accepts a connection.
+    fn wait_ready(&mut self, spec: &ServiceSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
+        let deadline = Instant::now() + spec.ready_timeout;
+        let name = &spec.name;
+        let mut last = String::from("not tried yet");
+        while Instant::now() < deadline {
+            if stop.load(Ordering::Relaxed) {
+                return Err(format!("service '{name}': interrupted while it was getting ready"));
+            }
+            if let Some(status) = self.process.exited() {
+                return Err(self.process.ended_early(status, "it was ready"));
+            }
+            let ready = match &spec.ready_command {
+                Some(command) => {
+                    let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: &self.fill, log };
+                    process::run_hook(hook, stop, Some(deadline.min(Instant::now() + READY_TRY)))
+                }
+                None => TcpStream::connect_timeout(&([127, 0, 0, 1], self.fill.port).into(), Duration::from_secs(1))
+                    .map(drop)
+                    .map_err(|e| format!("127.0.0.1:{}: {e}", self.fill.port)),
+            };
+            match ready {
+                Ok(()) => return Ok(()),
+                Err(why) => last = why,
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let what =
+            if spec.ready_command.is_some() { "its ready command never succeeded" } else { "its port never accepted" };
+        Err(format!(
+            "service '{name}' was not ready within {:?} ({what}: {last}); raise ready.timeout if it is slow to start\n{}",
+            spec.ready_timeout,
+            self.process.log_tail()
+        ))
+    }
+
+    /// Runs the service's reset, if it has one: its data back to the same state.
+    pub fn reset(&self, spec: &ServiceSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
+        let Some(reset) = &spec.reset else { return Ok(()) };
+        let hook = Hook { command: reset, cwd: &spec.cwd, env: &spec.env, fill: &self.fill, log };
+        process::run_hook(hook, stop, None).map_err(|e| format!("service '{}': its reset failed: {e}", spec.name))
+    }
+}

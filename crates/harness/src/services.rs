@@ -1,0 +1,162 @@
+//! [`Services`]: the services of one run (`[[service]]`), each started when the first server that needs it starts,
+//! in the suite's order: those with `restart = "suite"` once for the whole run, those with `restart = "server"`
+//! anew for each server start and stopped with it. Before each server starts, every service it needs is reset
+//! (and before each of its trials too, with `reset_every = "trial"`); a service that exits, or whose reset fails,
+//! stops the suite. Their logs are `logs/service-NAME.log`, each start appended.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use shootout_suite::{file_name, ResetEvery, Restart, ServerSpec, Suite};
+
+use crate::process::{self, Hook};
+use crate::service::{self, RunningService};
+use crate::store::Store;
+
+/// The services of a run, running or not yet started.
+#[derive(Debug)]
+pub struct Services<'a> {
+    suite: &'a Suite,
+    logs: PathBuf,
+    running: Vec<Option<RunningService>>,
+}
+
+/// A process tree a trial samples: a server's or a service's.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    /// The service's name (the server's, for the server).
+    pub name: String,
+    /// The root of its tree.
+    pub root: i32,
+    /// Its cgroup, where it has one.
+    pub cgroup: Option<PathBuf>,
+    /// The CPUs it may run on.
+    pub cpus: Vec<usize>,
+}
+
+impl Watched {
+    /// What a sampler watches of `process`.
+    pub fn of(process: &process::Process) -> Watched {
+        Watched {
+            name: process.name.clone(),
+            root: process.tree_root(),
+            cgroup: process.cgroup.as_ref().map(|g| g.path().to_path_buf()),
+            cpus: process.cpus.clone(),
+        }
+    }
+}
+
+impl<'a> Services<'a> {
+    /// None running yet.
+    pub fn new(suite: &'a Suite, store: &Store) -> Services<'a> {
+        Services { suite, logs: store.dir.join("logs"), running: suite.services.iter().map(|_| None).collect() }
+    }
+
+    fn log(&self, index: usize) -> PathBuf {
+        self.logs.join(format!("service-{}.log", file_name(&self.suite.services[index].name)))
+    }
+
+    /// The indexes of the services `server` needs, in the suite's order.
+    fn needed(&self, server: &ServerSpec) -> Vec<usize> {
+        (0..self.suite.services.len()).filter(|&i| server.needs.contains(&self.suite.services[i].name)).collect()
+    }
+
+    /// Starts (or starts anew) what `server` needs, resets it, and returns the names and ports to fill its
+    /// placeholders with. An error stops the suite.
+    pub fn ready_for(&mut self, server: &ServerSpec, stop: &AtomicBool) -> Result<Vec<(String, u16)>, String> {
+        let mut ports = Vec::new();
+        for index in self.needed(server) {
+            let spec = &self.suite.services[index];
+            if let Some(service) = self.running[index].as_mut() {
+                if let Some(status) = service.process.exited() {
+                    return Err(format!(
+                        "service '{}' exited ({}) while the suite ran: the servers that need it cannot be measured\n{}",
+                        spec.name,
+                        process::describe(status),
+                        service.process.log_tail()
+                    ));
+                }
+            }
+            if self.running[index].is_none() {
+                let started = service::start(spec, &ports, &self.log(index), stop)?;
+                self.running[index] = Some(started);
+            }
+            let service = self.running[index].as_ref().expect("started above");
+            service.reset(spec, &self.log(index), stop)?;
+            ports.push((spec.name.clone(), service.fill.port));
+        }
+        Ok(ports)
+    }
+
+    /// Before a trial of `server` (not its first after [`Services::ready_for`]): the services it needs are still
+    /// running, and those reset before every trial are reset.
+    pub fn before_trial(&mut self, server: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
+        for index in self.needed(server) {
+            let spec = &self.suite.services[index];
+            let log = self.log(index);
+            let Some(service) = self.running[index].as_mut() else { continue };
+            if let Some(status) = service.process.exited() {
+                return Err(format!(
+                    "service '{}' exited ({}) during the run: the servers that need it cannot be measured\n{}",
+                    spec.name,
+                    process::describe(status),
+                    service.process.log_tail()
+                ));
+            }
+            if spec.reset_every == ResetEvery::Trial {
+                service.reset(spec, &log, stop)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The trees of the services `server` runs beside, for the trial's sampler.
+    pub fn watched(&self, server: &ServerSpec) -> Vec<Watched> {
+        self.needed(server)
+            .into_iter()
+            .filter_map(|i| self.running[i].as_ref())
+            .map(|s| Watched::of(&s.process))
+            .collect()
+    }
+
+    /// After `server` stopped: the services started for it alone are stopped; returns what went wrong.
+    pub fn after_server(&mut self, server: &ServerSpec) -> Vec<String> {
+        let scoped: Vec<usize> =
+            self.needed(server).into_iter().filter(|&i| self.suite.services[i].restart == Restart::Server).collect();
+        scoped.into_iter().rev().flat_map(|i| self.stop(i)).collect()
+    }
+
+    /// Stops every running service, the last started first; returns what went wrong.
+    pub fn stop_all(&mut self) -> Vec<String> {
+        (0..self.running.len()).rev().flat_map(|i| self.stop(i)).collect()
+    }
+
+    /// Stops service `index` if it runs, and runs its teardown.
+    fn stop(&mut self, index: usize) -> Vec<String> {
+        let Some(service) = self.running[index].take() else { return Vec::new() };
+        let spec = &self.suite.services[index];
+        let fill = service.fill.clone();
+        let mut notices = Vec::new();
+        let stopped = service.process.stop();
+        if stopped.left > 0 {
+            notices.push(format!("service '{}': {} processes could not be killed", spec.name, stopped.left));
+        }
+        if let Some(teardown) = &spec.teardown {
+            let log = self.log(index);
+            let hook = Hook { command: teardown, cwd: &spec.cwd, env: &spec.env, fill: &fill, log: &log };
+            let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
+            if let Err(e) = process::run_hook(hook, &never, None) {
+                notices.push(format!("service '{}': teardown failed: {e}", spec.name));
+            }
+        }
+        notices
+    }
+}
+
+impl Drop for Services<'_> {
+    /// However the run ends, no service is left running (each one's own drop would kill it; this stops them in
+    /// order, with their stop signal and teardown).
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
