@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks one smoke run of an example suite (shootout run --smoke): every server of the suite answered (each of
 its trials has responses with status < 400 and no trial failed) over the protocol the suite gives it, was sampled
-(its process tree was read while measured, with CPU time spent), and appears in the HTML report.
+(its process tree was read while measured, with CPU time spent), and appears in the HTML report; each service was
+sampled beside every server that needs it.
 
     python3 scripts/check-smoke.py examples/rack-hello.toml results/rack-hello-20261122-101500
 """
@@ -50,8 +51,19 @@ def main(suite_file: str, results_dir: str) -> int:
             measured = [s for s in t["samples"] if s["t_s"] > 0]
             if not measured or t["usage"]["cpu_s"] <= 0 or t["usage"]["pss_max_bytes"] <= 0:
                 problems.append(f"{where}: its process tree was not sampled ({len(measured)} samples, usage {t['usage']})")
+            for service in t.get("services", []):
+                if not service["samples"] or service["usage"]["pss_max_bytes"] <= 0:
+                    problems.append(f"{where}: service {service['name']} was not sampled ({service['usage']})")
         if html.escape(name) not in report:
             problems.append(f"{name}: missing from {results / 'report.html'}")
+    # Each service of the suite was sampled beside the servers that need it (every server, unless it says).
+    for service in suite.get("service", []):
+        for name in names:
+            if service["name"] not in defined.get(name, {}).get("needs", [service["name"]]):
+                continue
+            beside = [t for t in trials if t["server"] == name and any(s["name"] == service["name"] for s in t.get("services", []))]
+            if len(beside) != len([t for t in trials if t["server"] == name]):
+                problems.append(f"{name}: service {service['name']} is missing from some of its trials")
     for line in problems:
         print(f"check-smoke: {suite_file}: {line}", file=sys.stderr)
     if not problems:

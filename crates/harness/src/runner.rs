@@ -9,7 +9,7 @@ use std::time::Instant;
 use shootout_agents::coordinate::{self, Work};
 use shootout_agents::launch::Launcher;
 use shootout_engine::{Plan, Progress};
-use shootout_model::run::{Environment, ResourceSample, ServerUsage, ServiceTrial, TrialRecord};
+use shootout_model::run::{Environment, ResourceSample, ServerUsage, ServiceEnvironment, ServiceTrial, TrialRecord};
 use shootout_model::settings::LoadSettings;
 use shootout_model::LoadResult;
 
@@ -442,6 +442,11 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
     }
 }
 
+/// The first line a server's or service's version command prints (empty without one).
+fn version(command: &Option<String>, cwd: &std::path::Path) -> String {
+    command.as_deref().map_or_else(String::new, |c| process::version(c, cwd))
+}
+
 /// Saves the suite's environment (machine, versions, CPU split), once.
 fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
     if store.dir.join("environment.json").is_file() {
@@ -462,22 +467,17 @@ fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
             as u32,
         memory_bytes,
         client_cpus: suite.client_cpus.clone().unwrap_or_default(),
-        server_cpus: suite
-            .servers
-            .iter()
-            .map(|s| (s.name.clone(), s.cpus.clone()))
-            .chain(suite.services.iter().map(|s| (format!("{} (service)", s.name), s.cpus.clone())))
-            .map(|(name, cpus)| (name, cpus.unwrap_or_default()))
-            .collect(),
+        server_cpus: suite.servers.iter().map(|s| (s.name.clone(), s.cpus.clone().unwrap_or_default())).collect(),
         isolation: if crate::cgroup::Cgroup::create("probe").is_some() { "cgroup v2" } else { "process group" }.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        versions: suite
-            .servers
+        versions: suite.servers.iter().map(|s| (s.name.clone(), version(&s.version_command, &s.cwd))).collect(),
+        services: suite
+            .services
             .iter()
-            .map(|s| (s.name.clone(), &s.version_command, &s.cwd))
-            .chain(suite.services.iter().map(|s| (format!("{} (service)", s.name), &s.version_command, &s.cwd)))
-            .map(|(name, command, cwd)| {
-                (name, command.as_deref().map_or_else(String::new, |c| process::version(c, cwd)))
+            .map(|s| ServiceEnvironment {
+                name: s.name.clone(),
+                cpus: s.cpus.clone().unwrap_or_default(),
+                version: version(&s.version_command, &s.cwd),
             })
             .collect(),
     };

@@ -149,4 +149,18 @@ pub struct Environment {
     pub started_at: String,
     /// Each server's `version_command` output (first line).
     pub versions: Vec<(String, String)>,
+    /// The services beside the servers (a database), each with its CPUs and version, in the suite's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceEnvironment>,
+}
+
+/// A service of a suite as it ran: where, and which version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceEnvironment {
+    /// Its name in the suite.
+    pub name: String,
+    /// The CPUs it was pinned to (empty: not pinned).
+    pub cpus: String,
+    /// Its `version_command` output (first line; empty without one).
+    pub version: String,
 }

@@ -381,10 +381,11 @@ fn environment(summary: &SuiteSummary) -> Markup {
             dl {
                 dt { "machine" } dd { (e.cpu_model) ", " (e.cpus) " CPUs, " (bytes(e.memory_bytes as f64)) ", kernel " (e.kernel) }
                 dt { "shootout" } dd { (e.shootout) }
-                dt { "CPU split" } dd { "client on CPU " (if e.client_cpus.is_empty() { "any" } else { &e.client_cpus }) "; " @for (name, cpus) in &e.server_cpus { (name) " on " (if cpus.is_empty() { "any" } else { cpus }) "; " } }
+                dt { "CPU split" } dd { "client on CPU " (if e.client_cpus.is_empty() { "any" } else { &e.client_cpus }) "; " @for (name, cpus) in &e.server_cpus { (name) " on " (if cpus.is_empty() { "any" } else { cpus }) "; " } @for s in &e.services { "service " (s.name) " on " (if s.cpus.is_empty() { "any" } else { &s.cpus }) "; " } }
                 dt { "isolation" } dd { (e.isolation) }
                 dt { "started" } dd { (e.started_at) }
                 @for (name, version) in &e.versions { @if !version.is_empty() { dt { (name) } dd { (version) } } }
+                @for s in &e.services { @if !s.version.is_empty() { dt { (s.name) " (service)" } dd { (s.version) } } }
             }
         } @else {
             p { "not recorded" }

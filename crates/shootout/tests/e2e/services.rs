@@ -122,8 +122,11 @@ fn a_database_is_reset_for_each_server_sampled_beside_it_and_gone_after_the_run(
     assert!(html.contains("Where the CPU went: first") && html.contains("Service memory"));
     let csv = std::fs::read_to_string(report.join("summary.csv")).unwrap();
     assert!(csv.lines().next().unwrap().ends_with(",service_db_cpu_us_per_request,service_db_pss_mean_bytes"));
-    let environment = std::fs::read_to_string(report.join("environment.json")).unwrap();
-    assert!(environment.contains("db (service)") && environment.contains("PostgreSQL"), "{environment}");
+    let environment: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("environment.json")).unwrap()).unwrap();
+    assert_eq!(environment["services"][0]["name"], "db", "{environment}");
+    assert!(environment["services"][0]["version"].as_str().unwrap().contains("PostgreSQL"), "{environment}");
+    assert_eq!(environment["server_cpus"].as_array().unwrap().len(), 2, "the servers alone: {environment}");
 }
 
 #[test]

@@ -1,0 +1,16 @@
+#!/bin/sh
+# The database service's setup: a fresh cluster in $PGROOT (a folder of its own under /tmp, reachable by the
+# postgres user wherever the suite is), and in it the template every server's trials start from: TechEmpower's
+# `world` (10,000 rows of a random number, the same ones every run) and `fortune` tables (seed.sql). The
+# service's reset copies it into `bench` before each server starts.
+set -e
+rm -rf "$PGROOT"
+mkdir -p "$PGROOT"
+if [ "$(id -u)" = 0 ]; then
+  chown postgres: "$PGROOT"
+fi
+sh pg.sh initdb -D data --auth=trust -U postgres -E UTF8 --locale=C.UTF-8 -N > /dev/null
+echo "CREATE DATABASE bench_template" | sh pg.sh postgres --single -D data postgres > /dev/null
+sh pg.sh postgres --single -j -D data bench_template < seed.sql > /dev/null
+echo "ALTER DATABASE bench_template WITH IS_TEMPLATE true ALLOW_CONNECTIONS false" |
+  sh pg.sh postgres --single -D data postgres > /dev/null
