@@ -53,7 +53,7 @@ impl Placeholders {
     }
 }
 
-/// What to launch: a server's or service's command, where, on which CPUs, and how it stops.
+/// What to launch: a server's or service's command, its port and setup, where it runs, and how it stops.
 #[derive(Debug, Clone)]
 pub struct Launch<'a> {
     /// "server" or "service", for the messages.
@@ -62,6 +62,10 @@ pub struct Launch<'a> {
     pub name: &'a str,
     /// Its command, placeholders not yet filled.
     pub command: &'a str,
+    /// A fixed port, or 0 for a free one.
+    pub port: u16,
+    /// Run to its end before it starts, placeholders not yet filled.
+    pub setup: Option<&'a str>,
     /// Working directory.
     pub cwd: &'a Path,
     /// Extra environment, placeholders not yet filled.
@@ -72,8 +76,9 @@ pub struct Launch<'a> {
     pub stop_signal: Signal,
     /// Time between the stop signal and SIGKILL.
     pub grace: Duration,
-    /// A file holding the PID to signal instead, for a server that daemonizes its master.
-    pub stop_pidfile: Option<PathBuf>,
+    /// A file (from `cwd`, placeholders not yet filled) holding the PID to signal instead, for a server that
+    /// daemonizes its master.
+    pub stop_pidfile: Option<&'a str>,
 }
 
 /// A launched server or service.
@@ -83,8 +88,8 @@ pub struct Process {
     pub kind: &'static str,
     /// Its name.
     pub name: String,
-    /// The port it was given.
-    pub port: u16,
+    /// What its placeholders were filled with: its port, and the ports of the services beside it.
+    pub fill: Placeholders,
     /// Its process tree.
     pub tree: Tree,
     /// Its own cgroup, where the machine allows one.
@@ -117,8 +122,25 @@ pub struct Stopped {
 }
 
 impl Process {
+    /// Starts `launch` beside `services` (their names and ports): picks its port, runs its setup (ended at once
+    /// when `stop` is set meanwhile), and spawns it, its output into `log`.
+    pub fn start(
+        launch: &Launch<'_>,
+        services: &[(String, u16)],
+        log: &Path,
+        stop: &AtomicBool,
+    ) -> Result<Process, String> {
+        let (kind, name) = (launch.kind, launch.name);
+        let fill = Placeholders { port: port(kind, name, launch.port)?, services: services.to_vec() };
+        if let Some(setup) = launch.setup {
+            let hook = Hook { command: setup, cwd: launch.cwd, env: launch.env, fill: &fill, log };
+            run_hook(hook, stop, None).map_err(|e| format!("{kind} '{name}': setup failed: {e}"))?;
+        }
+        Process::spawn(launch, fill, log)
+    }
+
     /// Spawns `launch` with `fill`'s placeholders, its output into `log`.
-    pub fn spawn(launch: &Launch<'_>, fill: &Placeholders, log: &Path) -> Result<Process, String> {
+    fn spawn(launch: &Launch<'_>, fill: Placeholders, log: &Path) -> Result<Process, String> {
         let (kind, name) = (launch.kind, launch.name);
         let command = fill.fill(launch.command);
         // A simple command is exec'd by the shell, so the stop signal reaches the process itself; a pipeline or
@@ -132,7 +154,7 @@ impl Process {
         let (output, writer) = BoundedLog::open(log)
             .map_err(|e| format!("{kind} '{name}': cannot open its log {} ({e})", log.display()))?;
         let errors = writer.try_clone().map_err(|e| format!("{kind} '{name}': {e}"))?;
-        let mut child = shell(&script, launch.cwd, launch.env, fill);
+        let mut child = shell(&script, launch.cwd, launch.env, &fill);
         child.stdout(writer).stderr(errors).process_group(0);
         let cgroup = Cgroup::create(name).map(Arc::new);
         let cpus = launch.cpus.and_then(parse_cpus);
@@ -167,19 +189,19 @@ impl Process {
         Ok(Process {
             kind,
             name: name.to_string(),
-            port: fill.port,
             tree: Tree::with_cgroup(root, cgroup.as_ref().map(|g| g.path().to_path_buf())),
             cgroup,
             cpus: allowed_cpus(root),
             child,
             signal_group: !simple,
             stop_signal: launch.stop_signal,
-            stop_pidfile: launch.stop_pidfile.clone(),
+            stop_pidfile: launch.stop_pidfile.map(|f| launch.cwd.join(fill.fill(f))),
             grace: launch.grace,
             log: log.to_path_buf(),
             registration: Some(registration),
             guard,
             output: Some(output),
+            fill,
         })
     }
 
@@ -380,7 +402,7 @@ pub fn describe(status: ExitStatus) -> String {
 }
 
 /// The port a server or service listens on: its fixed one, which must be free, or one nothing listens on now.
-pub fn port(kind: &str, name: &str, fixed: u16) -> Result<u16, String> {
+fn port(kind: &str, name: &str, fixed: u16) -> Result<u16, String> {
     if fixed == 0 {
         let free = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr());
         return free.map(|a| a.port()).map_err(|e| format!("{kind} '{name}': no free port ({e})"));

@@ -183,7 +183,7 @@ pub fn run_suite(
             }
             done += 1;
         }
-        let fill = running.fill.clone();
+        let fill = running.process.fill.clone();
         let ended = running.process.stop();
         if ended.left > 0 {
             on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, ended.left)));

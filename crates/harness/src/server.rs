@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::probe;
-use crate::process::{self, Hook, Launch, Placeholders, Process};
+use crate::process::{Launch, Process};
 use shootout_suite::ServerSpec;
 
 /// A started server.
@@ -16,8 +16,6 @@ use shootout_suite::ServerSpec;
 pub struct RunningServer {
     /// Its base URL, port filled in.
     pub url: String,
-    /// What its placeholders were filled with: its port and the ports of the services beside it.
-    pub fill: Placeholders,
     /// Its processes.
     pub process: Process,
 }
@@ -32,26 +30,21 @@ pub fn start(
     log: &Path,
     stop: &AtomicBool,
 ) -> Result<RunningServer, String> {
-    let name = &spec.name;
-    let port = process::port("server", name, spec.port)?;
-    let fill = Placeholders { port, services: services.to_vec() };
-    if let Some(setup) = &spec.setup {
-        let hook = Hook { command: setup, cwd: &spec.cwd, env: &spec.env, fill: &fill, log };
-        process::run_hook(hook, stop, None).map_err(|e| format!("server '{name}': setup failed: {e}"))?;
-    }
     let launch = Launch {
         kind: "server",
-        name,
+        name: &spec.name,
         command: &spec.command,
+        port: spec.port,
+        setup: spec.setup.as_deref(),
         cwd: &spec.cwd,
         env: &spec.env,
         cpus: spec.cpus.as_deref(),
         stop_signal: spec.stop_signal,
         grace: spec.stop_grace,
-        stop_pidfile: spec.stop_pidfile.as_ref().map(|f| spec.cwd.join(fill.fill(f))),
+        stop_pidfile: spec.stop_pidfile.as_deref(),
     };
-    let process = Process::spawn(&launch, &fill, log)?;
-    let mut server = RunningServer { url: fill.fill(&spec.url).trim_end_matches('/').to_string(), fill, process };
+    let process = Process::start(&launch, services, log, stop)?;
+    let mut server = RunningServer { url: process.fill.fill(&spec.url).trim_end_matches('/').to_string(), process };
     if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec, stop)) {
         server.process.stop();
         return Err(e);

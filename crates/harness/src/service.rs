@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::process::{self, Hook, Launch, Placeholders, Process};
+use crate::process::{self, Hook, Launch, Process};
 use shootout_suite::ServiceSpec;
 
 /// The longest one try of a ready command may take.
@@ -17,8 +17,6 @@ const READY_TRY: Duration = Duration::from_secs(5);
 /// A started service.
 #[derive(Debug)]
 pub struct RunningService {
-    /// What its placeholders were filled with: its port and the ports of the services started before it.
-    pub fill: Placeholders,
     /// Its processes.
     pub process: Process,
 }
@@ -31,17 +29,12 @@ pub fn start(
     log: &Path,
     stop: &AtomicBool,
 ) -> Result<RunningService, String> {
-    let name = &spec.name;
-    let port = process::port("service", name, spec.port)?;
-    let fill = Placeholders { port, services: earlier.to_vec() };
-    if let Some(setup) = &spec.setup {
-        let hook = Hook { command: setup, cwd: &spec.cwd, env: &spec.env, fill: &fill, log };
-        process::run_hook(hook, stop, None).map_err(|e| format!("service '{name}': setup failed: {e}"))?;
-    }
     let launch = Launch {
         kind: "service",
-        name,
+        name: &spec.name,
         command: &spec.command,
+        port: spec.port,
+        setup: spec.setup.as_deref(),
         cwd: &spec.cwd,
         env: &spec.env,
         cpus: spec.cpus.as_deref(),
@@ -49,8 +42,7 @@ pub fn start(
         grace: spec.stop_grace,
         stop_pidfile: None,
     };
-    let process = Process::spawn(&launch, &fill, log)?;
-    let mut service = RunningService { fill, process };
+    let mut service = RunningService { process: Process::start(&launch, earlier, log, stop)? };
     if let Err(e) = service.wait_ready(spec, log, stop) {
         service.process.stop();
         return Err(e);
@@ -73,12 +65,14 @@ impl RunningService {
             }
             let ready = match &spec.ready_command {
                 Some(command) => {
-                    let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: &self.fill, log };
+                    let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: &self.process.fill, log };
                     process::run_hook(hook, stop, Some(deadline.min(Instant::now() + READY_TRY)))
                 }
-                None => TcpStream::connect_timeout(&([127, 0, 0, 1], self.fill.port).into(), Duration::from_secs(1))
-                    .map(drop)
-                    .map_err(|e| format!("127.0.0.1:{}: {e}", self.fill.port)),
+                None => {
+                    TcpStream::connect_timeout(&([127, 0, 0, 1], self.process.fill.port).into(), Duration::from_secs(1))
+                        .map(drop)
+                        .map_err(|e| format!("127.0.0.1:{}: {e}", self.process.fill.port))
+                }
             };
             match ready {
                 Ok(()) => return Ok(()),
@@ -98,7 +92,7 @@ impl RunningService {
     /// Runs the service's reset, if it has one: its data back to the same state.
     pub fn reset(&self, spec: &ServiceSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
         let Some(reset) = &spec.reset else { return Ok(()) };
-        let hook = Hook { command: reset, cwd: &spec.cwd, env: &spec.env, fill: &self.fill, log };
+        let hook = Hook { command: reset, cwd: &spec.cwd, env: &spec.env, fill: &self.process.fill, log };
         process::run_hook(hook, stop, None).map_err(|e| format!("service '{}': its reset failed: {e}", spec.name))
     }
 }

@@ -68,14 +68,7 @@ impl<'a> Services<'a> {
         for index in self.needed(server) {
             let spec = &self.suite.services[index];
             if let Some(service) = self.running[index].as_mut() {
-                if let Some(status) = service.process.exited() {
-                    return Err(format!(
-                        "service '{}' exited ({}) while the suite ran: the servers that need it cannot be measured\n{}",
-                        spec.name,
-                        process::describe(status),
-                        service.process.log_tail()
-                    ));
-                }
+                still_running(service)?;
             }
             if self.running[index].is_none() {
                 let started = service::start(spec, &ports, &self.log(index), stop)?;
@@ -83,7 +76,7 @@ impl<'a> Services<'a> {
             }
             let service = self.running[index].as_ref().expect("started above");
             service.reset(spec, &self.log(index), stop)?;
-            ports.push((spec.name.clone(), service.fill.port));
+            ports.push((spec.name.clone(), service.process.fill.port));
         }
         Ok(ports)
     }
@@ -95,14 +88,7 @@ impl<'a> Services<'a> {
             let spec = &self.suite.services[index];
             let log = self.log(index);
             let Some(service) = self.running[index].as_mut() else { continue };
-            if let Some(status) = service.process.exited() {
-                return Err(format!(
-                    "service '{}' exited ({}) during the run: the servers that need it cannot be measured\n{}",
-                    spec.name,
-                    process::describe(status),
-                    service.process.log_tail()
-                ));
-            }
+            still_running(service)?;
             if spec.reset_every == ResetEvery::Trial {
                 service.reset(spec, &log, stop)?;
             }
@@ -135,7 +121,7 @@ impl<'a> Services<'a> {
     fn stop(&mut self, index: usize) -> Vec<String> {
         let Some(service) = self.running[index].take() else { return Vec::new() };
         let spec = &self.suite.services[index];
-        let fill = service.fill.clone();
+        let fill = service.process.fill.clone();
         let mut notices = Vec::new();
         let stopped = service.process.stop();
         if stopped.left > 0 {
@@ -150,6 +136,19 @@ impl<'a> Services<'a> {
             }
         }
         notices
+    }
+}
+
+/// Nothing, while `service` runs; else why the suite cannot go on, with the end of its log.
+fn still_running(service: &mut RunningService) -> Result<(), String> {
+    match service.process.exited() {
+        None => Ok(()),
+        Some(status) => Err(format!(
+            "service '{}' exited ({}) while the suite ran: the servers that need it cannot be measured\n{}",
+            service.process.name,
+            process::describe(status),
+            service.process.log_tail()
+        )),
     }
 }
 

@@ -44,35 +44,28 @@ pub(crate) struct Launched<'a> {
     pub(crate) env: &'a BTreeMap<String, String>,
 }
 
-impl<'a> From<&'a ServerDef> for Launched<'a> {
-    fn from(def: &'a ServerDef) -> Launched<'a> {
-        Launched {
-            kind: "server",
-            name: &def.name,
-            command: def.command.get_ref(),
-            setup: def.setup.as_ref(),
-            teardown: def.teardown.as_ref(),
-            version_command: def.version_command.as_ref(),
-            cwd: def.cwd.as_ref(),
-            env: &def.env,
+/// A `[[server]]` and a `[[service]]` name their common keys alike.
+macro_rules! launched_from {
+    ($def:ty, $kind:literal) => {
+        impl<'a> From<&'a $def> for Launched<'a> {
+            fn from(def: &'a $def) -> Launched<'a> {
+                Launched {
+                    kind: $kind,
+                    name: &def.name,
+                    command: def.command.get_ref(),
+                    setup: def.setup.as_ref(),
+                    teardown: def.teardown.as_ref(),
+                    version_command: def.version_command.as_ref(),
+                    cwd: def.cwd.as_ref(),
+                    env: &def.env,
+                }
+            }
         }
-    }
+    };
 }
 
-impl<'a> From<&'a ServiceDef> for Launched<'a> {
-    fn from(def: &'a ServiceDef) -> Launched<'a> {
-        Launched {
-            kind: "service",
-            name: &def.name,
-            command: def.command.get_ref(),
-            setup: def.setup.as_ref(),
-            teardown: def.teardown.as_ref(),
-            version_command: def.version_command.as_ref(),
-            cwd: def.cwd.as_ref(),
-            env: &def.env,
-        }
-    }
-}
+launched_from!(ServerDef, "server");
+launched_from!(ServiceDef, "service");
 
 /// Refuses a server's or service's name that makes no file name of its own (empty, `.`, `..`, control
 /// characters, too long), and one whose file name an earlier one's (`earlier`) already makes (`a/b` and `a-b`).

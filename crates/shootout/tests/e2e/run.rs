@@ -3,7 +3,7 @@
 //! survived with nothing measured lost and no process left behind.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
@@ -37,15 +37,7 @@ fn running(marker: &str) -> bool {
 
 /// Starts `shootout run` on `dir/suite.toml`, its results under `dir/results`, its output piped.
 fn start_run(dir: &Path) -> std::process::Child {
-    shootout()
-        .arg("run")
-        .arg(dir.join("suite.toml"))
-        .arg("--results")
-        .arg(dir.join("results"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    crate::support::start_run(shootout(), dir)
 }
 
 /// Resumes the run in `results` and checks that it finished, its suite complete at `trials` trials.

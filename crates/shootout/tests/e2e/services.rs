@@ -5,12 +5,12 @@
 //! or refuse it (a server naming no service, two services on one port).
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use shootout_model::run::TrialRecord;
 
-use crate::support::{describe, left_with, marked, results, running_with, workdir};
+use crate::support::{describe, left_with, marked, results, running_with, start_run, workdir};
 
 /// The folder of the newest PostgreSQL's programs (Debian's `postgresql` package).
 fn postgres_bin() -> PathBuf {
@@ -136,15 +136,7 @@ fn ctrl_c_leaves_nothing_of_the_database() {
     let suite = postgres_suite(&dir, head, &counting_server("only"));
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
     let mark = format!("services-ctrl-c-{}", std::process::id());
-    let run = marked(&mark)
-        .arg("run")
-        .arg(dir.join("suite.toml"))
-        .arg("--results")
-        .arg(dir.join("results"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = start_run(marked(&mark), &dir);
     // Interrupted once the trial is under way: the server's setup has counted the rows.
     let deadline = Instant::now() + Duration::from_secs(60);
     while !dir.join("counts.txt").exists() && Instant::now() < deadline {

@@ -29,6 +29,19 @@ pub fn run_suite(dir: &Path, suite: &str) -> Output {
     shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
 }
 
+/// Starts `command` (a `shootout`) running `dir/suite.toml`, its results under `dir/results`, its output piped.
+pub fn start_run(mut command: Command, dir: &Path) -> Child {
+    command
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The one results directory under `dir/results`.
 pub fn results(dir: &Path) -> PathBuf {
     std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
