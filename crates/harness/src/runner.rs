@@ -167,6 +167,11 @@ pub fn run_suite(
             let watched = services.watched(spec);
             match trial(suite, spec, &mut running, &watched, level, repeat, stop.clone(), on_event) {
                 Ok(record) => {
+                    // A service that ended during the trial: it was measured without it, and is not kept.
+                    if let Err(why) = services.still_running_for(spec) {
+                        stopped = Some(why);
+                        break;
+                    }
                     if !record.result.interrupted {
                         store
                             .write_trial(&record)

@@ -81,16 +81,27 @@ impl<'a> Services<'a> {
         Ok(ports)
     }
 
-    /// Before a trial of `server` (not its first after [`Services::ready_for`]): the services it needs are still
-    /// running, and those reset before every trial are reset.
+    /// Before each trial of `server`: the services it needs are still running, and those reset before every
+    /// trial are reset.
     pub fn before_trial(&mut self, server: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
+        self.still_running_for(server)?;
         for index in self.needed(server) {
             let spec = &self.suite.services[index];
             let log = self.log(index);
-            let Some(service) = self.running[index].as_mut() else { continue };
-            still_running(service)?;
-            if spec.reset_every == ResetEvery::Trial {
-                service.reset(spec, &log, stop)?;
+            match &self.running[index] {
+                Some(service) if spec.reset_every == ResetEvery::Trial => service.reset(spec, &log, stop)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Nothing, while every service `server` needs runs; else why the suite cannot go on. After a trial, a
+    /// service gone meanwhile means the trial was measured without it.
+    pub fn still_running_for(&mut self, server: &ServerSpec) -> Result<(), String> {
+        for index in self.needed(server) {
+            if let Some(service) = self.running[index].as_mut() {
+                still_running(service)?;
             }
         }
         Ok(())

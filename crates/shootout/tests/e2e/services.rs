@@ -220,6 +220,23 @@ fn a_service_that_exits_stops_the_suite_and_the_trials_before_are_kept() {
 }
 
 #[test]
+fn a_trial_during_which_a_service_ended_is_not_kept() {
+    let dir = workdir("services", "ends-mid-trial");
+    // The service lives a second; the one level lasts three (or the server's start outlasts it: stopped too).
+    let suite = "name = \"ends\"\nrepeats = 1\nduration = \"3s\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+                 [load]\npath = \"/hello\"\n\
+                 [[service]]\nname = \"short\"\ncommand = \"sleep 1\"\nready = { command = \"true\" }\n\
+                 [[server]]\nname = \"app\"\ncommand = \"{shootout} target --port {port}\"\n";
+    let mark = format!("services-ends-{}", std::process::id());
+    let output = run_marked(&dir, suite, &mark);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("service 'short' exited (exit status 0) while the suite ran"), "{stderr}");
+    assert!(trials(&dir).is_empty(), "the trial measured without its service is not kept");
+    assert_eq!(left_with(&mark), Vec::<String>::new());
+}
+
+#[test]
 fn a_service_never_ready_or_whose_reset_fails_stops_the_suite_with_nothing_left() {
     let cases = [
         (
