@@ -13,6 +13,8 @@
 //! Layout:
 //! - [`process`]: one launched command, a server's or a service's: spawn (pinned, in its cgroup, logging to a
 //!   bounded file), stop, and the hooks and placeholders around it.
+//! - [`place`]: where a server or service runs, one seam for both: here, or on a host ([`remote`]: `shootout
+//!   host` through ssh, which starts, samples and stops it there with the same code).
 //! - [`server`]: one server's lifecycle: a process, its HTTP ready probe and its verification.
 //! - [`service`]: one service's lifecycle (a database): a process, its ready command or port, its reset.
 //! - [`services`]: the services of a run: started when first needed, reset before each server, stopped.
@@ -29,9 +31,11 @@
 pub mod cgroup;
 pub mod live;
 pub mod log;
+pub mod place;
 pub mod probe;
 pub mod process;
 pub mod reap;
+pub mod remote;
 pub mod runner;
 pub mod server;
 pub mod service;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
 
 use crate::cgroup::Cgroup;
 use crate::live::{self, Registration};
@@ -28,7 +29,7 @@ use crate::tree::Tree;
 
 /// What a suite's commands are filled with: `{port}` (also `$PORT`), `{shootout}` (this binary), and
 /// `{service.NAME.port}` for each service running beside.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placeholders {
     /// The port of the server or service the command is for.
     pub port: u16,
@@ -110,11 +111,41 @@ pub struct Process {
     output: Option<BoundedLog>,
 }
 
+/// How a launched process ended: its exit code or the signal that killed it, or why that is not known (the link
+/// to its host was lost).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Ended {
+    /// Its exit code.
+    pub code: Option<i32>,
+    /// The signal that killed it.
+    pub signal: Option<i32>,
+    /// Why neither is known.
+    pub unknown: Option<String>,
+}
+
+impl From<ExitStatus> for Ended {
+    fn from(status: ExitStatus) -> Ended {
+        Ended { code: status.code(), signal: status.signal(), unknown: None }
+    }
+}
+
+impl std::fmt::Display for Ended {
+    /// `exit status 1`, `killed by signal 9`, or why it is not known.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, self.signal, &self.unknown) {
+            (Some(code), _, _) => write!(f, "exit status {code}"),
+            (None, Some(signal), _) => write!(f, "killed by signal {signal}"),
+            (None, None, Some(why)) => f.write_str(why),
+            (None, None, None) => f.write_str("unknown status"),
+        }
+    }
+}
+
 /// How a stop went.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Stopped {
-    /// The launched process's exit status (`None` if it was already reaped).
-    pub status: Option<ExitStatus>,
+    /// How the launched process ended (`None` if it was already reaped).
+    pub status: Option<Ended>,
     /// True when SIGKILL had to be sent after the grace period.
     pub killed: bool,
     /// Processes still alive after everything (should be 0).
@@ -210,23 +241,9 @@ impl Process {
         self.child.id() as i32
     }
 
-    /// The launched process's exit status, if it has ended.
-    pub fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
-    }
-
-    /// Why it ended before it was ready, with the end of its log: "server 'x' exited (exit status 1) before it
-    /// answered", and a hint when its command was not found.
-    pub fn ended_early(&self, status: ExitStatus, before: &str) -> String {
-        let hint =
-            if status.code() == Some(127) { ": the command was not found; is it installed and on PATH?" } else { "" };
-        format!(
-            "{} '{}' exited ({}) before {before}{hint}\n{}",
-            self.kind,
-            self.name,
-            describe(status),
-            self.log_tail()
-        )
+    /// How the launched process ended, if it has.
+    pub fn exited(&mut self) -> Option<Ended> {
+        self.child.try_wait().ok().flatten().map(Ended::from)
     }
 
     /// The last lines of its log, indented, for error messages (from the part kept in memory, when its output
@@ -283,7 +300,7 @@ impl Process {
             std::thread::sleep(Duration::from_millis(20));
             self.tree.signal_all(Signal::SIGKILL);
         }
-        status = status.or_else(|| self.child.wait().ok());
+        status = status.or_else(|| self.child.wait().ok().map(Ended::from));
         self.release();
         Stopped { status, killed: true, left: self.tree.members().len() }
     }
@@ -376,7 +393,7 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
     if status.success() {
         Ok(())
     } else {
-        Err(format!("'{command}' exited ({}); its output is in {}", describe(status), log.display()))
+        Err(format!("'{command}' exited ({}); its output is in {}", Ended::from(status), log.display()))
     }
 }
 
@@ -392,13 +409,11 @@ pub fn version(command: &str, cwd: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// An exit status in words.
-pub fn describe(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => format!("killed by signal {signal}"),
-        _ => "unknown status".into(),
-    }
+/// Why a server or service ended before it was ready, with the end of its log (`tail`): "server 'x' exited (exit
+/// status 1) before it answered", and a hint when its command was not found.
+pub fn ended_early(kind: &str, name: &str, ended: &Ended, before: &str, tail: &str) -> String {
+    let hint = if ended.code == Some(127) { ": the command was not found; is it installed and on PATH?" } else { "" };
+    format!("{kind} '{name}' exited ({ended}) before {before}{hint}\n{tail}")
 }
 
 /// The port a server or service listens on: its fixed one, which must be free, or one nothing listens on now.

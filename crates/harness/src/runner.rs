@@ -13,11 +13,11 @@ use shootout_model::run::{Environment, ResourceSample, ServerUsage, ServiceEnvir
 use shootout_model::settings::LoadSettings;
 use shootout_model::LoadResult;
 
+use crate::place::{Places, Sampler, Watched};
 use crate::process;
 use crate::server::{self, RunningServer};
-use crate::services::{Services, Watched};
+use crate::services::Services;
 use crate::store::Store;
-use crate::tree::Tree;
 use shootout_suite::{Agents, Levels, Order, ServerSpec, Suite};
 
 /// What the runner tells whoever draws the progress.
@@ -66,9 +66,10 @@ pub struct Outcome {
     pub stopped: Option<String>,
 }
 
-/// Runs (or resumes, when `store` already holds trials) the suite.
+/// Runs (or resumes, when `store` already holds trials) the suite, its hosts reached through `places`.
 pub fn run_suite(
     suite: &Suite,
+    places: &Places,
     store: Store,
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
@@ -76,7 +77,7 @@ pub fn run_suite(
     if let Some(cpus) = suite.client_cpus.as_deref().and_then(process::parse_cpus) {
         process::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
     }
-    write_environment(suite, &store)?;
+    write_environment(suite, places, &store)?;
     for (file, why) in store.damaged() {
         on_event(Event::Notice(format!("{} is damaged ({why}): its trial is measured again", file.display())));
     }
@@ -92,7 +93,7 @@ pub fn run_suite(
     let mut done = 0;
     let mut failures = Vec::new();
     let mut stopped = None;
-    let mut services = Services::new(suite, &store);
+    let mut services = Services::new(suite, places, &store);
     for (index, repeat) in order {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -117,7 +118,8 @@ pub fn run_suite(
                 break;
             }
         };
-        let mut running = match server::start(spec, &ports, &store.log_path(&spec.name, repeat), &stop) {
+        let place = places.of(&spec.place);
+        let mut running = match server::start(spec, &place, &ports, &store.log_path(&spec.name, repeat), &stop) {
             Ok(running) => running,
             // Interrupted while it was starting: no fault of the server's, and nothing to mark failed.
             Err(_) if stop.load(Ordering::Relaxed) => break,
@@ -172,6 +174,14 @@ pub fn run_suite(
                         stopped = Some(why);
                         break;
                     }
+                    // A server that ended during its trial (or whose host's link was lost): the trial measured a
+                    // dying server, and is marked failed with the levels after it.
+                    if let Some(status) = running.process.exited() {
+                        let why = format!("server '{}' exited ({status}) during its trial", spec.name);
+                        on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
+                        fail_rest(i, &why, &mut failures);
+                        break;
+                    }
                     if !record.result.interrupted {
                         store
                             .write_trial(&record)
@@ -188,7 +198,7 @@ pub fn run_suite(
             }
             done += 1;
         }
-        let fill = running.process.fill.clone();
+        let fill = running.process.fill().clone();
         let ended = running.process.stop();
         if ended.left > 0 {
             on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, ended.left)));
@@ -197,7 +207,7 @@ pub fn run_suite(
             let log = store.log_path(&spec.name, repeat);
             let hook = process::Hook { command: teardown, cwd: &spec.cwd, env: &spec.env, fill: &fill, log: &log };
             let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
-            if let Err(e) = process::run_hook(hook, &never, None) {
+            if let Err(e) = place.run_hook(hook, &never, None) {
                 on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
             }
         }
@@ -225,16 +235,13 @@ fn trial(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<TrialRecord, String> {
     let work = Load::new(suite, spec, running, level, None)?;
-    let watched: Vec<Watched> =
-        std::iter::once(Watched::of(&running.process)).chain(services.iter().cloned()).collect();
-    let cpu_counts: Vec<u32> = watched.iter().map(|w| cpu_count(&w.cpus)).collect();
+    let watched: Vec<Watched> = std::iter::once(running.process.watched()).chain(services.iter().cloned()).collect();
+    let cpu_counts: Vec<u32> = watched.iter().map(Watched::cpu_count).collect();
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let every = suite.sample_every;
     let measure_start = Instant::now() + suite.warmup;
     let sampler = std::thread::spawn(move || {
-        let mut trees: Vec<Tree> =
-            watched.into_iter().map(|w| Tree::with_cgroup(w.root, w.cgroup).on_cpus(w.cpus)).collect();
-        trees.iter_mut().for_each(Tree::baseline);
+        let mut trees: Vec<Sampler> = watched.into_iter().map(Watched::sampler).collect();
         let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
         loop {
             let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
@@ -256,7 +263,7 @@ fn trial(
     let result = work.run(suite, stop, on_event);
     let _ = stop_sampling.send(());
     let mut samples = sampler.join().unwrap_or_default().into_iter();
-    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name))?;
+    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name()))?;
     let responses = result.requests.ok + result.requests.http_errors;
     let sum = |samples: &[ResourceSample], cpus: u32| {
         usage(samples, responses, suite.warmup.as_secs_f64(), result.duration_s, cpus)
@@ -268,13 +275,13 @@ fn trial(
         .zip(samples)
         .zip(&cpu_counts[1..])
         .map(|((service, samples), &cpus)| ServiceTrial {
-            name: service.name.clone(),
+            name: service.name().to_string(),
             usage: sum(&samples, cpus),
             samples,
         })
         .collect();
     Ok(TrialRecord {
-        server: running.process.name.clone(),
+        server: running.process.name().to_string(),
         level,
         repeat,
         result,
@@ -282,12 +289,6 @@ fn trial(
         usage: server_usage,
         services,
     })
-}
-
-/// The CPUs a process may run on, counted (every CPU of the machine when its affinity was not read).
-fn cpu_count(cpus: &[usize]) -> u32 {
-    let count = if cpus.is_empty() { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cpus.len() };
-    count as u32
 }
 
 /// The load right after a server's start: its `start_warmup` at the first level it will be measured at, nothing
@@ -304,7 +305,7 @@ fn start_warmup(
     let work = Load::new(suite, spec, running, level, Some(spec.start_warmup))?;
     work.run(suite, stop, on_event)
         .map(|_| ())
-        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.process.name))
+        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.process.name()))
 }
 
 /// One level's load on a running server, ready to send from here or from the suite's agents.
@@ -447,44 +448,40 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
     }
 }
 
-/// The first line a server's or service's version command prints (empty without one).
-fn version(command: &Option<String>, cwd: &std::path::Path) -> String {
-    command.as_deref().map_or_else(String::new, |c| process::version(c, cwd))
-}
-
-/// Saves the suite's environment (machine, versions, CPU split), once.
-fn write_environment(suite: &Suite, store: &Store) -> Result<(), String> {
+/// Saves the suite's environment (machines, versions, CPU split), once.
+fn write_environment(suite: &Suite, places: &Places, store: &Store) -> Result<(), String> {
     if store.dir.join("environment.json").is_file() {
         return Ok(());
     }
-    use procfs::Current as _;
-    let cpuinfo = procfs::CpuInfo::current().ok();
-    let cpu_model = cpuinfo.as_ref().and_then(|c| c.model_name(0)).unwrap_or("").trim();
-    // procfs gives bytes (the file says kB, meaning KiB).
-    let memory_bytes = procfs::Meminfo::current().map_or(0, |m| m.mem_total);
-    let kernel = nix::sys::utsname::uname().map_or_else(|_| String::new(), |u| u.release().to_string_lossy().into());
+    let here = crate::remote::protocol::this_machine();
+    let version = |command: &Option<String>, place: &shootout_suite::Place, cwd: &std::path::Path| {
+        command.as_deref().map_or_else(String::new, |c| places.of(place).version(c, cwd))
+    };
     let environment = Environment {
         shootout: env!("CARGO_PKG_VERSION").into(),
-        kernel,
-        cpu_model: cpu_model.into(),
-        // Online CPUs, not this process's share: the client is pinned by now.
-        cpus: nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN).ok().flatten().unwrap_or(1).max(1)
-            as u32,
-        memory_bytes,
+        kernel: here.kernel,
+        cpu_model: here.cpu_model,
+        cpus: here.cpus,
+        memory_bytes: here.memory_bytes,
         client_cpus: suite.client_cpus.clone().unwrap_or_default(),
         server_cpus: suite.servers.iter().map(|s| (s.name.clone(), s.cpus.clone().unwrap_or_default())).collect(),
         isolation: if crate::cgroup::Cgroup::create("probe").is_some() { "cgroup v2" } else { "process group" }.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        versions: suite.servers.iter().map(|s| (s.name.clone(), version(&s.version_command, &s.cwd))).collect(),
+        versions: suite
+            .servers
+            .iter()
+            .map(|s| (s.name.clone(), version(&s.version_command, &s.place, &s.cwd)))
+            .collect(),
         services: suite
             .services
             .iter()
             .map(|s| ServiceEnvironment {
                 name: s.name.clone(),
                 cpus: s.cpus.clone().unwrap_or_default(),
-                version: version(&s.version_command, &s.cwd),
+                version: version(&s.version_command, &s.place, &s.cwd),
             })
             .collect(),
+        hosts: places.machines(),
     };
     store
         .write("environment.json", serde_json::to_string_pretty(&environment).unwrap_or_default().as_bytes())

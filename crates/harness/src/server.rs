@@ -1,5 +1,5 @@
-//! One server's lifecycle: [`start`] (setup, spawn as a [`Process`], wait until it answers over HTTP, verify one
-//! answer) and its stop ([`Process::stop`], through [`RunningServer::process`]). A server never outlives its
+//! One server's lifecycle: [`start`] (setup and spawn, here or on a host: [`Place::start`]; wait until it answers
+//! over HTTP, from here; verify one answer) and its stop ([`Placed::stop`], through [`RunningServer::process`]). A server never outlives its
 //! runner: one dropped without a stop (an error, a panic) is killed, tree and cgroup; a second signal kills every
 //! running one ([`live`](crate::live)).
 
@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::place::{Place, Placed};
 use crate::probe;
-use crate::process::{Launch, Process};
+use crate::process::Launch;
 use shootout_suite::ServerSpec;
 
 /// A started server.
@@ -16,8 +17,10 @@ use shootout_suite::ServerSpec;
 pub struct RunningServer {
     /// Its base URL, port filled in.
     pub url: String,
-    /// Its processes.
-    pub process: Process,
+    /// Its processes, here or on a host.
+    pub process: Placed,
+    /// Where it runs.
+    pub place: Place,
 }
 
 /// Starts `spec` beside `services` (their names and ports), logging to `log`, and returns once it answers and
@@ -26,6 +29,7 @@ pub struct RunningServer {
 /// returned, which the caller knows by `stop`.
 pub fn start(
     spec: &ServerSpec,
+    place: &Place,
     services: &[(String, u16)],
     log: &Path,
     stop: &AtomicBool,
@@ -43,8 +47,9 @@ pub fn start(
         grace: spec.stop_grace,
         stop_pidfile: spec.stop_pidfile.as_deref(),
     };
-    let process = Process::start(&launch, services, log, stop)?;
-    let mut server = RunningServer { url: process.fill.fill(&spec.url).trim_end_matches('/').to_string(), process };
+    let process = place.start(&launch, services, log, stop)?;
+    let url = process.fill().fill(&spec.url).trim_end_matches('/').to_string();
+    let mut server = RunningServer { url, process, place: place.clone() };
     if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec, stop)) {
         server.process.stop();
         return Err(e);
@@ -59,10 +64,10 @@ impl RunningServer {
         let mut last = String::from("no answer yet");
         while Instant::now() < deadline {
             if stop.load(Ordering::Relaxed) {
-                return Err(format!("server '{}': interrupted while it was getting ready", self.process.name));
+                return Err(format!("server '{}': interrupted while it was getting ready", self.process.name()));
             }
             if let Some(status) = self.process.exited() {
-                return Err(self.process.ended_early(status, "it answered"));
+                return Err(self.process.ended_early(&status, "it answered"));
             }
             match probe::get(&url, Duration::from_secs(1), spec.protocol) {
                 Ok(answer) if answer.status == spec.ready_status => return Ok(()),
@@ -73,7 +78,7 @@ impl RunningServer {
         }
         Err(format!(
             "server '{}' was not ready within {:?} ({url}: {last}); raise ready.timeout if it is slow to start\n{}",
-            self.process.name,
+            self.process.name(),
             spec.ready_timeout,
             self.process.log_tail()
         ))
@@ -90,13 +95,13 @@ impl RunningServer {
             match answered.recv_timeout(Duration::from_millis(20)) {
                 Ok(answer) => break answer,
                 Err(_) if stop.load(Ordering::Relaxed) => {
-                    return Err(format!("server '{}': interrupted", self.process.name))
+                    return Err(format!("server '{}': interrupted", self.process.name()))
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(e) => return Err(format!("server '{}': {url}: {e}", self.process.name)),
+                Err(e) => return Err(format!("server '{}': {url}: {e}", self.process.name())),
             }
         };
-        let answer = answer.map_err(|e| format!("server '{}': {url}: {e}", self.process.name))?;
+        let answer = answer.map_err(|e| format!("server '{}': {url}: {e}", self.process.name()))?;
         let status_ok = spec.verify_status.map_or(answer.status < 400, |s| s == answer.status);
         let body_ok = spec.verify_body.as_ref().is_none_or(|text| answer.body.contains(text.as_str()));
         if status_ok && body_ok {
@@ -105,7 +110,7 @@ impl RunningServer {
         let excerpt: String = answer.body.chars().take(120).collect();
         Err(format!(
             "server '{}' answered {url} with status {} and body {excerpt:?}, which fails its verify check: fix the server or its verify settings",
-            self.process.name, answer.status
+            self.process.name(), answer.status
         ))
     }
 }

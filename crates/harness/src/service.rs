@@ -1,14 +1,14 @@
-//! One service's lifecycle (a database beside the servers): [`start`] (setup, spawn as a [`Process`], wait until
-//! its ready command succeeds or its port accepts), [`RunningService::reset`] (its data back to the same state
-//! before a server's trials) and its stop ([`Process::stop`]). A service that never gets ready, exits, or whose
+//! One service's lifecycle (a database beside the servers): [`start`] (setup and spawn, here or on a host:
+//! [`Place::start`]; wait until its ready command succeeds or its port accepts, where it runs), [`RunningService::reset`] (its data back to the same state
+//! before a server's trials) and its stop ([`Placed::stop`]). A service that never gets ready, exits, or whose
 //! reset fails stops the suite: a server measured without its database would be measured wrong.
 
-use std::net::TcpStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::process::{self, Hook, Launch, Process};
+use crate::place::{Place, Placed};
+use crate::process::{Hook, Launch};
 use shootout_suite::ServiceSpec;
 
 /// The longest one try of a ready command may take.
@@ -17,14 +17,17 @@ const READY_TRY: Duration = Duration::from_secs(5);
 /// A started service.
 #[derive(Debug)]
 pub struct RunningService {
-    /// Its processes.
-    pub process: Process,
+    /// Its processes, here or on a host.
+    pub process: Placed,
+    /// Where it runs (its hooks run there too).
+    pub place: Place,
 }
 
 /// Starts `spec` beside `earlier` services (names and ports), logging to `log`, and returns once it is ready.
 /// When `stop` is set meanwhile, it is stopped and an error returned, which the caller knows by `stop`.
 pub fn start(
     spec: &ServiceSpec,
+    place: &Place,
     earlier: &[(String, u16)],
     log: &Path,
     stop: &AtomicBool,
@@ -42,7 +45,7 @@ pub fn start(
         grace: spec.stop_grace,
         stop_pidfile: None,
     };
-    let mut service = RunningService { process: Process::start(&launch, earlier, log, stop)? };
+    let mut service = RunningService { process: place.start(&launch, earlier, log, stop)?, place: place.clone() };
     if let Err(e) = service.wait_ready(spec, log, stop) {
         service.process.stop();
         return Err(e);
@@ -61,18 +64,14 @@ impl RunningService {
                 return Err(format!("service '{name}': interrupted while it was getting ready"));
             }
             if let Some(status) = self.process.exited() {
-                return Err(self.process.ended_early(status, "it was ready"));
+                return Err(self.process.ended_early(&status, "it was ready"));
             }
             let ready = match &spec.ready_command {
                 Some(command) => {
-                    let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: &self.process.fill, log };
-                    process::run_hook(hook, stop, Some(deadline.min(Instant::now() + READY_TRY)))
+                    let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: self.process.fill(), log };
+                    self.place.run_hook(hook, stop, Some(deadline.min(Instant::now() + READY_TRY)))
                 }
-                None => {
-                    TcpStream::connect_timeout(&([127, 0, 0, 1], self.process.fill.port).into(), Duration::from_secs(1))
-                        .map(drop)
-                        .map_err(|e| format!("127.0.0.1:{}: {e}", self.process.fill.port))
-                }
+                None => self.place.accepts(self.process.fill().port),
             };
             match ready {
                 Ok(()) => return Ok(()),
@@ -92,7 +91,7 @@ impl RunningService {
     /// Runs the service's reset, if it has one: its data back to the same state.
     pub fn reset(&self, spec: &ServiceSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
         let Some(reset) = &spec.reset else { return Ok(()) };
-        let hook = Hook { command: reset, cwd: &spec.cwd, env: &spec.env, fill: &self.process.fill, log };
-        process::run_hook(hook, stop, None).map_err(|e| format!("service '{}': its reset failed: {e}", spec.name))
+        let hook = Hook { command: reset, cwd: &spec.cwd, env: &spec.env, fill: self.process.fill(), log };
+        self.place.run_hook(hook, stop, None).map_err(|e| format!("service '{}': its reset failed: {e}", spec.name))
     }
 }

@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 
 use shootout_suite::{file_name, ResetEvery, Restart, ServerSpec, Suite};
 
-use crate::process::{self, Hook};
+use crate::place::{Places, Watched};
+use crate::process::Hook;
 use crate::service::{self, RunningService};
 use crate::store::Store;
 
@@ -17,39 +18,16 @@ use crate::store::Store;
 #[derive(Debug)]
 pub struct Services<'a> {
     suite: &'a Suite,
+    places: &'a Places,
     logs: PathBuf,
     running: Vec<Option<RunningService>>,
 }
 
-/// A process tree a trial samples: a server's or a service's.
-#[derive(Debug, Clone)]
-pub struct Watched {
-    /// The service's name (the server's, for the server).
-    pub name: String,
-    /// The root of its tree.
-    pub root: i32,
-    /// Its cgroup, where it has one.
-    pub cgroup: Option<PathBuf>,
-    /// The CPUs it may run on.
-    pub cpus: Vec<usize>,
-}
-
-impl Watched {
-    /// What a sampler watches of `process`.
-    pub fn of(process: &process::Process) -> Watched {
-        Watched {
-            name: process.name.clone(),
-            root: process.tree_root(),
-            cgroup: process.cgroup.as_ref().map(|g| g.path().to_path_buf()),
-            cpus: process.cpus.clone(),
-        }
-    }
-}
-
 impl<'a> Services<'a> {
     /// None running yet.
-    pub fn new(suite: &'a Suite, store: &Store) -> Services<'a> {
-        Services { suite, logs: store.dir.join("logs"), running: suite.services.iter().map(|_| None).collect() }
+    pub fn new(suite: &'a Suite, places: &'a Places, store: &Store) -> Services<'a> {
+        let running = suite.services.iter().map(|_| None).collect();
+        Services { suite, places, logs: store.dir.join("logs"), running }
     }
 
     fn log(&self, index: usize) -> PathBuf {
@@ -71,12 +49,12 @@ impl<'a> Services<'a> {
                 still_running(service)?;
             }
             if self.running[index].is_none() {
-                let started = service::start(spec, &ports, &self.log(index), stop)?;
+                let started = service::start(spec, &self.places.of(&spec.place), &ports, &self.log(index), stop)?;
                 self.running[index] = Some(started);
             }
             let service = self.running[index].as_ref().expect("started above");
             service.reset(spec, &self.log(index), stop)?;
-            ports.push((spec.name.clone(), service.process.fill.port));
+            ports.push((spec.name.clone(), service.process.fill().port));
         }
         Ok(ports)
     }
@@ -109,11 +87,7 @@ impl<'a> Services<'a> {
 
     /// The trees of the services `server` runs beside, for the trial's sampler.
     pub fn watched(&self, server: &ServerSpec) -> Vec<Watched> {
-        self.needed(server)
-            .into_iter()
-            .filter_map(|i| self.running[i].as_ref())
-            .map(|s| Watched::of(&s.process))
-            .collect()
+        self.needed(server).into_iter().filter_map(|i| self.running[i].as_ref()).map(|s| s.process.watched()).collect()
     }
 
     /// After `server` stopped: the services started for it alone are stopped; returns what went wrong.
@@ -132,7 +106,8 @@ impl<'a> Services<'a> {
     fn stop(&mut self, index: usize) -> Vec<String> {
         let Some(service) = self.running[index].take() else { return Vec::new() };
         let spec = &self.suite.services[index];
-        let fill = service.process.fill.clone();
+        let fill = service.process.fill().clone();
+        let place = service.place.clone();
         let mut notices = Vec::new();
         let stopped = service.process.stop();
         if stopped.left > 0 {
@@ -142,7 +117,7 @@ impl<'a> Services<'a> {
             let log = self.log(index);
             let hook = Hook { command: teardown, cwd: &spec.cwd, env: &spec.env, fill: &fill, log: &log };
             let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
-            if let Err(e) = process::run_hook(hook, &never, None) {
+            if let Err(e) = place.run_hook(hook, &never, None) {
                 notices.push(format!("service '{}': teardown failed: {e}", spec.name));
             }
         }
@@ -155,9 +130,8 @@ fn still_running(service: &mut RunningService) -> Result<(), String> {
     match service.process.exited() {
         None => Ok(()),
         Some(status) => Err(format!(
-            "service '{}' exited ({}) while the suite ran: the servers that need it cannot be measured\n{}",
-            service.process.name,
-            process::describe(status),
+            "service '{}' exited ({status}) while the suite ran: the servers that need it cannot be measured\n{}",
+            service.process.name(),
             service.process.log_tail()
         )),
     }

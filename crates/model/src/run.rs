@@ -152,6 +152,24 @@ pub struct Environment {
     /// The services beside the servers (a database), each with its CPUs and version, in the suite's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceEnvironment>,
+    /// The other machines servers and services ran on (`host = "ssh:…"`), by the ssh target that reached each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<(String, Machine)>,
+}
+
+/// A machine a suite ran on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Machine {
+    /// Its name (the kernel's node name).
+    pub name: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// CPUs online.
+    pub cpus: u32,
+    /// Total memory.
+    pub memory_bytes: u64,
 }
 
 /// A service of a suite as it ran: where, and which version.

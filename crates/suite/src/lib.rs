@@ -22,6 +22,10 @@
 //! build = ["apps/build-jar.sh"]    # and commands that prove each piece loads, run from the suite's folder
 //! check = ["ruby -e 'require \"rack\"'"]
 //!
+//! [hosts]                          # optional: how the hosts of `host = "ssh:…"` are reached
+//! ssh_config = "ssh_config"        # ssh -F, from the suite's folder
+//! command = "/opt/shootout/bin/shootout"   # shootout there (default: shootout on the PATH)
+//!
 //! [load]                           # what each request is (or scenario = "file.toml")
 //! path = "/hello"
 //! protocol = "http2"               # optional: "http1" (default) or "http2" (h2c on http://, ALPN h2 on https://)
@@ -39,6 +43,8 @@
 //! stop = { signal = "INT", grace = "10s", pidfile = "tmp/server.pid" }   # pidfile: signal that PID instead
 //! version_command = "puma --version"
 //! cpus = "1"                       # default: every CPU but the client's
+//! host = "ssh:app1"                # optional: run it on another machine, through OpenSSH (`shootout host` there);
+//!                                  # cwd is then a folder there, and url defaults to http://app1:{port}
 //! start_warmup = "60s"             # optional: after each start, load it this long at the first level, unmeasured
 //!                                  # (a JVM's JIT), once per start rather than at every level
 //! protocol = "http1"               # optional: this server's protocol (and streams), instead of [load]'s; it is
@@ -136,6 +142,41 @@ pub struct Suite {
     pub requires: Requires,
     /// Where the load comes from when not from this process: the `[agents]` table.
     pub agents: Option<Agents>,
+    /// How the hosts that servers and services are placed on are reached: the `[hosts]` table.
+    pub hosts: Hosts,
+}
+
+/// A suite's `[hosts]`: how shootout reaches the machines its servers and services run on (`host =
+/// "ssh:HOST"`), through the user's own OpenSSH, as `[agents]` does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hosts {
+    /// An ssh configuration file (`ssh -F`), from the suite's folder.
+    pub ssh_config: Option<PathBuf>,
+    /// The command that runs shootout there (default `shootout`).
+    pub command: Option<String>,
+}
+
+/// Where a server or a service runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Place {
+    /// On this machine, in a cgroup of its own.
+    #[default]
+    Here,
+    /// On another machine, reached by `ssh TARGET` (`[user@]HOST`), where `shootout host` starts and samples it.
+    Ssh {
+        /// What ssh is given: `[user@]HOST`.
+        target: String,
+    },
+}
+
+impl Place {
+    /// The host part of an ssh target (`HOST` of `user@HOST`); none here.
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            Place::Here => None,
+            Place::Ssh { target } => Some(target.rsplit_once('@').map_or(target.as_str(), |(_, host)| host)),
+        }
+    }
 }
 
 /// A suite's `[agents]`: each trial's load is shared out to these agents and merged, as with `shootout load
@@ -296,6 +337,8 @@ pub struct ServerSpec {
     pub params: Vec<(String, String)>,
     /// The services it runs beside, by name, in the suite's order (every service unless it says `needs`).
     pub needs: Vec<String>,
+    /// Where it runs.
+    pub place: Place,
 }
 
 /// One service the servers depend on (`[[service]]`): a database, a cache. It runs in a cgroup of its own like a
@@ -336,6 +379,8 @@ pub struct ServiceSpec {
     pub version_command: Option<String>,
     /// CPUs to pin it to (`None`: not pinned).
     pub cpus: Option<String>,
+    /// Where it runs.
+    pub place: Place,
 }
 
 /// When a service's `reset` runs.

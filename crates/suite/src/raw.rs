@@ -37,6 +37,7 @@ pub struct SuiteFile {
     #[serde(default)]
     pub(crate) load: LoadDef,
     pub(crate) agents: Option<AgentsDef>,
+    pub(crate) hosts: Option<HostsDef>,
     #[serde(default, rename = "server")]
     pub(crate) servers: Vec<ServerDef>,
     #[serde(default, rename = "service")]
@@ -84,6 +85,14 @@ pub(crate) struct AgentsDef {
     pub(crate) max_skew: Option<Spanned<String>>,
 }
 
+/// The `[hosts]` table: how servers and services placed on other machines (`host = "ssh:HOST"`) are reached.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HostsDef {
+    pub(crate) ssh_config: Option<String>,
+    pub(crate) command: Option<String>,
+}
+
 /// One `[[server]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,6 +112,7 @@ pub(crate) struct ServerDef {
     pub(crate) teardown: Option<String>,
     pub(crate) version_command: Option<String>,
     pub(crate) cpus: Option<String>,
+    pub(crate) host: Option<Spanned<String>>,
     pub(crate) protocol: Option<Spanned<String>>,
     pub(crate) streams: Option<Spanned<u32>>,
     pub(crate) start_warmup: Option<Spanned<String>>,
@@ -138,6 +148,7 @@ pub(crate) struct ServiceDef {
     pub(crate) teardown: Option<String>,
     pub(crate) version_command: Option<String>,
     pub(crate) cpus: Option<String>,
+    pub(crate) host: Option<Spanned<String>>,
 }
 
 /// A service's `ready`: a command that succeeds once it is ready (else: its port accepts a connection).

@@ -42,6 +42,8 @@ pub(crate) struct Launched<'a> {
     pub(crate) version_command: Option<&'a String>,
     pub(crate) cwd: Option<&'a String>,
     pub(crate) env: &'a BTreeMap<String, String>,
+    /// It runs on this machine, where its `cwd` must be (on another host, its `cwd` is a folder there).
+    pub(crate) here: bool,
 }
 
 /// A `[[server]]` and a `[[service]]` name their common keys alike.
@@ -58,6 +60,7 @@ macro_rules! launched_from {
                     version_command: def.version_command.as_ref(),
                     cwd: def.cwd.as_ref(),
                     env: &def.env,
+                    here: def.host.is_none(),
                 }
             }
         }
@@ -98,7 +101,8 @@ fn example(kind: &str) -> &'static str {
 }
 
 /// Refuses what cannot be given to a server's or service's processes: NUL bytes, `env` keys that are empty or
-/// hold `=`, a command longer than [`LONGEST_ARGUMENT`], and a `cwd` that is not a folder (taken from `dir`).
+/// hold `=`, a command longer than [`LONGEST_ARGUMENT`], and a `cwd` that is not a folder (taken from `dir`; on
+/// another host it is that host's to have).
 pub(crate) fn check_launched(def: &Launched<'_>, at: &Locator<'_>, dir: &Path) -> Result<(), FileError> {
     let name = def.name.get_ref();
     let refuse = |why: String| Err(at.span(def.name.span(), format!("{} '{name}': {why}", def.kind)));
@@ -125,7 +129,7 @@ pub(crate) fn check_launched(def: &Launched<'_>, at: &Locator<'_>, dir: &Path) -
     if let Some(key) = def.env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
         return refuse(format!("env key {key:?}: a variable's name is not empty and holds no '=' or NUL"));
     }
-    if let Some(cwd) = def.cwd {
+    if let Some(cwd) = def.cwd.filter(|_| def.here) {
         let path = dir.join(cwd);
         if !path.is_dir() {
             return refuse(format!(

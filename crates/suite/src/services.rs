@@ -117,10 +117,11 @@ pub(crate) fn services(
         if stop.is_some_and(|s| s.pidfile.is_some()) {
             return Err(here("stop.pidfile is for servers that daemonize: run the service in the foreground".into()));
         }
+        let place = crate::validate::place(&def.host, at)?;
         specs.push(ServiceSpec {
             name: name.clone(),
             command: def.command.get_ref().clone(),
-            cwd: def.cwd.as_ref().map_or_else(|| dir.to_path_buf(), |c| dir.join(c)),
+            cwd: crate::validate::cwd(&def.cwd, &place, dir),
             env: def.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             port: def.port.unwrap_or(0),
             ready_command: ready_command.cloned(),
@@ -137,7 +138,8 @@ pub(crate) fn services(
             setup: def.setup.clone(),
             teardown: def.teardown.clone(),
             version_command: def.version_command.clone(),
-            cpus: def.cpus.clone().or_else(|| server_cpus.cloned()),
+            cpus: def.cpus.clone().or_else(|| server_cpus.filter(|_| place == crate::Place::Here).cloned()),
+            place,
         });
     }
     Ok(specs)

@@ -12,7 +12,9 @@ use shootout_model::settings::check_headers;
 use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
 use crate::raw::{LoadDef, ServerDef, SuiteFile};
-use crate::{refusals, services, Agents, Levels, LoadSpec, Order, ScenarioFile, ServerSpec, Suite, Sweep};
+use crate::{
+    refusals, services, Agents, Hosts, Levels, LoadSpec, Order, Place, ScenarioFile, ServerSpec, Suite, Sweep,
+};
 
 /// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, FileError> {
@@ -78,6 +80,11 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         services,
         requires: raw.requires.clone(),
         agents: None,
+        hosts: raw
+            .hosts
+            .as_ref()
+            .map(|h| Hosts { ssh_config: h.ssh_config.as_ref().map(|f| dir.join(f)), command: h.command.clone() })
+            .unwrap_or_default(),
     };
     let agents = agents(&raw, &at, dir, &suite)?;
     let suite = sweep.cut(Suite { agents, ..suite });
@@ -224,12 +231,13 @@ fn server_spec(
             at.span(s.span(), format!("'{}' is not a signal: write TERM, INT, QUIT or KILL", s.get_ref()))
         })?,
     };
+    let place = place(&def.host, at)?;
     Ok(ServerSpec {
         name,
         command: def.command.get_ref().clone(),
-        cwd: def.cwd.as_ref().map_or_else(|| dir.to_path_buf(), |c| dir.join(c)),
+        cwd: cwd(&def.cwd, &place, dir),
         env: def.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        url: def.url.clone().unwrap_or_else(|| "http://127.0.0.1:{port}".into()),
+        url: def.url.clone().unwrap_or_else(|| format!("http://{}:{{port}}", place.host().unwrap_or("127.0.0.1"))),
         path: def.path.clone().unwrap_or_else(|| load.path.clone()),
         port: def.port.unwrap_or(0),
         ready_path: ready
@@ -247,11 +255,13 @@ fn server_spec(
         setup: def.setup.clone(),
         teardown: def.teardown.clone(),
         version_command: def.version_command.clone(),
-        cpus: def.cpus.clone().or_else(|| server_cpus.cloned()),
+        // Another host's CPUs are its own: the split of this machine's between client and servers is not theirs.
+        cpus: def.cpus.clone().or_else(|| server_cpus.filter(|_| place == Place::Here).cloned()),
         protocol,
         streams,
         params: def.params.clone(),
         needs: Vec::new(),
+        place,
     })
 }
 
@@ -300,6 +310,34 @@ fn protocol(
         ));
     }
     Ok((chosen, count))
+}
+
+/// Where a server or service runs: here, or `host = "ssh:[user@]HOST"`.
+pub(crate) fn place(host: &Option<Spanned<String>>, at: &Locator<'_>) -> Result<Place, FileError> {
+    let Some(host) = host else { return Ok(Place::Here) };
+    let text = host.get_ref();
+    match text.strip_prefix("ssh:") {
+        Some(target) if !target.is_empty() && !target.starts_with('-') && !target.contains(char::is_whitespace) => {
+            Ok(Place::Ssh { target: target.to_string() })
+        }
+        _ => Err(at.span(
+            host.span(),
+            format!(
+                "host '{text}': write \"ssh:HOST\" or \"ssh:user@HOST\" (a host your ssh reaches without a password)"
+            ),
+        )),
+    }
+}
+
+/// The working directory of a server or service: from the suite's folder here; as written on another host
+/// (from the login folder there when relative).
+pub(crate) fn cwd(cwd: &Option<String>, place: &Place, dir: &Path) -> std::path::PathBuf {
+    match (cwd, place) {
+        (None, Place::Here) => dir.to_path_buf(),
+        (Some(c), Place::Here) => dir.join(c),
+        (None, Place::Ssh { .. }) => std::path::PathBuf::from("."),
+        (Some(c), Place::Ssh { .. }) => std::path::PathBuf::from(c),
+    }
 }
 
 /// A signal by name (`TERM`, `SIGINT`, `quit`…).

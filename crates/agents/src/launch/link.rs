@@ -101,7 +101,7 @@ impl Default for LastWords {
 
 impl LastWords {
     /// Reads `stderr` on a thread of its own, keeping its last line.
-    pub(crate) fn keep(stderr: impl Read + Send + 'static) -> LastWords {
+    pub fn keep(stderr: impl Read + Send + 'static) -> LastWords {
         let words = LastWords(Arc::new(Mutex::new((None, false))));
         let kept = words.clone();
         std::thread::spawn(move || {

@@ -4,6 +4,7 @@
 mod agent;
 mod agents;
 mod compare;
+mod host;
 mod load;
 mod report;
 mod run;
@@ -38,6 +39,9 @@ enum Command {
     Agent(agent::AgentArgs),
     /// Tools for loads from agents: `shootout agents manifest` prints what `--agents k8s:N` applies.
     Agents(agents::AgentsArgs),
+    /// Start, sample and stop a suite's servers on this machine for its runner (started by `run` through ssh for
+    /// `host = "ssh:…"`, not by hand).
+    Host(host::HostArgs),
 }
 
 /// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
@@ -87,6 +91,7 @@ pub fn main() -> ExitCode {
         Command::Target(args) => target::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Agents(args) => agents::run(args),
+        Command::Host(args) => host::run(args),
     };
     let failure = match outcome {
         Ok(()) => return ExitCode::SUCCESS,

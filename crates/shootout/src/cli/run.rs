@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use shootout_harness::place::Places;
 use shootout_harness::runner::{run_suite, Event};
 use shootout_harness::store::Store;
 use shootout_report::export::{Exporter, Text};
@@ -37,7 +38,9 @@ pub struct RunArgs {
 
 /// Runs the suite.
 pub fn run(args: RunArgs) -> Result<(), Failure> {
-    let (suite, store) = match (&args.suite, &args.resume) {
+    // The hosts of a suite are reached before its results directory is made: an unreachable one leaves nothing.
+    let connect = |suite: &Suite| Places::for_suite(suite).map_err(|e| Failure::Run(anyhow::anyhow!(e)));
+    let (suite, store, places) = match (&args.suite, &args.resume) {
         (_, Some(dir)) => {
             let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
             let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
@@ -49,7 +52,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                     dir.display()
                 )));
             }
-            (suite, store)
+            let places = connect(&suite)?;
+            (suite, store, places)
         }
         (Some(path), None) => {
             let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -60,6 +64,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 _ => Sweep::Short,
             };
             let suite = read_suite(path, &home, sweep)?;
+            let places = connect(&suite)?;
             let store = Store::create(&args.results, &suite.name).map_err(|e| {
                 Failure::Usage(format!("--results {}: cannot make a results directory ({e})", args.results.display()))
             })?;
@@ -69,7 +74,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 .and_then(|()| store.write("suite-dir", home.display().to_string().as_bytes()))
                 .and_then(|()| store.write("sweep", sweep.name().as_bytes()))
                 .map_err(|e| Failure::Run(e.into()))?;
-            (suite, store)
+            (suite, store, places)
         }
         (None, None) => unreachable!("clap requires one"),
     };
@@ -103,7 +108,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far.
     let (mut base, mut span, mut warmed) = (0, trial_ms, 0);
     let unit = suite.unit();
-    let outcome = run_suite(&suite, store, stop, &mut |event| match event {
+    let outcome = run_suite(&suite, &places, store, stop, &mut |event| match event {
         Event::Trial { server, level, repeat, done, .. } => {
             (base, span) = (done as u64 * trial_ms + warmed, trial_ms);
             bar.set_position(base);

@@ -2,6 +2,7 @@
 //! One test binary (faster to link); one module per area.
 
 mod h2_server;
+mod namespaces;
 mod support;
 
 mod agents;
@@ -12,6 +13,7 @@ mod agents_ssh;
 mod compare;
 mod errors;
 mod framing;
+mod hosts;
 mod http2;
 mod http2_faults;
 mod https;

@@ -150,13 +150,14 @@ fn ctrl_c_leaves_nothing_of_the_database() {
     assert_eq!(left_with(&mark), Vec::<String>::new(), "nothing of the database is left");
 }
 
-/// A suite of the built-in target as three servers at 2 users, beside a service that only burns a CPU: one server
-/// waits on `/delay/2` without it, one spins on `/spin/1500`, one waits beside it. Returns each server's limit
+/// A suite of the built-in target as three servers at 2 users, beside a service that only burns a CPU (at the idle
+/// scheduling class, so that it takes only what nothing else wants and leaves the tests running beside this one
+/// alone): one server waits on `/delay/2` without it, one spins on `/spin/1500`, one waits beside it. Returns each server's limit
 /// as the report's table writes it.
 fn limits(dir: &Path) -> Vec<(String, String)> {
     let suite = "name = \"limits\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
                  connections = [2]\n[load]\npath = \"/delay/2\"\n\
-                 [[service]]\nname = \"burner\"\ncommand = \"while :; do :; done\"\nready = { command = \"true\" }\n\
+                 [[service]]\nname = \"burner\"\ncommand = \"exec chrt --idle 0 sh -c 'while :; do :; done'\"\nready = { command = \"true\" }\n\
                  restart = \"server\"\ncpus = \"1\"\nstop = { grace = \"1s\" }\n\
                  [[server]]\nname = \"waits\"\ncommand = \"{shootout} target --port {port} --threads 1\"\nneeds = []\n\
                  [[server]]\nname = \"spins\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\

@@ -1,0 +1,131 @@
+//! Servers and services on other machines (`host = "ssh:HOST"`) against real OpenSSH on the test hosts
+//! ([`crate::namespaces`]): a server on h1 and a service on h2, started, sampled and stopped there by `shootout
+//! host`, the load from here; their samples are their own processes' (CPU, PSS), their logs come back; killing
+//! the link mid-trial leaves nothing on h1; a host without shootout, or with another release, is one line naming
+//! it.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use shootout_model::run::TrialRecord;
+
+use crate::namespaces::TestHosts;
+use crate::support::{describe, results, shootout, start_run, workdir};
+
+/// A suite with its server on h1 and its service on h2, the hosts running `command` as shootout.
+fn suite(hosts: &TestHosts, command: &str, duration: &str) -> String {
+    format!(
+        "name = \"hosts\"\nrepeats = 1\nduration = \"{duration}\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
+         connections = [2]\n[load]\npath = \"/hello\"\n\
+         [hosts]\nssh_config = \"{}\"\ncommand = \"{command}\"\n\
+         [[service]]\nname = \"db\"\nhost = \"ssh:h2\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n\
+         version_command = \"uname -n\"\n\
+         [[server]]\nname = \"app\"\nhost = \"ssh:h1\"\nurl = \"http://{}:{{port}}\"\n\
+         command = \"{{shootout}} target --host 0.0.0.0 --port {{port}} --threads 1\"\n\
+         env = {{ DB_PORT = \"{{service.db.port}}\" }}\nsetup = \"echo setup on $(uname -n) beside db on $DB_PORT\"\n",
+        hosts.ssh_config.display(),
+        hosts.address(1),
+    )
+}
+
+#[test]
+fn a_server_on_one_host_and_a_service_on_another_are_measured_there() {
+    let Some(hosts) = TestHosts::make(1, "ssh hosts") else { return };
+    let dir = workdir("hosts", "two-hosts");
+    std::fs::write(dir.join("suite.toml"), suite(&hosts, &hosts.remote_shootout(), "1s")).unwrap();
+    let output = run(&dir);
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = results(&dir);
+    let trial: TrialRecord =
+        serde_json::from_slice(&std::fs::read(results.join("trials/app/2-r1.json")).unwrap()).unwrap();
+    assert!(trial.result.requests.ok > 100, "{:?}", trial.result.requests);
+    // The server's own processes, sampled on h1: the target's CPU and memory, not ssh's.
+    assert!(trial.usage.cpu_s > 0.0 && trial.usage.pss_max_bytes > 1 << 20, "{:?}", trial.usage);
+    assert_eq!(trial.usage.processes_max, 1, "the target alone: {:?}", trial.usage);
+    let db = &trial.services[0];
+    assert_eq!(db.name, "db");
+    assert!(db.samples.len() >= 5 && db.usage.pss_max_bytes > 1 << 20, "{:?}", db.usage);
+    let log = std::fs::read_to_string(results.join("logs/app-r1.log")).unwrap();
+    assert!(log.contains("beside db on ") && log.contains("listening"), "its setup and its output came back: {log}");
+    let environment: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join("environment.json")).unwrap()).unwrap();
+    assert_eq!(environment["hosts"].as_array().map(Vec::len), Some(2), "{environment}");
+    assert_eq!(environment["hosts"][0][0], "h1");
+    assert!(environment["hosts"][0][1]["cpus"].as_u64() >= Some(1), "{environment}");
+    assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on the hosts");
+}
+
+/// Waits until the server runs on h1 and has been loaded a moment.
+fn under_load(hosts: &TestHosts) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while hosts.left_over().iter().all(|p| !p.contains("target --host 0.0.0.0")) {
+        assert!(Instant::now() < deadline, "the server never started on h1");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+}
+
+/// `shootout run` on `dir/suite.toml`, to its end.
+fn run(dir: &std::path::Path) -> Output {
+    shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
+}
+
+#[test]
+fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout_is_named() {
+    let Some(hosts) = TestHosts::make(2, "ssh hosts' faults") else { return };
+    let dir = workdir("hosts", "lost-link");
+    std::fs::write(dir.join("suite.toml"), suite(&hosts, &hosts.remote_shootout(), "8s")).unwrap();
+    let run_started = start_run(shootout(), &dir);
+    // Once the server is under load on h1, its ssh link is killed.
+    under_load(&hosts);
+    let pattern = format!("ssh -T -o BatchMode=yes -F {} -- h1", hosts.ssh_config.display());
+    let killed = Command::new("pkill").args(["-KILL", "-f", &pattern]).status().unwrap();
+    assert!(killed.success(), "the ssh link to h1 was found");
+    let killed_at = Instant::now();
+    let left = hosts.left_over();
+    assert!(
+        left.iter().all(|p| !p.contains("target --host")),
+        "the server on h1 ended with its link ({:?} after): {left:?}",
+        killed_at.elapsed()
+    );
+    let output = run_started.wait_with_output().unwrap();
+    assert!(!output.status.success(), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the link to host 'h1' was lost"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on any host");
+
+    // The runner killed without a word: its links' input ends, and each host kills what it started.
+    let dir = workdir("hosts", "runner-killed");
+    std::fs::write(dir.join("suite.toml"), suite(&hosts, &hosts.remote_shootout(), "8s")).unwrap();
+    let mut runner = start_run(shootout(), &dir);
+    under_load(&hosts);
+    runner.kill().unwrap();
+    let _ = runner.wait();
+    assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on any host after the runner's SIGKILL");
+
+    // A host without shootout, and one whose shootout is another release: one line naming it, nothing started.
+    let other = hosts.dir.join("other-release");
+    std::fs::write(
+        &other,
+        "#!/bin/sh\nread hello\necho '{\"answer\":\"hello\",\"shootout\":\"0.0.1\",\"protocol\":1,\"machine\":\
+         {\"name\":\"x\",\"kernel\":\"\",\"cpu_model\":\"\",\"cpus\":1,\"memory_bytes\":0}}'\nread more\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&other).status().unwrap();
+    for (command, said) in [
+        ("/nonexistent/shootout", "host 'h1': cannot start `/nonexistent/shootout host` there"),
+        (other.to_str().unwrap(), "host 'h1': its shootout is 0.0.1 (host protocol 1), this one"),
+    ] {
+        let dir = workdir("hosts", "refused");
+        std::fs::write(dir.join("suite.toml"), suite(&hosts, command, "1s")).unwrap();
+        let output = run(&dir);
+        assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    }
+    assert_eq!(hosts.left_over(), Vec::<String>::new());
+}
