@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 # process is left behind), openssh-server, openssh-client and iproute2 (the ssh agents test runs a real sshd in
 # each of three network namespaces and reaches it with ssh), slurmctld, slurmd, slurm-client and munge (the Slurm
 # agents test runs a controller and three nodes of its own), faketime (the agents' clock tests skew an agent's
-# wall clock), apache2-utils (ab, the seeds' own tool, must finish against the built-in target) and postgresql (the
-# services tests start a PostgreSQL of their own, in their own folder, beside the servers). Under CI every
+# wall clock), apache2-utils (ab, the seeds' own tool, must finish against the built-in target), postgresql (the
+# services tests start a PostgreSQL of their own, in their own folder, beside the servers) and docker.io (the
+# containers test starts a Docker daemon of its own and runs a server in a container). Under CI every
 # one of these tests must run. Installed only when missing, and only where we may (root, apt); no daemon is
 # started by the install (policy-rc.d), since each test starts its own.
 missing=()
@@ -28,6 +29,7 @@ command -v srun >/dev/null || missing+=(slurm-client)
 command -v faketime >/dev/null || missing+=(faketime)
 command -v ab >/dev/null || missing+=(apache2-utils)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+[ -x /usr/sbin/dockerd ] || missing+=(docker.io)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2

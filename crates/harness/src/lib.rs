@@ -19,6 +19,8 @@
 //! - [`service`]: one service's lifecycle (a database): a process, its ready command or port, its reset.
 //! - [`services`]: the services of a run: started when first needed, reset before each server, stopped.
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
+//! - [`container`]: a server or service in a Docker or Podman container: labelled, published, sampled by its
+//!   cgroup, stopped and removed; what dead runs left is removed by label.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
 //! - [`log`]: [`log::BoundedLog`], a server's output into its log, its first and last 4 MiB.
 //! - [`live`]: the servers running now, for [`live::kill_all`] when a second signal leaves at once.
@@ -29,6 +31,7 @@
 //! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C.
 
 pub mod cgroup;
+pub mod container;
 pub mod live;
 pub mod log;
 pub mod place;

@@ -1,5 +1,5 @@
-//! Where a server or service runs, one seam for both: [`Place`] is here (this machine's processes and cgroups) or
-//! a host (`shootout host` through ssh, [`remote`](crate::remote)); [`Placed`] is a process started there, driven
+//! Where a server or service runs, one seam for both: [`Place`] is here (this machine's processes and cgroups, or
+//! a container: [`Container`]) or a host (`shootout host` through ssh, [`remote`](crate::remote)); [`Placed`] is a process started there, driven
 //! alike wherever it is: how it ended, the end of its log, its stop, and what the trial's sampler watches of it
 //! ([`Watched`], [`Sampler`]). [`Places`] holds one link per host for the whole run, each made when the run starts
 //! so that an unreachable host stops the run before anything is measured.
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use shootout_model::run::ResourceSample;
 use shootout_suite::Suite;
 
+use crate::container::Container;
 use crate::process::{self, Ended, Hook, Launch, Placeholders, Process, Stopped};
 use crate::remote::link::HostLink;
 use crate::remote::protocol::{FromHost, RemoteLaunch, ToHost};
@@ -53,7 +54,7 @@ impl Places {
     /// The place a suite names.
     pub fn of(&self, place: &shootout_suite::Place) -> Place {
         match place {
-            shootout_suite::Place::Here => Place::Here,
+            shootout_suite::Place::Here | shootout_suite::Place::Container(_) => Place::Here,
             shootout_suite::Place::Ssh { target } => {
                 Place::There(self.links.get(target).expect("every host was connected as the run started").clone())
             }
@@ -79,9 +80,14 @@ impl Place {
         log: &Path,
         stop: &AtomicBool,
     ) -> Result<Placed, String> {
-        let link = match self {
-            Place::Here => return Process::start(launch, services, log, stop).map(|p| Placed::Here(Box::new(p))),
-            Place::There(link) => link,
+        let link = match (self, launch.container) {
+            (Place::Here, Some(container)) => {
+                return Container::start(launch, container, services, log, stop).map(|c| Placed::Container(Box::new(c)))
+            }
+            (Place::Here, None) => {
+                return Process::start(launch, services, log, stop).map(|p| Placed::Here(Box::new(p)))
+            }
+            (Place::There(link), _) => link,
         };
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let remote = RemoteLaunch {
@@ -197,6 +203,8 @@ pub enum Placed {
     Here(Box<Process>),
     /// On a host.
     There(Remote),
+    /// In a container on this machine.
+    Container(Box<Container>),
 }
 
 /// A process on a host, as the runner knows it.
@@ -219,6 +227,7 @@ impl Placed {
         match self {
             Placed::Here(p) => &p.name,
             Placed::There(r) => &r.name,
+            Placed::Container(c) => &c.name,
         }
     }
 
@@ -227,6 +236,7 @@ impl Placed {
         match self {
             Placed::Here(p) => &p.fill,
             Placed::There(r) => &r.fill,
+            Placed::Container(c) => &c.fill,
         }
     }
 
@@ -234,6 +244,7 @@ impl Placed {
     pub fn exited(&mut self) -> Option<Ended> {
         let remote = match self {
             Placed::Here(p) => return p.exited(),
+            Placed::Container(c) => return c.exited(),
             Placed::There(r) => r,
         };
         if remote.ended.is_none() {
@@ -250,6 +261,7 @@ impl Placed {
     pub fn log_tail(&self) -> String {
         match self {
             Placed::Here(p) => p.log_tail(),
+            Placed::Container(c) => c.log_tail(),
             Placed::There(r) => match r.link.ask(&ToHost::Tail { id: r.id }) {
                 Ok(FromHost::Tail { text }) => format!("  on host '{}', {}", r.link.target, text.trim_start()),
                 _ => format!("  (its log on host '{}' could not be read)", r.link.target),
@@ -262,6 +274,7 @@ impl Placed {
         let kind = match self {
             Placed::Here(p) => p.kind,
             Placed::There(r) => r.kind,
+            Placed::Container(c) => c.kind,
         };
         process::ended_early(kind, self.name(), ended, before, &self.log_tail())
     }
@@ -270,6 +283,7 @@ impl Placed {
     pub fn stop(self) -> Stopped {
         match self {
             Placed::Here(p) => (*p).stop(),
+            Placed::Container(c) => (*c).stop(),
             Placed::There(r) => match r.link.ask(&ToHost::Stop { id: r.id }) {
                 Ok(FromHost::Stopped { stopped, log }) => {
                     append(&r.log, &log);
@@ -290,6 +304,9 @@ impl Placed {
                 cgroup: p.cgroup.as_ref().map(|g| g.path().to_path_buf()),
                 cpus: p.cpus.clone(),
             },
+            Placed::Container(c) => {
+                Watched::Here { name: c.name.clone(), root: c.root, cgroup: c.cgroup.clone(), cpus: c.cpus.clone() }
+            }
             Placed::There(r) => {
                 Watched::There { name: r.name.clone(), link: r.link.clone(), id: r.id, cpus: r.cpus.clone() }
             }

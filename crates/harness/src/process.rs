@@ -80,6 +80,8 @@ pub struct Launch<'a> {
     /// A file (from `cwd`, placeholders not yet filled) holding the PID to signal instead, for a server that
     /// daemonizes its master.
     pub stop_pidfile: Option<&'a str>,
+    /// The container it runs in, when it runs in one ([`Container`](crate::container::Container)).
+    pub container: Option<&'a shootout_suite::Container>,
 }
 
 /// A launched server or service.

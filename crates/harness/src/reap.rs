@@ -151,8 +151,10 @@ impl Guard {
                  for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.1; rmdir '{c}' 2>/dev/null && break; done; "
             )
         });
+        // A group of 0 or 1 is no server's own (a container's processes are its engine's): only its cgroup.
+        let group_kill = if group > 1 { format!("kill -9 -{group} 2>/dev/null; ") } else { String::new() };
         let script = format!(
-            "trap '' INT TERM HUP; read -r word; [ \"$word\" = disarm ] && exit 0; kill -9 -{group} 2>/dev/null; {}",
+            "trap '' INT TERM HUP; read -r word; [ \"$word\" = disarm ] && exit 0; {group_kill}{}",
             cgroup_kill.unwrap_or_default()
         );
         let mut child = Command::new("sh")

@@ -45,6 +45,9 @@
 //! cpus = "1"                       # default: every CPU but the client's
 //! host = "ssh:app1"                # optional: run it on another machine, through OpenSSH (`shootout host` there);
 //!                                  # cwd is then a folder there, and url defaults to http://app1:{port}
+//! container = { image = "local/app:1", port = 8080 }   # optional: run it in a container (Docker or Podman); its
+//!                                  # command is the container's, split on spaces ("" for the image's own), {port}
+//!                                  # inside it is 8080, and outside (url, {service.NAME.port}) the published port
 //! start_warmup = "60s"             # optional: after each start, load it this long at the first level, unmeasured
 //!                                  # (a JVM's JIT), once per start rather than at every level
 //! protocol = "http1"               # optional: this server's protocol (and streams), instead of [load]'s; it is
@@ -167,13 +170,28 @@ pub enum Place {
         /// What ssh is given: `[user@]HOST`.
         target: String,
     },
+    /// On this machine, in a container of Docker or Podman.
+    Container(Container),
+}
+
+/// A container a server or service runs in (`container = { image = "…", port = 8080 }`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    /// The image (made locally: there may be no registry).
+    pub image: String,
+    /// The port it listens on inside; published on a free port of 127.0.0.1, which is its `{port}` outside.
+    pub port: u16,
+    /// `docker` or `podman` (`None`: whichever answers, Docker first).
+    pub engine: Option<String>,
+    /// More options for `run` (`--memory 512m`).
+    pub options: Vec<String>,
 }
 
 impl Place {
     /// The host part of an ssh target (`HOST` of `user@HOST`); none here.
     pub fn host(&self) -> Option<&str> {
         match self {
-            Place::Here => None,
+            Place::Here | Place::Container(_) => None,
             Place::Ssh { target } => Some(target.rsplit_once('@').map_or(target.as_str(), |(_, host)| host)),
         }
     }

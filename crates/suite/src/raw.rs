@@ -113,6 +113,7 @@ pub(crate) struct ServerDef {
     pub(crate) version_command: Option<String>,
     pub(crate) cpus: Option<String>,
     pub(crate) host: Option<Spanned<String>>,
+    pub(crate) container: Option<Spanned<ContainerDef>>,
     pub(crate) protocol: Option<Spanned<String>>,
     pub(crate) streams: Option<Spanned<u32>>,
     pub(crate) start_warmup: Option<Spanned<String>>,
@@ -149,6 +150,18 @@ pub(crate) struct ServiceDef {
     pub(crate) version_command: Option<String>,
     pub(crate) cpus: Option<String>,
     pub(crate) host: Option<Spanned<String>>,
+    pub(crate) container: Option<Spanned<ContainerDef>>,
+}
+
+/// A server's or service's `container`: it runs from an image, through Docker or Podman.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ContainerDef {
+    pub(crate) image: String,
+    pub(crate) port: u16,
+    pub(crate) engine: Option<String>,
+    #[serde(default)]
+    pub(crate) options: Vec<String>,
 }
 
 /// A service's `ready`: a command that succeeds once it is ready (else: its port accepts a connection).

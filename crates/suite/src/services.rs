@@ -72,7 +72,8 @@ pub(crate) fn services(
             )));
         }
         refusals::check_launched(&launched, at, dir)?;
-        if def.command.get_ref().trim().is_empty() {
+        let place = crate::validate::place(&def.host, &def.container, at)?;
+        if def.command.get_ref().trim().is_empty() && !matches!(place, crate::Place::Container(_)) {
             return Err(at.span(def.command.span(), format!("service '{name}' has an empty command")));
         }
         let texts = [Some(def.command.get_ref()), def.setup.as_ref(), def.teardown.as_ref(), def.reset.as_ref()];
@@ -117,7 +118,6 @@ pub(crate) fn services(
         if stop.is_some_and(|s| s.pidfile.is_some()) {
             return Err(here("stop.pidfile is for servers that daemonize: run the service in the foreground".into()));
         }
-        let place = crate::validate::place(&def.host, at)?;
         specs.push(ServiceSpec {
             name: name.clone(),
             command: def.command.get_ref().clone(),
@@ -138,7 +138,10 @@ pub(crate) fn services(
             setup: def.setup.clone(),
             teardown: def.teardown.clone(),
             version_command: def.version_command.clone(),
-            cpus: def.cpus.clone().or_else(|| server_cpus.filter(|_| place == crate::Place::Here).cloned()),
+            cpus: def
+                .cpus
+                .clone()
+                .or_else(|| server_cpus.filter(|_| !matches!(place, crate::Place::Ssh { .. })).cloned()),
             place,
         });
     }

@@ -11,9 +11,10 @@ use toml::Spanned;
 use shootout_model::settings::check_headers;
 use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
-use crate::raw::{LoadDef, ServerDef, SuiteFile};
+use crate::raw::{ContainerDef, LoadDef, ServerDef, SuiteFile};
 use crate::{
-    refusals, services, Agents, Hosts, Levels, LoadSpec, Order, Place, ScenarioFile, ServerSpec, Suite, Sweep,
+    refusals, services, Agents, Container, Hosts, Levels, LoadSpec, Order, Place, ScenarioFile, ServerSpec, Suite,
+    Sweep,
 };
 
 /// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
@@ -210,7 +211,8 @@ fn server_spec(
     server_cpus: Option<&String>,
 ) -> Result<ServerSpec, FileError> {
     let name = def.name.get_ref().clone();
-    if def.command.get_ref().trim().is_empty() {
+    let place = place(&def.host, &def.container, at)?;
+    if def.command.get_ref().trim().is_empty() && !matches!(place, Place::Container(_)) {
         return Err(at.span(def.command.span(), format!("server '{name}' has an empty command")));
     }
     let ready = def.ready.as_ref();
@@ -231,7 +233,6 @@ fn server_spec(
             at.span(s.span(), format!("'{}' is not a signal: write TERM, INT, QUIT or KILL", s.get_ref()))
         })?,
     };
-    let place = place(&def.host, at)?;
     Ok(ServerSpec {
         name,
         command: def.command.get_ref().clone(),
@@ -256,7 +257,7 @@ fn server_spec(
         teardown: def.teardown.clone(),
         version_command: def.version_command.clone(),
         // Another host's CPUs are its own: the split of this machine's between client and servers is not theirs.
-        cpus: def.cpus.clone().or_else(|| server_cpus.filter(|_| place == Place::Here).cloned()),
+        cpus: def.cpus.clone().or_else(|| server_cpus.filter(|_| !matches!(place, Place::Ssh { .. })).cloned()),
         protocol,
         streams,
         params: def.params.clone(),
@@ -312,8 +313,32 @@ fn protocol(
     Ok((chosen, count))
 }
 
-/// Where a server or service runs: here, or `host = "ssh:[user@]HOST"`.
-pub(crate) fn place(host: &Option<Spanned<String>>, at: &Locator<'_>) -> Result<Place, FileError> {
+/// Where a server or service runs: here, `host = "ssh:[user@]HOST"`, or in a `container`.
+pub(crate) fn place(
+    host: &Option<Spanned<String>>,
+    container: &Option<Spanned<ContainerDef>>,
+    at: &Locator<'_>,
+) -> Result<Place, FileError> {
+    if let Some(container) = container {
+        let def = container.get_ref();
+        if host.is_some() {
+            return Err(at.span(container.span(), "give host or container, not both: a container runs on this machine"));
+        }
+        if def.image.trim().is_empty() || def.port == 0 {
+            return Err(at.span(container.span(), "container needs an image and the port it listens on inside, like { image = \"local/app:1\", port = 8080 }"));
+        }
+        if let Some(engine) = def.engine.as_deref().filter(|e| !matches!(*e, "docker" | "podman")) {
+            return Err(
+                at.span(container.span(), format!("container engine '{engine}': write \"docker\" or \"podman\""))
+            );
+        }
+        return Ok(Place::Container(Container {
+            image: def.image.clone(),
+            port: def.port,
+            engine: def.engine.clone(),
+            options: def.options.clone(),
+        }));
+    }
     let Some(host) = host else { return Ok(Place::Here) };
     let text = host.get_ref();
     match text.strip_prefix("ssh:") {
@@ -333,8 +358,8 @@ pub(crate) fn place(host: &Option<Spanned<String>>, at: &Locator<'_>) -> Result<
 /// (from the login folder there when relative).
 pub(crate) fn cwd(cwd: &Option<String>, place: &Place, dir: &Path) -> std::path::PathBuf {
     match (cwd, place) {
-        (None, Place::Here) => dir.to_path_buf(),
-        (Some(c), Place::Here) => dir.join(c),
+        (None, Place::Here | Place::Container(_)) => dir.to_path_buf(),
+        (Some(c), Place::Here | Place::Container(_)) => dir.join(c),
         (None, Place::Ssh { .. }) => std::path::PathBuf::from("."),
         (Some(c), Place::Ssh { .. }) => std::path::PathBuf::from(c),
     }

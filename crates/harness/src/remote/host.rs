@@ -156,6 +156,7 @@ fn start(launch: &RemoteLaunch, services: &[(String, u16)], log: &Path, stop: &A
         stop_signal: signal,
         grace: Duration::from_millis(launch.grace_ms),
         stop_pidfile: launch.stop_pidfile.as_deref(),
+        container: None,
     };
     Process::start(&here, services, log, stop)
 }

@@ -11,6 +11,7 @@ mod agents_kubernetes;
 mod agents_slurm;
 mod agents_ssh;
 mod compare;
+mod containers;
 mod errors;
 mod framing;
 mod hosts;

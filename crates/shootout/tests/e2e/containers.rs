@@ -1,0 +1,193 @@
+//! Servers in containers (`container = { image, port }`) against a real Docker daemon from Debian's `docker.io`,
+//! started by the test in a folder of its own (its data, its socket: nothing of a daemon the machine may run), with
+//! an image made here without a registry: this very binary and the libraries it loads, imported. The container is
+//! sampled through its own cgroup (its CPU, its processes' PSS), and nothing of it is left after the run, after a
+//! SIGTERM of the runner, or after a run that died (the next one removes it by its label).
+//!
+//! Needs root and `dockerd`; without them the test says why and passes, except under CI (CI set).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use shootout_model::run::TrialRecord;
+
+use crate::support::{describe, results, shootout, start_run, workdir};
+
+/// A Docker daemon of the test's own, stopped and cleaned away when dropped.
+struct TestDocker {
+    dir: PathBuf,
+    daemon: Child,
+    host: String,
+}
+
+impl TestDocker {
+    fn start() -> Option<TestDocker> {
+        let skip = |why: &str| {
+            assert!(std::env::var_os("CI").is_none(), "under CI the containers test must run, but {why}");
+            eprintln!("skipping the containers test: {why}");
+            None
+        };
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) != 0 {
+            return skip("it needs root (a Docker daemon)");
+        }
+        if !Path::new("/usr/sbin/dockerd").exists() {
+            return skip("/usr/sbin/dockerd is missing (apt-get install docker.io)");
+        }
+        let dir = std::env::temp_dir().join(format!("shootout-docker-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let host = format!("unix://{}", dir.join("docker.sock").display());
+        let log = std::fs::File::create(dir.join("dockerd.log")).unwrap();
+        let daemon = Command::new("/usr/sbin/dockerd")
+            .arg("--data-root")
+            .arg(dir.join("data"))
+            .arg("--exec-root")
+            .arg(dir.join("exec"))
+            .arg("--pidfile")
+            .arg(dir.join("dockerd.pid"))
+            .args(["-H", &host, "--userland-proxy=false"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let docker = TestDocker { dir, daemon, host };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !docker.docker(&["version"]).status.success() {
+            let log = std::fs::read_to_string(docker.dir.join("dockerd.log")).unwrap_or_default();
+            assert!(Instant::now() < deadline, "dockerd did not answer: {log}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(docker)
+    }
+
+    /// `docker ARGS` against this daemon.
+    fn docker(&self, args: &[&str]) -> Output {
+        Command::new("docker").args(args).env("DOCKER_HOST", &self.host).output().unwrap()
+    }
+
+    /// An image of this binary and the libraries it loads, `shootout-test/target:1`.
+    fn image(&self) -> &'static str {
+        let root = self.dir.join("rootfs");
+        let binary = env!("CARGO_BIN_EXE_shootout");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::copy(binary, root.join("shootout")).unwrap();
+        let libraries = Command::new("ldd").arg(binary).output().unwrap();
+        for library in String::from_utf8_lossy(&libraries.stdout).split_whitespace().filter(|w| w.starts_with('/')) {
+            let inside = root.join(library.trim_start_matches('/'));
+            std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+            std::fs::copy(library, inside).unwrap();
+        }
+        let tar = self.dir.join("rootfs.tar");
+        assert!(Command::new("tar").arg("-C").arg(&root).arg("-cf").arg(&tar).arg(".").status().unwrap().success());
+        let imported = self.docker(&["import", tar.to_str().unwrap(), "shootout-test/target:1"]);
+        assert!(imported.status.success(), "{}", describe(&imported));
+        "shootout-test/target:1"
+    }
+
+    /// The containers of shootout runs this daemon has, running or not.
+    fn labelled(&self) -> String {
+        let listed = self.docker(&["ps", "-a", "--filter", "label=shootout.run", "--format", "{{.Names}}"]);
+        String::from_utf8_lossy(&listed.stdout).trim().to_string()
+    }
+}
+
+impl Drop for TestDocker {
+    /// Removes every container, stops the daemon, and takes away what it leaves: its mounts, its bridge, its folder.
+    fn drop(&mut self) {
+        let all = self.docker(&["ps", "-aq"]);
+        for id in String::from_utf8_lossy(&all.stdout).split_whitespace() {
+            let _ = self.docker(&["rm", "-f", id]);
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.daemon.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.daemon.wait();
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let mut under: Vec<&str> = mounts
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .filter(|m| m.starts_with(self.dir.to_str().unwrap()))
+            .collect();
+        under.sort_by_key(|m| std::cmp::Reverse(m.len()));
+        for mount in under {
+            let _ = Command::new("umount").arg("-l").arg(mount).status();
+        }
+        let _ = Command::new("ip").args(["link", "del", "docker0"]).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A suite of one server in a container of `image` and one beside it here.
+fn suite(image: &str, duration: &str) -> String {
+    format!(
+        "name = \"containers\"\nrepeats = 1\nduration = \"{duration}\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
+         connections = [2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"boxed\"\ncommand = \"/shootout target --host 0.0.0.0 --port {{port}} --threads 1\"\n\
+         container = {{ image = \"{image}\", port = 8080, engine = \"docker\" }}\nstop = {{ signal = \"INT\", grace = \"3s\" }}\n"
+    )
+}
+
+#[test]
+fn a_container_is_sampled_by_its_cgroup_and_nothing_of_it_is_left() {
+    let Some(docker) = TestDocker::start() else { return };
+    let image = docker.image();
+    let dir = workdir("containers", "sampled");
+    std::fs::write(dir.join("suite.toml"), suite(image, "1s")).unwrap();
+    // A container of a run that died: the next run removes it, and says so.
+    let dead = docker.docker(&[
+        "create",
+        "--label",
+        "shootout.run=999999-1",
+        "--name",
+        "left-by-a-dead-run",
+        image,
+        "/shootout",
+    ]);
+    assert!(dead.status.success(), "{}", describe(&dead));
+    let run = |dir: &Path| {
+        shootout()
+            .env("DOCKER_HOST", &docker.host)
+            .arg("run")
+            .arg(dir.join("suite.toml"))
+            .arg("--results")
+            .arg(dir.join("results"))
+            .output()
+            .unwrap()
+    };
+    let output = run(&dir);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("docker container left-by-a-dead-run"),
+        "{}",
+        describe(&output)
+    );
+    let trial: TrialRecord =
+        serde_json::from_slice(&std::fs::read(results(&dir).join("trials/boxed/2-r1.json")).unwrap()).unwrap();
+    assert!(trial.result.requests.ok > 100, "{:?}", trial.result.requests);
+    // Its cgroup's CPU, and its processes' memory: docker-init and the target inside.
+    assert!(trial.usage.cpu_s > 0.0 && trial.usage.pss_max_bytes > 1 << 20, "{:?}", trial.usage);
+    assert!(trial.usage.processes_max >= 1, "{:?}", trial.usage);
+    let log = std::fs::read_to_string(results(&dir).join("logs/boxed-r1.log")).unwrap();
+    assert!(log.contains("listening on http://0.0.0.0:8080/"), "its log came back: {log}");
+    assert_eq!(docker.labelled(), "", "no container is left");
+
+    // SIGTERM of the runner mid-trial: the container is stopped and removed, and the run says how to resume.
+    let dir = workdir("containers", "sigterm");
+    std::fs::write(dir.join("suite.toml"), suite(image, "20s")).unwrap();
+    let mut command = shootout();
+    command.env("DOCKER_HOST", &docker.host);
+    let runner = start_run(command, &dir);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while docker.labelled().is_empty() {
+        assert!(Instant::now() < deadline, "the container never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(runner.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let output = runner.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
+    assert_eq!(docker.labelled(), "", "no container is left after SIGTERM");
+}
