@@ -12,5 +12,7 @@ fi
 sh pg.sh initdb -D data --auth=trust -U postgres -E UTF8 --locale=C.UTF-8 -N > /dev/null
 echo "CREATE DATABASE bench_template" | sh pg.sh postgres --single -D data postgres > /dev/null
 sh pg.sh postgres --single -j -D data bench_template < seed.sql > /dev/null
+# The app servers may be on another machine of the same network (examples/hosts/three-machines.toml).
+echo "host all all samenet trust" >> "$PGROOT/data/pg_hba.conf"
 echo "ALTER DATABASE bench_template WITH IS_TEMPLATE true ALLOW_CONNECTIONS false" |
   sh pg.sh postgres --single -D data postgres > /dev/null

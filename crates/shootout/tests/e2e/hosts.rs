@@ -1,9 +1,10 @@
 //! Servers and services on other machines (`host = "ssh:HOST"`) against real OpenSSH on the test hosts
-//! ([`crate::namespaces`]): a server on h1 and a service on h2, started, sampled and stopped there by `shootout
+//! ([`crate::namespaces`]): a server on h1 and PostgreSQL on h2, started, sampled and stopped there by `shootout
 //! host`, the load from here; their samples are their own processes' (CPU, PSS), their logs come back; killing
 //! the link mid-trial leaves nothing on h1; a host without shootout, or with another release, is one line naming
 //! it.
 
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -12,14 +13,14 @@ use shootout_model::run::TrialRecord;
 use crate::namespaces::TestHosts;
 use crate::support::{describe, results, shootout, start_run, workdir};
 
-/// A suite with its server on h1 and its service on h2, the hosts running `command` as shootout.
-fn suite(hosts: &TestHosts, command: &str, duration: &str) -> String {
+/// A suite with its server on h1 and a PostgreSQL on h2 (made in `dir`: the hosts share this filesystem), the
+/// hosts running `command` as shootout.
+fn suite(hosts: &TestHosts, dir: &Path, command: &str, duration: &str) -> String {
+    let database = crate::services::postgres_service(dir, &format!("host = \"ssh:h2\"\ncwd = \"{}\"\n", dir.display()));
     format!(
         "name = \"hosts\"\nrepeats = 1\nduration = \"{duration}\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
          connections = [2]\n[load]\npath = \"/hello\"\n\
-         [hosts]\nssh_config = \"{}\"\ncommand = \"{command}\"\n\
-         [[service]]\nname = \"db\"\nhost = \"ssh:h2\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n\
-         version_command = \"uname -n\"\n\
+         [hosts]\nssh_config = \"{}\"\ncommand = \"{command}\"\n{database}\
          [[server]]\nname = \"app\"\nhost = \"ssh:h1\"\nurl = \"http://{}:{{port}}\"\n\
          command = \"{{shootout}} target --host 0.0.0.0 --port {{port}} --threads 1\"\n\
          env = {{ DB_PORT = \"{{service.db.port}}\" }}\nsetup = \"echo setup on $(uname -n) beside db on $DB_PORT\"\n",
@@ -32,7 +33,7 @@ fn suite(hosts: &TestHosts, command: &str, duration: &str) -> String {
 fn a_server_on_one_host_and_a_service_on_another_are_measured_there() {
     let Some(hosts) = TestHosts::make(1, "ssh hosts") else { return };
     let dir = workdir("hosts", "two-hosts");
-    std::fs::write(dir.join("suite.toml"), suite(&hosts, &hosts.remote_shootout(), "1s")).unwrap();
+    std::fs::write(dir.join("suite.toml"), suite(&hosts, &dir, &hosts.remote_shootout(), "1s")).unwrap();
     let output = run(&dir);
     assert!(output.status.success(), "{}", describe(&output));
     let results = results(&dir);
@@ -42,9 +43,13 @@ fn a_server_on_one_host_and_a_service_on_another_are_measured_there() {
     // The server's own processes, sampled on h1: the target's CPU and memory, not ssh's.
     assert!(trial.usage.cpu_s > 0.0 && trial.usage.pss_max_bytes > 1 << 20, "{:?}", trial.usage);
     assert_eq!(trial.usage.processes_max, 1, "the target alone: {:?}", trial.usage);
+    // PostgreSQL's own processes, sampled on h2: the postmaster and its helpers.
     let db = &trial.services[0];
     assert_eq!(db.name, "db");
     assert!(db.samples.len() >= 5 && db.usage.pss_max_bytes > 1 << 20, "{:?}", db.usage);
+    assert!(db.usage.processes_max >= 3, "{:?}", db.usage);
+    let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(markdown.contains("| db CPU µs/req | db MiB |"), "{markdown}");
     let log = std::fs::read_to_string(results.join("logs/app-r1.log")).unwrap();
     assert!(log.contains("beside db on ") && log.contains("listening"), "its setup and its output came back: {log}");
     let environment: serde_json::Value =
@@ -74,7 +79,7 @@ fn run(dir: &std::path::Path) -> Output {
 fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout_is_named() {
     let Some(hosts) = TestHosts::make(2, "ssh hosts' faults") else { return };
     let dir = workdir("hosts", "lost-link");
-    std::fs::write(dir.join("suite.toml"), suite(&hosts, &hosts.remote_shootout(), "8s")).unwrap();
+    std::fs::write(dir.join("suite.toml"), suite(&hosts, &dir, &hosts.remote_shootout(), "8s")).unwrap();
     let run_started = start_run(shootout(), &dir);
     // Once the server is under load on h1, its ssh link is killed.
     under_load(&hosts);
@@ -99,7 +104,7 @@ fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout
 
     // The runner killed without a word: its links' input ends, and each host kills what it started.
     let dir = workdir("hosts", "runner-killed");
-    std::fs::write(dir.join("suite.toml"), suite(&hosts, &hosts.remote_shootout(), "8s")).unwrap();
+    std::fs::write(dir.join("suite.toml"), suite(&hosts, &dir, &hosts.remote_shootout(), "8s")).unwrap();
     let mut runner = start_run(shootout(), &dir);
     under_load(&hosts);
     runner.kill().unwrap();
@@ -120,7 +125,7 @@ fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout
         (other.to_str().unwrap(), "host 'h1': its shootout is 0.0.1 (host protocol 1), this one"),
     ] {
         let dir = workdir("hosts", "refused");
-        std::fs::write(dir.join("suite.toml"), suite(&hosts, command, "1s")).unwrap();
+        std::fs::write(dir.join("suite.toml"), suite(&hosts, &dir, command, "1s")).unwrap();
         let output = run(&dir);
         assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -41,9 +41,15 @@ fn as_postgres(dir: &Path) -> String {
     "setpriv --reuid=postgres --regid=postgres --clear-groups -- ".into()
 }
 
-/// A suite of `servers` beside a PostgreSQL of its own in `dir`: made by its setup (a template database with one
-/// table, `seen`), reset to a fresh copy of the template before each server, stopped by SIGINT.
+/// A suite of `servers` beside a PostgreSQL of its own in `dir` ([`postgres_service`]).
 fn postgres_suite(dir: &Path, head: &str, servers: &str) -> String {
+    format!("{head}\n[load]\npath = \"/hello\"\n{}{servers}", postgres_service(dir, ""))
+}
+
+/// A `[[service]]` named `db`: a PostgreSQL of its own in `dir`, made by its setup (a template database with one
+/// table, `seen`), reset to a fresh copy of the template before each server, stopped by SIGINT; `more` adds keys
+/// (`host = "ssh:h2"`).
+pub(crate) fn postgres_service(dir: &Path, more: &str) -> String {
     let (bin, run_as) = (postgres_bin().display().to_string(), as_postgres(dir));
     let single =
         |database: &str, sql: &str| format!("echo '{sql}' | {run_as}{bin}/postgres --single -D data {database}");
@@ -54,12 +60,11 @@ fn postgres_suite(dir: &Path, head: &str, servers: &str) -> String {
     );
     let psql = format!("{bin}/psql -q -h 127.0.0.1 -p {{port}} -U postgres -d postgres -v ON_ERROR_STOP=1");
     format!(
-        "{head}\n[load]\npath = \"/hello\"\n\
-         [[service]]\nname = \"db\"\nsetup = \"{setup}\"\n\
+        "[[service]]\nname = \"db\"\n{more}setup = \"{setup}\"\n\
          command = \"{run_as}{bin}/postgres -D data -p {{port}} -c listen_addresses=127.0.0.1 -c unix_socket_directories=\"\n\
          ready = {{ command = \"{bin}/pg_isready -q -h 127.0.0.1 -p {{port}} -U postgres -d postgres\" }}\n\
          reset = \"{psql} -c 'DROP DATABASE IF EXISTS bench WITH (FORCE)' -c 'CREATE DATABASE bench TEMPLATE bench_template'\"\n\
-         stop = {{ signal = \"INT\" }}\nversion_command = \"{bin}/postgres --version\"\n{servers}"
+         stop = {{ signal = \"INT\" }}\nversion_command = \"{bin}/postgres --version\"\n"
     )
 }
 
