@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::place::{Place, Placed};
 use crate::probe;
-use crate::process::Launch;
+use crate::process::{Hook, Launch};
 use shootout_suite::ServerSpec;
 
 /// A started server.
@@ -54,7 +54,7 @@ pub fn start(
     let process = place.start(&launch, services, log, stop)?;
     let url = process.fill().fill(&spec.url).trim_end_matches('/').to_string();
     let mut server = RunningServer { url, process, place: place.clone() };
-    if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec, stop)) {
+    if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec, log, stop)) {
         server.process.stop();
         return Err(e);
     }
@@ -90,7 +90,7 @@ impl RunningServer {
 
     /// Checks the server's answer on its path against its verify settings; a stop meanwhile ends the wait for the
     /// answer at once (the probe, on a thread of its own, then ends by its timeout).
-    fn verify(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
+    fn verify(&mut self, spec: &ServerSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
         let url = format!("{}{}", self.url, spec.path);
         let (send, answered) = std::sync::mpsc::channel();
         let (asked, protocol) = (url.clone(), spec.protocol);
@@ -109,12 +109,22 @@ impl RunningServer {
         let status_ok = spec.verify_status.map_or(answer.status < 400, |s| s == answer.status);
         let body_ok = spec.verify_body.as_ref().is_none_or(|text| answer.body.contains(text.as_str()));
         if status_ok && body_ok {
-            return Ok(());
+            return self.verify_command(spec, log, stop);
         }
         let excerpt: String = answer.body.chars().take(120).collect();
         Err(format!(
             "server '{}' answered {url} with status {} and body {excerpt:?}, which fails its verify check: fix the server or its verify settings",
             self.process.name(), answer.status
         ))
+    }
+
+    /// Runs the server's verify command, if it has one, where the server runs, after its verification request.
+    fn verify_command(&self, spec: &ServerSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
+        let Some(command) = &spec.verify_command else { return Ok(()) };
+        let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: self.process.fill(), log };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        self.place.run_hook(hook, stop, Some(deadline)).map_err(|e| {
+            format!("server '{}' answered its verification request, but its verify command failed: {e}", spec.name)
+        })
     }
 }

@@ -39,7 +39,7 @@
 //! cwd = "apps/rack-hello"
 //! env = { RACK_ENV = "production" }          # {port} and {shootout} are filled in here too
 //! ready = { path = "/", status = 200, timeout = "30s" }
-//! verify = { status = 200, body = "Hello World" }
+//! verify = { status = 200, body = "Hello World" }   # also command = "…": must succeed after that request
 //! stop = { signal = "INT", grace = "10s", pidfile = "tmp/server.pid" }   # pidfile: signal that PID instead
 //! version_command = "puma --version"
 //! cpus = "1"                       # default: every CPU but the client's
@@ -327,6 +327,9 @@ pub struct ServerSpec {
     pub verify_status: Option<u16>,
     /// Text the verification response must contain.
     pub verify_body: Option<String>,
+    /// A command that must succeed after the verification request (where the server runs, its placeholders
+    /// filled): that the database really did the work, say.
+    pub verify_command: Option<String>,
     /// Signal that stops the server.
     pub stop_signal: Signal,
     /// Time between the stop signal and SIGKILL.

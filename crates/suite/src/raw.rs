@@ -185,6 +185,7 @@ pub(crate) struct ReadyDef {
 pub(crate) struct VerifyDef {
     pub(crate) status: Option<u16>,
     pub(crate) body: Option<String>,
+    pub(crate) command: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -249,6 +249,7 @@ fn server_spec(
         ready_timeout: duration_or(&ready.and_then(|r| r.timeout.clone()), Duration::from_secs(30), at)?,
         verify_status: def.verify.as_ref().and_then(|v| v.status),
         verify_body: def.verify.as_ref().and_then(|v| v.body.clone()),
+        verify_command: def.verify.as_ref().and_then(|v| v.command.clone()),
         stop_signal,
         stop_grace: duration_or(&stop.and_then(|s| s.grace.clone()), Duration::from_secs(10), at)?,
         stop_pidfile: stop.and_then(|s| s.pidfile.clone()),

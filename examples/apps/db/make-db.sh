@@ -11,6 +11,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 sh pg.sh initdb -D data --auth=trust -U postgres -E UTF8 --locale=C.UTF-8 -N > /dev/null
 echo "CREATE DATABASE bench_template" | sh pg.sh postgres --single -D data postgres > /dev/null
+# The servers' verify command counts the app's statements (did-the-work.sh); the service loads the library.
+echo "CREATE EXTENSION pg_stat_statements" | sh pg.sh postgres --single -D data postgres > /dev/null
 sh pg.sh postgres --single -j -D data bench_template < seed.sql > /dev/null
 # The app servers may be on another machine of the same network (examples/hosts/three-machines.toml).
 echo "host all all samenet trust" >> "$PGROOT/data/pg_hba.conf"

@@ -269,6 +269,29 @@ fn a_service_never_ready_or_whose_reset_fails_stops_the_suite_with_nothing_left(
 }
 
 #[test]
+fn a_verify_command_runs_after_the_verification_request_and_fails_its_server_when_it_fails() {
+    let dir = workdir("services", "verify-command");
+    // It sees the server's placeholders, and the verification request came first: /stats counts it.
+    let suite = "name = \"verify\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+                 [load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"checked\"\ncommand = \"{shootout} target --port {port}\"\n\
+                 verify = { command = \"curl -sf http://127.0.0.1:{port}/stats | grep -q requests\" }\n\
+                 [[server]]\nname = \"refused\"\ncommand = \"{shootout} target --port {port}\"\n\
+                 verify = { status = 200, command = \"echo counted none; exit 5\" }\n";
+    let output = crate::support::run_suite(&dir, suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("server 'refused' answered its verification request, but its verify command failed: 'echo counted none; exit 5' exited (exit status 5)"),
+        "{stderr}"
+    );
+    let kept: Vec<String> = trials(&dir).iter().map(|t| t.server.clone()).collect();
+    assert_eq!(kept, ["checked"], "the server whose verify command passed was measured");
+    let log = std::fs::read_to_string(results(&dir).join("logs/refused-r1.log")).unwrap();
+    assert!(log.contains("counted none"), "its output is in the server's log: {log}");
+}
+
+#[test]
 fn a_server_naming_no_service_and_two_services_on_one_port_are_refused() {
     let dir = workdir("services", "refused");
     let server = "[[server]]\nname = \"app\"\ncommand = \"{shootout} target --port {port}\"\n";
