@@ -52,6 +52,9 @@ else
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
   fi
+  # Redmine's package would ask which database to configure: none (each suite runs its own PostgreSQL).
+  printf '%s\n' 'redmine redmine/instances/default/dbconfig-install boolean false' \
+    'redmine redmine/instances/default/database-type select pgsql' | debconf-set-selections
   apt-get update -qq
   for package in "${missing[@]}"; do
     if ! apt-cache show "$package" >/dev/null 2>&1; then

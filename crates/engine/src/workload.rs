@@ -232,6 +232,9 @@ impl Workload {
                 }),
             };
             match value {
+                Some(value) if extract.url_encoded => {
+                    user.values[extract.variable] = shootout_scenario::url_encode(&value)
+                }
                 Some(value) => user.values[extract.variable] = value,
                 None => failed = failed.or(Some(Check::Extract(n as u32))),
             }

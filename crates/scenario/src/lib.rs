@@ -90,6 +90,23 @@ pub struct Extract {
     pub variable: usize,
     /// Where the value comes from.
     pub from: Source,
+    /// Kept percent-encoded (`encode = "url"`): every byte but letters, digits and `-._~` as `%XX`.
+    #[serde(default)]
+    pub url_encoded: bool,
+}
+
+/// `value` percent-encoded, as a query's or a form body's value: every byte but ASCII letters, digits and `-._~`
+/// becomes `%XX`.
+pub fn url_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 /// Where an extracted value comes from.
@@ -142,5 +159,15 @@ mod pattern {
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Regex, D::Error> {
         let pattern = String::deserialize(deserializer)?;
         Regex::new(&pattern).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_token_is_encoded_for_a_form_body() {
+        assert_eq!(super::url_encode("j6+k/Hz4=="), "j6%2Bk%2FHz4%3D%3D");
+        assert_eq!(super::url_encode("a-b_c.d~e f"), "a-b_c.d~e%20f");
+        assert_eq!(super::url_encode("é"), "%C3%A9");
     }
 }

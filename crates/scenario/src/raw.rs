@@ -110,6 +110,8 @@ pub struct ExtractDef {
     pub json: Option<String>,
     /// A response header.
     pub header: Option<String>,
+    /// `"url"`: the value is kept percent-encoded, ready for a query or a form body (a CSRF token's `+`, `/`, `=`).
+    pub encode: Option<Spanned<String>>,
 }
 
 /// `[[session]]`.

@@ -255,7 +255,20 @@ fn request(
                 );
             }
         };
-        extract.push(Extract { variable: id_of(&e.var).expect("extracted variables are registered"), from });
+        let url_encoded = match &e.encode {
+            None => false,
+            Some(encode) if encode.get_ref() == "url" => true,
+            Some(encode) => {
+                return Err(
+                    at.span(encode.span(), format!("encode '{}': write \"url\" (percent-encoding)", encode.get_ref()))
+                )
+            }
+        };
+        extract.push(Extract {
+            variable: id_of(&e.var).expect("extracted variables are registered"),
+            from,
+            url_encoded,
+        });
     }
     Ok(Request { name, method, target, headers, body, weight: weight(&def.weight, at)?, expect, extract })
 }
