@@ -155,14 +155,14 @@ fn ctrl_c_leaves_nothing_of_the_database() {
     assert_eq!(left_with(&mark), Vec::<String>::new(), "nothing of the database is left");
 }
 
-/// A suite of the built-in target as three servers at 2 users, beside a service that only burns a CPU (at the idle
-/// scheduling class, so that it takes only what nothing else wants and leaves the tests running beside this one
-/// alone): one server waits on `/delay/2` without it, one spins on `/spin/1500`, one waits beside it. Returns each server's limit
-/// as the report's table writes it.
+/// A suite of the built-in target as three servers at 2 users, beside a stand-in database, `db`, that only burns a
+/// CPU (at the idle scheduling class, so that it takes only what nothing else wants and leaves the tests running
+/// beside this one alone): one server waits on `/delay/2` without it, one spins on `/spin/1500`, one waits beside
+/// it. Returns each server's limit as the report's table writes it.
 fn limits(dir: &Path) -> Vec<(String, String)> {
     let suite = "name = \"limits\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
                  connections = [2]\n[load]\npath = \"/delay/2\"\n\
-                 [[service]]\nname = \"burner\"\ncommand = \"exec chrt --idle 0 sh -c 'while :; do :; done'\"\nready = { command = \"true\" }\n\
+                 [[service]]\nname = \"db\"\ncommand = \"exec chrt --idle 0 sh -c 'while :; do :; done'\"\nready = { command = \"true\" }\n\
                  restart = \"server\"\ncpus = \"1\"\nstop = { grace = \"1s\" }\n\
                  [[server]]\nname = \"waits\"\ncommand = \"{shootout} target --port {port} --threads 1\"\nneeds = []\n\
                  [[server]]\nname = \"spins\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
@@ -171,7 +171,7 @@ fn limits(dir: &Path) -> Vec<(String, String)> {
     let mark = format!("services-limits-{}", std::process::id());
     let output = run_marked(dir, suite, &mark);
     assert!(output.status.success(), "{}", describe(&output));
-    assert_eq!(left_with(&mark), Vec::<String>::new(), "the burner is stopped with its server");
+    assert_eq!(left_with(&mark), Vec::<String>::new(), "the stand-in database is stopped with its server");
     let analysis: serde_json::Value =
         serde_json::from_slice(&std::fs::read(results(dir).join("analysis.json")).unwrap()).unwrap();
     analysis["cells"]
@@ -184,7 +184,7 @@ fn limits(dir: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn the_limit_names_a_busy_service_the_servers_cpu_or_waiting() {
-    // The machine is shared: a neighbour's burst can take the burner under 90% of its CPU, so up to three tries.
+    // The machine is shared: a neighbour's burst can take the stand-in database under 90% of its CPU: three tries.
     let mut seen = Vec::new();
     for attempt in 0..3 {
         let dir = workdir("services", &format!("limits-{attempt}"));
@@ -193,14 +193,14 @@ fn the_limit_names_a_busy_service_the_servers_cpu_or_waiting() {
         let (waits, spins, beside) = (by("waits"), by("spins"), by("beside"));
         assert!(waits.contains("\"by\":\"waiting\""), "{cells:?}");
         assert!(spins.contains("\"by\":\"server_cpu\""), "{cells:?}");
-        if beside.contains("\"by\":\"service\",\"name\":\"burner\"") {
+        if beside.contains("\"by\":\"service\",\"name\":\"db\"") {
             let table = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
-            assert!(table.contains("burner CPU 9"), "{table}");
+            assert!(table.contains("db CPU 9"), "{table}");
             return;
         }
         seen.push(cells);
     }
-    panic!("the burner was never named: {seen:?}");
+    panic!("the stand-in database was never named: {seen:?}");
 }
 
 #[test]
