@@ -40,8 +40,7 @@ impl Places {
     /// Connects to every host `suite` places a server or service on, or says which one could not be reached.
     pub fn for_suite(suite: &Suite) -> Result<Places, String> {
         let mut places = Places::default();
-        let placed = suite.servers.iter().map(|s| &s.place).chain(suite.services.iter().map(|s| &s.place));
-        for place in placed {
+        for place in suite.places() {
             if let shootout_suite::Place::Ssh { target } = place {
                 if !places.links.contains_key(target) {
                     places.links.insert(target.clone(), Arc::new(HostLink::connect(target, &suite.hosts)?));
@@ -269,14 +268,44 @@ impl Placed {
         }
     }
 
-    /// Why it ended before it was ready (`before`), with the end of its log.
-    pub fn ended_early(&self, ended: &Ended, before: &str) -> String {
-        let kind = match self {
+    /// "server" or "service".
+    pub fn kind(&self) -> &'static str {
+        match self {
             Placed::Here(p) => p.kind,
             Placed::There(r) => r.kind,
             Placed::Container(c) => c.kind,
-        };
-        process::ended_early(kind, self.name(), ended, before, &self.log_tail())
+        }
+    }
+
+    /// Why it ended before it was ready (`before`), with the end of its log.
+    pub fn ended_early(&self, ended: &Ended, before: &str) -> String {
+        process::ended_early(self.kind(), self.name(), ended, before, &self.log_tail())
+    }
+
+    /// Stops it, then runs its `teardown` (to its end, interrupted or not) at `place`, from `cwd` with `env`, its
+    /// output into `log`; what went wrong, in words.
+    pub fn stop_and_tear_down(
+        self,
+        place: &Place,
+        teardown: Option<&str>,
+        cwd: &Path,
+        env: &[(String, String)],
+        log: &Path,
+    ) -> Vec<String> {
+        let (who, fill) = (format!("{} '{}'", self.kind(), self.name()), self.fill().clone());
+        let mut notices = Vec::new();
+        let stopped = self.stop();
+        if stopped.left > 0 {
+            notices.push(format!("{who}: {} processes could not be killed", stopped.left));
+        }
+        if let Some(teardown) = teardown {
+            let hook = Hook { command: teardown, cwd, env, fill: &fill, log };
+            let never = AtomicBool::new(false);
+            if let Err(e) = place.run_hook(hook, &never, None) {
+                notices.push(format!("{who}: teardown failed: {e}"));
+            }
+        }
+        notices
     }
 
     /// Stops it (signal, grace, kill of the whole tree, where it runs); a host's log comes back into the log here.

@@ -198,19 +198,9 @@ pub fn run_suite(
             }
             done += 1;
         }
-        let fill = running.process.fill().clone();
-        let ended = running.process.stop();
-        if ended.left > 0 {
-            on_event(Event::Notice(format!("server '{}': {} processes could not be killed", spec.name, ended.left)));
-        }
-        if let Some(teardown) = &spec.teardown {
-            let log = store.log_path(&spec.name, repeat);
-            let hook = process::Hook { command: teardown, cwd: &spec.cwd, env: &spec.env, fill: &fill, log: &log };
-            let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
-            if let Err(e) = place.run_hook(hook, &never, None) {
-                on_event(Event::Notice(format!("server '{}': teardown failed: {e}", spec.name)));
-            }
-        }
+        let log = store.log_path(&spec.name, repeat);
+        let notices = running.process.stop_and_tear_down(&place, spec.teardown.as_deref(), &spec.cwd, &spec.env, &log);
+        notices.into_iter().for_each(|notice| on_event(Event::Notice(notice)));
         services.after_server(spec).into_iter().for_each(|notice| on_event(Event::Notice(notice)));
         if stopped.is_some() {
             break;

@@ -46,10 +46,7 @@ pub fn start(
         stop_signal: spec.stop_signal,
         grace: spec.stop_grace,
         stop_pidfile: spec.stop_pidfile.as_deref(),
-        container: match &spec.place {
-            shootout_suite::Place::Container(container) => Some(container),
-            _ => None,
-        },
+        container: spec.place.container(),
     };
     let process = place.start(&launch, services, log, stop)?;
     let url = process.fill().fill(&spec.url).trim_end_matches('/').to_string();

@@ -44,10 +44,7 @@ pub fn start(
         stop_signal: spec.stop_signal,
         grace: spec.stop_grace,
         stop_pidfile: None,
-        container: match &spec.place {
-            shootout_suite::Place::Container(container) => Some(container),
-            _ => None,
-        },
+        container: spec.place.container(),
     };
     let mut service = RunningService { process: place.start(&launch, earlier, log, stop)?, place: place.clone() };
     if let Err(e) = service.wait_ready(spec, log, stop) {

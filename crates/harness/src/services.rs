@@ -10,7 +10,6 @@ use std::sync::atomic::AtomicBool;
 use shootout_suite::{file_name, ResetEvery, Restart, ServerSpec, Suite};
 
 use crate::place::{Places, Watched};
-use crate::process::Hook;
 use crate::service::{self, RunningService};
 use crate::store::Store;
 
@@ -106,22 +105,8 @@ impl<'a> Services<'a> {
     fn stop(&mut self, index: usize) -> Vec<String> {
         let Some(service) = self.running[index].take() else { return Vec::new() };
         let spec = &self.suite.services[index];
-        let fill = service.process.fill().clone();
-        let place = service.place.clone();
-        let mut notices = Vec::new();
-        let stopped = service.process.stop();
-        if stopped.left > 0 {
-            notices.push(format!("service '{}': {} processes could not be killed", spec.name, stopped.left));
-        }
-        if let Some(teardown) = &spec.teardown {
-            let log = self.log(index);
-            let hook = Hook { command: teardown, cwd: &spec.cwd, env: &spec.env, fill: &fill, log: &log };
-            let never = AtomicBool::new(false); // a teardown runs to its end, interrupted or not
-            if let Err(e) = place.run_hook(hook, &never, None) {
-                notices.push(format!("service '{}': teardown failed: {e}", spec.name));
-            }
-        }
-        notices
+        let log = self.log(index);
+        service.process.stop_and_tear_down(&service.place, spec.teardown.as_deref(), &spec.cwd, &spec.env, &log)
     }
 }
 

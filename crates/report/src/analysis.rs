@@ -313,7 +313,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
 }
 
 /// The services' figures of one cell, by the names of its first repeat's services.
-fn service_cells(runs: &[&TrialRecord]) -> Vec<ServiceCell> {
+pub(crate) fn service_cells(runs: &[&TrialRecord]) -> Vec<ServiceCell> {
     let Some(first) = runs.first() else { return Vec::new() };
     first
         .services

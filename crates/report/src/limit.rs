@@ -14,7 +14,7 @@
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
 
-use crate::analysis::median;
+use crate::analysis::{median, service_cells};
 use crate::behind::{Behind, CellLag, COMPLETED_SHARE};
 use crate::bound::{at_least, figure};
 
@@ -121,16 +121,10 @@ impl Limit {
     }
 }
 
-/// The service with the highest median busy share over `runs`, with that share (none without services).
+/// The service with the highest median busy share over `runs`, with that share (none without services): from the
+/// same medians the table shows for each service ([`service_cells`]).
 fn busiest_service(runs: &[&TrialRecord]) -> Option<(String, f64)> {
-    let names = runs.first()?.services.iter().map(|s| s.name.clone());
-    names
-        .map(|name| {
-            let shares: Vec<f64> =
-                runs.iter().filter_map(|t| t.services.iter().find(|s| s.name == name)).map(|s| s.usage.busy).collect();
-            (name, median(&shares))
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1))
+    service_cells(runs).into_iter().map(|c| (c.name, c.busy)).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]

@@ -279,13 +279,7 @@ impl SuiteSummary {
 
     /// The services any server ran beside, in the order of their first cell.
     pub fn services(&self) -> Vec<&str> {
-        let mut services: Vec<&str> = Vec::new();
-        for service in self.cells.iter().flat_map(|c| &c.services) {
-            if !services.contains(&service.name.as_str()) {
-                services.push(&service.name);
-            }
-        }
-        services
+        first_seen(self.cells.iter().flat_map(|c| &c.services).map(|s| s.name.as_str()))
     }
 
     /// A cell's figures of service `name` (none when its server did not run beside it).
@@ -295,13 +289,7 @@ impl SuiteSummary {
 
     /// The servers, in the order of the table.
     pub fn servers(&self) -> Vec<&str> {
-        let mut servers: Vec<&str> = Vec::new();
-        for c in &self.cells {
-            if !servers.contains(&c.server.as_str()) {
-                servers.push(&c.server);
-            }
-        }
-        servers
+        first_seen(self.cells.iter().map(|c| c.server.as_str()))
     }
 
     /// What a ratio without a figure (the slower server's headline is 0) means, in words: `a served 1200.0
@@ -410,6 +398,17 @@ pub fn interval(r: &Ratio) -> String {
 /// A ratio and its interval: `1.32× [1.25–1.40]`.
 pub fn ratio_figures(r: &Ratio) -> String {
     format!("{} {}", times(r), interval(r))
+}
+
+/// Each name once, in the order it first comes.
+fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for name in names {
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+    }
+    seen
 }
 
 #[cfg(test)]

@@ -188,6 +188,14 @@ pub struct Container {
 }
 
 impl Place {
+    /// The container it runs in, if it runs in one.
+    pub fn container(&self) -> Option<&Container> {
+        match self {
+            Place::Container(container) => Some(container),
+            _ => None,
+        }
+    }
+
     /// The host part of an ssh target (`HOST` of `user@HOST`); none here.
     pub fn host(&self) -> Option<&str> {
         match self {
@@ -208,6 +216,11 @@ pub struct Agents {
 }
 
 impl Suite {
+    /// Where each server, then each service, runs.
+    pub fn places(&self) -> impl Iterator<Item = &Place> {
+        self.servers.iter().map(|s| &s.place).chain(self.services.iter().map(|s| &s.place))
+    }
+
     /// What a level counts: "users", "req/s", or "users/s" for arriving users that each run a session.
     pub fn unit(&self) -> &'static str {
         let sessions = self.load.scenario.as_ref().is_some_and(|s| s.sessions);

@@ -72,10 +72,7 @@ pub(crate) fn services(
             )));
         }
         refusals::check_launched(&launched, at, dir)?;
-        let place = crate::validate::place(&def.host, &def.container, at)?;
-        if def.command.get_ref().trim().is_empty() && !matches!(place, crate::Place::Container(_)) {
-            return Err(at.span(def.command.span(), format!("service '{name}' has an empty command")));
-        }
+        let place = crate::validate::place(&def.host, &def.container, &def.command, &format!("service '{name}'"), at)?;
         let texts = [Some(def.command.get_ref()), def.setup.as_ref(), def.teardown.as_ref(), def.reset.as_ref()];
         let ready = def.ready.as_ref();
         let ready_command = ready.and_then(|r| r.command.as_ref());

@@ -211,10 +211,7 @@ fn server_spec(
     server_cpus: Option<&String>,
 ) -> Result<ServerSpec, FileError> {
     let name = def.name.get_ref().clone();
-    let place = place(&def.host, &def.container, at)?;
-    if def.command.get_ref().trim().is_empty() && !matches!(place, Place::Container(_)) {
-        return Err(at.span(def.command.span(), format!("server '{name}' has an empty command")));
-    }
+    let place = place(&def.host, &def.container, &def.command, &format!("server '{name}'"), at)?;
     let ready = def.ready.as_ref();
     let stop = def.stop.as_ref();
     let (protocol, streams) = protocol(
@@ -314,12 +311,18 @@ fn protocol(
     Ok((chosen, count))
 }
 
-/// Where a server or service runs: here, `host = "ssh:[user@]HOST"`, or in a `container`.
+/// Where a server or service (`whose`: "server 'puma'") runs: here, `host = "ssh:[user@]HOST"`, or in a
+/// `container`; its `command` may be empty only in a container (which then runs its image's own).
 pub(crate) fn place(
     host: &Option<Spanned<String>>,
     container: &Option<Spanned<ContainerDef>>,
+    command: &Spanned<String>,
+    whose: &str,
     at: &Locator<'_>,
 ) -> Result<Place, FileError> {
+    if container.is_none() && command.get_ref().trim().is_empty() {
+        return Err(at.span(command.span(), format!("{whose} has an empty command")));
+    }
     if let Some(container) = container {
         let def = container.get_ref();
         if host.is_some() {

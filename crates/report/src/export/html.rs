@@ -66,8 +66,7 @@ type Drawn = (String, Option<String>);
 
 /// Throughput, latencies, errors, server CPU and memory against the load level, one line per server.
 fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
-    let x_label = format!("load ({})", summary.unit);
-    let log_x = summary.cells.iter().map(|c| c.level).fold(f64::INFINITY, f64::min) > 0.0;
+    let (x_label, log_x) = load_axis(summary);
     let per_server = |f: &dyn Fn(&Cell) -> f64| -> Vec<Series> {
         summary
             .servers()
@@ -143,8 +142,7 @@ fn beside_services(summary: &SuiteSummary) -> Vec<Drawn> {
     if services.is_empty() {
         return Vec::new();
     }
-    let x_label = format!("load ({})", summary.unit);
-    let log_x = summary.cells.iter().map(|c| c.level).fold(f64::INFINITY, f64::min) > 0.0;
+    let (x_label, log_x) = load_axis(summary);
     let mut charts: Vec<Drawn> = Vec::new();
     for server in summary.servers() {
         let cells: Vec<&Cell> = summary.cells.iter().filter(|c| c.server == server).collect();
@@ -200,6 +198,12 @@ fn beside_services(summary: &SuiteSummary) -> Vec<Drawn> {
         line_chart(&chart, &series),
     ));
     charts
+}
+
+/// The x axis of the charts against the load: its label, and whether it is logarithmic (every level above 0).
+fn load_axis(summary: &SuiteSummary) -> (String, bool) {
+    let log_x = summary.cells.iter().map(|c| c.level).fold(f64::INFINITY, f64::min) > 0.0;
+    (format!("load ({})", summary.unit), log_x)
 }
 
 /// A figure of a cell, for a chart's y axis.

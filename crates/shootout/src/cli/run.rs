@@ -80,10 +80,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     };
 
     // What runs killed without a word left on this machine goes first, so that it takes no port or CPU from this one.
-    let reaped = shootout_harness::reap::reap_dead_runs(shootout_harness::cgroup::mount().as_deref());
-    let mut reaped = reaped;
-    let containers = suite.servers.iter().map(|s| &s.place).chain(suite.services.iter().map(|s| &s.place));
-    if containers.into_iter().any(|p| matches!(p, shootout_suite::Place::Container(_))) {
+    let mut reaped = shootout_harness::reap::reap_dead_runs(shootout_harness::cgroup::mount().as_deref());
+    if suite.places().any(|p| p.container().is_some()) {
         reaped.extend(shootout_harness::container::reap_dead_containers());
     }
     if !reaped.is_empty() {
