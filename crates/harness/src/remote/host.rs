@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -51,8 +51,11 @@ struct Host {
 }
 
 impl Host {
+    /// A folder of its own: named by this process and a count, since one process may hold several hosts (tests).
     fn new() -> Result<Host, String> {
-        let dir = std::env::temp_dir().join(format!("shootout-host-{}", std::process::id()));
+        static HOSTS: AtomicU64 = AtomicU64::new(0);
+        let nth = HOSTS.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("shootout-host-{}-{nth}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
         Ok(Host { dir, processes: HashMap::new(), trees: HashMap::new(), hooks: 0 })
     }
