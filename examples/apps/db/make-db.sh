@@ -4,13 +4,7 @@
 # `world` (10,000 rows of a random number, the same ones every run) and `fortune` tables (seed.sql). The
 # service's reset copies it into `bench` before each server starts.
 set -e
-rm -rf "$PGROOT"
-mkdir -p "$PGROOT"
-if [ "$(id -u)" = 0 ]; then
-  chown postgres: "$PGROOT"
-fi
-sh pg.sh initdb -D data --auth=trust -U postgres -E UTF8 --locale=C.UTF-8 -N > /dev/null
-echo "CREATE DATABASE bench_template" | sh pg.sh postgres --single -D data postgres > /dev/null
+sh cluster.sh bench_template
 # The servers' verify command counts the app's statements (did-the-work.sh); the service loads the library.
 echo "CREATE EXTENSION pg_stat_statements" | sh pg.sh postgres --single -D data postgres > /dev/null
 sh pg.sh postgres --single -j -D data bench_template < seed.sql > /dev/null

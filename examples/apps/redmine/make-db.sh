@@ -6,15 +6,9 @@
 # $1 is the port.
 set -e
 pg="sh $(pwd)/../db/pg.sh"
-rm -rf "$PGROOT"
-mkdir -p "$PGROOT"
-if [ "$(id -u)" = 0 ]; then
-  chown postgres: "$PGROOT"
-fi
-$pg initdb -D data --auth=trust -U postgres -E UTF8 --locale=C.UTF-8 -N > /dev/null
+sh ../db/cluster.sh redmine_template
 $pg pg_ctl -D data -o "-p $1 -c listen_addresses=127.0.0.1 -c unix_socket_directories=" -w -l "$PGROOT/setup.log" start
 trap '$pg pg_ctl -D data -m fast -w stop > /dev/null' EXIT
-psql -q -h 127.0.0.1 -p "$1" -U postgres -c "CREATE DATABASE redmine_template"
 generator="$(pwd)/generate.rb"
 cd /usr/share/redmine
 export DATABASE_URL="postgres://postgres@127.0.0.1:$1/redmine_template" RAILS_ENV=production REDMINE_INSTANCE=default
