@@ -1,6 +1,6 @@
 # A small Rails 6.1 application in production mode: a blog whose index renders the ten newest articles from
-# SQLite through a layout, as in the classic "Unicorn or Puma for my Rails app?" comparisons. It loads Debian's
-# gems with plain `require` (no Bundler, no Gemfile: nothing is fetched).
+# SQLite (or PostgreSQL, given DATABASE_URL) through a layout, as in the classic "Unicorn or Puma for my Rails
+# app?" comparisons. It loads Debian's gems with plain `require` (no Bundler, no Gemfile: nothing is fetched).
 require "rails"
 require "active_record/railtie"
 require "action_controller/railtie"
