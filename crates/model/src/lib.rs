@@ -11,6 +11,8 @@
 //! - [`run`]: [`run::TrialRecord`], what `shootout run` keeps per trial (a load result plus the server's
 //!   resource samples), and [`run::Environment`].
 //! - [`slo`]: [`slo::Slo`], a service-level objective such as `p99 < 200ms`.
+//! - [`search`]: [`search::Search`], which level a capacity search tries next, and the probes and bracket it
+//!   keeps.
 //! - [`units`]: parsing of user-facing durations such as `30s`, `2m` or `250ms`, and what a load level counts.
 //!
 //! Everything upstream (the engine) produces these types and everything downstream (reports, comparisons)
@@ -21,6 +23,7 @@ pub mod errors;
 pub mod options;
 pub mod result;
 pub mod run;
+pub mod search;
 pub mod settings;
 pub mod slo;
 pub mod units;

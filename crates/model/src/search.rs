@@ -1,0 +1,240 @@
+//! [`Search`]: the capacity search, which finds the highest load level (an arrival rate, or a number of users)
+//! whose trials meet every objective, the way an engineer bisects by hand but bounded and the same every time:
+//! start low and double until a level fails, then halve the bracket between the highest level that passed and
+//! the lowest that failed until it is within a stated precision. It only decides which level to try next and
+//! when to stop; running a probe and judging it against the objectives is the caller's. Its [`Probe`]s and
+//! [`Found`] are kept in results as they are.
+
+use serde::{Deserialize, Serialize};
+
+/// One level tried, and whether its trials met every objective.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The level: requests (or users) per second in the open model, users in the closed one.
+    pub level: f64,
+    /// True when the probe met every objective.
+    pub passed: bool,
+}
+
+/// How a search ended, with the bracket it ended in.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Found {
+    /// The highest level that passed below every failure: the capacity (`None`: no level passed, down to the
+    /// search's floor).
+    pub capacity: Option<f64>,
+    /// The lowest level that failed (`None`: every level passed, up to the search's ceiling).
+    pub failed_at: Option<f64>,
+    /// Why it stopped.
+    pub ended: Ended,
+}
+
+/// Why a search stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// The bracket is within the precision asked (or, for whole levels, one apart).
+    Precise,
+    /// The ceiling passed: the capacity is at least the ceiling.
+    Ceiling,
+    /// The floor failed: nothing passed.
+    Floor,
+    /// It ran out of probes before the bracket was narrow enough.
+    Probes,
+    /// A signal stopped it (never the search's own decision: its caller records it).
+    Interrupted,
+}
+
+/// A search as a result keeps it (`shootout load --find-rate`'s `search`): what was asked, each probe, and what
+/// was found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchRecord {
+    /// The highest rate that met every objective (`None`: none did).
+    pub rate: Option<f64>,
+    /// The lowest rate that broke one (`None`: none did, up to the ceiling).
+    pub failed_at: Option<f64>,
+    /// Why the search stopped.
+    pub ended: Ended,
+    /// The objectives every probe was held to, as written.
+    pub objectives: Vec<String>,
+    /// The precision asked, a fraction of the rate found (0.05 for 5%).
+    pub precision: f64,
+    /// Every probe, in the order they ran.
+    pub probes: Vec<ProbeRecord>,
+    /// The search's wall time, probes and the pauses between them.
+    pub seconds: f64,
+    /// True when a probe that broke an objective had a saturated load generator: the rate found may be the
+    /// client's limit rather than the server's, a floor.
+    pub client_bound: bool,
+}
+
+/// One probe as a result keeps it: its rate and the figures it was judged on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// The rate asked, requests per second.
+    pub rate: f64,
+    /// True when it met every objective.
+    pub passed: bool,
+    /// Successful responses per second measured.
+    pub requests_per_s: f64,
+    /// Mean latency, µs, from when each request was due.
+    pub mean_us: f64,
+    /// 99th percentile latency, µs.
+    pub p99_us: f64,
+    /// Failed requests and HTTP errors, percent of all requests.
+    pub errors_pct: f64,
+    /// The objectives it broke, each with the value that broke it (`mean < 5ms (it was 6.120 ms)`).
+    pub broke: Vec<String>,
+    /// True when the load generator was saturated during it.
+    pub client_saturated: bool,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// Run a probe at this level, then [`Search::record`] it.
+    Probe(f64),
+    /// The search is over.
+    Found(Found),
+}
+
+/// The search's state: its bounds and the probes recorded so far.
+#[derive(Debug, Clone)]
+pub struct Search {
+    start: f64,
+    precision: f64,
+    whole: bool,
+    floor: f64,
+    ceiling: f64,
+    most_probes: usize,
+    probes: Vec<Probe>,
+}
+
+impl Search {
+    /// A search that starts at `start`, stops once the bracket's width is at most `precision` (a fraction: 0.05
+    /// is 5%) of its lower end, and never tries a level under `floor` or over `ceiling`, nor more than
+    /// `most_probes` levels. With `whole`, levels are whole numbers (users) and a bracket one apart is precise.
+    /// The bounds must be positive and in order (`floor <= start <= ceiling`), as the caller checked.
+    pub fn new(start: f64, precision: f64, floor: f64, ceiling: f64, whole: bool, most_probes: usize) -> Search {
+        debug_assert!(0.0 < floor && floor <= start && start <= ceiling && precision > 0.0);
+        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new() }
+    }
+
+    /// The probes recorded, in the order they ran.
+    pub fn probes(&self) -> &[Probe] {
+        &self.probes
+    }
+
+    /// Records the outcome of the probe at `level`.
+    pub fn record(&mut self, level: f64, passed: bool) {
+        self.probes.push(Probe { level, passed });
+    }
+
+    /// The bracket so far: the lowest level that failed, and the highest that passed below it. A pass above a
+    /// failure (a noisy machine) does not move the bracket up: the capacity is where the server last held.
+    pub fn bracket(&self) -> (Option<f64>, Option<f64>) {
+        let failed_at = self.probes.iter().filter(|p| !p.passed).map(|p| p.level).reduce(f64::min);
+        let passed = self
+            .probes
+            .iter()
+            .filter(|p| p.passed && failed_at.is_none_or(|f| p.level < f))
+            .map(|p| p.level)
+            .reduce(f64::max);
+        (passed, failed_at)
+    }
+
+    /// The next level to try, or how the search ended.
+    pub fn next(&self) -> Step {
+        let (passed, failed_at) = self.bracket();
+        let found = |ended| Step::Found(Found { capacity: passed, failed_at, ended });
+        let step = match (passed, failed_at) {
+            (None, None) => Step::Probe(self.start),
+            (Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
+            (Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
+            (None, Some(f)) if f <= self.floor => return found(Ended::Floor),
+            (None, Some(f)) => Step::Probe(self.round(f / 2.0).max(self.floor)),
+            (Some(p), Some(f)) => {
+                if f - p <= self.precision * p || (self.whole && f - p <= 1.0) {
+                    return found(Ended::Precise);
+                }
+                Step::Probe(self.round((p + f) / 2.0))
+            }
+        };
+        if self.probes.len() >= self.most_probes {
+            return found(Ended::Probes);
+        }
+        step
+    }
+
+    /// A level as the search's levels are: whole numbers (rounded down, at least 1) for users.
+    fn round(&self, level: f64) -> f64 {
+        if self.whole {
+            level.floor().max(1.0)
+        } else {
+            level
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `search` against a server that meets its objectives exactly up to `capacity`.
+    fn against(mut search: Search, capacity: f64) -> (Found, Vec<f64>) {
+        loop {
+            match search.next() {
+                Step::Probe(level) => search.record(level, level <= capacity),
+                Step::Found(found) => return (found, search.probes().iter().map(|p| p.level).collect()),
+            }
+        }
+    }
+
+    #[test]
+    fn doubles_until_a_level_fails_then_bisects_to_the_precision() {
+        let (found, levels) = against(Search::new(100.0, 0.05, 1.0, 1e6, false, 30), 846.0);
+        assert_eq!(&levels[..5], &[100.0, 200.0, 400.0, 800.0, 1600.0]);
+        assert_eq!(found.ended, Ended::Precise);
+        let (capacity, failed_at) = (found.capacity.unwrap(), found.failed_at.unwrap());
+        assert!(capacity <= 846.0 && 846.0 < failed_at, "{found:?}");
+        assert!(failed_at - capacity <= 0.05 * capacity, "{found:?}");
+        assert!(levels.len() <= 10, "{levels:?}");
+    }
+
+    #[test]
+    fn users_are_whole_and_a_bracket_one_apart_is_precise() {
+        let (found, levels) = against(Search::new(1.0, 0.01, 1.0, 10_000.0, true, 30), 37.0);
+        assert!(levels.iter().all(|l| l.fract() == 0.0), "{levels:?}");
+        assert_eq!((found.capacity, found.failed_at, found.ended), (Some(37.0), Some(38.0), Ended::Precise));
+    }
+
+    #[test]
+    fn a_start_that_fails_is_halved_down_to_the_floor() {
+        let (found, levels) = against(Search::new(100.0, 0.05, 10.0, 1e6, false, 30), 30.0);
+        assert_eq!(&levels[..3], &[100.0, 50.0, 25.0]);
+        assert!(found.capacity.unwrap() <= 30.0 && found.failed_at.unwrap() > 30.0, "{found:?}");
+        let (found, levels) = against(Search::new(100.0, 0.05, 10.0, 1e6, false, 30), 5.0);
+        assert_eq!(levels, [100.0, 50.0, 25.0, 12.5, 10.0]);
+        assert_eq!((found.capacity, found.failed_at, found.ended), (None, Some(10.0), Ended::Floor));
+    }
+
+    #[test]
+    fn the_ceiling_and_the_count_of_probes_bound_it() {
+        let (found, levels) = against(Search::new(100.0, 0.05, 1.0, 1000.0, false, 30), 1e9);
+        assert_eq!(levels, [100.0, 200.0, 400.0, 800.0, 1000.0]);
+        assert_eq!((found.capacity, found.failed_at, found.ended), (Some(1000.0), None, Ended::Ceiling));
+        let (found, levels) = against(Search::new(100.0, 0.0001, 1.0, 1e6, false, 6), 846.0);
+        assert_eq!(levels.len(), 6);
+        assert_eq!(found.ended, Ended::Probes);
+        assert_eq!((found.capacity, found.failed_at), (Some(800.0), Some(1200.0)));
+    }
+
+    #[test]
+    fn a_pass_above_a_failure_does_not_raise_the_capacity() {
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        for (level, passed) in [(100.0, true), (200.0, true), (400.0, false), (300.0, false), (350.0, true)] {
+            search.record(level, passed);
+        }
+        assert_eq!(search.bracket(), (Some(200.0), Some(300.0)));
+        assert_eq!(search.next(), Step::Probe(250.0));
+    }
+}
