@@ -93,6 +93,10 @@ pub struct LoadResult {
     /// run from one process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentResult>,
+    /// `shootout load --find-rate`: the search that chose this result's rate (this result is its capacity's
+    /// probe, or its last one when none met the objectives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::SearchRecord>,
 }
 
 /// One agent of a load run from several: where it ran, its clock, and its own figures. Its percentiles are its

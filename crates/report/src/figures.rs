@@ -70,9 +70,23 @@ pub fn show(condition: &Condition, value: f64) -> String {
     }
 }
 
-/// The conditions of `conditions` that hold for `result`, each with the value that made it hold.
+/// The conditions of `conditions` that hold for `result`, each with the value that made it hold (`--fail-if`).
 pub fn holding<'a>(conditions: &'a [Condition], result: &LoadResult) -> Vec<(&'a Condition, f64)> {
-    conditions.iter().map(|c| (c, value(c.metric, result))).filter(|(c, v)| crate::bound::holds(c, *v)).collect()
+    judged(conditions, result, true)
+}
+
+/// The objectives of `objectives` that `result` breaks, each with the value that broke it (`--slo`).
+pub fn breaking<'a>(objectives: &'a [Condition], result: &LoadResult) -> Vec<(&'a Condition, f64)> {
+    judged(objectives, result, false)
+}
+
+/// The conditions that hold for `result` (or, with `holds` false, those that do not), each with its figure.
+fn judged<'a>(conditions: &'a [Condition], result: &LoadResult, holds: bool) -> Vec<(&'a Condition, f64)> {
+    conditions
+        .iter()
+        .map(|c| (c, value(c.metric, result)))
+        .filter(|(c, v)| crate::bound::holds(c, *v) == holds)
+        .collect()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use shootout_report::compare::{compare_results, compare_trials, Change, Verdict}
 use shootout_report::matching::{difference, Shape};
 use shootout_report::units::ms;
 
-use super::Failure;
+use super::{percent_arg, Failure};
 
 /// Options of `shootout compare`.
 #[derive(Debug, Args)]
@@ -23,22 +23,14 @@ pub struct CompareArgs {
     /// The candidate, of the same kind.
     new: PathBuf,
     /// Fail (exit code 3) when any server and level regressed by more than this, e.g. 5%, or is missing from NEW.
-    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
     max_regression: Option<f64>,
     /// The noise floor: a change is improved or regressed only when its whole 95% interval is beyond it.
-    #[arg(long, value_name = "PERCENT", value_parser = percent, default_value = "2%")]
+    #[arg(long, value_name = "PERCENT", value_parser = percent_arg, default_value = "2%")]
     noise: f64,
     /// Compare runs whose load model, request or levels differ (refused otherwise).
     #[arg(long)]
     force: bool,
-}
-
-fn percent(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%').trim();
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v / 100.0),
-        _ => Err(format!("'{text}' is not a percentage below 100: write it like 5%")),
-    }
 }
 
 /// Compares and prints.

@@ -45,7 +45,7 @@ pub struct LoadArgs {
     /// Open model: send this many requests per second whatever the server does, and measure latency from when
     /// each was due [with --stages: the starting rate].
     #[arg(short = 'R', long, allow_negative_numbers = true)]
-    rate: Option<f64>,
+    pub(super) rate: Option<f64>,
     /// Open model: how due times are spaced: evenly, or as a Poisson process (random, independent arrivals).
     #[arg(long, value_enum, default_value = "constant", requires = "rate")]
     arrival: ArrivalArg,
@@ -113,14 +113,27 @@ pub struct LoadArgs {
     /// errors, checks, rps; a time needs its unit: 200ms, 1s).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
+    /// Find the highest rate at which every --slo holds: start at -R (default 10/s), double until an objective
+    /// breaks, then bisect until the bracket is within --precision; each probe is an open-model run of -d
+    /// (after --warmup). Prints every probe and the rate found; --json adds them as `search`.
+    #[arg(long, requires = "slo", conflicts_with_all = ["connections", "stages", "requests", "fail_if", "delay"])]
+    pub(super) find_rate: bool,
+    /// With --find-rate: an objective each probe must meet, e.g. 'mean<1s', 'p99<200ms', 'errors<1%'
+    /// (repeatable; the metrics of --fail-if).
+    #[arg(long = "slo", value_name = "CONDITION", value_parser = condition_arg, requires = "find_rate")]
+    pub(super) slo: Vec<Condition>,
+    /// With --find-rate: stop once the highest rate met and the lowest broken are this close, a share of the
+    /// first [default: 5%].
+    #[arg(long, value_name = "PERCENT", value_parser = super::percent_arg, requires = "find_rate")]
+    pub(super) precision: Option<f64>,
     #[command(flatten)]
     agents: AgentOptions,
     /// Print the JSON result on stdout instead of the summary.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// Also write the JSON result to this file.
     #[arg(short = 'o', long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub(super) output: Option<PathBuf>,
 }
 
 fn condition_arg(text: &str) -> Result<Condition, String> {
@@ -166,6 +179,13 @@ fn stages_arg(text: &str) -> Result<Stages, String> {
         .map(Stages)
 }
 
+impl LoadArgs {
+    /// True when the load is to come from agents (`--agents`).
+    pub(super) fn agents_given(&self) -> bool {
+        self.agents.agents.is_some()
+    }
+}
+
 /// Runs one load test.
 pub fn run(args: LoadArgs) -> Result<(), Failure> {
     let scenario = match (&args.scenario, &args.urls_file) {
@@ -173,16 +193,15 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         (None, Some(path)) => Some(read_urls(path, args.url.as_deref())?),
         (None, None) => None,
     };
-    let (options, body) = validate(&args, scenario.as_ref())?;
+    if args.find_rate {
+        return super::find_rate::run(&args, scenario.as_ref());
+    }
+    let (options, body) = validate(&args, scenario.as_ref(), args.rate)?;
     limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(path) = &args.output {
         writable(path)?;
     }
-    let plan = match scenario.clone() {
-        Some(scenario) => Plan::with_scenario(options, scenario),
-        None => Plan::new(options, &body),
-    }
-    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let plan = plan(options, &body, scenario.as_ref())?;
 
     let stop = Arc::new(AtomicBool::new(false));
     super::signals::watch(stop.clone(), || {});
@@ -219,6 +238,19 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         return Err(Failure::Threshold(format!("threshold failed: {}", lines.join("; "))));
     }
     Ok(())
+}
+
+/// The engine's plan for `options`: the scenario's requests, or the one request with `body`.
+pub(super) fn plan(
+    options: LoadOptions,
+    body: &[u8],
+    scenario: Option<&shootout_scenario::Scenario>,
+) -> Result<Plan, Failure> {
+    match scenario.cloned() {
+        Some(scenario) => Plan::with_scenario(options, scenario),
+        None => Plan::new(options, body),
+    }
+    .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// Runs the load from the agents `spec` names, each its exact share, and merges what they measured.
@@ -260,10 +292,12 @@ fn read_urls(path: &std::path::Path, base: Option<&str>) -> Result<shootout_scen
 }
 
 /// Turns the typed arguments into options (through [`LoadSettings`], which holds the defaults and the rules), or
-/// one line naming what is wrong and how to fix it; also returns the body read.
-fn validate(
+/// one line naming what is wrong and how to fix it; also returns the body read. `rate` is -R's, or the rate a
+/// search probes.
+pub(super) fn validate(
     args: &LoadArgs,
     scenario: Option<&shootout_scenario::Scenario>,
+    rate: Option<f64>,
 ) -> Result<(LoadOptions, Vec<u8>), Failure> {
     let mut headers = Vec::with_capacity(args.headers.len());
     for header in &args.headers {
@@ -288,7 +322,7 @@ fn validate(
         scenario: args.scenario.as_ref().or(args.urls_file.as_ref()).map(|p| p.display().to_string()),
         phases: scenario.map(|s| s.phases.clone()).unwrap_or_default(),
         connections: args.connections,
-        rate: args.rate,
+        rate,
         arrival: Some(match args.arrival {
             ArrivalArg::Constant => Arrival::Constant,
             ArrivalArg::Poisson => Arrival::Poisson,
@@ -323,10 +357,9 @@ fn validate(
     Ok((options, body.unwrap_or_default()))
 }
 
-/// Prints the summary or the JSON, and writes the JSON file when asked.
-/// Prints the result, then writes it to `-o`'s file: a file that cannot be written after all (a disk filled
-/// meanwhile) still leaves the result on the terminal.
-fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
+/// Prints the result (the summary, or the JSON with --json), then writes its JSON to `-o`'s file: a file that
+/// cannot be written after all (a disk filled meanwhile) still leaves the result on the terminal.
+pub(super) fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
     if args.json {
         println!("{json}");
@@ -342,7 +375,7 @@ fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
 
 /// Refuses, before any load, an `-o` file that cannot be written: its folder made if missing, and the file's
 /// temporary twin created and removed, as the write at the end will do.
-fn writable(path: &Path) -> Result<(), Failure> {
+pub(super) fn writable(path: &Path) -> Result<(), Failure> {
     let refuse = |e: std::io::Error| {
         Failure::Usage(format!(
             "-o {}: cannot write there ({e}); choose a file in a folder you can write",
@@ -362,7 +395,7 @@ fn writable(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn progress_bar(options: &LoadOptions) -> ProgressBar {
+pub(super) fn progress_bar(options: &LoadOptions) -> ProgressBar {
     let (length, template) = match options.stop {
         StopCondition::Duration(d) => {
             ((options.warmup + d).as_millis() as u64, "{spinner} [{elapsed_precise}] {wide_bar} {msg}")
@@ -374,7 +407,7 @@ fn progress_bar(options: &LoadOptions) -> ProgressBar {
     bar
 }
 
-fn show(bar: &ProgressBar, options: &LoadOptions, p: &Progress) {
+pub(super) fn show(bar: &ProgressBar, options: &LoadOptions, p: &Progress) {
     match options.stop {
         StopCondition::Duration(_) => bar.set_position(p.elapsed.as_millis() as u64),
         StopCondition::Requests(_) => bar.set_position(p.requests),

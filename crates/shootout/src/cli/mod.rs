@@ -4,6 +4,7 @@
 mod agent;
 mod agents;
 mod compare;
+mod find_rate;
 mod host;
 mod load;
 mod report;
@@ -47,6 +48,15 @@ enum Command {
 /// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
 pub fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
     shootout_model::units::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// Reads a percentage argument below 100 (`5%`, or `5`) as a fraction (0.05).
+pub fn percent_arg(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!("'{text}' is not a percentage below 100: write it like 5%")),
+    }
 }
 
 /// How a command failed.

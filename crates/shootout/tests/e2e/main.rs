@@ -13,6 +13,7 @@ mod agents_ssh;
 mod compare;
 mod containers;
 mod errors;
+mod find_rate;
 mod framing;
 mod hosts;
 mod http2;
