@@ -72,7 +72,7 @@ pub struct SearchRecord {
 pub struct ProbeRecord {
     /// The rate asked, requests per second.
     pub rate: f64,
-    /// True when it met every objective.
+    /// True when it met every objective (never for a probe cut short by a signal, which is kept all the same).
     pub passed: bool,
     /// Successful responses per second measured.
     pub requests_per_s: f64,

@@ -4,6 +4,9 @@
 //! the kernel's part of every request). S is measured as the inverse of the rate the target serves when it never
 //! idles (4 users), d as the mean at a low rate less S; the rate at which the mean reaches W is then ρ*/S, with
 //! ρ* = k/(1+k) and k = 2(W−d−S)/S.
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
 use crate::result_json::assert_valid;
 use crate::support::{describe, load, shootout, Target};
 
@@ -88,4 +91,31 @@ fn a_search_is_refused_without_objectives_or_with_a_closed_model() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {}", describe(&output));
         assert!(String::from_utf8_lossy(&output.stderr).contains(says), "{args:?}: {}", describe(&output));
     }
+}
+
+#[test]
+fn ctrl_c_keeps_the_probes_run_and_the_rate_found_so_far() {
+    let target = Target::start();
+    let run = shootout()
+        .args(["load", "--json", "--find-rate", "--slo", "mean<1s", "-R", "100", "-t", "1", "-d", "2s"])
+        .arg(target.url("/hello"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Probe 1 runs for 2 s, then a pause of 1 s: the signal comes during probe 2.
+    std::thread::sleep(Duration::from_millis(3500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(run.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let stopped = Instant::now();
+    let output = run.wait_with_output().unwrap();
+    assert!(stopped.elapsed() < Duration::from_secs(3), "Ctrl-C stops the search at once: {:?}", stopped.elapsed());
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_valid(&document);
+    let search = &document["search"];
+    assert_eq!(search["ended"], "interrupted", "{search}");
+    assert_eq!(search["rate"].as_f64(), Some(100.0), "probe 1 met the objective: {search}");
+    let probes = search["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 2, "the probe cut short is kept too: {search}");
+    assert_eq!((probes[1]["rate"].as_f64(), &probes[1]["passed"]), (Some(200.0), &serde_json::Value::Bool(false)));
 }
