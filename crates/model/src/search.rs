@@ -40,7 +40,8 @@ pub enum Ended {
     Floor,
     /// It ran out of probes before the bracket was narrow enough.
     Probes,
-    /// A signal stopped it (never the search's own decision: its caller records it).
+    /// A signal, or a probe that could not run, cut it short (never the search's own decision: its caller
+    /// records it).
     Interrupted,
 }
 

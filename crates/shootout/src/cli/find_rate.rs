@@ -60,6 +60,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     let mut search = Search::new(start, precision, FLOOR, CEILING, false, MOST_PROBES);
     let mut probes: Vec<(ProbeRecord, LoadResult)> = Vec::new();
     let mut interrupted = false;
+    let mut failed: Option<Failure> = None;
     let found = loop {
         let rate = match search.next() {
             Step::Probe(rate) => rate,
@@ -69,7 +70,13 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
             interrupted = true;
             break found_so_far(&search);
         }
-        let result = probe(args, scenario, rate, &stop)?;
+        let result = match probe(args, scenario, rate, &stop) {
+            Ok(result) => result,
+            Err(failure) => {
+                failed = Some(failure);
+                break found_so_far(&search);
+            }
+        };
         let broke = judge(&args.slo, &result);
         let record = ProbeRecord {
             rate,
@@ -91,12 +98,12 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         probes.push((record, result));
     };
     let Some(mut result) = chosen(&probes, &found) else {
-        return Err(Failure::Interrupted);
+        return Err(failed.unwrap_or(Failure::Interrupted));
     };
     let record = SearchRecord {
         rate: found.capacity,
         failed_at: found.failed_at,
-        ended: if interrupted { Ended::Interrupted } else { found.ended },
+        ended: found.ended,
         objectives: args.slo.iter().map(|c| c.text.clone()).collect(),
         precision,
         client_bound: probes.iter().any(|(p, _)| !p.passed && p.client_saturated && Some(p.rate) == found.failed_at),
@@ -110,6 +117,9 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         eprintln!("{summary}");
     } else {
         println!("{summary}");
+    }
+    if let Some(failure) = failed {
+        return Err(failure);
     }
     if interrupted {
         return Err(Failure::Interrupted);
@@ -160,7 +170,7 @@ fn pause(stop: &AtomicBool) -> bool {
     !stop.load(Ordering::Relaxed)
 }
 
-/// The bracket of a search cut short.
+/// The bracket of a search cut short, by a signal or by a probe that could not run.
 fn found_so_far(search: &Search) -> Found {
     let (capacity, failed_at) = search.bracket();
     Found { capacity, failed_at, ended: Ended::Interrupted }

@@ -119,3 +119,25 @@ fn ctrl_c_keeps_the_probes_run_and_the_rate_found_so_far() {
     assert_eq!(probes.len(), 2, "the probe cut short is kept too: {search}");
     assert_eq!((probes[1]["rate"].as_f64(), &probes[1]["passed"]), (Some(200.0), &serde_json::Value::Bool(false)));
 }
+
+#[test]
+fn a_server_gone_between_probes_ends_the_search_with_what_was_measured() {
+    let target = Target::start();
+    let run = shootout()
+        .args(["load", "--json", "--find-rate", "--slo", "mean<1s", "-R", "50", "-t", "1", "-d", "1s"])
+        .arg(target.url("/hello"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Probe 1 runs for 1 s, then a pause of 1 s, in which the server goes.
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(target);
+    let output = run.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_valid(&document);
+    let search = &document["search"];
+    assert_eq!((&search["ended"], search["rate"].as_f64()), (&"interrupted".into(), Some(50.0)), "{search}");
+    assert_eq!(search["probes"].as_array().unwrap().len(), 1, "{search}");
+}
