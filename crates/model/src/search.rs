@@ -143,6 +143,12 @@ impl Search {
         (passed, failed_at)
     }
 
+    /// How a search cut short (by a signal, or a probe that could not run) ended: the bracket so far.
+    pub fn cut_short(&self) -> Found {
+        let (capacity, failed_at) = self.bracket();
+        Found { capacity, failed_at, ended: Ended::Interrupted }
+    }
+
     /// The next level to try, or how the search ended.
     pub fn next(&self) -> Step {
         let (passed, failed_at) = self.bracket();

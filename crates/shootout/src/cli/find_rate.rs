@@ -68,13 +68,13 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         };
         if !probes.is_empty() && !pause(&stop) {
             interrupted = true;
-            break found_so_far(&search);
+            break search.cut_short();
         }
         let result = match probe(args, scenario, rate, &stop) {
             Ok(result) => result,
             Err(failure) => {
                 failed = Some(failure);
-                break found_so_far(&search);
+                break search.cut_short();
             }
         };
         let broke = judge(&args.slo, &result);
@@ -91,23 +91,25 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         if result.interrupted {
             interrupted = true;
             probes.push((record, result));
-            break found_so_far(&search);
+            break search.cut_short();
         }
         eprintln!("{}", describe(probes.len() + 1, &record));
         search.record(rate, record.passed);
         probes.push((record, result));
     };
-    let Some(mut result) = chosen(&probes, &found) else {
+    let (probes, mut results): (Vec<ProbeRecord>, Vec<LoadResult>) = probes.into_iter().unzip();
+    let Some(chosen) = chosen(&probes, &found) else {
         return Err(failed.unwrap_or(Failure::Interrupted));
     };
+    let mut result = results.swap_remove(chosen);
     let record = SearchRecord {
         rate: found.capacity,
         failed_at: found.failed_at,
         ended: found.ended,
         objectives: args.slo.iter().map(|c| c.text.clone()).collect(),
         precision,
-        client_bound: probes.iter().any(|(p, _)| !p.passed && p.client_saturated && Some(p.rate) == found.failed_at),
-        probes: probes.into_iter().map(|(p, _)| p).collect(),
+        client_bound: probes.iter().any(|p| !p.passed && p.client_saturated && Some(p.rate) == found.failed_at),
+        probes,
         seconds: began.elapsed().as_secs_f64(),
     };
     let summary = summarize(&record, &args.slo);
@@ -170,16 +172,10 @@ fn pause(stop: &AtomicBool) -> bool {
     !stop.load(Ordering::Relaxed)
 }
 
-/// The bracket of a search cut short, by a signal or by a probe that could not run.
-fn found_so_far(search: &Search) -> Found {
-    let (capacity, failed_at) = search.bracket();
-    Found { capacity, failed_at, ended: Ended::Interrupted }
-}
-
-/// The result to print: the last probe at the rate found, else the last probe run.
-fn chosen(probes: &[(ProbeRecord, LoadResult)], found: &Found) -> Option<LoadResult> {
-    let at_capacity = probes.iter().rev().find(|(p, _)| p.passed && Some(p.rate) == found.capacity);
-    at_capacity.or(probes.last()).map(|(_, result)| result.clone())
+/// Which probe's result to print: the last at the rate found, else the last run (none when none ran).
+fn chosen(probes: &[ProbeRecord], found: &Found) -> Option<usize> {
+    let at_capacity = probes.iter().rposition(|p| p.passed && Some(p.rate) == found.capacity);
+    at_capacity.or(probes.len().checked_sub(1))
 }
 
 /// `probe 4: 800.0 req/s: met (...)`, or what it broke.
