@@ -13,7 +13,7 @@ fn three_local_agents_send_exactly_the_requests_asked_for() {
         shootout().args(["load", "--agents", "local:3", "-c", "12", "-n", "6000", "--json", &url]).output().unwrap();
     assert!(output.status.success(), "{}", describe(&output));
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    crate::result_json::assert_valid(&document);
+    crate::support::assert_valid(&document);
     let result: shootout_model::LoadResult = serde_json::from_value(document).unwrap();
     assert_eq!((result.requests.total, result.requests.ok), (6000, 6000));
     assert_eq!(target.served(), 6000, "the server saw exactly what the merged result says");

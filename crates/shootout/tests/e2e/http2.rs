@@ -130,7 +130,7 @@ fn an_http2_result_follows_the_schema() {
         .unwrap();
     assert!(output.status.success(), "{}", crate::support::describe(&output));
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    crate::result_json::assert_valid(&document);
+    crate::support::assert_valid(&document);
     assert_eq!(document["options"]["protocol"], "http2");
     assert_eq!(document["options"]["streams"], 4);
 }

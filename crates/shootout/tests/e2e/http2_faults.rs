@@ -32,7 +32,7 @@ fn resets_counted_as_sent(args: &[&str]) -> (LoadResult, String) {
     assert!(output.status.success(), "{}", describe(&output));
     let seen = server.settle();
     let document: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
-    crate::result_json::assert_valid(&document);
+    crate::support::assert_valid(&document);
     let result: LoadResult = serde_json::from_value(document).unwrap();
 
     let sent = seen.resets();

@@ -17,7 +17,7 @@ fn keepalive_over_tls_with_handshakes_timed_apart() {
     let output =
         shootout().args(["load", "--json", "-k", "-n", "20", "-c", "2", &target.url("/hello")]).output().unwrap();
     assert!(output.status.success(), "{}", describe(&output));
-    crate::result_json::assert_valid(&serde_json::from_slice(&output.stdout).unwrap());
+    crate::support::assert_valid(&serde_json::from_slice(&output.stdout).unwrap());
 }
 
 #[test]

@@ -1,21 +1,6 @@
 //! The JSON result follows the schema in `schema/load-result.v1.json`, and `-o` writes the same document.
 
-use crate::support::{describe, fault_server, shootout, Fault, Target};
-
-fn schema() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/load-result.v1.json"))
-        .expect("the schema file is in the repository");
-    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
-    jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
-}
-
-/// Panics with every violation when `document` does not follow the schema.
-pub fn assert_valid(document: &serde_json::Value) {
-    let validator = schema();
-    let problems: Vec<String> =
-        validator.iter_errors(document).map(|e| format!("{e} at {}", e.instance_path)).collect();
-    assert!(problems.is_empty(), "schema violations: {problems:#?}");
-}
+use crate::support::{assert_valid, describe, fault_server, schema, shootout, Fault, Target};
 
 #[test]
 fn a_result_with_responses_and_errors_matches_the_schema() {

@@ -67,7 +67,7 @@ fn a_session_with_a_login_cookie_and_an_extracted_token() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", describe(&output));
-    crate::result_json::assert_valid(&serde_json::from_slice(&output.stdout).unwrap());
+    crate::support::assert_valid(&serde_json::from_slice(&output.stdout).unwrap());
 }
 
 #[test]

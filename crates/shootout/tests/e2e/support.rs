@@ -54,6 +54,22 @@ pub fn load(args: &[&str]) -> LoadResult {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", describe(&output)))
 }
 
+/// The JSON Schema of the result document, from the repository.
+pub fn schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/load-result.v1.json"))
+        .expect("the schema file is in the repository");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
+}
+
+/// Panics with every violation when `document` does not follow the schema.
+pub fn assert_valid(document: &serde_json::Value) {
+    let validator = schema();
+    let problems: Vec<String> =
+        validator.iter_errors(document).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(problems.is_empty(), "schema violations: {problems:#?}");
+}
+
 /// Exit status, stdout and stderr of a finished command, for assertion messages.
 pub fn describe(output: &Output) -> String {
     format!(
