@@ -53,6 +53,7 @@ repeats = 3
 name = "a"
 command = "x"
 stop = { signal = "TERM", pidfile = "run/{port}.pid" }
+start_warmup = "60s"
 "#;
     let short = parse(text, "s.toml", Path::new(".")).unwrap();
     assert_eq!(short.requires, Requires::default());
@@ -64,6 +65,7 @@ stop = { signal = "TERM", pidfile = "run/{port}.pid" }
     let smoke = parse_sweep(text, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
     assert_eq!((smoke.repeats, smoke.duration.as_secs(), smoke.warmup.as_secs()), (1, 2, 1));
     assert_eq!(smoke.levels, Levels::Connections(vec![1, 64]));
+    assert_eq!((short.servers[0].start_warmup.as_secs(), smoke.servers[0].start_warmup.as_secs()), (60, 5));
     let no_full = "connections = [1]\nrequests = 500\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
     assert_eq!(parse(no_full, "s.toml", Path::new(".")).unwrap().requests, Some(500));
     let e = parse_sweep(no_full, "s.toml", Path::new("."), Sweep::Full).unwrap_err().to_string();
