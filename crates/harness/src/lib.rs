@@ -28,7 +28,9 @@
 //!   dead runs left.
 //! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
 //! - [`store`]: the results directory: atomic writes, trial files, resume.
-//! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C.
+//! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C, and the pieces of a
+//!   server's turn (start, one trial, stop) it shares with [`search`], each server's capacity search.
+//! - [`trial`]: one trial: the load of one level while the server's and services' trees are sampled.
 
 pub mod cgroup;
 pub mod container;
@@ -40,8 +42,10 @@ pub mod process;
 pub mod reap;
 pub mod remote;
 pub mod runner;
+pub mod search;
 pub mod server;
 pub mod service;
 pub mod services;
 pub mod store;
 pub mod tree;
+pub mod trial;

@@ -1,24 +1,22 @@
 //! [`run_suite`]: the loop over repeats, servers and levels. Each server is started once per repeat and loaded at
 //! every level in turn; each trial is saved as soon as it ends. A server that fails to start, fails its
 //! verification or dies mid-run has its remaining trials of that repeat marked failed, and the suite goes on.
+//! The pieces of a server's turn ([`launch`], [`measure`], [`shut_down`]) are shared with the capacity search
+//! ([`crate::search`]), which runs the same turn at the levels it chooses.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::sync::Arc;
 
-use shootout_agents::coordinate::{self, Work};
-use shootout_agents::launch::Launcher;
-use shootout_engine::{Plan, Progress};
-use shootout_model::run::{Environment, ResourceSample, ServerUsage, ServiceEnvironment, ServiceTrial, TrialRecord};
-use shootout_model::settings::LoadSettings;
-use shootout_model::LoadResult;
+use shootout_engine::Progress;
+use shootout_model::run::{Environment, ServiceEnvironment, TrialRecord};
 
-use crate::place::{Places, Sampler, Watched};
+use crate::place::Places;
 use crate::process;
 use crate::server::{self, RunningServer};
 use crate::services::Services;
 use crate::store::Store;
-use shootout_suite::{Agents, Levels, Order, ServerSpec, Suite};
+use crate::trial::{start_warmup, trial};
+use shootout_suite::{Order, ServerSpec, Suite};
 
 /// What the runner tells whoever draws the progress.
 #[derive(Debug, Clone)]
@@ -47,6 +45,19 @@ pub enum Event {
         /// Trials done before it.
         done: usize,
     },
+    /// A capacity search's probe starts a trial.
+    Probe {
+        /// Server.
+        server: String,
+        /// The level probed.
+        level: f64,
+        /// Its repeat.
+        repeat: u32,
+        /// Probes of this server before this one.
+        probe: usize,
+        /// Servers whose search is over.
+        servers_done: usize,
+    },
     /// The running trial's (or start warm-up's) progress.
     Load(Progress),
     /// Something the user should read (a server that failed, processes left behind).
@@ -66,7 +77,7 @@ pub struct Outcome {
     pub stopped: Option<String>,
 }
 
-/// Runs (or resumes, when `store` already holds trials) the suite, its hosts reached through `places`.
+/// Runs (or resumes, when `store` already holds trials) the suite's sweep, its hosts reached through `places`.
 pub fn run_suite(
     suite: &Suite,
     places: &Places,
@@ -74,13 +85,7 @@ pub fn run_suite(
     stop: Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Outcome, String> {
-    if let Some(cpus) = suite.client_cpus.as_deref().and_then(process::parse_cpus) {
-        process::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
-    }
-    write_environment(suite, places, &store)?;
-    for (file, why) in store.damaged() {
-        on_event(Event::Notice(format!("{} is damaged ({why}): its trial is measured again", file.display())));
-    }
+    prepare(suite, places, &store, on_event)?;
     let levels = suite.levels.values();
     let mut order: Vec<(usize, u32)> = Vec::new();
     match suite.order {
@@ -110,98 +115,40 @@ pub fn run_suite(
                 failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.unit()));
             }
         };
-        let ports = match services.ready_for(spec, &stop) {
-            Ok(ports) => ports,
-            Err(_) if stop.load(Ordering::Relaxed) => break,
-            Err(why) => {
-                stopped = Some(why);
-                break;
-            }
-        };
-        let place = places.of(&spec.place);
-        let mut running = match server::start(spec, &place, &ports, &store.log_path(&spec.name, repeat), &stop) {
-            Ok(running) => running,
-            // Interrupted while it was starting: no fault of the server's, and nothing to mark failed.
-            Err(_) if stop.load(Ordering::Relaxed) => break,
-            Err(why) => {
-                on_event(Event::Notice(why.clone()));
-                fail_rest(0, why.lines().next().unwrap_or(&why), &mut failures);
-                done += pending.len();
-                continue;
-            }
-        };
-        // A start warm-up that fails leaves no level to run: the loop below then has nothing to do, and the
-        // server is stopped and torn down as after any repeat.
-        let mut levels_left = &pending[..];
-        if !spec.start_warmup.is_zero() && !stop.load(Ordering::Relaxed) {
-            on_event(Event::StartWarmup { server: spec.name.clone(), repeat, duration: spec.start_warmup, done });
-            match start_warmup(suite, spec, &running, pending[0], stop.clone(), on_event) {
-                Ok(()) => {}
-                // Interrupted while it warmed up: no fault of the server's.
-                Err(_) if stop.load(Ordering::Relaxed) => levels_left = &[],
-                Err(why) => {
-                    on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
+        let mut running =
+            match launch(suite, spec, places, &mut services, &store, repeat, pending[0], done, &stop, on_event) {
+                Launched::Running(running) => running,
+                Launched::Failed(why) => {
                     fail_rest(0, &why, &mut failures);
                     done += pending.len();
-                    levels_left = &[];
+                    continue;
                 }
-            }
-        }
-        for (i, &level) in levels_left.iter().enumerate() {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            if let Some(status) = running.process.exited() {
-                let why = format!("server '{}' exited ({status}) during the run", spec.name);
-                on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
-                fail_rest(i, &why, &mut failures);
-                break;
-            }
-            match services.before_trial(spec, &stop) {
-                Ok(()) => {}
-                Err(_) if stop.load(Ordering::Relaxed) => break,
-                Err(why) => {
+                Launched::Stopped(why) => {
                     stopped = Some(why);
                     break;
                 }
+                Launched::Interrupted => break,
+            };
+        for (i, &level) in pending.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                break;
             }
             on_event(Event::Trial { server: spec.name.clone(), level, repeat, done, total });
-            let watched = services.watched(spec);
-            match trial(suite, spec, &mut running, &watched, level, repeat, stop.clone(), on_event) {
-                Ok(record) => {
-                    // A service that ended during the trial: it was measured without it, and is not kept.
-                    if let Err(why) = services.still_running_for(spec) {
-                        stopped = Some(why);
-                        break;
-                    }
-                    // A server that ended during its trial (or whose host's link was lost): the trial measured a
-                    // dying server, and is marked failed with the levels after it.
-                    if let Some(status) = running.process.exited() {
-                        let why = format!("server '{}' exited ({status}) during its trial", spec.name);
-                        on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
-                        fail_rest(i, &why, &mut failures);
-                        break;
-                    }
-                    if !record.result.interrupted {
-                        store
-                            .write_trial(&record)
-                            .map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
-                    }
-                }
-                // Interrupted during its warm-up or load: no fault of the server's, and nothing to mark failed.
-                Err(_) if stop.load(Ordering::Relaxed) => break,
-                Err(why) => {
-                    on_event(Event::Notice(why.clone()));
+            match measure(suite, spec, &mut running, &mut services, &store, level, repeat, &stop, on_event)? {
+                Measured::Saved(_) => {}
+                Measured::Failed(why) => {
                     fail_rest(i, &why, &mut failures);
                     break;
                 }
+                Measured::Stopped(why) => {
+                    stopped = Some(why);
+                    break;
+                }
+                Measured::Interrupted => break,
             }
             done += 1;
         }
-        let log = store.log_path(&spec.name, repeat);
-        let notices = running.process.stop_and_tear_down(&place, spec.teardown.as_deref(), &spec.cwd, &spec.env, &log);
-        notices.into_iter().for_each(|notice| on_event(Event::Notice(notice)));
-        services.after_server(spec).into_iter().for_each(|notice| on_event(Event::Notice(notice)));
+        shut_down(spec, running, &mut services, &store, repeat, on_event);
         if stopped.is_some() {
             break;
         }
@@ -211,231 +158,165 @@ pub fn run_suite(
     Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures, stopped })
 }
 
-/// One trial: the load at `level` while a sampler watches the server's process tree and those of the services
-/// it runs beside (`services`).
+/// What every run does first: the load generator pinned, the environment saved (once), damaged trial files named.
+pub(crate) fn prepare(
+    suite: &Suite,
+    places: &Places,
+    store: &Store,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), String> {
+    if let Some(cpus) = suite.client_cpus.as_deref().and_then(process::parse_cpus) {
+        process::pin(&cpus).map_err(|e| format!("cannot pin the load generator to CPUs {cpus:?}: {e}"))?;
+    }
+    write_environment(suite, places, store)?;
+    for (file, why) in store.damaged() {
+        on_event(Event::Notice(format!("{} is damaged ({why}): its trial is measured again", file.display())));
+    }
+    Ok(())
+}
+
+/// How a server's start ended.
+pub(crate) enum Launched {
+    /// It runs, ready, verified and warmed up.
+    Running(RunningServer),
+    /// It did not start, or failed its start warm-up (its fault: its trials fail, and the suite goes on); what
+    /// did start of it is stopped.
+    Failed(String),
+    /// A service it needs could not be made ready: the suite stops.
+    Stopped(String),
+    /// Ctrl-C while it started.
+    Interrupted,
+}
+
+/// Starts `spec` for `repeat` after the services it needs, then loads it for its `start_warmup` at `level` (the
+/// first it will be measured at); `done` is the count of trials before it, for the progress.
 #[allow(clippy::too_many_arguments)]
-fn trial(
+pub(crate) fn launch(
+    suite: &Suite,
+    spec: &ServerSpec,
+    places: &Places,
+    services: &mut Services,
+    store: &Store,
+    repeat: u32,
+    level: f64,
+    done: usize,
+    stop: &Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Launched {
+    let interrupted = || stop.load(Ordering::Relaxed);
+    let ports = match services.ready_for(spec, stop) {
+        Ok(ports) => ports,
+        Err(_) if interrupted() => return Launched::Interrupted,
+        Err(why) => return Launched::Stopped(why),
+    };
+    let place = places.of(&spec.place);
+    let running = match server::start(spec, &place, &ports, &store.log_path(&spec.name, repeat), stop) {
+        Ok(running) => running,
+        // Interrupted while it was starting: no fault of the server's, and nothing to mark failed.
+        Err(_) if interrupted() => return Launched::Interrupted,
+        Err(why) => {
+            on_event(Event::Notice(why.clone()));
+            return Launched::Failed(why.lines().next().unwrap_or(&why).to_string());
+        }
+    };
+    if spec.start_warmup.is_zero() || interrupted() {
+        return Launched::Running(running);
+    }
+    on_event(Event::StartWarmup { server: spec.name.clone(), repeat, duration: spec.start_warmup, done });
+    let warmed = start_warmup(suite, spec, &running, level, stop.clone(), on_event);
+    let failed = match warmed {
+        Ok(()) => return Launched::Running(running),
+        // Interrupted while it warmed up: no fault of the server's.
+        Err(_) if interrupted() => None,
+        Err(why) => {
+            on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
+            Some(why)
+        }
+    };
+    shut_down(spec, running, services, store, repeat, on_event);
+    failed.map_or(Launched::Interrupted, Launched::Failed)
+}
+
+/// How one trial ended.
+pub(crate) enum Measured {
+    /// Measured and saved.
+    Saved(Box<TrialRecord>),
+    /// The server was gone, died during it, or the load could not run: it and the server's levels after it fail.
+    Failed(String),
+    /// A service the server needs ended: the suite stops.
+    Stopped(String),
+    /// Ctrl-C: nothing is kept, and nothing fails.
+    Interrupted,
+}
+
+/// One trial of `running` at `level`: the services reset, the load run while both are sampled, and the trial
+/// saved. An error is a trial that could not be saved, which stops the run.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn measure(
     suite: &Suite,
     spec: &ServerSpec,
     running: &mut RunningServer,
-    services: &[Watched],
+    services: &mut Services,
+    store: &Store,
     level: f64,
     repeat: u32,
-    stop: Arc<AtomicBool>,
+    stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
-) -> Result<TrialRecord, String> {
-    let work = Load::new(suite, spec, running, level, None)?;
-    let watched: Vec<Watched> = std::iter::once(running.process.watched()).chain(services.iter().cloned()).collect();
-    let cpu_counts: Vec<u32> = watched.iter().map(Watched::cpu_count).collect();
-    let (stop_sampling, sampled) = mpsc::channel::<()>();
-    let every = suite.sample_every;
-    let measure_start = Instant::now() + suite.warmup;
-    let sampler = std::thread::spawn(move || {
-        let mut trees: Vec<Sampler> = watched.into_iter().map(Watched::sampler).collect();
-        let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
-        loop {
-            let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
-            let now = Instant::now();
-            let t = if now >= measure_start {
-                (now - measure_start).as_secs_f64()
-            } else {
-                -(measure_start - now).as_secs_f64()
-            };
-            // One more sample when the load ends, so the window's last part is not left out.
-            for (tree, kept) in trees.iter_mut().zip(&mut samples) {
-                kept.push(tree.sample(t));
-            }
-            if ended {
-                break samples;
-            }
-        }
-    });
-    let result = work.run(suite, stop, on_event);
-    let _ = stop_sampling.send(());
-    let mut samples = sampler.join().unwrap_or_default().into_iter();
-    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name()))?;
-    let responses = result.requests.ok + result.requests.http_errors;
-    let sum = |samples: &[ResourceSample], cpus: u32| {
-        usage(samples, responses, suite.warmup.as_secs_f64(), result.duration_s, cpus)
+) -> Result<Measured, String> {
+    let interrupted = || stop.load(Ordering::Relaxed);
+    let gone = |running: &mut RunningServer, when: &str, on_event: &mut dyn FnMut(Event)| {
+        let status = running.process.exited()?;
+        let why = format!("server '{}' exited ({status}) {when}", spec.name);
+        on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
+        Some(Measured::Failed(why))
     };
-    let server_samples = samples.next().unwrap_or_default();
-    let server_usage = sum(&server_samples, cpu_counts[0]);
-    let services = services
-        .iter()
-        .zip(samples)
-        .zip(&cpu_counts[1..])
-        .map(|((service, samples), &cpus)| ServiceTrial {
-            name: service.name().to_string(),
-            usage: sum(&samples, cpus),
-            samples,
-        })
-        .collect();
-    Ok(TrialRecord {
-        server: running.process.name().to_string(),
-        level,
-        repeat,
-        result,
-        samples: server_samples,
-        usage: server_usage,
-        services,
-    })
+    if let Some(failed) = gone(running, "during the run", on_event) {
+        return Ok(failed);
+    }
+    match services.before_trial(spec, stop) {
+        Ok(()) => {}
+        Err(_) if interrupted() => return Ok(Measured::Interrupted),
+        Err(why) => return Ok(Measured::Stopped(why)),
+    }
+    let watched = services.watched(spec);
+    let record = match trial(suite, spec, running, &watched, level, repeat, stop.clone(), on_event) {
+        Ok(record) => record,
+        // Interrupted during its warm-up or load: no fault of the server's, and nothing to mark failed.
+        Err(_) if interrupted() => return Ok(Measured::Interrupted),
+        Err(why) => {
+            on_event(Event::Notice(why.clone()));
+            return Ok(Measured::Failed(why));
+        }
+    };
+    // A service that ended during the trial: it was measured without it, and is not kept.
+    if let Err(why) = services.still_running_for(spec) {
+        return Ok(Measured::Stopped(why));
+    }
+    // A server that ended during its trial (or whose host's link was lost): the trial measured a dying server.
+    if let Some(failed) = gone(running, "during its trial", on_event) {
+        return Ok(failed);
+    }
+    if record.result.interrupted {
+        return Ok(Measured::Interrupted);
+    }
+    store.write_trial(&record).map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
+    Ok(Measured::Saved(Box::new(record)))
 }
 
-/// The load right after a server's start: its `start_warmup` at the first level it will be measured at, nothing
-/// kept. A warm-up that cannot run (the server refuses, an agent is lost) fails the server's repeat, as its first
-/// trial would.
-fn start_warmup(
-    suite: &Suite,
+/// Stops `running` and tears it down, then lets the services it ran beside go (those restarted per server).
+pub(crate) fn shut_down(
     spec: &ServerSpec,
-    running: &RunningServer,
-    level: f64,
-    stop: Arc<AtomicBool>,
+    running: RunningServer,
+    services: &mut Services,
+    store: &Store,
+    repeat: u32,
     on_event: &mut dyn FnMut(Event),
-) -> Result<(), String> {
-    let work = Load::new(suite, spec, running, level, Some(spec.start_warmup))?;
-    work.run(suite, stop, on_event)
-        .map(|_| ())
-        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.process.name()))
-}
-
-/// One level's load on a running server, ready to send from here or from the suite's agents.
-struct Load<'a> {
-    plan: Plan,
-    body: &'a [u8],
-    scenario: Option<shootout_scenario::Scenario>,
-}
-
-impl<'a> Load<'a> {
-    /// The load of `level` on `running`; `warmup_only` makes it a start warm-up of that length instead of a
-    /// trial: no warm-up or count of its own.
-    fn new(
-        suite: &'a Suite,
-        spec: &ServerSpec,
-        running: &RunningServer,
-        level: f64,
-        warmup_only: Option<std::time::Duration>,
-    ) -> Result<Load<'a>, String> {
-        let url = format!("{}{}", running.url, spec.path);
-        let mut settings = load_settings(suite, spec, &url, level);
-        if let Some(length) = warmup_only {
-            settings = LoadSettings {
-                duration: Some(length),
-                requests: None,
-                warmup: Some(std::time::Duration::ZERO),
-                ..settings
-            };
-        }
-        let options = settings.build(suite.threads).map_err(|e| format!("{url} at {level}: {e}"))?;
-        let scenario = match &suite.load.scenario {
-            Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
-            None => None,
-        };
-        let body = suite.load.body.as_deref().unwrap_or_default().as_bytes();
-        let plan = match scenario.clone() {
-            Some(scenario) => Plan::with_scenario(options, scenario),
-            None => Plan::new(options, body),
-        }
-        .map_err(|e| e.to_string())?;
-        Ok(Load { plan, body, scenario })
-    }
-
-    /// Sends it, from this process or shared out to the suite's agents.
-    fn run(&self, suite: &Suite, stop: Arc<AtomicBool>, on_event: &mut dyn FnMut(Event)) -> Result<LoadResult, String> {
-        match &suite.agents {
-            None => shootout_engine::run(&self.plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)))
-                .map_err(|e| e.to_string()),
-            Some(agents) => {
-                from_agents(agents, Work { plan: &self.plan, body: self.body, scenario: self.scenario.as_ref() }, &stop)
-            }
-        }
-    }
-}
-
-/// One trial's load shared out to the suite's agents and merged. An agent lost on the way fails the trial: its
-/// figures would be a share short.
-fn from_agents(agents: &Agents, work: Work<'_>, stop: &AtomicBool) -> Result<LoadResult, String> {
-    let program =
-        std::env::current_exe().map_err(|e| format!("cannot find this shootout binary for the agents: {e}"))?;
-    let launcher = Launcher::new(program, &agents.settings, &agents.spec);
-    let (result, _) = coordinate::load(&agents.spec, &launcher, work, stop, &mut |_| {}).map_err(|e| e.to_string())?;
-    let lost: Vec<&str> = result.agents.iter().filter_map(|a| a.lost.as_deref()).collect();
-    if lost.is_empty() {
-        Ok(result)
-    } else {
-        Err(lost.join("; "))
-    }
-}
-
-/// The settings of one level's trial on `server`: the suite's choices and the server's protocol, with the defaults
-/// every load run shares.
-fn load_settings(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> LoadSettings {
-    let (connections, rate) = match suite.levels {
-        Levels::Connections(_) => (Some(level as u32), None),
-        Levels::Rates(_) => (None, Some(level)),
-    };
-    LoadSettings {
-        url: url.to_string(),
-        scenario: suite.load.scenario.as_ref().map(|f| f.path.display().to_string()),
-        connections,
-        rate,
-        threads: Some(suite.threads),
-        duration: Some(suite.duration),
-        requests: suite.requests,
-        method: suite.load.method.clone(),
-        headers: suite.load.headers.clone(),
-        body_bytes: suite.load.body.as_ref().map(|b| b.len() as u64),
-        timeout: Some(suite.load.timeout),
-        no_keepalive: !suite.load.keepalive,
-        protocol: Some(server.protocol),
-        streams: Some(server.streams),
-        // The servers of a suite are the user's own: a self-signed certificate is expected.
-        insecure: true,
-        warmup: Some(suite.warmup),
-        ..LoadSettings::default()
-    }
-}
-
-/// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the
-/// first: since the trial started, `warmup_s` before the window); the interval that straddles the window's start
-/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses. The CPU per
-/// response takes everything until the load ended, the last answers included. The shares are of the load's
-/// measured window, `window_s` (its sending time): the CPU time in it over its length times the `cpus` the server
-/// could use; the same of the time its threads waited for a CPU; how busy those CPUs were, by anything, weighted
-/// by time. Waiting for the slowest last answers after it would otherwise pass for idle time.
-fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f64, cpus: u32) -> ServerUsage {
-    let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
-    let last_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
-    let window_s = if window_s > 0.0 { window_s.min(last_s) } else { last_s };
-    // CPU since the window began, and within it: CPU, threads' wait for a CPU, and CPUs' busy time.
-    let (mut cpu_s, mut window_cpu_s, mut window_queued_s, mut window_cpus_busy_s) = (0.0, 0.0, 0.0, 0.0);
-    let mut previous = -warmup_s;
-    for sample in samples {
-        if sample.t_s > previous {
-            let length = sample.t_s - previous;
-            let after_start = (sample.t_s - previous.max(0.0)).max(0.0);
-            let inside = (sample.t_s.min(window_s) - previous.max(0.0)).max(0.0);
-            cpu_s += sample.cpu_s * after_start / length;
-            window_cpu_s += sample.cpu_s * inside / length;
-            window_queued_s += sample.cpu_queued_s * inside / length;
-            window_cpus_busy_s += sample.cpus_busy * inside;
-        }
-        previous = sample.t_s;
-    }
-    let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
-    let share = |seconds: f64| if window_s > 0.0 && cpus > 0 { seconds / (window_s * f64::from(cpus)) } else { 0.0 };
-    ServerUsage {
-        cpu_s,
-        cpu_us_per_request: if responses > 0 { cpu_s * 1e6 / responses as f64 } else { 0.0 },
-        pss_mean_bytes: if pss.is_empty() { 0 } else { pss.iter().sum::<u64>() / pss.len() as u64 },
-        pss_max_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
-        rss_max_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
-        processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
-        threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
-        cpus,
-        busy: share(window_cpu_s),
-        queued: share(window_queued_s),
-        cpus_busy: if window_s > 0.0 { window_cpus_busy_s / window_s } else { 0.0 },
-    }
+) {
+    let log = store.log_path(&spec.name, repeat);
+    let place = running.place.clone();
+    let notices = running.process.stop_and_tear_down(&place, spec.teardown.as_deref(), &spec.cwd, &spec.env, &log);
+    notices.into_iter().for_each(|notice| on_event(Event::Notice(notice)));
+    services.after_server(spec).into_iter().for_each(|notice| on_event(Event::Notice(notice)));
 }
 
 /// Saves the suite's environment (machines, versions, CPU split), once.
@@ -476,44 +357,4 @@ fn write_environment(suite: &Suite, places: &Places, store: &Store) -> Result<()
     store
         .write("environment.json", serde_json::to_string_pretty(&environment).unwrap_or_default().as_bytes())
         .map_err(|e| e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(t_s: f64, cpu_s: f64) -> ResourceSample {
-        ResourceSample { t_s, cpu_s, pss_bytes: 1, ..ResourceSample::default() }
-    }
-
-    #[test]
-    fn the_warm_up_is_not_charged_to_the_measured_responses() {
-        // 1 s of warm-up, samples every 0.8 s at a steady 0.5 CPU-seconds per second, the load ending at 2 s.
-        let samples = [sample(-0.2, 0.4), sample(0.6, 0.4), sample(1.4, 0.4), sample(2.0, 0.3)];
-        let usage = usage(&samples, 1000, 1.0, 2.0, 2);
-        assert!((usage.cpu_s - 1.0).abs() < 1e-9, "2 s at 0.5 CPU: {}", usage.cpu_s);
-        assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
-        assert!((usage.busy - 0.25).abs() < 1e-9, "half a CPU of two: {}", usage.busy);
-        // How busy the server's CPUs were, weighted by time: 0.6 s at 100%, 0.8 s at 50%, 0.6 s at 0%.
-        let mut busy = samples;
-        (busy[1].cpus_busy, busy[2].cpus_busy, busy[3].cpus_busy) = (1.0, 0.5, 0.0);
-        assert!((super::usage(&busy, 1000, 1.0, 2.0, 2).cpus_busy - 0.5).abs() < 1e-9, "(0.6 + 0.4) / 2 s");
-        // No warm-up: the first sample covers the window from its start.
-        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0, 1.0, 1);
-        assert!((usage.cpu_s - 0.5).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_wait_for_the_last_answers_is_not_idle_time_in_the_window() {
-        // A 2 s window at a full CPU, then 1 s of waiting for the slowest answers with the server nearly idle:
-        // all of the CPU is charged to the responses, but the busy share is of the 2 s of sending.
-        let mut samples = [sample(1.0, 1.0), sample(2.0, 1.0), sample(3.0, 0.1)];
-        samples[2].cpus_busy = 0.1;
-        (samples[0].cpus_busy, samples[1].cpus_busy) = (1.0, 1.0);
-        let usage = super::usage(&samples, 2100, 0.0, 2.0, 1);
-        assert!((usage.cpu_s - 2.1).abs() < 1e-9);
-        assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
-        assert!((usage.busy - 1.0).abs() < 1e-9, "{}", usage.busy);
-        assert!((usage.cpus_busy - 1.0).abs() < 1e-9, "{}", usage.cpus_busy);
-    }
 }

@@ -19,6 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use shootout_model::run::TrialRecord;
+use shootout_model::search::ServerSearch;
 use shootout_suite::{file_name, Suite};
 
 /// A results directory.
@@ -81,6 +82,24 @@ impl Store {
             || read_trial(&self.legacy_trial_file(server, level, repeat, "json")).is_ok_and(same)
     }
 
+    /// The trial measured already at `level` and `repeat`, if a file holds it whole.
+    pub fn trial(&self, server: &str, level: f64, repeat: u32) -> Option<TrialRecord> {
+        let same = |t: &TrialRecord| t.server == server && t.level == level && t.repeat == repeat;
+        read_trial(&self.trial_file(server, level, repeat, "json")).ok().filter(same)
+    }
+
+    /// Saves a server's capacity search as it stands (`searches/SERVER.json`).
+    pub fn write_search(&self, search: &ServerSearch) -> io::Result<()> {
+        let path = self.dir.join("searches").join(format!("{}.json", file_name(&search.server)));
+        write_atomically(&path, serde_json::to_string_pretty(search)?.as_bytes())
+    }
+
+    /// A server's capacity search as last saved, if any.
+    pub fn search(&self, server: &str) -> Option<ServerSearch> {
+        let path = self.dir.join("searches").join(format!("{}.json", file_name(server)));
+        serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+    }
+
     /// The trial files that cannot be read as trials, each with why.
     pub fn damaged(&self) -> Vec<(PathBuf, String)> {
         let files = self.trial_files("json").unwrap_or_default();
@@ -103,10 +122,12 @@ impl Store {
                 return Some("its suite.toml has changed since the run started".into());
             }
         }
+        // A search chooses its levels as it goes: any level is one of its own.
         let levels = suite.levels.values();
         let files = self.trial_files("json").unwrap_or_default();
         files.iter().filter_map(|path| read_trial(path).ok()).find_map(|t| {
-            let known = suite.servers.iter().any(|s| s.name == t.server) && levels.contains(&t.level);
+            let level_known = suite.search.is_some() || levels.contains(&t.level);
+            let known = suite.servers.iter().any(|s| s.name == t.server) && level_known;
             (!known).then(|| {
                 format!(
                     "it holds a trial of server '{}' at level {}, which its suite.toml does not have",

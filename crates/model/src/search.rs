@@ -7,6 +7,19 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Where a search of rates starts when the user does not say: low, since doubling climbs fast.
+pub const START_RATE: f64 = 10.0;
+/// The lowest rate a search tries: one request every ten seconds.
+pub const FLOOR_RATE: f64 = 0.1;
+/// The highest rate a search tries.
+pub const CEILING_RATE: f64 = 10_000_000.0;
+/// The most users a search of users tries.
+pub const CEILING_USERS: f64 = 10_000.0;
+/// The most probes one search runs.
+pub const MOST_PROBES: usize = 30;
+/// The precision a search stops at when the user does not say: a bracket 5% wide.
+pub const PRECISION: f64 = 0.05;
+
 /// One level tried, and whether its trials met every objective.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
@@ -89,6 +102,47 @@ pub struct ProbeRecord {
     pub client_saturated: bool,
 }
 
+/// A probe judged: whether it met every objective, and whether a figure lay near its limit (within a factor of
+/// two), where one trial may fall on either side and the probe is worth its repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// It met every objective.
+    pub passed: bool,
+    /// A figure lay near its limit.
+    pub near: bool,
+}
+
+/// One server's search in a suite run (`searches/SERVER.json`), rewritten after each probe, so that a run cut
+/// short keeps what it found and `--resume` adds to its time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerSearch {
+    /// The server.
+    pub server: String,
+    /// The highest level that met every objective below every failure (`None`: none did).
+    pub capacity: Option<f64>,
+    /// The lowest level that broke one (`None`: none did, up to the ceiling).
+    pub failed_at: Option<f64>,
+    /// Why it stopped ([`Ended::Interrupted`] while it runs, and when a run was cut short).
+    pub ended: Ended,
+    /// The precision asked, a fraction of the capacity.
+    pub precision: f64,
+    /// Every probe, in the order they ran.
+    pub probes: Vec<SuiteProbe>,
+    /// The time the search took, its server's start and warm-up included, summed over the runs that resumed it.
+    pub seconds: f64,
+}
+
+/// One probe of a suite's search: a level, its verdict, and the repeats it took (1 when far from every limit).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SuiteProbe {
+    /// The level.
+    pub level: f64,
+    /// True when it met every objective (on the figure across its repeats that the suite compares).
+    pub passed: bool,
+    /// The repeats it was judged on.
+    pub repeats: u32,
+}
+
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
@@ -160,10 +214,12 @@ impl Search {
             (None, Some(f)) if f <= self.floor => return found(Ended::Floor),
             (None, Some(f)) => Step::Probe(self.round(f / 2.0).max(self.floor)),
             (Some(p), Some(f)) => {
-                if f - p <= self.precision * p || (self.whole && f - p <= 1.0) {
+                let middle = self.round((p + f) / 2.0);
+                // A bracket too narrow for a level between its ends (once rounded) is as precise as levels go.
+                if f - p <= self.precision * p || middle <= p || middle >= f {
                     return found(Ended::Precise);
                 }
-                Step::Probe(self.round((p + f) / 2.0))
+                Step::Probe(middle)
             }
         };
         if self.probes.len() >= self.most_probes {
@@ -172,13 +228,15 @@ impl Search {
         step
     }
 
-    /// A level as the search's levels are: whole numbers (rounded down, at least 1) for users.
+    /// A level as the search's levels are: whole numbers (rounded down, at least 1) for users; rates with four
+    /// significant digits (1234 or 12.34 requests/s), which keeps the levels readable and file names short while
+    /// any precision above 0.1% can still be reached.
     fn round(&self, level: f64) -> f64 {
         if self.whole {
-            level.floor().max(1.0)
-        } else {
-            level
+            return level.floor().max(1.0);
         }
+        let scale = 10f64.powi(3 - level.log10().floor() as i32);
+        (level * scale).round() / scale
     }
 }
 
@@ -233,6 +291,18 @@ mod tests {
         assert_eq!(levels.len(), 6);
         assert_eq!(found.ended, Ended::Probes);
         assert_eq!((found.capacity, found.failed_at), (Some(800.0), Some(1200.0)));
+    }
+
+    #[test]
+    fn rates_keep_four_significant_digits() {
+        let (found, levels) = against(Search::new(10.0, 0.001, 0.1, 1e7, false, 30), 7777.7);
+        for level in &levels {
+            let digits = level * 10f64.powi(3 - level.log10().floor() as i32);
+            assert!((digits - digits.round()).abs() < 1e-6, "{level} of {levels:?}");
+        }
+        assert_eq!(found.ended, Ended::Precise, "{levels:?}");
+        assert!(found.capacity.unwrap() <= 7777.7 && found.failed_at.unwrap() > 7777.7, "{found:?}");
+        assert_eq!(Search::new(1.0, 0.05, 0.1, 1e7, false, 30).round(0.123456), 0.1235);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! User-facing durations: `30s`, `2m`, `1h30m`, `250ms`, or a bare number of seconds as wrk accepts; and what a
-//! load level counts ([`level_unit`]).
+//! User-facing durations: `30s`, `2m`, `1h30m`, `250ms`, or a bare number of seconds as wrk accepts; percentages
+//! ([`parse_percent`]); and what a load level counts ([`level_unit`]).
 
 use std::time::Duration;
 
@@ -22,6 +22,15 @@ pub fn parse_duration(input: &str) -> Result<Duration, BadDuration> {
         return if secs.is_finite() && secs >= 0.0 { Ok(Duration::from_secs_f64(secs)) } else { Err(bad()) };
     }
     humantime::parse_duration(text).map_err(|_| bad())
+}
+
+/// Reads a percentage below 100 (`5%`, or `5`) as a fraction (0.05).
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!("'{text}' is not a percentage below 100: write it like 5%")),
+    }
 }
 
 /// What a load level counts: users (closed model), requests per second (open model), or arriving users per

@@ -8,6 +8,7 @@ use serde::Serialize;
 use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
+use shootout_model::search::Verdict;
 
 use shootout_model::slo::{Metric, Slo};
 
@@ -221,6 +222,20 @@ pub fn analyze_by(
     }
     analysis.statistic = statistic;
     analysis
+}
+
+/// A capacity search's probe, judged as the comparison judges a cell: its trials (one server, one level) against
+/// every objective, on the figure across repeats the comparison uses; `near` when a judged figure lies within a
+/// factor of two of its limit, where one trial may fall on either side and the probe is worth its repeats.
+pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic) -> Verdict {
+    let Some(first) = trials.first() else { return Verdict { passed: false, near: false } };
+    let analysis = analyze_by(trials, std::slice::from_ref(&first.server), &[first.level], slo, statistic);
+    let Some(cell) = analysis.cells.first() else { return Verdict { passed: false, near: false } };
+    let near = cell.objectives.iter().any(|o| {
+        let limit = o.condition.limit;
+        limit > 0.0 && o.value >= limit / 2.0 && o.value <= limit * 2.0
+    });
+    Verdict { passed: cell.meets_slo, near }
 }
 
 /// Analyses `trials` for `servers` (in suite order) at `levels`, comparing medians.

@@ -9,6 +9,8 @@
 //!   [`bound::figure`], a figure near its bound printed with the digits that show its side.
 //! - [`by_parameter`]: [`by_parameter::ParameterSweep`], a suite's matrices along their first parameter (the
 //!   charts with workers on the x axis) and the value that served the most within the SLO.
+//! - [`capacity`]: [`capacity::Capacity`], each server's capacity under the SLO as a suite's search found it,
+//!   with the bracket, probes, time and limits, in words.
 //! - [`compare`]: old results against new, with confidence intervals and a verdict per server and level of
 //!   either run; [`matching`]: whether two runs can be compared at all (model, path, levels).
 //! - [`interval`]: [`interval::ratio_interval`], the 95% interval of a ratio of throughputs from a few repeats
@@ -38,6 +40,7 @@ pub mod analysis;
 pub mod behind;
 pub mod bound;
 pub mod by_parameter;
+pub mod capacity;
 pub mod charts;
 pub mod compare;
 pub mod export;

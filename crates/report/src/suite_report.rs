@@ -5,6 +5,7 @@ use std::path::Path;
 
 use shootout_model::result::Second;
 use shootout_model::run::{Environment, Statistic, TrialRecord};
+use shootout_model::search::ServerSearch;
 use shootout_model::slo::Condition;
 use shootout_model::units::level_unit;
 use shootout_model::Pacing;
@@ -36,13 +37,15 @@ pub struct SuiteReport {
     pub trials: Vec<TrialRecord>,
     /// The servers that matrices expanded to (none without a matrix).
     pub matrix: Vec<MatrixServer>,
+    /// Each server's capacity search, in the servers' order, when the run searched instead of sweeping.
+    pub searches: Vec<ServerSearch>,
 }
 
 impl SuiteReport {
     /// Builds the report of `trials` from the suite's outline (servers in the suite's order, then any others the
     /// trials name).
     pub fn new(outline: Outline, environment: Option<Environment>, trials: Vec<TrialRecord>) -> SuiteReport {
-        let Outline { name, mut servers, slo, statistic, matrix, levels: swept } = outline;
+        let Outline { name, mut servers, slo, statistic, matrix, levels: swept, .. } = outline;
         for t in &trials {
             if !servers.contains(&t.server) {
                 servers.push(t.server.clone());
@@ -62,7 +65,19 @@ impl SuiteReport {
         let analysis = analyze_by(&trials, &servers, &sweep, &slo, statistic);
         let timeline_level = levels.last().copied().unwrap_or(0.0);
         let timelines = timelines(&trials, servers.iter().map(String::as_str), timeline_level);
-        SuiteReport { name, unit, servers, slo, analysis, environment, timeline_level, timelines, trials, matrix }
+        SuiteReport {
+            name,
+            unit,
+            servers,
+            slo,
+            analysis,
+            environment,
+            timeline_level,
+            timelines,
+            trials,
+            matrix,
+            searches: Vec::new(),
+        }
     }
 
     /// Shows the per-second timelines of `level` instead of the highest level.
@@ -87,13 +102,37 @@ impl SuiteReport {
                 statistic: Statistic::default(),
                 matrix: Vec::new(),
                 levels: Vec::new(),
+                search: false,
             },
         };
         let environment = std::fs::read_to_string(dir.join("environment.json"))
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok());
-        Ok(SuiteReport::new(outline, environment, trials))
+        let mut report = SuiteReport::new(outline, environment, trials);
+        report.searches = searches(dir, &report.servers)?;
+        Ok(report)
     }
+}
+
+/// The searches saved in `dir/searches` (none for a sweep), in the order of `servers`; one that cannot be read is
+/// an error that names its file.
+fn searches(dir: &Path, servers: &[String]) -> Result<Vec<ServerSearch>, FileError> {
+    let Ok(entries) = std::fs::read_dir(dir.join("searches")) else { return Ok(Vec::new()) };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let file = path.display().to_string();
+        let error = |message: String| FileError { file: file.clone(), line: 1, column: 1, message };
+        let text = std::fs::read_to_string(&path).map_err(|e| error(format!("cannot read it: {e}")))?;
+        let search: ServerSearch = serde_json::from_str(&text)
+            .map_err(|e| error(format!("is not a server's search ({e}); resume the run to write it again")))?;
+        found.push(search);
+    }
+    found.sort_by_key(|s| servers.iter().position(|name| *name == s.server).unwrap_or(usize::MAX));
+    Ok(found)
 }
 
 /// One server's second-by-second timeline.

@@ -12,6 +12,7 @@ use shootout_model::slo::Condition;
 use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
+use crate::capacity::Capacity;
 use crate::suite_report::{SuiteReport, Timeline};
 use crate::units::count;
 use shootout_model::run::Statistic;
@@ -53,6 +54,9 @@ pub struct SuiteSummary {
     /// the offered rate ([`SuiteSummary::fell_behind`]), and a scenario's cell whose responses failed their checks
     /// ([`SuiteSummary::failed_checks`]) (empty unless given by [`SuiteSummary::with_trials`]).
     pub cell_warnings: Vec<String>,
+    /// Each server's capacity under the SLO, when the run searched for it instead of sweeping levels (then no
+    /// ratios, SLO answers or knees: the servers' levels differ, and the capacities answer those questions).
+    pub capacities: Vec<Capacity>,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -157,6 +161,7 @@ impl SuiteSummary {
             sweep: None,
             best_values: Vec::new(),
             cell_warnings: Vec::new(),
+            capacities: Vec::new(),
         }
     }
 
@@ -256,7 +261,20 @@ impl SuiteSummary {
         if let Some(sweep) = &summary.sweep {
             summary.best_values = sweep.best(&report.matrix, &summary.cells, &summary.slo_answers);
         }
+        if !report.searches.is_empty() {
+            summary.capacities = report.searches.iter().map(|s| Capacity::of(s, &summary.cells)).collect();
+            summary.ratios.clear();
+            summary.slo_answers.clear();
+            summary.knees.clear();
+            summary.best_values.clear();
+        }
         summary
+    }
+
+    /// The title of the capacities: `Capacity under the SLO (mean < 1s), searched to 5%`.
+    pub fn capacity_title(&self) -> String {
+        let precision = self.capacities.first().map_or(0.0, |c| c.precision * 100.0);
+        format!("Capacity under the SLO ({}), searched to {precision}%", self.slo_text())
     }
 
     /// The repeat figure servers are compared by, as a word: `median` or `best`.
@@ -472,6 +490,7 @@ pub(crate) mod tests {
             timelines: vec![],
             trials: vec![],
             matrix: vec![],
+            searches: vec![],
         }
     }
 

@@ -12,6 +12,9 @@
 //! client_cpus = "0"                # where the load generator runs (default: CPU 0 when there are two or more)
 //! sample_every = "1s"
 //! requests = 2000                  # optional: each level ends after this many measured responses (ab's -n)
+//! search = { model = "open", precision = "5%", start = 10, ceiling = 100000 }   # optional: instead of the levels,
+//!                                  # find each server's capacity under the SLO (model: "open", arrival rates, or
+//!                                  # "closed", users; default: the levels' model); `--full` still sweeps
 //!
 //! [full]                           # the long sweep, taken with `shootout run --full`: any of repeats, duration,
 //! connections = [1, 2, 4, 8, 16, 32, 64, 128]   # warmup, connections, rates, requests
@@ -121,8 +124,10 @@ pub struct Suite {
     pub warmup: Duration,
     /// When set, each level ends after this many measured responses instead of after `duration` (ab's `-n`).
     pub requests: Option<u64>,
-    /// The load levels.
+    /// The load levels (with a search, its start: what the unit and the smoke run are taken from).
     pub levels: Levels,
+    /// The capacity search each server gets instead of the sweep of levels, in the short run.
+    pub search: Option<SearchSpec>,
     /// How trials are ordered.
     pub order: Order,
     /// The repeat figure the verdicts use: the median, or the best repeat.
@@ -225,6 +230,40 @@ impl Suite {
     pub fn unit(&self) -> &'static str {
         let sessions = self.load.scenario.as_ref().is_some_and(|s| s.sessions);
         shootout_model::units::level_unit(matches!(self.levels, Levels::Rates(_)), sessions)
+    }
+}
+
+/// A suite's `search`: find each server's capacity under the SLO (the highest level whose trials meet every
+/// objective) by doubling from `start` until a level fails, then bisecting to `precision`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchSpec {
+    /// Search users (closed model) instead of arrival rates (open).
+    pub closed: bool,
+    /// Where the bracket stops: its width as a fraction of the capacity (0.05 for 5%).
+    pub precision: f64,
+    /// The first level tried.
+    pub start: f64,
+    /// The highest level tried.
+    pub ceiling: f64,
+}
+
+impl SearchSpec {
+    /// Its start as the suite's levels: what the unit and a smoke run are taken from.
+    pub fn levels(&self) -> Levels {
+        if self.closed {
+            Levels::Connections(vec![self.start as u32])
+        } else {
+            Levels::Rates(vec![self.start])
+        }
+    }
+
+    /// The lowest level it tries: one user, or one request (or arrival) every ten seconds.
+    pub fn floor(&self) -> f64 {
+        if self.closed {
+            1.0
+        } else {
+            shootout_model::search::FLOOR_RATE.min(self.start)
+        }
     }
 }
 

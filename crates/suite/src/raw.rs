@@ -32,6 +32,7 @@ pub struct SuiteFile {
     pub(crate) sample_every: Option<Spanned<String>>,
     pub(crate) requests: Option<Spanned<u64>>,
     pub(crate) full: Option<FullDef>,
+    pub(crate) search: Option<Spanned<SearchDef>>,
     #[serde(default)]
     pub(crate) requires: Requires,
     #[serde(default)]
@@ -54,6 +55,16 @@ pub(crate) struct FullDef {
     pub(crate) connections: Option<Spanned<Vec<u32>>>,
     pub(crate) rates: Option<Spanned<Vec<f64>>>,
     pub(crate) requests: Option<Spanned<u64>>,
+}
+
+/// `search = { … }`: each server's capacity under the SLO, found by a search instead of a sweep of levels.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SearchDef {
+    pub(crate) model: Option<Spanned<String>>,
+    pub(crate) precision: Option<Spanned<String>>,
+    pub(crate) start: Option<Spanned<f64>>,
+    pub(crate) ceiling: Option<Spanned<f64>>,
 }
 
 /// The `[load]` table: what each request is.
@@ -209,9 +220,11 @@ pub struct Outline {
     pub statistic: Statistic,
     /// The servers that matrices expanded to, in the suite's order (none without a matrix).
     pub matrix: Vec<MatrixServer>,
-    /// The levels of the sweep it was read for, as written (none when the file gives no valid levels): a report
-    /// tells the levels a run never reached from those it measured.
+    /// The levels of the sweep it was read for, as written (none when the file gives no valid levels, or when it
+    /// searches): a report tells the levels a run never reached from those it measured.
     pub levels: Vec<f64>,
+    /// True when the run searched for each server's capacity (`search`) instead of sweeping levels.
+    pub search: bool,
 }
 
 /// One server of a `matrix`: which matrix it came from and with what values, for the charts that put a
@@ -270,6 +283,7 @@ impl SuiteFile {
                 (None, Some(r)) => r.get_ref().clone(),
                 _ => Vec::new(),
             },
+            search: self.search.is_some(),
         })
     }
 }
@@ -280,6 +294,17 @@ pub fn outline(text: &str, file: &str, sweep: Sweep) -> Result<Outline, FileErro
     let mut raw = SuiteFile::read(&at)?;
     sweep.lay_over(&mut raw, &at)?;
     let mut outline = raw.outline(&at)?;
+    let search = crate::validate::search(&raw, &at)?;
+    match sweep {
+        Sweep::Short if outline.search => outline.levels.clear(),
+        Sweep::Smoke if outline.search => {
+            outline.search = false;
+            if let (true, Some(search)) = (outline.levels.is_empty(), search) {
+                outline.levels = search.levels().values();
+            }
+        }
+        _ => {}
+    }
     if sweep == Sweep::Smoke && !outline.levels.is_empty() {
         outline.levels = crate::sweep::ends(&outline.levels);
     }

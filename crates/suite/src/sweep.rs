@@ -8,7 +8,8 @@ use shootout_scenario::{FileError, Locator};
 use crate::raw::SuiteFile;
 use crate::{Levels, ServerSpec, Suite};
 
-/// Which sweep of a suite to run.
+/// Which sweep of a suite to run. A suite with `search` searches in its short run; `--full` sweeps its levels,
+/// and `--smoke` checks its servers at the first and last level (the search's start when it has no levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sweep {
     /// The suite's own keys: the short run.
@@ -51,6 +52,8 @@ impl Sweep {
                     raw.connections = full.connections;
                     raw.rates = full.rates;
                 }
+                // The long sweep sweeps: a suite's search is its short run.
+                raw.search = None;
                 raw.repeats = full.repeats.or(raw.repeats.take());
                 raw.duration = full.duration.or(raw.duration.take());
                 raw.warmup = full.warmup.or(raw.warmup.take());

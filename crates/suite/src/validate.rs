@@ -13,8 +13,8 @@ use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
 use crate::raw::{ContainerDef, LoadDef, ServerDef, SuiteFile};
 use crate::{
-    refusals, services, Agents, Container, Hosts, Levels, LoadSpec, Order, Place, ScenarioFile, ServerSpec, Suite,
-    Sweep,
+    refusals, services, Agents, Container, Hosts, Levels, LoadSpec, Order, Place, ScenarioFile, SearchSpec, ServerSpec,
+    Suite, Sweep,
 };
 
 /// Parses and validates a suite's short sweep; relative paths are taken from `dir` (the suite file's folder).
@@ -28,7 +28,17 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     let mut raw = SuiteFile::read(&at)?;
     sweep.lay_over(&mut raw, &at)?;
     let outline = raw.outline(&at)?;
-    let levels = levels(&raw, &at)?;
+    let search = search(&raw, &at)?;
+    // A search is the short run; a smoke run of a suite that gives no levels checks its servers at its start.
+    let levels = match &search {
+        Some(s) if sweep == Sweep::Short || (raw.connections.is_none() && raw.rates.is_none()) => s.levels(),
+        _ => levels(&raw, &at)?,
+    };
+    let search = search.filter(|_| sweep == Sweep::Short);
+    if let (Some(_), true) = (&search, outline.slo.is_empty()) {
+        let span = raw.search.as_ref().map(Spanned::span).unwrap_or_default();
+        return Err(at.span(span, "search finds the highest level that meets the SLO, and this suite has none: add slo = [\"mean < 1s\", \"errors < 1%\"]"));
+    }
     if let Some(n) = raw.requests.as_ref().filter(|n| *n.get_ref() == 0) {
         return Err(at.span(n.span(), "requests must be 1 or more (or left out, to run each level for its duration)"));
     }
@@ -70,6 +80,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         warmup: duration_or(&raw.warmup, Duration::from_secs(2), &at)?,
         requests: raw.requests.as_ref().map(|n| *n.get_ref()),
         levels,
+        search,
         order,
         statistic: outline.statistic,
         slo: outline.slo,
@@ -144,6 +155,53 @@ fn duration(value: &Option<Spanned<String>>, at: &Locator<'_>) -> Result<Option<
                 .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref())))
         })
         .transpose()
+}
+
+/// The `search` table, checked: its model (by default the levels' own: closed for `connections`), a precision
+/// below 100%, and a start and ceiling within the search's bounds (whole users in the closed model).
+pub(crate) fn search(raw: &SuiteFile, at: &Locator<'_>) -> Result<Option<SearchSpec>, FileError> {
+    use shootout_model::search::{CEILING_RATE, CEILING_USERS, FLOOR_RATE, PRECISION, START_RATE};
+    let Some(def) = &raw.search else { return Ok(None) };
+    let closed = match def.get_ref().model.as_ref() {
+        None => raw.connections.is_some(),
+        Some(m) if m.get_ref() == "open" => false,
+        Some(m) if m.get_ref() == "closed" => true,
+        Some(m) => {
+            let why = format!("search model '{}': write \"open\" (arrival rates) or \"closed\" (users)", m.get_ref());
+            return Err(at.span(m.span(), why));
+        }
+    };
+    let def = def.get_ref();
+    let precision = match &def.precision {
+        None => PRECISION,
+        Some(p) => match shootout_model::units::parse_percent(p.get_ref()) {
+            Ok(share) if share > 0.0 => share,
+            Ok(_) => {
+                return Err(at.span(p.span(), "search precision 0%: a bracket of no width is never reached; write 5%"))
+            }
+            Err(why) => return Err(at.span(p.span(), format!("search precision {why}"))),
+        },
+    };
+    let (floor, highest, unit) =
+        if closed { (1.0, CEILING_USERS, "users") } else { (FLOOR_RATE, CEILING_RATE, "per second") };
+    let level = |key: &Option<Spanned<f64>>, default: f64, name: &str| match key {
+        None => Ok(default),
+        Some(v) if (floor..=highest).contains(v.get_ref()) && (!closed || v.get_ref().fract() == 0.0) => {
+            Ok(*v.get_ref())
+        }
+        Some(v) => {
+            let whole = if closed { "a whole number " } else { "" };
+            let why = format!("search {name} {}: write {whole}from {floor} to {highest} ({unit})", v.get_ref());
+            Err(at.span(v.span(), why))
+        }
+    };
+    let start = level(&def.start, if closed { 1.0 } else { START_RATE }, "start")?;
+    let ceiling = level(&def.ceiling, highest, "ceiling")?;
+    if ceiling < start {
+        let span = def.ceiling.as_ref().map(Spanned::span).unwrap_or_default();
+        return Err(at.span(span, format!("search ceiling {ceiling} is under its start {start}: raise it")));
+    }
+    Ok(Some(SearchSpec { closed, precision, start, ceiling }))
 }
 
 /// The sweep: connections (closed model) or rates (open), never both, each level positive.

@@ -337,3 +337,56 @@ fn what_no_run_can_be_given_is_refused_at_its_place() {
         "{said}"
     );
 }
+
+#[test]
+fn a_search_replaces_the_short_sweep_and_keeps_the_others() {
+    let text = r#"
+connections = [1, 8]
+slo = ["mean < 1s"]
+search = { precision = "2%", ceiling = 500 }
+[full]
+connections = [1, 2, 4]
+[[server]]
+name = "a"
+command = "x"
+"#;
+    let short = parse(text, "s.toml", Path::new(".")).unwrap();
+    let search = short.search.unwrap();
+    // The model follows the levels (closed for connections); users start at 1.
+    assert_eq!((search.closed, search.precision, search.start, search.ceiling), (true, 0.02, 1.0, 500.0));
+    assert_eq!(short.levels, Levels::Connections(vec![1]));
+    let full = parse_sweep(text, "s.toml", Path::new("."), Sweep::Full).unwrap();
+    assert_eq!((full.search, full.levels), (None, Levels::Connections(vec![1, 2, 4])));
+    let smoke = parse_sweep(text, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
+    assert_eq!((smoke.search, smoke.levels), (None, Levels::Connections(vec![1, 8])));
+    assert!(outline(text, "s.toml", Sweep::Short).unwrap().search);
+    assert!(outline(text, "s.toml", Sweep::Short).unwrap().levels.is_empty());
+    // Without levels: an open search from 10 requests/s, which a smoke run checks the servers at.
+    let open = "slo = [\"p99 < 10ms\"]\nsearch = {}\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+    let search = parse(open, "s.toml", Path::new(".")).unwrap().search.unwrap();
+    assert_eq!((search.closed, search.precision, search.start), (false, 0.05, 10.0));
+    let smoke = parse_sweep(open, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
+    assert_eq!((smoke.search, smoke.levels), (None, Levels::Rates(vec![10.0])));
+    assert_eq!(outline(open, "s.toml", Sweep::Smoke).unwrap().levels, [10.0]);
+}
+
+#[test]
+fn search_mistakes_point_at_the_key() {
+    let error = |search: &str, slo: &str| {
+        let text = format!("{slo}rates = [10]\nsearch = {search}\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
+        parse(&text, "s.toml", Path::new(".")).unwrap_err().to_string()
+    };
+    let slo = "slo = [\"mean < 1s\"]\n";
+    let e = error("{}", "");
+    assert!(e.starts_with("s.toml:2:10: search finds the highest level that meets the SLO"), "{e}");
+    let e = error("{ model = \"ramp\" }", slo);
+    assert!(e.starts_with("s.toml:3:20: search model 'ramp': write \"open\""), "{e}");
+    let e = error("{ precision = \"0%\" }", slo);
+    assert!(e.contains("search precision 0%: a bracket of no width"), "{e}");
+    let e = error("{ precision = \"fine\" }", slo);
+    assert!(e.contains("search precision 'fine' is not a percentage below 100"), "{e}");
+    let e = error("{ model = \"closed\", start = 2.5 }", slo);
+    assert!(e.contains("search start 2.5: write a whole number from 1 to 10000 (users)"), "{e}");
+    let e = error("{ start = 100, ceiling = 50 }", slo);
+    assert!(e.contains("search ceiling 50 is under its start 100: raise it"), "{e}");
+}

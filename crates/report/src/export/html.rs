@@ -8,6 +8,7 @@ use shootout_model::slo::Metric;
 
 use super::Exporter;
 use crate::analysis::Cell;
+use crate::capacity::against_highest;
 use crate::charts::{line_chart, Chart, Series};
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::seconds::{per_second_charts, whole_seconds};
@@ -302,6 +303,17 @@ fn second_by_second(summary: &SuiteSummary) -> Vec<Drawn> {
 
 fn verdicts(summary: &SuiteSummary) -> Markup {
     html! {
+        @if !summary.capacities.is_empty() {
+            h2 { (summary.capacity_title()) }
+            ul {
+                @for c in &summary.capacities {
+                    li { b { (c.server) } ": " (c.found(summary.unit)) "; " (c.details(summary.unit)) }
+                }
+                @for line in against_highest(&summary.capacities) {
+                    li { (line) }
+                }
+            }
+        }
         h2 { "Verdicts" }
         ul {
             @for r in &summary.ratios {

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::Exporter;
 use shootout_model::slo::Metric;
 
+use crate::capacity::against_highest;
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::suite_summary::{interval, times, SuiteSummary, CLIENT_BOUND};
 
@@ -29,6 +30,15 @@ impl Exporter for Markdown {
                 format!("**{faster}** served **{}** {} the requests/s of **{slower}** at {at}", times(r), interval(r))
             });
             let _ = writeln!(out, "- {line}");
+        }
+        if !summary.capacities.is_empty() {
+            let _ = writeln!(out, "\n## {}\n", summary.capacity_title());
+            for c in &summary.capacities {
+                let _ = writeln!(out, "- **{}**: {}; {}", c.server, c.found(summary.unit), c.details(summary.unit));
+            }
+            for line in against_highest(&summary.capacities) {
+                let _ = writeln!(out, "- {line}");
+            }
         }
         for s in &summary.slo_answers {
             let _ = writeln!(out, "- SLO ({}): **{}** {}", summary.slo_text(), s.server, summary.slo_answer(s));

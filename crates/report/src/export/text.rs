@@ -1,5 +1,6 @@
 //! [`Text`]: the comparison `shootout run` prints when a suite ends: the table (the headline figure and its range
-//! across repeats), then who served more and by how much (with a 95% interval), the SLO answer, the knees, and
+//! across repeats), then who served more and by how much (with a 95% interval), the SLO answer (or each server's
+//! capacity, when the run searched for it), the knees, and
 //! any client-bound warning. Its table's last column says what limited each cell ([`crate::limit::Limit`]).
 
 use std::fmt::Write as _;
@@ -7,6 +8,7 @@ use std::fmt::Write as _;
 use super::Exporter;
 use shootout_model::slo::Metric;
 
+use crate::capacity::against_highest;
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
 
@@ -32,6 +34,15 @@ impl Exporter for Text {
                 )
             });
             let _ = writeln!(out, "{line}");
+        }
+        if !summary.capacities.is_empty() {
+            let _ = writeln!(out, "\n{}:", summary.capacity_title());
+            for c in &summary.capacities {
+                let _ = writeln!(out, "  {}: {}\n    {}", c.server, c.found(summary.unit), c.details(summary.unit));
+            }
+            for line in against_highest(&summary.capacities) {
+                let _ = writeln!(out, "  {line}");
+            }
         }
         if !summary.slo_answers.is_empty() {
             let _ = writeln!(out, "\nSLO ({}):", summary.slo_text());

@@ -4,29 +4,22 @@
 //! is printed as it ends; then the result at the rate found, and the search: the bracket it ended in, the probes
 //! and the time it took (`--json` gives that result with the whole search as `search`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use shootout_engine::{limits, Progress};
+use shootout_harness::search::pause;
 use shootout_model::search::{Ended, Found, ProbeRecord, Search, SearchRecord, Step};
+use shootout_model::search::{
+    CEILING_RATE as CEILING, FLOOR_RATE as FLOOR, MOST_PROBES, PRECISION, START_RATE as START,
+};
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
 use shootout_report::figures;
 
 use super::load::{self, LoadArgs};
 use super::Failure;
-
-/// Where a search starts when `-R` does not say: low, since doubling climbs fast.
-const START: f64 = 10.0;
-/// The most probes one search runs.
-const MOST_PROBES: usize = 30;
-/// The highest rate it tries.
-const CEILING: f64 = 10_000_000.0;
-/// The lowest rate it tries: one request every ten seconds.
-const FLOOR: f64 = 0.1;
-/// The pause between probes, so that what a failed probe left queued in the server drains before the next.
-const PAUSE: Duration = Duration::from_secs(1);
 
 /// Runs the search and prints what it found.
 pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> Result<(), Failure> {
@@ -36,7 +29,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
             "-R {start}: a search starts between {FLOOR} and {CEILING} requests/s; give a low rate such as -R 10"
         )));
     }
-    let precision = args.precision.unwrap_or(0.05);
+    let precision = args.precision.unwrap_or(PRECISION);
     if precision <= 0.0 {
         return Err(Failure::Usage(
             "--precision 0%: a bracket of no width is never reached; give a share such as 5%".into(),
@@ -158,18 +151,6 @@ fn probe(
     let result = shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| load::show(&bar, &plan.options, p));
     bar.finish_and_clear();
     result.map_err(|e| Failure::Run(e.into()))
-}
-
-/// Waits [`PAUSE`]; false when a signal came meanwhile.
-fn pause(stop: &AtomicBool) -> bool {
-    let until = Instant::now() + PAUSE;
-    while Instant::now() < until {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    !stop.load(Ordering::Relaxed)
 }
 
 /// Which probe's result to print: the last at the rate found, else the last run (none when none ran).

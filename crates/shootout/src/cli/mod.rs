@@ -52,11 +52,7 @@ pub fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
 
 /// Reads a percentage argument below 100 (`5%`, or `5`) as a fraction (0.05).
 pub fn percent_arg(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%').trim();
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v / 100.0),
-        _ => Err(format!("'{text}' is not a percentage below 100: write it like 5%")),
-    }
+    shootout_model::units::parse_percent(text)
 }
 
 /// How a command failed.

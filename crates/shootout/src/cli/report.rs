@@ -65,8 +65,13 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
         }
         report = report.with_timeline_level(level);
     }
-    let analysis = serde_json::to_string_pretty(&report.analysis).unwrap_or_default();
     let summary = SuiteSummary::of_report(&report);
+    // A search's capacities go beside the cells they were read from.
+    let mut analysis = serde_json::to_value(&report.analysis).unwrap_or_default();
+    if let (Some(object), false) = (analysis.as_object_mut(), summary.capacities.is_empty()) {
+        object.insert("capacities".into(), serde_json::to_value(&summary.capacities).unwrap_or_default());
+    }
+    let analysis = serde_json::to_string_pretty(&analysis).unwrap_or_default();
     let files = [
         ("analysis.json", analysis),
         ("summary.csv", Csv.export(&summary)),

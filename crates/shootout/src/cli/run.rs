@@ -9,8 +9,10 @@ use std::sync::Arc;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::place::Places;
-use shootout_harness::runner::{run_suite, Event};
+use shootout_harness::runner::{run_suite, Event, Outcome};
+use shootout_harness::search::run_search;
 use shootout_harness::store::Store;
+use shootout_model::run::TrialRecord;
 use shootout_report::export::{Exporter, Text};
 use shootout_suite::{Levels, Suite, Sweep};
 
@@ -97,36 +99,11 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             dir.display()
         );
     });
-    // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time. Each
-    // server's start warm-up is added once per repeat.
-    let trial_ms = if suite.requests.is_some() { 1 } else { (suite.warmup + suite.duration).as_millis() as u64 };
-    let levels = suite.levels.values().len() as u64;
-    let per_repeat: u64 = suite.servers.iter().map(|s| levels * trial_ms + s.start_warmup.as_millis() as u64).sum();
-    let bar = ProgressBar::new(u64::from(suite.repeats) * per_repeat);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
     eprintln!("results: {}", store.dir.display());
-    // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far.
-    let (mut base, mut span, mut warmed) = (0, trial_ms, 0);
-    let unit = suite.unit();
-    let outcome = run_suite(&suite, &places, store, stop, &mut |event| match event {
-        Event::Trial { server, level, repeat, done, .. } => {
-            (base, span) = (done as u64 * trial_ms + warmed, trial_ms);
-            bar.set_position(base);
-            bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
-        }
-        Event::StartWarmup { server, repeat, duration, done } => {
-            (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
-            warmed += span;
-            bar.set_position(base);
-            bar.set_message(format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
-        }
-        Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
-        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
-    });
-    bar.finish_and_clear();
+    let outcome = match suite.search {
+        Some(_) => search(&suite, &places, store, stop),
+        None => sweep(&suite, &places, store, stop),
+    };
     let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
     let unreported = match super::report::suite(&outcome.store.dir, None) {
         Ok(written) => {
@@ -167,6 +144,67 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// Runs the suite's sweep with one progress bar for the whole of it.
+fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -> Result<Outcome, String> {
+    // A trial that ends on a count of requests has no known length: the bar then moves a trial at a time. Each
+    // server's start warm-up is added once per repeat.
+    let trial_ms = if suite.requests.is_some() { 1 } else { (suite.warmup + suite.duration).as_millis() as u64 };
+    let levels = suite.levels.values().len() as u64;
+    let per_repeat: u64 = suite.servers.iter().map(|s| levels * trial_ms + s.start_warmup.as_millis() as u64).sum();
+    let bar = ProgressBar::new(u64::from(suite.repeats) * per_repeat);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far.
+    let (mut base, mut span, mut warmed) = (0, trial_ms, 0);
+    let unit = suite.unit();
+    let outcome = run_suite(suite, places, store, stop, &mut |event| match event {
+        Event::Trial { server, level, repeat, done, .. } => {
+            (base, span) = (done as u64 * trial_ms + warmed, trial_ms);
+            bar.set_position(base);
+            bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
+        }
+        Event::StartWarmup { server, repeat, duration, done } => {
+            (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
+            warmed += span;
+            bar.set_position(base);
+            bar.set_message(format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
+        }
+        Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
+        Event::Probe { .. } => {}
+        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+    });
+    bar.finish_and_clear();
+    outcome
+}
+
+/// Runs the suite's capacity search: its length is not known ahead, so a spinner says which server, probe and
+/// level it is at.
+fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -> Result<Outcome, String> {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let (unit, servers) = (suite.unit(), suite.servers.len());
+    let judge = |trials: &[TrialRecord]| shootout_report::analysis::judge_probe(trials, &suite.slo, suite.statistic);
+    let outcome = run_search(suite, places, store, stop, &judge, &mut |event| match event {
+        Event::Probe { server, level, repeat, probe, servers_done } => bar.set_message(format!(
+            "server {}/{servers}, {server}: probe {} at {}, repeat {repeat}",
+            servers_done + 1,
+            probe + 1,
+            shootout_report::units::level(level, unit)
+        )),
+        Event::StartWarmup { server, duration, .. } => bar.set_message(format!("{server}: start warm-up {duration:?}")),
+        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+        Event::Trial { .. } | Event::Load(_) => {}
+    });
+    bar.finish_and_clear();
+    outcome
+}
+
 /// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its
 /// highest level (the open model's limit of connections, in the open model).
 fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> {
@@ -176,6 +214,7 @@ fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> 
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let connections = match &suite.levels {
         _ if suite.agents.is_some() => 0, // each agent opens its share, where it runs
+        Levels::Connections(_) if suite.search.is_some() => suite.search.map_or(0, |s| s.ceiling as u64),
         Levels::Connections(levels) => levels.iter().copied().max().map_or(0, u64::from),
         Levels::Rates(_) => u64::from(shootout_model::settings::DEFAULT_MAX_CONNECTIONS),
     };

@@ -27,6 +27,7 @@ mod report;
 mod result_json;
 mod run;
 mod scenarios;
+mod search;
 mod services;
 mod session_server;
 mod target;

@@ -1,0 +1,286 @@
+//! One trial on a running server: the load of one level, sent from here or shared out to the suite's agents,
+//! while a sampler reads the process trees of the server and of the services beside it; the samples summed over
+//! the measured window ([`usage`]); and the start warm-up, the same load with nothing kept.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+use shootout_agents::coordinate::{self, Work};
+use shootout_agents::launch::Launcher;
+use shootout_engine::{Plan, Progress};
+use shootout_model::run::{ResourceSample, ServerUsage, ServiceTrial, TrialRecord};
+use shootout_model::settings::LoadSettings;
+use shootout_model::LoadResult;
+use shootout_suite::{Agents, Levels, ServerSpec, Suite};
+
+use crate::place::{Sampler, Watched};
+use crate::runner::Event;
+use crate::server::RunningServer;
+
+/// One trial: the load at `level` while a sampler watches the server's process tree and those of the services
+/// it runs beside (`services`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn trial(
+    suite: &Suite,
+    spec: &ServerSpec,
+    running: &mut RunningServer,
+    services: &[Watched],
+    level: f64,
+    repeat: u32,
+    stop: Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<TrialRecord, String> {
+    let work = Load::new(suite, spec, running, level, None)?;
+    let watched: Vec<Watched> = std::iter::once(running.process.watched()).chain(services.iter().cloned()).collect();
+    let cpu_counts: Vec<u32> = watched.iter().map(Watched::cpu_count).collect();
+    let (stop_sampling, sampled) = mpsc::channel::<()>();
+    let every = suite.sample_every;
+    let measure_start = Instant::now() + suite.warmup;
+    let sampler = std::thread::spawn(move || {
+        let mut trees: Vec<Sampler> = watched.into_iter().map(Watched::sampler).collect();
+        let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
+        loop {
+            let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
+            let now = Instant::now();
+            let t = if now >= measure_start {
+                (now - measure_start).as_secs_f64()
+            } else {
+                -(measure_start - now).as_secs_f64()
+            };
+            // One more sample when the load ends, so the window's last part is not left out.
+            for (tree, kept) in trees.iter_mut().zip(&mut samples) {
+                kept.push(tree.sample(t));
+            }
+            if ended {
+                break samples;
+            }
+        }
+    });
+    let result = work.run(suite, stop, on_event);
+    let _ = stop_sampling.send(());
+    let mut samples = sampler.join().unwrap_or_default().into_iter();
+    let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name()))?;
+    let responses = result.requests.ok + result.requests.http_errors;
+    let sum = |samples: &[ResourceSample], cpus: u32| {
+        usage(samples, responses, suite.warmup.as_secs_f64(), result.duration_s, cpus)
+    };
+    let server_samples = samples.next().unwrap_or_default();
+    let server_usage = sum(&server_samples, cpu_counts[0]);
+    let services = services
+        .iter()
+        .zip(samples)
+        .zip(&cpu_counts[1..])
+        .map(|((service, samples), &cpus)| ServiceTrial {
+            name: service.name().to_string(),
+            usage: sum(&samples, cpus),
+            samples,
+        })
+        .collect();
+    Ok(TrialRecord {
+        server: running.process.name().to_string(),
+        level,
+        repeat,
+        result,
+        samples: server_samples,
+        usage: server_usage,
+        services,
+    })
+}
+
+/// The load right after a server's start: its `start_warmup` at the first level it will be measured at, nothing
+/// kept. A warm-up that cannot run (the server refuses, an agent is lost) fails the server's repeat, as its first
+/// trial would.
+pub(crate) fn start_warmup(
+    suite: &Suite,
+    spec: &ServerSpec,
+    running: &RunningServer,
+    level: f64,
+    stop: Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), String> {
+    let work = Load::new(suite, spec, running, level, Some(spec.start_warmup))?;
+    work.run(suite, stop, on_event)
+        .map(|_| ())
+        .map_err(|e| format!("server '{}': its start warm-up at {level} failed: {e}", running.process.name()))
+}
+
+/// One level's load on a running server, ready to send from here or from the suite's agents.
+struct Load<'a> {
+    plan: Plan,
+    body: &'a [u8],
+    scenario: Option<shootout_scenario::Scenario>,
+}
+
+impl<'a> Load<'a> {
+    /// The load of `level` on `running`; `warmup_only` makes it a start warm-up of that length instead of a
+    /// trial: no warm-up or count of its own.
+    fn new(
+        suite: &'a Suite,
+        spec: &ServerSpec,
+        running: &RunningServer,
+        level: f64,
+        warmup_only: Option<std::time::Duration>,
+    ) -> Result<Load<'a>, String> {
+        let url = format!("{}{}", running.url, spec.path);
+        let mut settings = load_settings(suite, spec, &url, level);
+        if let Some(length) = warmup_only {
+            settings = LoadSettings {
+                duration: Some(length),
+                requests: None,
+                warmup: Some(std::time::Duration::ZERO),
+                ..settings
+            };
+        }
+        let options = settings.build(suite.threads).map_err(|e| format!("{url} at {level}: {e}"))?;
+        let scenario = match &suite.load.scenario {
+            Some(file) => Some(file.parse(&running.url).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let body = suite.load.body.as_deref().unwrap_or_default().as_bytes();
+        let plan = match scenario.clone() {
+            Some(scenario) => Plan::with_scenario(options, scenario),
+            None => Plan::new(options, body),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Load { plan, body, scenario })
+    }
+
+    /// Sends it, from this process or shared out to the suite's agents.
+    fn run(&self, suite: &Suite, stop: Arc<AtomicBool>, on_event: &mut dyn FnMut(Event)) -> Result<LoadResult, String> {
+        match &suite.agents {
+            None => shootout_engine::run(&self.plan, stop, &mut |p: &Progress| on_event(Event::Load(*p)))
+                .map_err(|e| e.to_string()),
+            Some(agents) => {
+                from_agents(agents, Work { plan: &self.plan, body: self.body, scenario: self.scenario.as_ref() }, &stop)
+            }
+        }
+    }
+}
+
+/// One trial's load shared out to the suite's agents and merged. An agent lost on the way fails the trial: its
+/// figures would be a share short.
+fn from_agents(agents: &Agents, work: Work<'_>, stop: &AtomicBool) -> Result<LoadResult, String> {
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find this shootout binary for the agents: {e}"))?;
+    let launcher = Launcher::new(program, &agents.settings, &agents.spec);
+    let (result, _) = coordinate::load(&agents.spec, &launcher, work, stop, &mut |_| {}).map_err(|e| e.to_string())?;
+    let lost: Vec<&str> = result.agents.iter().filter_map(|a| a.lost.as_deref()).collect();
+    if lost.is_empty() {
+        Ok(result)
+    } else {
+        Err(lost.join("; "))
+    }
+}
+
+/// The settings of one level's trial on `server`: the suite's choices and the server's protocol, with the defaults
+/// every load run shares.
+fn load_settings(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> LoadSettings {
+    let (connections, rate) = match suite.levels {
+        Levels::Connections(_) => (Some(level as u32), None),
+        Levels::Rates(_) => (None, Some(level)),
+    };
+    LoadSettings {
+        url: url.to_string(),
+        scenario: suite.load.scenario.as_ref().map(|f| f.path.display().to_string()),
+        connections,
+        rate,
+        threads: Some(suite.threads),
+        duration: Some(suite.duration),
+        requests: suite.requests,
+        method: suite.load.method.clone(),
+        headers: suite.load.headers.clone(),
+        body_bytes: suite.load.body.as_ref().map(|b| b.len() as u64),
+        timeout: Some(suite.load.timeout),
+        no_keepalive: !suite.load.keepalive,
+        protocol: Some(server.protocol),
+        streams: Some(server.streams),
+        // The servers of a suite are the user's own: a self-signed certificate is expected.
+        insecure: true,
+        warmup: Some(suite.warmup),
+        ..LoadSettings::default()
+    }
+}
+
+/// Sums a trial's samples over its measured window. Each sample holds the CPU time since the one before (the
+/// first: since the trial started, `warmup_s` before the window); the interval that straddles the window's start
+/// counts for its share after it, so that the warm-up's CPU is not charged to the measured responses. The CPU per
+/// response takes everything until the load ended, the last answers included. The shares are of the load's
+/// measured window, `window_s` (its sending time): the CPU time in it over its length times the `cpus` the server
+/// could use; the same of the time its threads waited for a CPU; how busy those CPUs were, by anything, weighted
+/// by time. Waiting for the slowest last answers after it would otherwise pass for idle time.
+fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f64, cpus: u32) -> ServerUsage {
+    let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
+    let last_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    let window_s = if window_s > 0.0 { window_s.min(last_s) } else { last_s };
+    // CPU since the window began, and within it: CPU, threads' wait for a CPU, and CPUs' busy time.
+    let (mut cpu_s, mut window_cpu_s, mut window_queued_s, mut window_cpus_busy_s) = (0.0, 0.0, 0.0, 0.0);
+    let mut previous = -warmup_s;
+    for sample in samples {
+        if sample.t_s > previous {
+            let length = sample.t_s - previous;
+            let after_start = (sample.t_s - previous.max(0.0)).max(0.0);
+            let inside = (sample.t_s.min(window_s) - previous.max(0.0)).max(0.0);
+            cpu_s += sample.cpu_s * after_start / length;
+            window_cpu_s += sample.cpu_s * inside / length;
+            window_queued_s += sample.cpu_queued_s * inside / length;
+            window_cpus_busy_s += sample.cpus_busy * inside;
+        }
+        previous = sample.t_s;
+    }
+    let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
+    let share = |seconds: f64| if window_s > 0.0 && cpus > 0 { seconds / (window_s * f64::from(cpus)) } else { 0.0 };
+    ServerUsage {
+        cpu_s,
+        cpu_us_per_request: if responses > 0 { cpu_s * 1e6 / responses as f64 } else { 0.0 },
+        pss_mean_bytes: if pss.is_empty() { 0 } else { pss.iter().sum::<u64>() / pss.len() as u64 },
+        pss_max_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
+        rss_max_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
+        processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
+        threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
+        cpus,
+        busy: share(window_cpu_s),
+        queued: share(window_queued_s),
+        cpus_busy: if window_s > 0.0 { window_cpus_busy_s / window_s } else { 0.0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_s: f64, cpu_s: f64) -> ResourceSample {
+        ResourceSample { t_s, cpu_s, pss_bytes: 1, ..ResourceSample::default() }
+    }
+
+    #[test]
+    fn the_warm_up_is_not_charged_to_the_measured_responses() {
+        // 1 s of warm-up, samples every 0.8 s at a steady 0.5 CPU-seconds per second, the load ending at 2 s.
+        let samples = [sample(-0.2, 0.4), sample(0.6, 0.4), sample(1.4, 0.4), sample(2.0, 0.3)];
+        let usage = usage(&samples, 1000, 1.0, 2.0, 2);
+        assert!((usage.cpu_s - 1.0).abs() < 1e-9, "2 s at 0.5 CPU: {}", usage.cpu_s);
+        assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
+        assert!((usage.busy - 0.25).abs() < 1e-9, "half a CPU of two: {}", usage.busy);
+        // How busy the server's CPUs were, weighted by time: 0.6 s at 100%, 0.8 s at 50%, 0.6 s at 0%.
+        let mut busy = samples;
+        (busy[1].cpus_busy, busy[2].cpus_busy, busy[3].cpus_busy) = (1.0, 0.5, 0.0);
+        assert!((super::usage(&busy, 1000, 1.0, 2.0, 2).cpus_busy - 0.5).abs() < 1e-9, "(0.6 + 0.4) / 2 s");
+        // No warm-up: the first sample covers the window from its start.
+        let usage = super::usage(&[sample(0.5, 0.25), sample(1.0, 0.25)], 10, 0.0, 1.0, 1);
+        assert!((usage.cpu_s - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_wait_for_the_last_answers_is_not_idle_time_in_the_window() {
+        // A 2 s window at a full CPU, then 1 s of waiting for the slowest answers with the server nearly idle:
+        // all of the CPU is charged to the responses, but the busy share is of the 2 s of sending.
+        let mut samples = [sample(1.0, 1.0), sample(2.0, 1.0), sample(3.0, 0.1)];
+        samples[2].cpus_busy = 0.1;
+        (samples[0].cpus_busy, samples[1].cpus_busy) = (1.0, 1.0);
+        let usage = super::usage(&samples, 2100, 0.0, 2.0, 1);
+        assert!((usage.cpu_s - 2.1).abs() < 1e-9);
+        assert!((usage.cpu_us_per_request - 1000.0).abs() < 1e-6);
+        assert!((usage.busy - 1.0).abs() < 1e-9, "{}", usage.busy);
+        assert!((usage.cpus_busy - 1.0).abs() < 1e-9, "{}", usage.cpus_busy);
+    }
+}

@@ -1,0 +1,160 @@
+//! [`Capacity`]: each server's capacity under the SLO as a suite's search found it (`searches/SERVER.json`): the
+//! highest level that met every objective, the bracket the search ended in and why it ended there, the probes,
+//! trials and time it took, and what limited the server at its capacity and at the level that broke it (from the
+//! cells of those levels). When the load generator was the limit at a level that broke an objective, the client,
+//! not the server, may have broken it: the capacity is then a floor, and said to be one. The phrases every format
+//! writes are here, so that the formats differ only in their markup.
+
+use serde::Serialize;
+use shootout_model::search::{Ended, ServerSearch};
+
+use crate::analysis::Cell;
+use crate::limit::Limit;
+use crate::units::level;
+
+/// One server's capacity under the SLO.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    /// The server.
+    pub server: String,
+    /// The highest level that met every objective (`None`: none did).
+    pub capacity: Option<f64>,
+    /// The lowest level that broke one (`None`: none did, up to the ceiling).
+    pub failed_at: Option<f64>,
+    /// Why the search stopped.
+    pub ended: Ended,
+    /// The precision asked, a fraction of the capacity.
+    pub precision: f64,
+    /// Levels probed.
+    pub probes: usize,
+    /// Trials run for them (a probe near a limit takes the suite's repeats).
+    pub trials: u32,
+    /// The search's time, seconds.
+    pub seconds: f64,
+    /// The throughput measured at the capacity, requests/s (the figure the comparison uses).
+    pub rps: Option<f64>,
+    /// What limited the server at its capacity.
+    pub limit: Option<Limit>,
+    /// What limited it at the level that broke an objective.
+    pub limit_failed: Option<Limit>,
+    /// The client was the limit at a level that broke an objective: the capacity is a floor.
+    pub floor: bool,
+}
+
+impl Capacity {
+    /// The capacity of `search`, with the limits read from `cells` (the analysis of its trials).
+    pub fn of(search: &ServerSearch, cells: &[Cell]) -> Capacity {
+        let cell = |at: Option<f64>| cells.iter().find(|c| c.server == search.server && Some(c.level) == at);
+        let failing: Vec<f64> = search.probes.iter().filter(|p| !p.passed).map(|p| p.level).collect();
+        let floor = cells.iter().any(|c| c.server == search.server && failing.contains(&c.level) && c.client_bound());
+        Capacity {
+            server: search.server.clone(),
+            capacity: search.capacity,
+            failed_at: search.failed_at,
+            ended: search.ended,
+            precision: search.precision,
+            probes: search.probes.len(),
+            trials: search.probes.iter().map(|p| p.repeats).sum(),
+            seconds: search.seconds,
+            rps: cell(search.capacity).map(|c| c.rps_headline),
+            limit: cell(search.capacity).map(|c| c.limit.clone()),
+            limit_failed: cell(search.failed_at).map(|c| c.limit.clone()),
+            floor,
+        }
+    }
+
+    /// The capacity in words, `unit` being what a level counts: `960 req/s (1000 req/s breaks it)`, `at least 100
+    /// users (the search's ceiling)`, `none (0.1 req/s, the lowest level tried, breaks it)`, with what the search's
+    /// end leaves open.
+    pub fn found(&self, unit: &str) -> String {
+        let at = |l: Option<f64>| l.map_or_else(|| "none".to_string(), |l| level(l, unit));
+        let breaks = |l: Option<f64>| l.map_or_else(String::new, |l| format!(" ({} breaks it)", level(l, unit)));
+        match self.ended {
+            Ended::Precise => format!("{}{}", at(self.capacity), breaks(self.failed_at)),
+            Ended::Ceiling => format!("at least {} (the search's ceiling)", at(self.capacity)),
+            Ended::Floor => format!("none ({}, the lowest level tried, breaks it)", at(self.failed_at)),
+            Ended::Probes => format!(
+                "{}{}, wider than {:.0}% after {} probes",
+                at(self.capacity),
+                breaks(self.failed_at),
+                self.precision * 100.0,
+                self.probes
+            ),
+            Ended::Interrupted => format!(
+                "{} so far{}: the search was cut short (finish it with shootout run --resume)",
+                at(self.capacity),
+                breaks(self.failed_at)
+            ),
+        }
+    }
+
+    /// The rest of the line: `12 probes (14 trials) in 42 s; at 960 req/s: 960.0 requests/s, kept up (CPU 98%);
+    /// at 1000 req/s: server CPU 100%`, and the floor's warning when the client was the limit.
+    pub fn details(&self, unit: &str) -> String {
+        let mut out = format!("{} probes ({} trials) in {:.0} s", self.probes, self.trials, self.seconds);
+        if let (Some(capacity), Some(rps), Some(limit)) = (self.capacity, self.rps, &self.limit) {
+            out += &format!("; at {}: {rps:.1} requests/s, {}", level(capacity, unit), limit.text());
+        }
+        if let (Some(failed), Some(limit)) = (self.failed_at, &self.limit_failed) {
+            out += &format!("; at {}: {}", level(failed, unit), limit.text());
+        }
+        if self.floor {
+            out +=
+                "; a floor: the client was the bottleneck at a level that broke the SLO, so the server may take more";
+        }
+        out
+    }
+}
+
+/// The capacities side by side: each server's against the highest, `puma -t 16: 0.81× the capacity of thin` (none
+/// with fewer than two capacities found).
+pub fn against_highest(capacities: &[Capacity]) -> Vec<String> {
+    let found: Vec<(&str, f64)> =
+        capacities.iter().filter_map(|c| Some((c.server.as_str(), c.capacity.filter(|&l| l > 0.0)?))).collect();
+    let Some(&(best, highest)) = found.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return Vec::new() };
+    if found.len() < 2 {
+        return Vec::new();
+    }
+    let mut others: Vec<&(&str, f64)> = found.iter().filter(|(s, _)| *s != best).collect();
+    others.sort_by(|a, b| b.1.total_cmp(&a.1));
+    others.iter().map(|(server, c)| format!("{best} took {:.2}× the capacity of {server}", highest / c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::search::SuiteProbe;
+
+    fn search(server: &str, capacity: Option<f64>, failed_at: Option<f64>, ended: Ended) -> ServerSearch {
+        let probes = vec![
+            SuiteProbe { level: 10.0, passed: true, repeats: 1 },
+            SuiteProbe { level: 20.0, passed: false, repeats: 3 },
+        ];
+        ServerSearch { server: server.into(), capacity, failed_at, ended, precision: 0.05, probes, seconds: 41.6 }
+    }
+
+    #[test]
+    fn each_end_of_a_search_in_words() {
+        let c = |ended, capacity, failed| Capacity::of(&search("a", capacity, failed, ended), &[]);
+        let precise = c(Ended::Precise, Some(960.0), Some(1000.0));
+        assert_eq!(precise.found("req/s"), "960 req/s (1000 req/s breaks it)");
+        assert_eq!(precise.details("req/s"), "2 probes (4 trials) in 42 s");
+        assert_eq!(c(Ended::Ceiling, Some(100.0), None).found("users"), "at least 100 users (the search's ceiling)");
+        assert_eq!(c(Ended::Floor, None, Some(1.0)).found("users"), "none (1 user, the lowest level tried, breaks it)");
+        assert_eq!(
+            c(Ended::Interrupted, Some(20.0), None).found("req/s"),
+            "20 req/s so far: the search was cut short (finish it with shootout run --resume)"
+        );
+    }
+
+    #[test]
+    fn the_highest_capacity_against_each_other() {
+        let capacities = [
+            Capacity::of(&search("a", Some(500.0), Some(520.0), Ended::Precise), &[]),
+            Capacity::of(&search("b", Some(1000.0), Some(1040.0), Ended::Precise), &[]),
+            Capacity::of(&search("c", None, Some(0.1), Ended::Floor), &[]),
+        ];
+        assert_eq!(against_highest(&capacities), ["b took 2.00× the capacity of a"]);
+        assert!(against_highest(&capacities[..1]).is_empty());
+    }
+}

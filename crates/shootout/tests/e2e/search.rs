@@ -1,0 +1,107 @@
+//! `shootout run` of a suite with `search`: each server's capacity under the SLO bracketed and bisected, each probe
+//! a saved trial (the ones near a limit repeated), the capacity in the summary and the reports, and a search cut
+//! short by Ctrl-C finished by `--resume` without measuring again what was saved.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use shootout_model::search::{Ended, ServerSearch};
+
+use crate::support::{describe, left_with, marked, results, shootout, start_run, workdir};
+
+/// A closed-model search whose SLO holds up to about 10 users: each answer waits 20 ms, so a user makes about 48
+/// requests per second, and `rps < 525` breaks at 11 users, whatever else the machine runs.
+const SUITE: &str = r#"
+repeats = 2
+duration = "1s"
+warmup = "200ms"
+sample_every = "100ms"
+slo = ["rps < 525", "errors < 1%"]
+search = { model = "closed" }
+[load]
+path = "/delay/20"
+[[server]]
+name = "a"
+command = "{shootout} target --port {port} --threads 1"
+"#;
+
+/// The trial files saved under `results`.
+fn trials(results: &Path) -> Vec<PathBuf> {
+    let folder = results.join("trials/a");
+    let files = std::fs::read_dir(folder).into_iter().flatten().flatten().map(|e| e.path());
+    files.filter(|p| p.extension().is_some_and(|e| e == "json")).collect()
+}
+
+#[test]
+fn a_search_brackets_the_capacity_and_resume_finishes_a_search_cut_short() {
+    let dir = workdir("search", "resume");
+    std::fs::write(dir.join("suite.toml"), SUITE).unwrap();
+    let child = start_run(marked("search-resume"), &dir);
+    // Ctrl-C once two probes are saved.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline && (!dir.join("results").is_dir() || trials(&results(&dir)).len() < 2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    assert!(left_with("search-resume").is_empty(), "nothing is left running");
+    let results = results(&dir);
+    let saved: Vec<(PathBuf, SystemTime)> =
+        trials(&results).into_iter().map(|p| (p.clone(), p.metadata().unwrap().modified().unwrap())).collect();
+    let cut: ServerSearch =
+        serde_json::from_str(&std::fs::read_to_string(results.join("searches/a.json")).unwrap()).unwrap();
+    assert_eq!(cut.ended, Ended::Interrupted, "{cut:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("the search was cut short (finish it with shootout run --resume)"), "{stdout}");
+
+    let resumed = shootout().arg("run").arg("--resume").arg(&results).output().unwrap();
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    for (path, modified) in &saved {
+        assert_eq!(path.metadata().unwrap().modified().unwrap(), *modified, "{} was measured again", path.display());
+    }
+    let search: ServerSearch =
+        serde_json::from_str(&std::fs::read_to_string(results.join("searches/a.json")).unwrap()).unwrap();
+    let capacity = search.capacity.unwrap();
+    assert_eq!(search.ended, Ended::Precise, "{search:?}");
+    assert!((8.0..=12.0).contains(&capacity), "about 10 users: {search:?}");
+    assert_eq!(search.failed_at, Some(capacity + 1.0), "users are whole: {search:?}");
+    // Doubling from one user, then bisecting between the last pass and the first failure.
+    let levels: Vec<f64> = search.probes.iter().map(|p| p.level).collect();
+    assert_eq!(&levels[..5], &[1.0, 2.0, 4.0, 8.0, 16.0], "{levels:?}");
+    // Far from the limit one trial is enough (1 user: about 48 requests/s); near it, the suite's two repeats.
+    assert_eq!(search.probes[0].repeats, 1, "{search:?}");
+    assert!(search.probes.iter().any(|p| p.repeats == 2), "{search:?}");
+    for probe in &search.probes {
+        for repeat in 1..=probe.repeats {
+            let file = results.join(format!("trials/a/{}-r{repeat}.json", probe.level));
+            assert!(file.is_file(), "{} is saved", file.display());
+        }
+    }
+    assert_eq!(trials(&results).len() as u32, search.probes.iter().map(|p| p.repeats).sum::<u32>());
+    assert!(search.seconds > cut.seconds, "the time of both runs: {search:?}");
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    let found = format!("  a: {capacity} users ({} users breaks it)", capacity + 1.0);
+    assert!(stdout.contains("Capacity under the SLO (rps < 525, errors < 1%), searched to 5%:"), "{stdout}");
+    assert!(stdout.contains(&found), "{found:?} in {stdout}");
+    let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(markdown.contains(&format!("- **a**: {capacity} users")), "{markdown}");
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert!(html.contains("Capacity under the SLO"), "the HTML report has the capacities");
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["capacities"][0]["capacity"], capacity);
+}
+
+#[test]
+fn a_search_without_an_slo_is_refused_at_its_line() {
+    let dir = workdir("search", "no-slo");
+    let suite = SUITE.replace("slo = [\"rps < 525\", \"errors < 1%\"]\n", "");
+    let output = crate::support::run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("suite.toml:6:10: search finds the highest level that meets the SLO"), "{stderr}");
+    assert!(!dir.join("results").exists(), "nothing was made");
+}
