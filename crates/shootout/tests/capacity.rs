@@ -62,3 +62,49 @@ fn the_rate_found_is_a_single_server_queues() {
     assert_eq!(stderr.matches("probe ").count(), probes.len(), "{stderr}");
     assert!(stderr.contains("Rate found: "), "{stderr}");
 }
+
+/// A suite's search against its own sweep, run one after the other on the same server: the capacity the search
+/// finds lies between the sweep's highest level that met the SLO and its lowest that broke it (each widened by 5%,
+/// the search's precision, for the noise of a shared machine).
+#[test]
+fn a_suites_search_lands_between_the_levels_of_its_sweep() {
+    let dir = support::workdir("capacity", "search-and-sweep");
+    let suite = r#"
+repeats = 1
+duration = "2s"
+warmup = "1s"
+slo = ["mean < 5ms", "errors < 1%"]
+search = { model = "open", start = 100 }
+[full]
+rates = [250, 500, 750, 850, 900, 950, 1000, 1100, 1250]
+[load]
+path = "/spin/1000"
+[[server]]
+name = "target"
+command = "{shootout} target --port {port} --threads 1"
+"#;
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let run = |extra: &[&str], results: &str| {
+        let output = shootout()
+            .arg("run")
+            .args(extra)
+            .arg(dir.join("suite.toml"))
+            .arg("--results")
+            .arg(dir.join(results))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        let made = std::fs::read_dir(dir.join(results)).unwrap().next().unwrap().unwrap().path();
+        let analysis = std::fs::read_to_string(made.join("analysis.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&analysis).unwrap()
+    };
+    let searched = run(&[], "search");
+    let swept = run(&["--full"], "sweep");
+    let capacity = &searched["capacities"][0];
+    let found = capacity["capacity"].as_f64().unwrap_or_else(|| panic!("no capacity: {capacity}"));
+    let answer = &swept["slo"][0];
+    let (met, broke) = (answer["level"].as_f64().unwrap(), answer["fails_at"].as_f64().unwrap());
+    eprintln!("search: {found}/s in {} s; sweep: met at {met}/s, broken at {broke}/s", capacity["seconds"]);
+    assert!(0.95 * met <= found && found < 1.05 * broke, "search {found}/s, sweep {met}–{broke}/s: {capacity}");
+    assert_eq!(capacity["ended"], "precise", "{capacity}");
+}
