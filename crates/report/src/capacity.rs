@@ -9,6 +9,7 @@ use serde::Serialize;
 use shootout_model::search::{Ended, ServerSearch};
 
 use crate::analysis::Cell;
+use crate::compare::Verdict;
 use crate::limit::Limit;
 use crate::units::level;
 
@@ -120,6 +121,56 @@ pub fn against_highest(capacities: &[Capacity]) -> Vec<String> {
     others.iter().map(|(server, c)| format!("{best} took {:.2}× the capacity of {server}", highest / c)).collect()
 }
 
+/// One server's capacity, old search against new (`shootout compare` of two searches).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityChange {
+    /// The server.
+    pub server: String,
+    /// The old search's capacity and the level that broke it (none when it has no search of the server).
+    pub old: Option<(Option<f64>, Option<f64>)>,
+    /// The new search's.
+    pub new: Option<(Option<f64>, Option<f64>)>,
+    /// New capacity over old.
+    pub ratio: Option<f64>,
+    /// Improved when the new search met the SLO at a level that broke the old one's, regressed when it broke it
+    /// at a level the old one met; within the searches' precision when their brackets meet.
+    pub verdict: Verdict,
+}
+
+/// Each server's capacity in `old` against `new`, in the order of `new`, then what only `old` has.
+pub fn compare_capacities(old: &[ServerSearch], new: &[ServerSearch]) -> Vec<CapacityChange> {
+    let mut servers: Vec<&str> = new.iter().map(|s| s.server.as_str()).collect();
+    servers.extend(old.iter().map(|s| s.server.as_str()).filter(|s| !new.iter().any(|n| n.server == *s)));
+    let find = |searches: &[ServerSearch], server: &str| {
+        searches.iter().find(|s| s.server == server).map(|s| (s.capacity, s.failed_at))
+    };
+    servers
+        .into_iter()
+        .map(|server| {
+            let (old, new) = (find(old, server), find(new, server));
+            let verdict = match (old, new) {
+                (Some(_), None) => Verdict::Missing,
+                (None, _) => Verdict::New,
+                (Some((old_met, old_broke)), Some((new_met, new_broke))) => {
+                    let above = |met: Option<f64>, broke: Option<f64>| met.zip(broke).is_some_and(|(m, b)| m >= b);
+                    if above(new_met, old_broke) || (old_met.is_none() && new_met.is_some()) {
+                        Verdict::Improved
+                    } else if above(old_met, new_broke) || (new_met.is_none() && old_met.is_some()) {
+                        Verdict::Regressed
+                    } else {
+                        Verdict::WithinNoise
+                    }
+                }
+            };
+            let ratio = match (old, new) {
+                (Some((Some(o), _)), Some((Some(n), _))) if o > 0.0 => Some(n / o),
+                _ => None,
+            };
+            CapacityChange { server: server.to_string(), old, new, ratio, verdict }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +207,29 @@ mod tests {
         ];
         assert_eq!(against_highest(&capacities), ["b took 2.00× the capacity of a"]);
         assert!(against_highest(&capacities[..1]).is_empty());
+    }
+
+    #[test]
+    fn two_searches_differ_only_when_their_brackets_do_not_meet() {
+        let old = [
+            search("a", Some(960.0), Some(1000.0), Ended::Precise),
+            search("b", Some(500.0), Some(520.0), Ended::Precise),
+        ];
+        let new = [
+            search("a", Some(1000.0), Some(1040.0), Ended::Precise),
+            search("b", Some(510.0), Some(530.0), Ended::Precise),
+            search("c", Some(10.0), Some(11.0), Ended::Precise),
+        ];
+        let changes = compare_capacities(&old, &new);
+        let verdicts: Vec<(&str, Verdict)> = changes.iter().map(|c| (c.server.as_str(), c.verdict)).collect();
+        assert_eq!(verdicts, [("a", Verdict::Improved), ("b", Verdict::WithinNoise), ("c", Verdict::New)]);
+        assert!((changes[0].ratio.unwrap() - 1000.0 / 960.0).abs() < 1e-12);
+        let changes = compare_capacities(&new, &old);
+        let verdicts: Vec<(&str, Verdict)> = changes.iter().map(|c| (c.server.as_str(), c.verdict)).collect();
+        assert_eq!(verdicts, [("a", Verdict::Regressed), ("b", Verdict::WithinNoise), ("c", Verdict::Missing)]);
+        // A search that met the SLO nowhere against one that did.
+        let none = [search("a", None, Some(0.1), Ended::Floor)];
+        assert_eq!(compare_capacities(&old[..1], &none)[0].verdict, Verdict::Regressed);
+        assert_eq!(compare_capacities(&none, &old[..1])[0].verdict, Verdict::Improved);
     }
 }

@@ -116,7 +116,7 @@ impl SuiteReport {
 
 /// The searches saved in `dir/searches` (none for a sweep), in the order of `servers`; one that cannot be read is
 /// an error that names its file.
-fn searches(dir: &Path, servers: &[String]) -> Result<Vec<ServerSearch>, FileError> {
+pub fn searches(dir: &Path, servers: &[String]) -> Result<Vec<ServerSearch>, FileError> {
     let Ok(entries) = std::fs::read_dir(dir.join("searches")) else { return Ok(Vec::new()) };
     let mut found = Vec::new();
     for entry in entries.flatten() {

@@ -1,14 +1,17 @@
-//! `shootout compare OLD NEW`: old results against new, for every server and level of either run, with a verdict;
-//! runs that did not measure the same thing (model, request, levels) are refused unless `--force`; exit code 3
-//! when a regression passes `--max-regression` or something measured before is missing, so a CI job can gate on it.
+//! `shootout compare OLD NEW`: old results against new, for every server and level of either run, with a verdict
+//! (for two searches, each server's capacity); runs that did not measure the same thing (model, request, levels)
+//! are refused unless `--force`; exit code 3 when a regression passes `--max-regression` or something measured
+//! before is missing, so a CI job can gate on it.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use shootout_harness::store::Store;
 use shootout_model::run::TrialRecord;
+use shootout_model::search::ServerSearch;
 use shootout_model::LoadResult;
 use shootout_report::bound::side;
+use shootout_report::capacity::compare_capacities;
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
 use shootout_report::matching::{difference, Shape};
 use shootout_report::units::ms;
@@ -43,7 +46,18 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     let (changes, shapes) = match (args.old.is_dir(), args.new.is_dir()) {
         (true, true) => {
             let (old, new) = (suite_run(&args.old)?, suite_run(&args.new)?);
-            (compare_trials(&old.0, &new.0, args.noise), (old.1, new.1))
+            match (searches(&args.old)?, searches(&args.new)?) {
+                (old_searches, new_searches) if !old_searches.is_empty() && !new_searches.is_empty() => {
+                    return capacities(&args, (&old_searches, &new_searches), (old.1, new.1));
+                }
+                (old_searches, new_searches) if old_searches.is_empty() != new_searches.is_empty() => {
+                    let (searched, swept) = if old_searches.is_empty() { ("NEW", "OLD") } else { ("OLD", "NEW") };
+                    return Err(Failure::Usage(format!(
+                        "{searched} searched for each server's capacity and {swept} swept levels: compare two searches, or two sweeps"
+                    )));
+                }
+                _ => (compare_trials(&old.0, &new.0, args.noise), (old.1, new.1)),
+            }
         }
         (false, false) => {
             let (old, new) = (result(&args.old)?, result(&args.new)?);
@@ -89,6 +103,74 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Two searches: each server's capacity, old against new, with a verdict from their brackets; `--max-regression`
+/// fails on a capacity that regressed by more than it, or is missing.
+fn capacities(
+    args: &CompareArgs,
+    (old, new): (&[ServerSearch], &[ServerSearch]),
+    (mut old_shape, mut new_shape): (Shape, Shape),
+) -> Result<(), Failure> {
+    // A search chooses its own levels: only the model and the requests must match.
+    (old_shape.levels, new_shape.levels) = (Vec::new(), Vec::new());
+    if let (Some(differs), false) = (difference(&old_shape, &new_shape), args.force) {
+        return Err(Failure::Usage(format!(
+            "{} and {} do not measure the same thing: {differs}; --force compares them anyway",
+            args.old.display(),
+            args.new.display()
+        )));
+    }
+    let changes = compare_capacities(old, new);
+    let unit = new_shape.unit;
+    let bracket = |side: Option<(Option<f64>, Option<f64>)>| match side {
+        None => "—".to_string(),
+        Some((met, broke)) => {
+            let figure = |l: Option<f64>| l.map_or("none".to_string(), |l| l.to_string());
+            format!("{} [breaks at {}]", figure(met), figure(broke))
+        }
+    };
+    println!(
+        "{:<24} {:>28} {:>28} {:>9}  verdict",
+        "server",
+        format!("old capacity ({unit})"),
+        "new capacity",
+        "change"
+    );
+    for c in &changes {
+        let change = c.ratio.map_or("—".to_string(), |r| format!("{:+.1}%", (r - 1.0) * 100.0));
+        let verdict = match c.verdict {
+            Verdict::WithinNoise => "within the searches' precision",
+            Verdict::Improved => "improved (met where OLD broke)",
+            Verdict::Regressed => "regressed (broke where OLD met)",
+            Verdict::Missing => "missing",
+            _ => "new",
+        };
+        println!("{:<24} {:>28} {:>28} {:>9}  {verdict}", c.server, bracket(c.old), bracket(c.new), change);
+    }
+    if let Some(limit) = args.max_regression {
+        let failed: Vec<String> = changes
+            .iter()
+            .filter(|c| {
+                c.verdict.fails_the_gate()
+                    || (c.verdict == Verdict::Regressed && c.ratio.is_none_or(|r| side(r, 1.0 - limit).is_lt()))
+            })
+            .map(|c| c.server.clone())
+            .collect();
+        if !failed.is_empty() {
+            return Err(Failure::Threshold(format!(
+                "capacity regressed beyond --max-regression {:.1}%: {}",
+                limit * 100.0,
+                failed.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The searches of a results directory (none for a sweep).
+fn searches(dir: &Path) -> Result<Vec<ServerSearch>, Failure> {
+    shootout_report::suite_report::searches(dir, &[]).map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// One line per server and level.

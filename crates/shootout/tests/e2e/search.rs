@@ -105,3 +105,42 @@ fn a_search_without_an_slo_is_refused_at_its_line() {
     assert!(stderr.contains("suite.toml:6:10: search finds the highest level that meets the SLO"), "{stderr}");
     assert!(!dir.join("results").exists(), "nothing was made");
 }
+
+#[test]
+fn compare_gives_two_searches_capacities_and_gates_on_a_regression() {
+    let searched = |name: &str, slo: &str| {
+        let dir = workdir("search", name);
+        let suite = SUITE.replace("repeats = 2", "repeats = 1").replace("rps < 525", slo);
+        let output = crate::support::run_suite(&dir, &suite);
+        assert!(output.status.success(), "{}", describe(&output));
+        results(&dir)
+    };
+    // About 10 users, then about 5: each answer still waits 20 ms, but the SLO allows half the throughput.
+    let (old, new) = (searched("compare-old", "rps < 525"), searched("compare-new", "rps < 260"));
+    let output = shootout().arg("compare").arg(&old).arg(&new).arg("--max-regression").arg("10%").output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("a ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.ends_with("regressed (broke where OLD met)"), "{stdout}");
+    assert!(stdout.starts_with("server ") && stdout.contains("old capacity (users)"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("capacity regressed beyond --max-regression 10.0%: a"), "{stderr}");
+    // The other way round, an improvement, and no gate fails.
+    let output = shootout().arg("compare").arg(&new).arg(&old).arg("--max-regression").arg("10%").output().unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("improved (met where OLD broke)"),
+        "{}",
+        describe(&output)
+    );
+    // A search against a sweep measured other things.
+    let dir = workdir("search", "compare-sweep");
+    let sweep =
+        SUITE.replace("search = { model = \"closed\" }", "connections = [1, 2]").replace("repeats = 2", "repeats = 1");
+    let output = crate::support::run_suite(&dir, &sweep);
+    assert!(output.status.success(), "{}", describe(&output));
+    let output = shootout().arg("compare").arg(&old).arg(results(&dir)).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("OLD searched for each server's capacity and NEW swept levels"), "{stderr}");
+}
