@@ -12,6 +12,7 @@ use shootout_model::search::Verdict;
 
 use shootout_model::slo::{Metric, Slo};
 
+use crate::behind::completed_share;
 use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
 use crate::interval::{ratio_interval, served};
@@ -226,8 +227,11 @@ pub fn analyze_by(
 
 /// A capacity search's probe, judged as the comparison judges a cell: its trials (one server, one level) against
 /// every objective, on the figure across repeats the comparison uses; `near` when a judged figure lies within a
-/// factor of two of its limit, where one trial may fall on either side and the probe is worth its repeats.
-pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic) -> Verdict {
+/// factor of two of its limit, where one trial may fall on either side and the probe is worth its repeats. In the
+/// open model a probe also fails when the server did not keep to the rate: the median share of the requests due
+/// that it completed is under `1 − precision` (an overloaded server can meet a loose objective for a short window
+/// while its queue grows, and a rate it cannot sustain is not one it takes).
+pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, precision: f64) -> Verdict {
     let Some(first) = trials.first() else { return Verdict { passed: false, near: false } };
     let analysis = analyze_by(trials, std::slice::from_ref(&first.server), &[first.level], slo, statistic);
     let Some(cell) = analysis.cells.first() else { return Verdict { passed: false, near: false } };
@@ -235,7 +239,14 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic) ->
         let limit = o.condition.limit;
         limit > 0.0 && o.value >= limit / 2.0 && o.value <= limit * 2.0
     });
-    Verdict { passed: cell.meets_slo, near }
+    Verdict { passed: cell.meets_slo && kept_up(trials, precision), near }
+}
+
+/// True unless the trials are open-model runs whose median completed share of the requests due is under
+/// `1 − precision` ([`completed_share`]).
+pub fn kept_up(trials: &[TrialRecord], precision: f64) -> bool {
+    let shares: Vec<f64> = trials.iter().filter_map(|t| completed_share(&t.result)).collect();
+    shares.is_empty() || at_least(median(&shares), 1.0 - precision)
 }
 
 /// Analyses `trials` for `servers` (in suite order) at `levels`, comparing medians.

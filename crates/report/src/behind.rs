@@ -88,6 +88,14 @@ impl Lag {
     }
 }
 
+/// The share of the requests due in an open-model run's window that it completed (its responses per second over
+/// the rate of requests that fell due): about 1 when the server kept to the schedule. `None` for the closed model,
+/// for arriving users (whose sessions, not requests, fall due) and for a run with nothing due.
+pub fn completed_share(result: &LoadResult) -> Option<f64> {
+    let sends = result.sends.as_ref().filter(|s| s.due > 0 && !result.options.sessions)?;
+    Some(result.throughput.requests_per_s * result.duration_s / sends.due as f64)
+}
+
 /// The repeats of one suite cell (a server at a rate) that fell behind, completing under [`COMPLETED_SHARE`] of
 /// the rate offered (the share by which [`Limit`](crate::limit::Limit) says a cell kept up): how many of how many,
 /// the rate offered, and who held them back (the client if it did in any repeat, else the connections if they did
@@ -145,6 +153,32 @@ pub(crate) mod tests {
         }
         r.client.saturated = false;
         r
+    }
+
+    #[test]
+    fn the_share_of_the_requests_due_that_a_run_completed() {
+        // 2,000 due per second over 3 s is 6,000 due; a 3 s window completing 1,900/s did 95% of them.
+        let mut run = open(1900.0, 1000, 900, 0);
+        run.duration_s = 3.0;
+        assert!((completed_share(&run).unwrap() - 0.95).abs() < 1e-12);
+        let trial = |result: LoadResult| TrialRecord {
+            server: "a".into(),
+            level: 2000.0,
+            repeat: 1,
+            result,
+            samples: vec![],
+            usage: Default::default(),
+            services: vec![],
+        };
+        // A search at 5% takes 95% as keeping up, and not 94%.
+        assert!(crate::analysis::kept_up(&[trial(run.clone())], 0.05));
+        run.throughput.requests_per_s = 1880.0;
+        assert!(!crate::analysis::kept_up(&[trial(run.clone())], 0.05));
+        // Arriving users: their sessions fall due, not requests; the closed model has no schedule.
+        run.options.sessions = true;
+        assert_eq!(completed_share(&run), None);
+        run.sends = None;
+        assert!(crate::analysis::kept_up(&[trial(run)], 0.05));
     }
 
     #[test]

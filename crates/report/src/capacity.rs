@@ -1,14 +1,18 @@
 //! [`Capacity`]: each server's capacity under the SLO as a suite's search found it (`searches/SERVER.json`): the
 //! highest level that met every objective, the bracket the search ended in and why it ended there, the probes,
 //! trials and time it took, and what limited the server at its capacity and at the level that broke it (from the
-//! cells of those levels). When the load generator was the limit at a level that broke an objective, the client,
+//! cells of those levels, and, when that level met the SLO, how far the server fell behind the rate offered
+//! there). When the load generator was the limit at a level that broke an objective, the client,
 //! not the server, may have broken it: the capacity is then a floor, and said to be one. The phrases every format
 //! writes are here, so that the formats differ only in their markup.
 
 use serde::Serialize;
 use shootout_model::search::{Ended, ServerSearch};
 
-use crate::analysis::Cell;
+use shootout_model::run::TrialRecord;
+
+use crate::analysis::{median, Cell};
+use crate::behind::completed_share;
 use crate::compare::Verdict;
 use crate::limit::Limit;
 use crate::units::level;
@@ -40,12 +44,24 @@ pub struct Capacity {
     pub limit_failed: Option<Limit>,
     /// The client was the limit at a level that broke an objective: the capacity is a floor.
     pub floor: bool,
+    /// When the level that broke the search met every objective, but the server fell behind the rate offered: the
+    /// median share of the requests due that it completed there.
+    pub fell_behind: Option<f64>,
 }
 
 impl Capacity {
-    /// The capacity of `search`, with the limits read from `cells` (the analysis of its trials).
-    pub fn of(search: &ServerSearch, cells: &[Cell]) -> Capacity {
+    /// The capacity of `search`, with the limits read from `cells` (the analysis of `trials`).
+    pub fn of(search: &ServerSearch, cells: &[Cell], trials: &[TrialRecord]) -> Capacity {
         let cell = |at: Option<f64>| cells.iter().find(|c| c.server == search.server && Some(c.level) == at);
+        let at_failure: Vec<f64> = trials
+            .iter()
+            .filter(|t| t.server == search.server && Some(t.level) == search.failed_at)
+            .filter_map(|t| completed_share(&t.result))
+            .collect();
+        let fell_behind = match cell(search.failed_at) {
+            Some(c) if c.meets_slo && !at_failure.is_empty() => Some(median(&at_failure)),
+            _ => None,
+        };
         let failing: Vec<f64> = search.probes.iter().filter(|p| !p.passed).map(|p| p.level).collect();
         let floor = cells.iter().any(|c| c.server == search.server && failing.contains(&c.level) && c.client_bound());
         Capacity {
@@ -61,6 +77,7 @@ impl Capacity {
             limit: cell(search.capacity).map(|c| c.limit.clone()),
             limit_failed: cell(search.failed_at).map(|c| c.limit.clone()),
             floor,
+            fell_behind,
         }
     }
 
@@ -97,7 +114,11 @@ impl Capacity {
             out += &format!("; at {}: {rps:.1} requests/s, {}", level(capacity, unit), limit.text());
         }
         if let (Some(failed), Some(limit)) = (self.failed_at, &self.limit_failed) {
-            out += &format!("; at {}: {}", level(failed, unit), limit.text());
+            let behind = self.fell_behind.map_or_else(String::new, |share| {
+                let asked = (1.0 - self.precision) * 100.0;
+                format!("it met the SLO but completed {:.1}% of the requests due (under {asked:.0}%), ", share * 100.0)
+            });
+            out += &format!("; at {}: {behind}{}", level(failed, unit), limit.text());
         }
         if self.floor {
             out +=
@@ -186,7 +207,7 @@ mod tests {
 
     #[test]
     fn each_end_of_a_search_in_words() {
-        let c = |ended, capacity, failed| Capacity::of(&search("a", capacity, failed, ended), &[]);
+        let c = |ended, capacity, failed| Capacity::of(&search("a", capacity, failed, ended), &[], &[]);
         let precise = c(Ended::Precise, Some(960.0), Some(1000.0));
         assert_eq!(precise.found("req/s"), "960 req/s (1000 req/s breaks it)");
         assert_eq!(precise.details("req/s"), "2 probes (4 trials) in 42 s");
@@ -201,9 +222,9 @@ mod tests {
     #[test]
     fn the_highest_capacity_against_each_other() {
         let capacities = [
-            Capacity::of(&search("a", Some(500.0), Some(520.0), Ended::Precise), &[]),
-            Capacity::of(&search("b", Some(1000.0), Some(1040.0), Ended::Precise), &[]),
-            Capacity::of(&search("c", None, Some(0.1), Ended::Floor), &[]),
+            Capacity::of(&search("a", Some(500.0), Some(520.0), Ended::Precise), &[], &[]),
+            Capacity::of(&search("b", Some(1000.0), Some(1040.0), Ended::Precise), &[], &[]),
+            Capacity::of(&search("c", None, Some(0.1), Ended::Floor), &[], &[]),
         ];
         assert_eq!(against_highest(&capacities), ["b took 2.00× the capacity of a"]);
         assert!(against_highest(&capacities[..1]).is_empty());

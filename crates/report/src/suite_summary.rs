@@ -262,7 +262,8 @@ impl SuiteSummary {
             summary.best_values = sweep.best(&report.matrix, &summary.cells, &summary.slo_answers);
         }
         if !report.searches.is_empty() {
-            summary.capacities = report.searches.iter().map(|s| Capacity::of(s, &summary.cells)).collect();
+            summary.capacities =
+                report.searches.iter().map(|s| Capacity::of(s, &summary.cells, &report.trials)).collect();
             summary.ratios.clear();
             summary.slo_answers.clear();
             summary.knees.clear();

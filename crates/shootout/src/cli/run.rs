@@ -189,7 +189,9 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let (unit, servers) = (suite.unit(), suite.servers.len());
-    let judge = |trials: &[TrialRecord]| shootout_report::analysis::judge_probe(trials, &suite.slo, suite.statistic);
+    let precision = suite.search.map_or(0.0, |s| s.precision);
+    let judge =
+        |trials: &[TrialRecord]| shootout_report::analysis::judge_probe(trials, &suite.slo, suite.statistic, precision);
     let outcome = run_search(suite, places, store, stop, &judge, &mut |event| match event {
         Event::Probe { server, level, repeat, probe, servers_done } => bar.set_message(format!(
             "server {}/{servers}, {server}: probe {} at {}, repeat {repeat}",
