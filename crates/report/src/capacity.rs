@@ -7,7 +7,7 @@
 //! writes are here, so that the formats differ only in their markup.
 
 use serde::Serialize;
-use shootout_model::search::{Ended, ServerSearch};
+use shootout_model::search::{Ended, ServerSearch, SuiteProbe};
 
 use shootout_model::run::TrialRecord;
 
@@ -30,8 +30,8 @@ pub struct Capacity {
     pub ended: Ended,
     /// The precision asked, a fraction of the capacity.
     pub precision: f64,
-    /// Levels probed.
-    pub probes: usize,
+    /// The levels probed, each with its verdict and repeats, in the order they ran.
+    pub probes: Vec<SuiteProbe>,
     /// Trials run for them (a probe near a limit takes the suite's repeats).
     pub trials: u32,
     /// The search's time, seconds.
@@ -70,7 +70,7 @@ impl Capacity {
             failed_at: search.failed_at,
             ended: search.ended,
             precision: search.precision,
-            probes: search.probes.len(),
+            probes: search.probes.clone(),
             trials: search.probes.iter().map(|p| p.repeats).sum(),
             seconds: search.seconds,
             rps: cell(search.capacity).map(|c| c.rps_headline),
@@ -96,7 +96,7 @@ impl Capacity {
                 at(self.capacity),
                 breaks(self.failed_at),
                 self.precision * 100.0,
-                self.probes
+                self.probes.len()
             ),
             Ended::Interrupted => format!(
                 "{} so far{}: the search was cut short (finish it with shootout run --resume)",
@@ -109,7 +109,7 @@ impl Capacity {
     /// The rest of the line: `12 probes (14 trials) in 42 s; at 960 req/s: 960.0 requests/s, kept up (CPU 98%);
     /// at 1000 req/s: server CPU 100%`, and the floor's warning when the client was the limit.
     pub fn details(&self, unit: &str) -> String {
-        let mut out = format!("{} probes ({} trials) in {:.0} s", self.probes, self.trials, self.seconds);
+        let mut out = format!("{} probes ({} trials) in {:.0} s", self.probes.len(), self.trials, self.seconds);
         if let (Some(capacity), Some(rps), Some(limit)) = (self.capacity, self.rps, &self.limit) {
             out += &format!("; at {}: {rps:.1} requests/s, {}", level(capacity, unit), limit.text());
         }
@@ -195,7 +195,6 @@ pub fn compare_capacities(old: &[ServerSearch], new: &[ServerSearch]) -> Vec<Cap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shootout_model::search::SuiteProbe;
 
     fn search(server: &str, capacity: Option<f64>, failed_at: Option<f64>, ended: Ended) -> ServerSearch {
         let probes = vec![

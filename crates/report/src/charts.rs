@@ -1,5 +1,6 @@
 //! SVG charts, drawn by plotters: [`line_chart`], one line per series, with a legend under the plot (never on
-//! top of a line), units on both axes, an optional log scale and an optional limit line (the SLO).
+//! top of a line), units on both axes, an optional log scale, an optional limit line (the SLO) and optional
+//! crosses over some points (the probes that broke it).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -43,6 +44,8 @@ pub struct Chart<'a> {
     pub log_y: bool,
     /// A horizontal limit line and its label.
     pub limit: Option<(f64, String)>,
+    /// Points marked with a cross (a capacity search's probes that broke the SLO), and their legend's name.
+    pub crosses: Option<(Vec<(f64, f64)>, String)>,
 }
 
 /// Width and height of the plot, pixels; the legend adds rows below it.
@@ -54,11 +57,12 @@ const LEGEND_ROW: i32 = 18;
 /// The legend's type size, in plotters' points.
 const LEGEND_FONT: f64 = 13.0;
 
-/// A line of the legend: a sample of the line and its name.
+/// A line of the legend: a sample of the line (or a cross) and its name.
 struct Entry {
     name: String,
     colour: RGBColor,
     width: u32,
+    cross: bool,
 }
 
 /// Draws the chart as an SVG document, its legend in rows under the plot, clear of the lines; `None` when there
@@ -72,10 +76,13 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
     let mut entries: Vec<Entry> = series
         .iter()
         .enumerate()
-        .map(|(i, s)| Entry { name: s.name.clone(), colour: PALETTE[i % PALETTE.len()], width: 2 })
+        .map(|(i, s)| Entry { name: s.name.clone(), colour: PALETTE[i % PALETTE.len()], width: 2, cross: false })
         .collect();
     if let Some((_, label)) = &chart.limit {
-        entries.push(Entry { name: label.clone(), colour: LIMIT, width: 1 });
+        entries.push(Entry { name: label.clone(), colour: LIMIT, width: 1, cross: false });
+    }
+    if let Some((_, label)) = &chart.crosses {
+        entries.push(Entry { name: label.clone(), colour: LIMIT, width: 2, cross: true });
     }
     // Whole-number x values (seconds, users) over a short span get a tick each, never halves between them.
     let whole_x = points.iter().all(|p| p.0.fract() == 0.0);
@@ -116,6 +123,10 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
                 }
                 if let Some((y, _)) = &chart.limit {
                     context.draw_series(LineSeries::new(vec![(x0, *y), (x1, *y)], LIMIT.stroke_width(1))).ok()?;
+                }
+                if let Some((points, _)) = &chart.crosses {
+                    let shown = points.iter().filter(|p| !chart.log_y || p.1 > 0.0);
+                    context.draw_series(shown.map(|&p| Cross::new(p, 6, LIMIT.stroke_width(2)))).ok()?;
                 }
             }};
         }
@@ -181,8 +192,12 @@ fn draw_legend<DB: DrawingBackend>(
         let y = 4 + r as i32 * LEGEND_ROW + LEGEND_ROW / 2;
         for &(i, x) in row {
             let entry = &entries[i];
-            let line = PathElement::new(vec![(x, y), (x + 18, y)], entry.colour.stroke_width(entry.width));
-            area.draw(&line).ok()?;
+            if entry.cross {
+                area.draw(&Cross::new((x + 9, y), 6, entry.colour.stroke_width(entry.width))).ok()?;
+            } else {
+                let line = PathElement::new(vec![(x, y), (x + 18, y)], entry.colour.stroke_width(entry.width));
+                area.draw(&line).ok()?;
+            }
             let style =
                 TextStyle::from(("sans-serif", LEGEND_FONT).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
             area.draw(&Text::new(entry.name.clone(), (x + 24, y), style)).ok()?;
@@ -228,6 +243,7 @@ mod tests {
             log_x: true,
             log_y: true,
             limit: Some((20.0, "SLO p99 < 20 ms".into())),
+            crosses: None,
         };
         let svg = line_chart(&chart, &series).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("puma") && svg.contains("unicorn") && svg.contains("SLO p99"));
@@ -260,6 +276,7 @@ mod tests {
             log_x: false,
             log_y: false,
             limit: Some((5.0, "SLO: rps >= 5".into())),
+            crosses: None,
         };
         let svg = line_chart(&chart, &series).unwrap();
         if let Ok(dir) = std::env::var("SHOOTOUT_CHART_DIR") {

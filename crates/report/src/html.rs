@@ -53,6 +53,7 @@ fn distribution(result: &LoadResult) -> Option<String> {
         log_x: true,
         log_y: true,
         limit: None,
+        crosses: None,
     };
     line_chart(&chart, &[Series { name: "latency".into(), points: distribution }])
 }

@@ -30,7 +30,8 @@ pub fn per_second_charts(timelines: &[(&str, &[Second])], x_label: &str) -> [Opt
             })
             .collect()
     };
-    let chart = |title, y_label, log_y| Chart { title, x_label, y_label, log_x: false, log_y, limit: None };
+    let chart =
+        |title, y_label, log_y| Chart { title, x_label, y_label, log_x: false, log_y, limit: None, crosses: None };
     [
         line_chart(
             &chart("Throughput, second by second", "responses per second", false),

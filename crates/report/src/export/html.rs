@@ -29,7 +29,8 @@ pub struct Html;
 
 impl Exporter for Html {
     fn export(&self, summary: &SuiteSummary) -> String {
-        let mut charts = against_load(summary);
+        let mut charts = super::probe_charts::probe_charts(summary);
+        charts.extend(against_load(summary));
         charts.extend(beside_services(summary));
         charts.extend(by_parameter(summary));
         charts.extend(second_by_second(summary));
@@ -85,7 +86,7 @@ fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
     let mut add =
         |title: &str, y: &str, axis: Axis, limit: Option<(f64, String)>, series: Vec<Series>, caption: &str| {
             let (log_y, y_label) = y_axis(&series, axis, y);
-            let chart = Chart { title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit };
+            let chart = Chart { title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit, crosses: None };
             charts.push((caption.to_string(), line_chart(&chart, &series)));
         };
     add(
@@ -172,6 +173,7 @@ fn beside_services(summary: &SuiteSummary) -> Vec<Drawn> {
             log_x,
             log_y: false,
             limit: None,
+            crosses: None,
         };
         charts.push((
             format!("CPU time per response of {server}'s process tree, then of each service's added on top: the gap between two lines is that service's share."),
@@ -193,7 +195,15 @@ fn beside_services(summary: &SuiteSummary) -> Vec<Drawn> {
         .filter(|s| !s.points.is_empty())
         .collect();
     let (log_y, y_label) = y_axis(&series, Axis::Auto, "PSS (MiB)");
-    let chart = Chart { title: "Service memory", x_label: &x_label, y_label: &y_label, log_x, log_y, limit: None };
+    let chart = Chart {
+        title: "Service memory",
+        x_label: &x_label,
+        y_label: &y_label,
+        log_x,
+        log_y,
+        limit: None,
+        crosses: None,
+    };
     charts.push((
         "Mean proportional set size of each service's process tree while each server was measured.".to_string(),
         line_chart(&chart, &series),
@@ -273,7 +283,8 @@ fn by_parameter(summary: &SuiteSummary) -> Vec<Drawn> {
             let series = series(f);
             // Apps that differ by orders of magnitude (a hello and a Rails page) share the chart on a log scale.
             let (log_y, y_label) = y_axis(&series, *axis, y_label);
-            let chart = Chart { title: &title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit: None };
+            let chart =
+                Chart { title: &title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit: None, crosses: None };
             let caption =
                 format!("At {at}: each line is one matrix with its other values fixed; medians across repeats.");
             charts.push((caption, line_chart(&chart, &series)));

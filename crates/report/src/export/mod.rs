@@ -1,12 +1,14 @@
 //! One file per format behind [`Exporter`], each rendering the same [`SuiteSummary`]:
 //! - [`text`]: [`Text`], the comparison `shootout run` prints in the terminal.
 //! - [`markdown`]: [`Markdown`], `report.md`, for a pull-request comment.
-//! - [`html`]: [`Html`], `report.html`: one self-contained page with SVG charts.
+//! - [`html`]: [`Html`], `report.html`: one self-contained page with SVG charts; [`probe_charts`], its charts of
+//!   a capacity search's probes.
 //! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
 
 pub mod csv;
 pub mod html;
 pub mod markdown;
+pub mod probe_charts;
 pub mod text;
 
 pub use self::csv::Csv;

@@ -90,6 +90,7 @@ fn a_search_brackets_the_capacity_and_resume_finishes_a_search_cut_short() {
     assert!(markdown.contains(&format!("- **a**: {capacity} users")), "{markdown}");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
     assert!(html.contains("Capacity under the SLO"), "the HTML report has the capacities");
+    assert!(html.contains("Probes of a") && html.contains("broke the SLO"), "and a chart of the probes, failures crossed");
     let analysis: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(results.join("analysis.json")).unwrap()).unwrap();
     assert_eq!(analysis["capacities"][0]["capacity"], capacity);
