@@ -57,7 +57,7 @@ pub fn run_search(
         }
         match cut? {
             None | Some(Cut::Interrupted) => {}
-            Some(Cut::Failed(why)) => failures.push(format!("{}: its search stopped: {why}", server.name)),
+            Some(Cut::Failed(why)) => failures.push(format!("{}: {why}", server.name)),
             Some(Cut::Stopped(why)) => {
                 stopped = Some(why);
                 break;

@@ -226,27 +226,35 @@ pub fn analyze_by(
 }
 
 /// A capacity search's probe, judged as the comparison judges a cell: its trials (one server, one level) against
-/// every objective, on the figure across repeats the comparison uses; `near` when a judged figure lies within a
-/// factor of two of its limit, where one trial may fall on either side and the probe is worth its repeats. In the
-/// open model a probe also fails when the server did not keep to the rate: the median share of the requests due
-/// that it completed is under `1 − precision` (an overloaded server can meet a loose objective for a short window
-/// while its queue grows, and a rate it cannot sustain is not one it takes).
+/// every objective, on the figure across repeats the comparison uses. In the open model a probe also fails when
+/// the server did not keep to the rate: the median share of the requests due that it completed is under
+/// `1 − precision` (an overloaded server can meet a loose objective for a short window while its queue grows, and
+/// a rate it cannot sustain is not one it takes). `near` when the verdict hangs on a figure close to its limit,
+/// where one trial may fall on either side and the probe is worth its repeats: a judged figure within a factor of
+/// two of its limit, or a completed share just under `1 − precision`; never when the server fell far behind (its
+/// share under `1 − 2 × precision`), which no repeat would turn into a pass.
 pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, precision: f64) -> Verdict {
     let Some(first) = trials.first() else { return Verdict { passed: false, near: false } };
     let analysis = analyze_by(trials, std::slice::from_ref(&first.server), &[first.level], slo, statistic);
     let Some(cell) = analysis.cells.first() else { return Verdict { passed: false, near: false } };
-    let near = cell.objectives.iter().any(|o| {
-        let limit = o.condition.limit;
-        limit > 0.0 && o.value >= limit / 2.0 && o.value <= limit * 2.0
-    });
-    Verdict { passed: cell.meets_slo && kept_up(trials, precision), near }
+    let share = completed(trials);
+    let kept_up = share.is_none_or(|s| at_least(s, 1.0 - precision));
+    if share.is_some_and(|s| !at_least(s, 1.0 - 2.0 * precision)) {
+        return Verdict { passed: false, near: false };
+    }
+    let near = !kept_up
+        || cell.objectives.iter().any(|o| {
+            let limit = o.condition.limit;
+            limit > 0.0 && o.value >= limit / 2.0 && o.value <= limit * 2.0
+        });
+    Verdict { passed: cell.meets_slo && kept_up, near }
 }
 
-/// True unless the trials are open-model runs whose median completed share of the requests due is under
-/// `1 − precision` ([`completed_share`]).
-pub fn kept_up(trials: &[TrialRecord], precision: f64) -> bool {
-    let shares: Vec<f64> = trials.iter().filter_map(|t| completed_share(&t.result)).collect();
-    shares.is_empty() || at_least(median(&shares), 1.0 - precision)
+/// The median share of the requests due that open-model `trials` completed ([`completed_share`]); none for the
+/// closed model and for arriving users.
+pub fn completed<'a>(trials: impl IntoIterator<Item = &'a TrialRecord>) -> Option<f64> {
+    let shares: Vec<f64> = trials.into_iter().filter_map(|t| completed_share(&t.result)).collect();
+    (!shares.is_empty()).then(|| median(&shares))
 }
 
 /// Analyses `trials` for `servers` (in suite order) at `levels`, comparing medians.

@@ -170,15 +170,19 @@ pub(crate) mod tests {
             usage: Default::default(),
             services: vec![],
         };
-        // A search at 5% takes 95% as keeping up, and not 94%.
-        assert!(crate::analysis::kept_up(&[trial(run.clone())], 0.05));
+        // A search at 5% takes 95% as keeping up, and not 94% (near: worth its repeats), nor 89% (far behind).
+        let judge =
+            |run: &LoadResult| crate::analysis::judge_probe(&[trial(run.clone())], &[], Default::default(), 0.05);
+        assert_eq!(judge(&run), shootout_model::search::Verdict { passed: true, near: false });
         run.throughput.requests_per_s = 1880.0;
-        assert!(!crate::analysis::kept_up(&[trial(run.clone())], 0.05));
+        assert_eq!(judge(&run), shootout_model::search::Verdict { passed: false, near: true });
+        run.throughput.requests_per_s = 1780.0;
+        assert_eq!(judge(&run), shootout_model::search::Verdict { passed: false, near: false });
         // Arriving users: their sessions fall due, not requests; the closed model has no schedule.
         run.options.sessions = true;
         assert_eq!(completed_share(&run), None);
         run.sends = None;
-        assert!(crate::analysis::kept_up(&[trial(run)], 0.05));
+        assert_eq!(crate::analysis::completed(&[trial(run)]), None);
     }
 
     #[test]

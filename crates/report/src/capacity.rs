@@ -11,8 +11,7 @@ use shootout_model::search::{Ended, ServerSearch, SuiteProbe};
 
 use shootout_model::run::TrialRecord;
 
-use crate::analysis::{median, Cell};
-use crate::behind::completed_share;
+use crate::analysis::{completed, Cell};
 use crate::compare::Verdict;
 use crate::limit::Limit;
 use crate::units::level;
@@ -53,15 +52,8 @@ impl Capacity {
     /// The capacity of `search`, with the limits read from `cells` (the analysis of `trials`).
     pub fn of(search: &ServerSearch, cells: &[Cell], trials: &[TrialRecord]) -> Capacity {
         let cell = |at: Option<f64>| cells.iter().find(|c| c.server == search.server && Some(c.level) == at);
-        let at_failure: Vec<f64> = trials
-            .iter()
-            .filter(|t| t.server == search.server && Some(t.level) == search.failed_at)
-            .filter_map(|t| completed_share(&t.result))
-            .collect();
-        let fell_behind = match cell(search.failed_at) {
-            Some(c) if c.meets_slo && !at_failure.is_empty() => Some(median(&at_failure)),
-            _ => None,
-        };
+        let at_failure = trials.iter().filter(|t| t.server == search.server && Some(t.level) == search.failed_at);
+        let fell_behind = cell(search.failed_at).filter(|c| c.meets_slo).and_then(|_| completed(at_failure));
         let failing: Vec<f64> = search.probes.iter().filter(|p| !p.passed).map(|p| p.level).collect();
         let floor = cells.iter().any(|c| c.server == search.server && failing.contains(&c.level) && c.client_bound());
         Capacity {

@@ -127,11 +127,13 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         )));
     }
     if !outcome.failures.is_empty() {
-        return Err(Failure::Run(anyhow::anyhow!(
-            "{} trials could not be measured:\n  {}",
-            outcome.failures.len(),
-            outcome.failures.join("\n  ")
-        )));
+        let what = match (suite.search.is_some(), outcome.failures.len()) {
+            (true, 1) => "1 search was cut short".to_string(),
+            (true, n) => format!("{n} searches were cut short"),
+            (false, 1) => "1 trial could not be measured".to_string(),
+            (false, n) => format!("{n} trials could not be measured"),
+        };
+        return Err(Failure::Run(anyhow::anyhow!("{what}:\n  {}", outcome.failures.join("\n  "))));
     }
     // The trials are saved, but a run that wrote no report has not done its work.
     match unreported {

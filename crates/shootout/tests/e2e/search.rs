@@ -90,7 +90,10 @@ fn a_search_brackets_the_capacity_and_resume_finishes_a_search_cut_short() {
     assert!(markdown.contains(&format!("- **a**: {capacity} users")), "{markdown}");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
     assert!(html.contains("Capacity under the SLO"), "the HTML report has the capacities");
-    assert!(html.contains("Probes of a") && html.contains("broke the SLO"), "and a chart of the probes, failures crossed");
+    assert!(
+        html.contains("Probes of a") && html.contains("broke the SLO"),
+        "and a chart of the probes, failures crossed"
+    );
     let analysis: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(results.join("analysis.json")).unwrap()).unwrap();
     assert_eq!(analysis["capacities"][0]["capacity"], capacity);
@@ -144,4 +147,31 @@ fn compare_gives_two_searches_capacities_and_gates_on_a_regression() {
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("OLD searched for each server's capacity and NEW swept levels"), "{stderr}");
+}
+
+#[test]
+fn a_server_that_dies_mid_search_has_its_search_cut_short_and_the_next_goes_on() {
+    let dir = workdir("search", "crash");
+    let suite = SUITE
+        .replace("repeats = 2", "repeats = 1")
+        .replace("name = \"a\"", "name = \"crashy\"")
+        .replace("command = \"{shootout} target", "command = \"timeout 3 {shootout} target")
+        + "[[server]]\nname = \"steady\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    let output = crate::support::run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("1 search was cut short:\n  crashy: server 'crashy' exited"), "{stderr}");
+    let results = results(&dir);
+    let search = |server: &str| -> ServerSearch {
+        serde_json::from_str(&std::fs::read_to_string(results.join(format!("searches/{server}.json"))).unwrap())
+            .unwrap()
+    };
+    let (crashy, steady) = (search("crashy"), search("steady"));
+    assert_eq!(crashy.ended, Ended::Interrupted, "{crashy:?}");
+    assert!(!crashy.probes.is_empty() && crashy.probes.iter().all(|p| p.passed), "what it met is kept: {crashy:?}");
+    assert_eq!(steady.ended, Ended::Precise, "the next server's search ran whole: {steady:?}");
+    let failed = std::fs::read_dir(results.join("trials/crashy")).unwrap().flatten();
+    assert_eq!(failed.filter(|e| e.path().extension().is_some_and(|x| x == "failed")).count(), 1, "its last probe");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("  crashy: ") && stdout.contains("so far"), "{stdout}");
 }
