@@ -106,6 +106,10 @@ impl OneSearch<'_> {
                 Step::Probe(level) => level,
                 Step::Found(found) => break (found, None),
             };
+            let after_failure = probes.last().is_some_and(|p| !p.passed);
+            if after_failure && self.running.is_some() && !pause(self.stop) {
+                break (search.cut_short(), Some(Cut::Interrupted));
+            }
             let context = (servers_done, probes.len());
             let (passed, repeats) = match self.probe(level, services, context, on_event)? {
                 Ok(judged) => judged,
@@ -113,11 +117,7 @@ impl OneSearch<'_> {
             };
             search.record(level, passed);
             probes.push(SuiteProbe { level, passed, repeats });
-            let so_far = search.cut_short();
-            self.save(&so_far, &probes, before_s + began.elapsed().as_secs_f64())?;
-            if !passed && self.running.is_some() && !pause(self.stop) {
-                break (so_far, Some(Cut::Interrupted));
-            }
+            self.save(&search.cut_short(), &probes, before_s + began.elapsed().as_secs_f64())?;
         };
         self.save(&found, &probes, before_s + began.elapsed().as_secs_f64())?;
         Ok(cut)

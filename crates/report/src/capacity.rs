@@ -2,8 +2,10 @@
 //! highest level that met every objective, the bracket the search ended in and why it ended there, the probes,
 //! trials and time it took, and what limited the server at its capacity and at the level that broke it (from the
 //! cells of those levels, and, when that level met the SLO, how far the server fell behind the rate offered
-//! there). When the load generator was the limit at a level that broke an objective, the client,
-//! not the server, may have broken it: the capacity is then a floor, and said to be one. The phrases every format
+//! there). When the load generator was the bottleneck at either end of that bracket (at the capacity, or at the
+//! level that broke the SLO just above it), the client, not the server, may have set it: the capacity is then a
+//! floor, and said to be one. A client-bound probe far above the bracket does not make it one: the server broke
+//! the SLO below it on its own. The phrases every format
 //! writes are here, so that the formats differ only in their markup.
 
 use serde::Serialize;
@@ -41,7 +43,7 @@ pub struct Capacity {
     pub limit: Option<Limit>,
     /// What limited it at the level that broke an objective.
     pub limit_failed: Option<Limit>,
-    /// The client was the limit at a level that broke an objective: the capacity is a floor.
+    /// The client was the bottleneck at the capacity or at the level that broke the SLO: the capacity is a floor.
     pub floor: bool,
     /// When the level that broke the search met every objective, but the server fell behind the rate offered: the
     /// median share of the requests due that it completed there.
@@ -54,8 +56,7 @@ impl Capacity {
         let cell = |at: Option<f64>| cells.iter().find(|c| c.server == search.server && Some(c.level) == at);
         let at_failure = trials.iter().filter(|t| t.server == search.server && Some(t.level) == search.failed_at);
         let fell_behind = cell(search.failed_at).filter(|c| c.meets_slo).and_then(|_| completed(at_failure));
-        let failing: Vec<f64> = search.probes.iter().filter(|p| !p.passed).map(|p| p.level).collect();
-        let floor = cells.iter().any(|c| c.server == search.server && failing.contains(&c.level) && c.client_bound());
+        let floor = [search.capacity, search.failed_at].into_iter().any(|at| cell(at).is_some_and(Cell::client_bound));
         Capacity {
             server: search.server.clone(),
             capacity: search.capacity,
@@ -113,25 +114,35 @@ impl Capacity {
             out += &format!("; at {}: {behind}{}", level(failed, unit), limit.text());
         }
         if self.floor {
-            out +=
-                "; a floor: the client was the bottleneck at a level that broke the SLO, so the server may take more";
+            out += "; a floor: the client was the bottleneck at the edge of the bracket, so the server may take more";
         }
         out
     }
 }
 
-/// The capacities side by side: each server's against the highest, `puma -t 16: 0.81× the capacity of thin` (none
-/// with fewer than two capacities found).
+/// The capacities side by side: each server's against the highest, `puma -t 16 took 1.17× the capacity of thin`
+/// (none with fewer than two capacities found); a capacity that is a floor makes the ratio a bound, and says so.
 pub fn against_highest(capacities: &[Capacity]) -> Vec<String> {
-    let found: Vec<(&str, f64)> =
-        capacities.iter().filter_map(|c| Some((c.server.as_str(), c.capacity.filter(|&l| l > 0.0)?))).collect();
+    let found: Vec<(&Capacity, f64)> =
+        capacities.iter().filter_map(|c| Some((c, c.capacity.filter(|&l| l > 0.0)?))).collect();
     let Some(&(best, highest)) = found.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return Vec::new() };
     if found.len() < 2 {
         return Vec::new();
     }
-    let mut others: Vec<&(&str, f64)> = found.iter().filter(|(s, _)| *s != best).collect();
+    let mut others: Vec<&(&Capacity, f64)> = found.iter().filter(|(c, _)| c.server != best.server).collect();
     others.sort_by(|a, b| b.1.total_cmp(&a.1));
-    others.iter().map(|(server, c)| format!("{best} took {:.2}× the capacity of {server}", highest / c)).collect()
+    others
+        .iter()
+        .map(|(other, capacity)| {
+            let bound = match (best.floor, other.floor) {
+                (false, false) => String::new(),
+                (true, false) => format!(" (or more: {}'s is a floor)", best.server),
+                (false, true) => format!(" (or less: {}'s is a floor)", other.server),
+                (true, true) => " (both are floors: the ratio is not known)".to_string(),
+            };
+            format!("{} took {:.2}× the capacity of {}{bound}", best.server, highest / capacity, other.server)
+        })
+        .collect()
 }
 
 /// One server's capacity, old search against new (`shootout compare` of two searches).
@@ -219,6 +230,14 @@ mod tests {
         ];
         assert_eq!(against_highest(&capacities), ["b took 2.00× the capacity of a"]);
         assert!(against_highest(&capacities[..1]).is_empty());
+        let mut floors = capacities.clone();
+        floors[0].floor = true;
+        assert_eq!(against_highest(&floors), ["b took 2.00× the capacity of a (or less: a's is a floor)"]);
+        floors[1].floor = true;
+        assert_eq!(
+            against_highest(&floors),
+            ["b took 2.00× the capacity of a (both are floors: the ratio is not known)"]
+        );
     }
 
     #[test]
