@@ -136,6 +136,19 @@ pub(crate) mod tests {
 
     use super::*;
 
+    /// `result` as a suite's trial of server `a` at 2,000/s.
+    fn record(result: LoadResult) -> TrialRecord {
+        TrialRecord {
+            server: "a".into(),
+            level: 2000.0,
+            repeat: 1,
+            result,
+            samples: vec![],
+            usage: Default::default(),
+            services: vec![],
+        }
+    }
+
     /// An open-model run at 2,000/s whose server completed `completed`/s, with the service times' median and
     /// minimum and the late sends given.
     pub(crate) fn open(completed: f64, p50_us: u64, min_us: u64, late: u64) -> LoadResult {
@@ -161,18 +174,9 @@ pub(crate) mod tests {
         let mut run = open(1900.0, 1000, 900, 0);
         run.duration_s = 3.0;
         assert!((completed_share(&run).unwrap() - 0.95).abs() < 1e-12);
-        let trial = |result: LoadResult| TrialRecord {
-            server: "a".into(),
-            level: 2000.0,
-            repeat: 1,
-            result,
-            samples: vec![],
-            usage: Default::default(),
-            services: vec![],
-        };
         // A search at 5% takes 95% as keeping up, and not 94% (near: worth its repeats), nor 89% (far behind).
         let judge =
-            |run: &LoadResult| crate::analysis::judge_probe(&[trial(run.clone())], &[], Default::default(), 0.05);
+            |run: &LoadResult| crate::analysis::judge_probe(&[record(run.clone())], &[], Default::default(), 0.05);
         assert_eq!(judge(&run), shootout_model::search::Verdict { passed: true, near: false });
         run.throughput.requests_per_s = 1880.0;
         assert_eq!(judge(&run), shootout_model::search::Verdict { passed: false, near: true });
@@ -182,7 +186,7 @@ pub(crate) mod tests {
         run.options.sessions = true;
         assert_eq!(completed_share(&run), None);
         run.sends = None;
-        assert_eq!(crate::analysis::completed(&[trial(run)]), None);
+        assert_eq!(crate::analysis::completed(&[record(run)]), None);
     }
 
     #[test]
@@ -209,15 +213,6 @@ pub(crate) mod tests {
 
     #[test]
     fn a_cell_names_who_held_back_the_repeats_that_fell_behind() {
-        let record = |result: LoadResult| TrialRecord {
-            server: "a".into(),
-            level: 2000.0,
-            repeat: 1,
-            result,
-            samples: vec![],
-            usage: Default::default(),
-            services: vec![],
-        };
         let (kept, queued) = (record(open(1990.0, 100, 90, 0)), record(open(970.0, 900_000, 1_000, 2500)));
         let busy = record(open(100.0, 100_500, 100_000, 2500));
         assert_eq!(CellLag::of(&[&kept, &kept]), None);

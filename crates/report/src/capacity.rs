@@ -9,7 +9,7 @@
 //! writes are here, so that the formats differ only in their markup.
 
 use serde::Serialize;
-use shootout_model::search::{Ended, ServerSearch, SuiteProbe};
+use shootout_model::search::{Ended, ServerSearch};
 
 use shootout_model::run::TrialRecord;
 
@@ -18,25 +18,14 @@ use crate::compare::Verdict;
 use crate::limit::Limit;
 use crate::units::level;
 
-/// One server's capacity under the SLO.
+/// One server's capacity under the SLO: its search as saved, and what the analysis of its trials adds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Capacity {
-    /// The server.
-    pub server: String,
-    /// The highest level that met every objective (`None`: none did).
-    pub capacity: Option<f64>,
-    /// The lowest level that broke one (`None`: none did, up to the ceiling).
-    pub failed_at: Option<f64>,
-    /// Why the search stopped.
-    pub ended: Ended,
-    /// The precision asked, a fraction of the capacity.
-    pub precision: f64,
-    /// The levels probed, each with its verdict and repeats, in the order they ran.
-    pub probes: Vec<SuiteProbe>,
+    /// The search: server, capacity, the level that broke it, why it ended, precision, probes, time.
+    #[serde(flatten)]
+    pub search: ServerSearch,
     /// Trials run for them (a probe near a limit takes the suite's repeats).
     pub trials: u32,
-    /// The search's time, seconds.
-    pub seconds: f64,
     /// The throughput measured at the capacity, requests/s (the figure the comparison uses).
     pub rps: Option<f64>,
     /// What limited the server at its capacity.
@@ -58,14 +47,8 @@ impl Capacity {
         let fell_behind = cell(search.failed_at).filter(|c| c.meets_slo).and_then(|_| completed(at_failure));
         let floor = [search.capacity, search.failed_at].into_iter().any(|at| cell(at).is_some_and(Cell::client_bound));
         Capacity {
-            server: search.server.clone(),
-            capacity: search.capacity,
-            failed_at: search.failed_at,
-            ended: search.ended,
-            precision: search.precision,
-            probes: search.probes.clone(),
+            search: search.clone(),
             trials: search.probes.iter().map(|p| p.repeats).sum(),
-            seconds: search.seconds,
             rps: cell(search.capacity).map(|c| c.rps_headline),
             limit: cell(search.capacity).map(|c| c.limit.clone()),
             limit_failed: cell(search.failed_at).map(|c| c.limit.clone()),
@@ -80,21 +63,21 @@ impl Capacity {
     pub fn found(&self, unit: &str) -> String {
         let at = |l: Option<f64>| l.map_or_else(|| "none".to_string(), |l| level(l, unit));
         let breaks = |l: Option<f64>| l.map_or_else(String::new, |l| format!(" ({} breaks it)", level(l, unit)));
-        match self.ended {
-            Ended::Precise => format!("{}{}", at(self.capacity), breaks(self.failed_at)),
-            Ended::Ceiling => format!("at least {} (the search's ceiling)", at(self.capacity)),
-            Ended::Floor => format!("none ({}, the lowest level tried, breaks it)", at(self.failed_at)),
+        match self.search.ended {
+            Ended::Precise => format!("{}{}", at(self.search.capacity), breaks(self.search.failed_at)),
+            Ended::Ceiling => format!("at least {} (the search's ceiling)", at(self.search.capacity)),
+            Ended::Floor => format!("none ({}, the lowest level tried, breaks it)", at(self.search.failed_at)),
             Ended::Probes => format!(
                 "{}{}, wider than {:.0}% after {} probes",
-                at(self.capacity),
-                breaks(self.failed_at),
-                self.precision * 100.0,
-                self.probes.len()
+                at(self.search.capacity),
+                breaks(self.search.failed_at),
+                self.search.precision * 100.0,
+                self.search.probes.len()
             ),
             Ended::Interrupted => format!(
                 "{} so far{}: the search was cut short (finish it with shootout run --resume)",
-                at(self.capacity),
-                breaks(self.failed_at)
+                at(self.search.capacity),
+                breaks(self.search.failed_at)
             ),
         }
     }
@@ -102,13 +85,14 @@ impl Capacity {
     /// The rest of the line: `12 probes (14 trials) in 42 s; at 960 req/s: 960.0 requests/s, kept up (CPU 98%);
     /// at 1000 req/s: server CPU 100%`, and the floor's warning when the client was the limit.
     pub fn details(&self, unit: &str) -> String {
-        let mut out = format!("{} probes ({} trials) in {:.0} s", self.probes.len(), self.trials, self.seconds);
-        if let (Some(capacity), Some(rps), Some(limit)) = (self.capacity, self.rps, &self.limit) {
+        let mut out =
+            format!("{} probes ({} trials) in {:.0} s", self.search.probes.len(), self.trials, self.search.seconds);
+        if let (Some(capacity), Some(rps), Some(limit)) = (self.search.capacity, self.rps, &self.limit) {
             out += &format!("; at {}: {rps:.1} requests/s, {}", level(capacity, unit), limit.text());
         }
-        if let (Some(failed), Some(limit)) = (self.failed_at, &self.limit_failed) {
+        if let (Some(failed), Some(limit)) = (self.search.failed_at, &self.limit_failed) {
             let behind = self.fell_behind.map_or_else(String::new, |share| {
-                let asked = (1.0 - self.precision) * 100.0;
+                let asked = (1.0 - self.search.precision) * 100.0;
                 format!("it met the SLO but completed {:.1}% of the requests due (under {asked:.0}%), ", share * 100.0)
             });
             out += &format!("; at {}: {behind}{}", level(failed, unit), limit.text());
@@ -124,23 +108,29 @@ impl Capacity {
 /// (none with fewer than two capacities found); a capacity that is a floor makes the ratio a bound, and says so.
 pub fn against_highest(capacities: &[Capacity]) -> Vec<String> {
     let found: Vec<(&Capacity, f64)> =
-        capacities.iter().filter_map(|c| Some((c, c.capacity.filter(|&l| l > 0.0)?))).collect();
+        capacities.iter().filter_map(|c| Some((c, c.search.capacity.filter(|&l| l > 0.0)?))).collect();
     let Some(&(best, highest)) = found.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return Vec::new() };
     if found.len() < 2 {
         return Vec::new();
     }
-    let mut others: Vec<&(&Capacity, f64)> = found.iter().filter(|(c, _)| c.server != best.server).collect();
+    let mut others: Vec<&(&Capacity, f64)> =
+        found.iter().filter(|(c, _)| c.search.server != best.search.server).collect();
     others.sort_by(|a, b| b.1.total_cmp(&a.1));
     others
         .iter()
         .map(|(other, capacity)| {
             let bound = match (best.floor, other.floor) {
                 (false, false) => String::new(),
-                (true, false) => format!(" (or more: {}'s is a floor)", best.server),
-                (false, true) => format!(" (or less: {}'s is a floor)", other.server),
+                (true, false) => format!(" (or more: {}'s is a floor)", best.search.server),
+                (false, true) => format!(" (or less: {}'s is a floor)", other.search.server),
                 (true, true) => " (both are floors: the ratio is not known)".to_string(),
             };
-            format!("{} took {:.2}× the capacity of {}{bound}", best.server, highest / capacity, other.server)
+            format!(
+                "{} took {:.2}× the capacity of {}{bound}",
+                best.search.server,
+                highest / capacity,
+                other.search.server
+            )
         })
         .collect()
 }
@@ -198,6 +188,7 @@ pub fn compare_capacities(old: &[ServerSearch], new: &[ServerSearch]) -> Vec<Cap
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shootout_model::search::SuiteProbe;
 
     fn search(server: &str, capacity: Option<f64>, failed_at: Option<f64>, ended: Ended) -> ServerSearch {
         let probes = vec![

@@ -274,7 +274,7 @@ impl SuiteSummary {
 
     /// The title of the capacities: `Capacity under the SLO (mean < 1s), searched to 5%`.
     pub fn capacity_title(&self) -> String {
-        let precision = self.capacities.first().map_or(0.0, |c| c.precision * 100.0);
+        let precision = self.capacities.first().map_or(0.0, |c| c.search.precision * 100.0);
         format!("Capacity under the SLO ({}), searched to {precision}%", self.slo_text())
     }
 

@@ -318,7 +318,7 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
             h2 { (summary.capacity_title()) }
             ul {
                 @for c in &summary.capacities {
-                    li { b { (c.server) } ": " (c.found(summary.unit)) "; " (c.details(summary.unit)) }
+                    li { b { (c.search.server) } ": " (c.found(summary.unit)) "; " (c.details(summary.unit)) }
                 }
                 @for line in against_highest(&summary.capacities) {
                     li { (line) }

@@ -34,7 +34,8 @@ impl Exporter for Markdown {
         if !summary.capacities.is_empty() {
             let _ = writeln!(out, "\n## {}\n", summary.capacity_title());
             for c in &summary.capacities {
-                let _ = writeln!(out, "- **{}**: {}; {}", c.server, c.found(summary.unit), c.details(summary.unit));
+                let _ =
+                    writeln!(out, "- **{}**: {}; {}", c.search.server, c.found(summary.unit), c.details(summary.unit));
             }
             for line in against_highest(&summary.capacities) {
                 let _ = writeln!(out, "- {line}");

@@ -20,19 +20,20 @@ pub fn probe_charts(summary: &SuiteSummary) -> Vec<(String, Option<String>)> {
         .capacities
         .iter()
         .map(|capacity| {
-            let cells: Vec<_> = summary.cells.iter().filter(|c| c.server == capacity.server).collect();
+            let cells: Vec<_> = summary.cells.iter().filter(|c| c.server == capacity.search.server).collect();
             let line = |name: &str, pick: fn(&crate::analysis::Cell) -> f64| Series {
                 name: name.to_string(),
                 points: cells.iter().map(|c| (c.level, pick(c) / 1000.0)).collect(),
             };
             let series = [line("mean", |c| c.mean_us), line("p99", |c| c.p99_us)];
             let failed: Vec<(f64, f64)> = capacity
+                .search
                 .probes
                 .iter()
                 .filter(|p| !p.passed)
                 .filter_map(|p| cells.iter().find(|c| c.level == p.level).map(|c| (c.level, c.mean_us / 1000.0)))
                 .collect();
-            let title = format!("Probes of {}", capacity.server);
+            let title = format!("Probes of {}", capacity.search.server);
             let chart = Chart {
                 title: &title,
                 x_label: &x_label,
@@ -44,7 +45,7 @@ pub fn probe_charts(summary: &SuiteSummary) -> Vec<(String, Option<String>)> {
             };
             let caption = format!(
                 "{}: {}. Each probe's mean and p99 (the median across its repeats); a cross marks a probe that broke the SLO.",
-                capacity.server,
+                capacity.search.server,
                 capacity.found(summary.unit)
             );
             (caption, line_chart(&chart, &series))
