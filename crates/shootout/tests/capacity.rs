@@ -7,12 +7,22 @@
 //!
 //! A binary of its own, because cargo runs test binaries one after another: the e2e binary's tests run side by
 //! side and take the CPUs from the target mid-probe, which makes S during the search not the S measured before.
+//! For the same reason its own tests take turns ([`ALONE`]).
 
 #[path = "e2e/support.rs"]
 #[allow(dead_code)] // the e2e tests' helpers, of which this binary needs a few
 mod support;
 
 use support::{assert_valid, describe, load, shootout, Target};
+
+/// Held by each test for its whole run: the harness runs a binary's tests side by side, and each of these needs
+/// the machine's CPUs to itself.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Waits for the machine to be this test's alone (a test that failed while holding it does not stop the next).
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The rate at which an M/D/1 queue of service time `service_ms`, behind a fixed delay of `delay_ms`, has a mean
 /// response of `limit_ms`.
@@ -23,6 +33,7 @@ fn md1_rate(service_ms: f64, delay_ms: f64, limit_ms: f64) -> f64 {
 
 #[test]
 fn the_rate_found_is_a_single_server_queues() {
+    let _alone = alone();
     let target = Target::start();
     let url = target.url("/spin/1000");
     let busy = load(&["-c", "4", "-t", "1", "-d", "2s", &url]);
@@ -68,6 +79,7 @@ fn the_rate_found_is_a_single_server_queues() {
 /// the search's precision, for the noise of a shared machine).
 #[test]
 fn a_suites_search_lands_between_the_levels_of_its_sweep() {
+    let _alone = alone();
     let dir = support::workdir("capacity", "search-and-sweep");
     let suite = r#"
 repeats = 1
