@@ -1,6 +1,7 @@
-//! `shootout run SUITE.toml`: runs a suite with one progress bar for the whole of it, then prints the comparison.
-//! `--full` takes the suite's long sweep (its `[full]` table), `--smoke` a two-level check that every server runs;
-//! `--resume DIR` finishes an interrupted run in its own results directory, with the sweep it was started with.
+//! `shootout run SUITE.toml`: runs a suite with one progress bar for the whole of it (a spinner for a suite's
+//! capacity search, whose length is not known ahead), then prints the comparison. `--full` takes the suite's long
+//! sweep (its `[full]` table), `--smoke` a two-level check that every server runs; `--resume DIR` finishes an
+//! interrupted run in its own results directory, with the sweep (or search) it was started with.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
