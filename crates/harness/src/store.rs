@@ -88,16 +88,34 @@ impl Store {
         read_trial(&self.trial_file(server, level, repeat, "json")).ok().filter(same)
     }
 
-    /// Saves a server's capacity search as it stands (`searches/SERVER.json`).
+    /// Where a server's capacity search is saved: `searches/SERVER.json`.
+    fn search_file(&self, server: &str) -> PathBuf {
+        self.dir.join("searches").join(format!("{}.json", file_name(server)))
+    }
+
+    /// Saves a server's capacity search as it stands.
     pub fn write_search(&self, search: &ServerSearch) -> io::Result<()> {
-        let path = self.dir.join("searches").join(format!("{}.json", file_name(&search.server)));
-        write_atomically(&path, serde_json::to_string_pretty(search)?.as_bytes())
+        write_atomically(&self.search_file(&search.server), serde_json::to_string_pretty(search)?.as_bytes())
     }
 
     /// A server's capacity search as last saved, if any.
     pub fn search(&self, server: &str) -> Option<ServerSearch> {
-        let path = self.dir.join("searches").join(format!("{}.json", file_name(server)));
-        serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+        read_search(&self.search_file(server)).ok()
+    }
+
+    /// Every server's capacity search (none for a sweep); one that cannot be read is an error naming its file.
+    pub fn searches(&self) -> io::Result<Vec<ServerSearch>> {
+        let Ok(entries) = fs::read_dir(self.dir.join("searches")) else { return Ok(Vec::new()) };
+        let mut found = Vec::new();
+        for entry in entries {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let why =
+                    |e: String| io::Error::other(format!("{}: {e}; resume the run to write it again", path.display()));
+                found.push(read_search(&path).map_err(why)?);
+            }
+        }
+        Ok(found)
     }
 
     /// The trial files that cannot be read as trials, each with why.
@@ -210,6 +228,12 @@ impl Store {
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         write_atomically(&self.dir.join(name), bytes)
     }
+}
+
+/// A server's search read from its file, or why it cannot be.
+fn read_search(path: &Path) -> Result<ServerSearch, String> {
+    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| format!("not a server's search ({e})"))
 }
 
 /// A trial read from its file, or why it cannot be.

@@ -108,31 +108,15 @@ impl SuiteReport {
         let environment = std::fs::read_to_string(dir.join("environment.json"))
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok());
-        let mut report = SuiteReport::new(outline, environment, trials);
-        report.searches = searches(dir, &report.servers)?;
-        Ok(report)
+        Ok(SuiteReport::new(outline, environment, trials))
     }
-}
 
-/// The searches saved in `dir/searches` (none for a sweep), in the order of `servers`; one that cannot be read is
-/// an error that names its file.
-pub fn searches(dir: &Path, servers: &[String]) -> Result<Vec<ServerSearch>, FileError> {
-    let Ok(entries) = std::fs::read_dir(dir.join("searches")) else { return Ok(Vec::new()) };
-    let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let file = path.display().to_string();
-        let error = |message: String| FileError { file: file.clone(), line: 1, column: 1, message };
-        let text = std::fs::read_to_string(&path).map_err(|e| error(format!("cannot read it: {e}")))?;
-        let search: ServerSearch = serde_json::from_str(&text)
-            .map_err(|e| error(format!("is not a server's search ({e}); resume the run to write it again")))?;
-        found.push(search);
+    /// Adds the servers' capacity searches of a run that searched (as the store read them), in the servers' order.
+    pub fn with_searches(mut self, mut searches: Vec<ServerSearch>) -> SuiteReport {
+        searches.sort_by_key(|s| self.servers.iter().position(|name| *name == s.server).unwrap_or(usize::MAX));
+        self.searches = searches;
+        self
     }
-    found.sort_by_key(|s| servers.iter().position(|name| *name == s.server).unwrap_or(usize::MAX));
-    Ok(found)
 }
 
 /// One server's second-by-second timeline.

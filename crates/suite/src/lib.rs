@@ -262,7 +262,7 @@ impl SearchSpec {
         if self.closed {
             1.0
         } else {
-            shootout_model::search::FLOOR_RATE.min(self.start)
+            shootout_model::search::FLOOR_RATE
         }
     }
 }

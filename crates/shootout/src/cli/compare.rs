@@ -170,7 +170,8 @@ fn capacities(
 
 /// The searches of a results directory (none for a sweep).
 fn searches(dir: &Path) -> Result<Vec<ServerSearch>, Failure> {
-    shootout_report::suite_report::searches(dir, &[]).map_err(|e| Failure::Usage(e.to_string()))
+    let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    store.searches().map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// One line per server and level.

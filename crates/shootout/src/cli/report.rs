@@ -58,7 +58,8 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
             )),
         }
     }
-    let mut report = SuiteReport::load(dir, trials).map_err(|e| Failure::Usage(e.to_string()))?;
+    let searches = store.searches().map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut report = SuiteReport::load(dir, trials).map_err(|e| Failure::Usage(e.to_string()))?.with_searches(searches);
     if let Some(level) = level {
         if !report.trials.iter().any(|t| t.level == level) {
             return Err(Failure::Usage(format!("--level {level}: no trial at that level in {}", dir.display())));

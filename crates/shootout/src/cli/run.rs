@@ -217,11 +217,11 @@ fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> 
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
     let suite = shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let connections = match &suite.levels {
+    let connections = match (&suite.levels, suite.search) {
         _ if suite.agents.is_some() => 0, // each agent opens its share, where it runs
-        Levels::Connections(_) if suite.search.is_some() => suite.search.map_or(0, |s| s.ceiling as u64),
-        Levels::Connections(levels) => levels.iter().copied().max().map_or(0, u64::from),
-        Levels::Rates(_) => u64::from(shootout_model::settings::DEFAULT_MAX_CONNECTIONS),
+        (Levels::Connections(_), Some(search)) => search.ceiling as u64,
+        (Levels::Connections(levels), None) => levels.iter().copied().max().map_or(0, u64::from),
+        (Levels::Rates(_), _) => u64::from(shootout_model::settings::DEFAULT_MAX_CONNECTIONS),
     };
     shootout_engine::limits::ensure_open_files(connections)
         .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
