@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 # agents test runs a controller and three nodes of its own), faketime (the agents' clock tests skew an agent's
 # wall clock), apache2-utils (ab, the seeds' own tool, must finish against the built-in target), postgresql (the
 # services tests start a PostgreSQL of their own, in their own folder, beside the servers) and docker.io (the
-# containers test starts a Docker daemon of its own and runs a server in a container). Under CI every
+# containers test starts a Docker daemon of its own and runs a server in a container) and linux-perf (the
+# profile tests attach perf to the built-in target under load). Under CI every
 # one of these tests must run. Installed only when missing, and only where we may (root, apt); no daemon is
 # started by the install (policy-rc.d), since each test starts its own.
 missing=()
@@ -30,6 +31,7 @@ command -v faketime >/dev/null || missing+=(faketime)
 command -v ab >/dev/null || missing+=(apache2-utils)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+command -v perf >/dev/null || missing+=(linux-perf)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2

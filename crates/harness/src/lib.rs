@@ -27,6 +27,8 @@
 //! - [`reap`]: nothing outlives a runner killed without a word: a guard per server, and the next run reaps what
 //!   dead runs left.
 //! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
+//! - [`profiling`]: a sampling profiler attached to a running tree, run and reaped like a server.
+//! - [`profile_pass`]: each server's profiled pass after the measured trials, saved beside its stacks.
 //! - [`store`]: the results directory: atomic writes, trial files, resume.
 //! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C, and the pieces of a
 //!   server's turn (start, one trial, stop) it shares with [`search`], each server's capacity search.
@@ -39,6 +41,8 @@ pub mod log;
 pub mod place;
 pub mod probe;
 pub mod process;
+pub mod profile_pass;
+pub mod profiling;
 pub mod reap;
 pub mod remote;
 pub mod runner;

@@ -58,6 +58,15 @@ pub enum Event {
         /// Servers whose search is over.
         servers_done: usize,
     },
+    /// A server's profiled pass starts.
+    Profile {
+        /// Server.
+        server: String,
+        /// The level it is loaded at.
+        level: f64,
+        /// The profiler's name.
+        profiler: &'static str,
+    },
     /// The running trial's (or start warm-up's) progress.
     Load(Progress),
     /// Something the user should read (a server that failed, processes left behind).

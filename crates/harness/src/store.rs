@@ -9,7 +9,10 @@
 //!   trials/SERVER/LEVEL-rREPEAT.json        one TrialRecord per trial
 //!   trials/SERVER/LEVEL-rREPEAT.failed      why a trial could not run (retried by --resume)
 //!   trials/SERVER/LEVEL-rREPEAT.hgrm        its latency distribution in HdrHistogram's text format
-//!   logs/SERVER-rREPEAT.log                  the server's stdout and stderr
+//!   searches/SERVER.json                    a capacity search's probes and bracket, saved after each probe
+//!   profiles/SERVER-LEVEL.json               a server's profiled pass (profiler, samples, its trial) ...
+//!   profiles/SERVER-LEVEL.folded             ... and its stacks, folded
+//!   logs/SERVER-rREPEAT.log                  the server's stdout and stderr (SERVER-profile.log: profiled pass)
 //!   summary.csv, analysis.json               what the trials add up to, written by the report at the end
 //!   report.html, report.md                   the report (shootout report DIR makes them again)
 //! ```
@@ -18,6 +21,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use shootout_model::profile::ServerProfile;
 use shootout_model::run::TrialRecord;
 use shootout_model::search::ServerSearch;
 use shootout_suite::{file_name, Suite};
@@ -116,6 +120,44 @@ impl Store {
             }
         }
         Ok(found)
+    }
+
+    /// Where a server's profile goes: `profiles/SERVER-LEVEL.EXTENSION` (`json` for the pass, `folded` for its
+    /// stacks).
+    pub fn profile_file(&self, server: &str, level: f64, extension: &str) -> PathBuf {
+        self.dir.join("profiles").join(format!("{}-{level}.{extension}", file_name(server)))
+    }
+
+    /// Saves a server's profiled pass: its folded stacks, then its record (which says the profile is whole).
+    pub fn write_profile(&self, profile: &ServerProfile, folded: &str) -> io::Result<()> {
+        write_atomically(&self.profile_file(&profile.server, profile.level, "folded"), folded.as_bytes())?;
+        let record = serde_json::to_string_pretty(profile)?;
+        write_atomically(&self.profile_file(&profile.server, profile.level, "json"), record.as_bytes())
+    }
+
+    /// Every server's profiled pass with its folded stacks (none when the run profiled nothing); one that cannot
+    /// be read is an error naming its file.
+    pub fn profiles(&self) -> io::Result<Vec<(ServerProfile, String)>> {
+        let Ok(entries) = fs::read_dir(self.dir.join("profiles")) else { return Ok(Vec::new()) };
+        let mut found = Vec::new();
+        for entry in entries {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let why = |e: String| io::Error::other(format!("{}: {e}", path.display()));
+                let text = fs::read_to_string(&path).map_err(|e| why(e.to_string()))?;
+                let profile: ServerProfile =
+                    serde_json::from_str(&text).map_err(|e| why(format!("not a server's profile ({e})")))?;
+                let folded = fs::read_to_string(path.with_extension("folded")).map_err(|e| why(e.to_string()))?;
+                found.push((profile, folded));
+            }
+        }
+        found.sort_by(|a, b| a.0.server.cmp(&b.0.server));
+        Ok(found)
+    }
+
+    /// True when `server` has a saved profile.
+    pub fn has_profile(&self, server: &str) -> bool {
+        self.profiles().is_ok_and(|all| all.iter().any(|(p, _)| p.server == server))
     }
 
     /// The trial files that cannot be read as trials, each with why.
@@ -219,9 +261,10 @@ impl Store {
         Ok(levels)
     }
 
-    /// Where a server's log goes for one repeat.
+    /// Where a server's log goes for one repeat; repeat 0 is its profiled pass (`SERVER-profile.log`).
     pub fn log_path(&self, server: &str, repeat: u32) -> PathBuf {
-        self.dir.join("logs").join(format!("{}-r{repeat}.log", file_name(server)))
+        let pass = if repeat == PROFILED_PASS { "profile".to_string() } else { format!("r{repeat}") };
+        self.dir.join("logs").join(format!("{}-{pass}.log", file_name(server)))
     }
 
     /// Writes a file of the results directory atomically.
@@ -229,6 +272,9 @@ impl Store {
         write_atomically(&self.dir.join(name), bytes)
     }
 }
+
+/// The repeat number of a server's profiled pass, after its measured repeats (which count from 1).
+pub const PROFILED_PASS: u32 = 0;
 
 /// A server's search read from its file, or why it cannot be.
 fn read_search(path: &Path) -> Result<ServerSearch, String> {

@@ -10,6 +10,8 @@
 //! - [`errors`]: [`ErrorKind`], how a failed request is classified.
 //! - [`run`]: [`run::TrialRecord`], what `shootout run` keeps per trial (a load result plus the server's
 //!   resource samples), and [`run::Environment`].
+//! - [`profile`]: [`profile::Profiler`], the profilers by name, and [`profile::ProfileSpec`], a suite's
+//!   `[profile]` table.
 //! - [`slo`]: [`slo::Slo`], a service-level objective such as `p99 < 200ms`.
 //! - [`search`]: [`search::Search`], which level a capacity search tries next, and the probes and bracket it
 //!   keeps.
@@ -21,6 +23,7 @@
 pub mod agents;
 pub mod errors;
 pub mod options;
+pub mod profile;
 pub mod result;
 pub mod run;
 pub mod search;

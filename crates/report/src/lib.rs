@@ -25,6 +25,8 @@
 //! - [`limit`]: [`limit::Limit`], what held a cell back: the client, the server's CPU, or neither (waiting).
 //! - [`marks`]: a cell's figures as every table writes them against the SLO: `✗` beside a figure that breaks it,
 //!   the digits that show a figure's side of a limit, a column for each figure it judges, the legend.
+//! - [`profiles`]: the level each server is profiled at, and [`profiles::ProfileView`], a profiled pass beside
+//!   the unprofiled cell at its level (the profiler's cost) with its hottest frames.
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons; percentiles through [`shootout_metrics::percentile_us`]; and writing one
@@ -50,6 +52,7 @@ pub mod interval;
 pub mod limit;
 pub mod marks;
 pub mod matching;
+pub mod profiles;
 pub mod seconds;
 #[cfg(test)]
 mod simulation;

@@ -13,6 +13,7 @@ use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::capacity::Capacity;
+use crate::profiles::ProfileView;
 use crate::suite_report::{SuiteReport, Timeline};
 use crate::units::count;
 use shootout_model::run::Statistic;
@@ -57,6 +58,8 @@ pub struct SuiteSummary {
     /// Each server's capacity under the SLO, when the run searched for it instead of sweeping levels (then no
     /// ratios, SLO answers or knees: the servers' levels differ, and the capacities answer those questions).
     pub capacities: Vec<Capacity>,
+    /// Each profiled server's pass, beside its unprofiled figures (empty unless the run profiled).
+    pub profiles: Vec<ProfileView>,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -162,6 +165,7 @@ impl SuiteSummary {
             best_values: Vec::new(),
             cell_warnings: Vec::new(),
             capacities: Vec::new(),
+            profiles: Vec::new(),
         }
     }
 

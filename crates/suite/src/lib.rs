@@ -100,6 +100,7 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use serde::Deserialize;
+use shootout_model::profile::ProfileSpec;
 use shootout_model::run::Statistic;
 use shootout_model::slo::Slo;
 use shootout_model::Protocol;
@@ -128,6 +129,8 @@ pub struct Suite {
     pub levels: Levels,
     /// The capacity search each server gets instead of the sweep of levels, in the short run.
     pub search: Option<SearchSpec>,
+    /// Each server profiled once more after its measured trials: the `[profile]` table, or `run --profile`.
+    pub profile: Option<ProfileSpec>,
     /// How trials are ordered.
     pub order: Order,
     /// The repeat figure the verdicts use: the median, or the best repeat.

@@ -33,6 +33,7 @@ pub struct SuiteFile {
     pub(crate) requests: Option<Spanned<u64>>,
     pub(crate) full: Option<FullDef>,
     pub(crate) search: Option<Spanned<SearchDef>>,
+    pub(crate) profile: Option<Spanned<ProfileDef>>,
     #[serde(default)]
     pub(crate) requires: Requires,
     #[serde(default)]
@@ -65,6 +66,23 @@ pub(crate) struct SearchDef {
     pub(crate) precision: Option<Spanned<String>>,
     pub(crate) start: Option<Spanned<f64>>,
     pub(crate) ceiling: Option<Spanned<f64>>,
+}
+
+/// The `[profile]` table: each server profiled once more after its measured trials.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProfileDef {
+    pub(crate) at: Option<Spanned<AtDef>>,
+    pub(crate) duration: Option<Spanned<String>>,
+    pub(crate) profiler: Option<Spanned<String>>,
+}
+
+/// `at = "capacity"`, `"knee"`, or a level.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum AtDef {
+    Name(String),
+    Level(f64),
 }
 
 /// The `[load]` table: what each request is.

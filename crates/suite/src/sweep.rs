@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use shootout_model::profile::ProfileSpec;
 use shootout_scenario::{FileError, Locator};
 
 use crate::raw::SuiteFile;
@@ -40,6 +41,14 @@ impl Sweep {
         }
     }
 
+    /// A profile as this sweep runs it: in the smoke sweep, 2 s at most.
+    pub fn profile(self, spec: ProfileSpec) -> ProfileSpec {
+        match self {
+            Sweep::Smoke => ProfileSpec { duration: spec.duration.min(Duration::from_secs(2)), ..spec },
+            _ => spec,
+        }
+    }
+
     /// For the full sweep, lays the `[full]` table over the suite's own keys (an error when there is none).
     pub(crate) fn lay_over(self, raw: &mut SuiteFile, at: &Locator<'_>) -> Result<(), FileError> {
         match (self, raw.full.take()) {
@@ -65,7 +74,7 @@ impl Sweep {
     }
 
     /// For the smoke sweep, cuts a validated suite down to its first and last level, 2 s each after at most 1 s
-    /// of warm-up, once; a server's start warm-up is kept up to 5 s, since a server it was written for (a JVM, a
+    /// of warm-up, once, and a profile to 2 s; a server's start warm-up is kept up to 5 s, since a server it was written for (a JVM, a
     /// Rails app's cold workers) may not answer a single request of a 2 s window without it.
     pub(crate) fn cut(self, suite: Suite) -> Suite {
         if self != Sweep::Smoke {
@@ -87,6 +96,7 @@ impl Sweep {
             duration: Duration::from_secs(2),
             warmup: suite.warmup.min(Duration::from_secs(1)),
             requests: None,
+            profile: suite.profile.map(|p| self.profile(p)),
             ..suite
         }
     }

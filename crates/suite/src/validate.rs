@@ -8,10 +8,11 @@ use nix::sys::signal::Signal;
 use shootout_scenario::{FileError, Locator};
 use toml::Spanned;
 
+use shootout_model::profile::{ProfileAt, ProfileSpec, Profiler};
 use shootout_model::settings::check_headers;
 use shootout_model::{AgentSettings, AgentSpec, Protocol};
 
-use crate::raw::{ContainerDef, LoadDef, ServerDef, SuiteFile};
+use crate::raw::{AtDef, ContainerDef, LoadDef, ServerDef, SuiteFile};
 use crate::{
     refusals, services, Agents, Container, Hosts, Levels, LoadSpec, Order, Place, ScenarioFile, SearchSpec, ServerSpec,
     Suite, Sweep,
@@ -35,6 +36,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         _ => levels(&raw, &at)?,
     };
     let search = search.filter(|_| sweep == Sweep::Short);
+    let profile = profile(&raw, &levels, &at)?;
     if let (Some(_), true) = (&search, outline.slo.is_empty()) {
         let span = raw.search.as_ref().map(Spanned::span).unwrap_or_default();
         return Err(at.span(span, "search finds the highest level that meets the SLO, and this suite has none: add slo = [\"mean < 1s\", \"errors < 1%\"]"));
@@ -81,6 +83,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         requests: raw.requests.as_ref().map(|n| *n.get_ref()),
         levels,
         search,
+        profile,
         order,
         statistic: outline.statistic,
         slo: outline.slo,
@@ -202,6 +205,43 @@ pub(crate) fn search(raw: &SuiteFile, at: &Locator<'_>) -> Result<Option<SearchS
         return Err(at.span(span, format!("search ceiling {ceiling} is under its start {start}: raise it")));
     }
     Ok(Some(SearchSpec { closed, precision, start, ceiling }))
+}
+
+/// The `[profile]` table, checked: where (`capacity`, `knee`, or a level of the suite's model: whole users in the
+/// closed one), for how long, with which profiler.
+fn profile(raw: &SuiteFile, levels: &Levels, at: &Locator<'_>) -> Result<Option<ProfileSpec>, FileError> {
+    let Some(def) = &raw.profile else { return Ok(None) };
+    let def = def.get_ref();
+    let default = ProfileSpec::default();
+    let closed = matches!(levels, Levels::Connections(_));
+    let place = match &def.at {
+        None => default.at,
+        Some(a) => match a.get_ref() {
+            AtDef::Name(name) if name == "capacity" => ProfileAt::Capacity,
+            AtDef::Name(name) if name == "knee" => ProfileAt::Knee,
+            AtDef::Level(level) if *level > 0.0 && level.is_finite() && (!closed || level.fract() == 0.0) => {
+                ProfileAt::Level(*level)
+            }
+            other => {
+                let given = match other {
+                    AtDef::Name(name) => format!("'{name}'"),
+                    AtDef::Level(level) => level.to_string(),
+                };
+                let unit = if closed { "a whole number of users" } else { "a rate above 0" };
+                return Err(at.span(a.span(), format!("profile at {given}: write \"capacity\", \"knee\" or {unit}")));
+            }
+        },
+    };
+    let duration = duration_or(&def.duration, default.duration, at)?;
+    if duration.is_zero() {
+        let span = def.duration.as_ref().map(Spanned::span).unwrap_or_default();
+        return Err(at.span(span, "profile duration 0s records nothing: write 10s"));
+    }
+    let profiler = match &def.profiler {
+        None => None,
+        Some(p) => Profiler::parse(p.get_ref()).map_err(|why| at.span(p.span(), why))?,
+    };
+    Ok(Some(ProfileSpec { at: place, duration, profiler }))
 }
 
 /// The sweep: connections (closed model) or rates (open), never both, each level positive.

@@ -2,6 +2,7 @@
 //! report reads, and every example suite of the repository.
 
 use std::path::Path;
+use std::time::Duration;
 
 use shootout_suite::{outline, parse, parse_sweep, Levels, Requires, Sweep};
 
@@ -389,4 +390,36 @@ fn search_mistakes_point_at_the_key() {
     assert!(e.contains("search start 2.5: write a whole number from 1 to 10000 (users)"), "{e}");
     let e = error("{ start = 100, ceiling = 50 }", slo);
     assert!(e.contains("search ceiling 50 is under its start 100: raise it"), "{e}");
+}
+
+#[test]
+fn a_profile_table_is_read_checked_and_cut_short_in_a_smoke_run() {
+    use shootout_model::profile::{ProfileAt, Profiler};
+    let suite = |profile: &str| format!("connections = [1, 8]\n{profile}\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
+    let read = |profile: &str, sweep: Sweep| parse_sweep(&suite(profile), "s.toml", Path::new("."), sweep);
+    assert_eq!(read("", Sweep::Short).unwrap().profile, None);
+    let defaults = read("[profile]", Sweep::Short).unwrap().profile.unwrap();
+    assert_eq!(
+        (defaults.at, defaults.duration, defaults.profiler),
+        (ProfileAt::Capacity, Duration::from_secs(10), None)
+    );
+    let given = read("[profile]\nat = 8\nduration = \"30s\"\nprofiler = \"rbspy\"", Sweep::Short).unwrap().profile;
+    let given = given.unwrap();
+    assert_eq!(
+        (given.at, given.duration, given.profiler),
+        (ProfileAt::Level(8.0), Duration::from_secs(30), Some(Profiler::Rbspy))
+    );
+    let smoke = read("[profile]\nat = \"knee\"\nduration = \"30s\"", Sweep::Smoke).unwrap().profile.unwrap();
+    assert_eq!((smoke.at, smoke.duration), (ProfileAt::Knee, Duration::from_secs(2)));
+    let e = |profile: &str| read(profile, Sweep::Short).unwrap_err().to_string();
+    let at = e("[profile]\nat = \"peak\"");
+    assert!(
+        at.starts_with("s.toml:3:6: profile at 'peak': write \"capacity\", \"knee\" or a whole number of users"),
+        "{at}"
+    );
+    assert!(e("[profile]\nat = 2.5").contains("profile at 2.5: write"), "users are whole");
+    assert!(e("[profile]\nduration = \"0s\"").contains("profile duration 0s records nothing"));
+    let profiler = e("[profile]\nprofiler = \"gprof\"");
+    assert!(profiler.starts_with("s.toml:3:12: profiler 'gprof' is not one shootout drives"), "{profiler}");
+    assert!(e("[profile]\nevery = 1").contains("unknown field `every`"));
 }

@@ -1,6 +1,7 @@
 //! [`Html`]: a suite's report as one self-contained HTML file (inline SVG charts and styles, nothing fetched),
 //! built with maud so every piece of text is escaped: throughput, latency (log axis), errors, server CPU and
-//! memory against load, where the CPU went between a server and its services (a database), per-second timelines, then the verdicts, the comparison table and the environment.
+//! memory against load, where the CPU went between a server and its services (a database), per-second timelines, then the verdicts, the comparison table, each profiled server's flame graph and hottest
+//! frames, and the environment.
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use shootout_model::result::Second;
@@ -21,7 +22,8 @@ h1{margin-bottom:.2em}figure{display:inline-block;margin:.5em;vertical-align:top
 figcaption{font-size:.9em;color:#555;max-width:640px}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}td:first-child,th:first-child{text-align:left}\
 .warn{color:#a00;font-weight:bold}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
-dt{font-weight:bold}pre{background:#f6f6f6;padding:1em;overflow:auto}";
+dt{font-weight:bold}pre{background:#f6f6f6;padding:1em;overflow:auto}\
+iframe.flame{width:100%;border:1px solid #ccc}td.frame{text-align:left;font-family:monospace}";
 
 /// `report.html`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,6 +57,7 @@ impl Exporter for Html {
                     }
                     (verdicts(summary))
                     (comparison(summary))
+                    (super::profiles::html(summary))
                     (environment(summary))
                 }
             }

@@ -50,6 +50,7 @@ impl Exporter for Markdown {
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "- {}", summary.knee(server, *knee));
         }
+        out.push_str(&super::profiles::markdown(summary));
         for line in &summary.cell_warnings {
             let _ = writeln!(out, "\n> ⚠ {line}.");
         }

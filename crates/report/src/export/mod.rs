@@ -4,11 +4,13 @@
 //! - [`html`]: [`Html`], `report.html`: one self-contained page with SVG charts; [`probe_charts`], its charts of
 //!   a capacity search's probes.
 //! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
+//! - [`profiles`]: the profiled servers' section, in each format but the CSV.
 
 pub mod csv;
 pub mod html;
 pub mod markdown;
 pub mod probe_charts;
+pub mod profiles;
 pub mod text;
 
 pub use self::csv::Csv;

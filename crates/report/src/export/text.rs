@@ -63,6 +63,7 @@ impl Exporter for Text {
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "{}", summary.knee(server, *knee));
         }
+        out.push_str(&super::profiles::text(summary));
         for line in &summary.cell_warnings {
             let _ = writeln!(out, "\nWARNING: {line}.");
         }

@@ -128,6 +128,8 @@ pub struct LoadArgs {
     pub(super) precision: Option<f64>,
     #[command(flatten)]
     agents: AgentOptions,
+    #[command(flatten)]
+    profile: super::profile::ProfileArgs,
     /// Print the JSON result on stdout instead of the summary.
     #[arg(long)]
     pub(super) json: bool,
@@ -202,23 +204,51 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         writable(path)?;
     }
     let plan = plan(options, &body, scenario.as_ref())?;
+    if args.agents_given() && !args.profile.pids.is_empty() {
+        return Err(Failure::Usage(
+            "--profile-pid profiles a load sent from here: leave out --agents, or profile the server by hand".into(),
+        ));
+    }
+    let profiling = args.profile.check()?;
 
     let stop = Arc::new(AtomicBool::new(false));
     super::signals::watch(stop.clone(), || {});
-    let result = match &args.agents.agents {
+    let (result, recorded) = match &args.agents.agents {
         Some(spec) => {
             let launcher = args.agents.launcher(spec)?;
             let work = coordinate::Work { plan: &plan, body: &body, scenario: scenario.as_ref() };
-            with_agents(spec, &launcher, work, &stop)?
+            (with_agents(spec, &launcher, work, &stop)?, None)
         }
         None => {
             let bar = progress_bar(&plan.options);
-            let result = shootout_engine::run(&plan, stop, &mut |p: &Progress| show(&bar, &plan.options, p));
+            let load = || shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| show(&bar, &plan.options, p));
+            let (result, recorded) = match &profiling {
+                Some(profiling) => {
+                    let (result, recorded) = profiling.around(plan.options.warmup, &stop, load);
+                    (result, Some(recorded))
+                }
+                None => (load(), None),
+            };
             bar.finish_and_clear();
-            result.map_err(|e| Failure::Run(e.into()))?
+            (result.map_err(|e| Failure::Run(e.into()))?, recorded)
         }
     };
     emit(&args, &result)?;
+    if let (Some(profiling), Some(recorded)) = (&profiling, recorded) {
+        let recorded = recorded.map_err(|e| anyhow::anyhow!("the load's figures stand; its profile failed: {e}"))?;
+        let lines = profiling.write(&recorded)?;
+        // With --json, stdout holds the JSON alone.
+        if args.json {
+            eprint!("{lines}");
+        } else {
+            print!("{lines}");
+        }
+    }
+    finish(&args, &result)
+}
+
+/// What the load's end means for the exit code: agents lost, an interruption, a --fail-if crossed.
+fn finish(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
     let lost: Vec<&str> = result.agents.iter().filter_map(|a| a.lost.as_deref()).collect();
     if !lost.is_empty() {
         return Err(Failure::Run(anyhow::anyhow!(
@@ -229,7 +259,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     if result.interrupted {
         return Err(Failure::Interrupted);
     }
-    let crossed = shootout_report::figures::holding(&args.fail_if, &result);
+    let crossed = shootout_report::figures::holding(&args.fail_if, result);
     if !crossed.is_empty() {
         let lines: Vec<String> = crossed
             .iter()

@@ -7,6 +7,7 @@ mod compare;
 mod find_rate;
 mod host;
 mod load;
+mod profile;
 mod report;
 mod run;
 mod signals;

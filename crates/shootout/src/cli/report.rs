@@ -8,6 +8,7 @@ use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
 use shootout_model::LoadResult;
 use shootout_report::export::{Csv, Exporter, Html, Markdown};
+use shootout_report::profiles::ProfileView;
 use shootout_report::suite_report::SuiteReport;
 use shootout_report::suite_summary::SuiteSummary;
 
@@ -66,11 +67,17 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
         }
         report = report.with_timeline_level(level);
     }
-    let summary = SuiteSummary::of_report(&report);
+    let mut summary = SuiteSummary::of_report(&report);
+    for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
+        summary.profiles.push(ProfileView::of(&profile, &folded, &summary).map_err(Failure::Usage)?);
+    }
     // A search's capacities go beside the cells they were read from.
     let mut analysis = serde_json::to_value(&report.analysis).unwrap_or_default();
     if let (Some(object), false) = (analysis.as_object_mut(), summary.capacities.is_empty()) {
         object.insert("capacities".into(), serde_json::to_value(&summary.capacities).unwrap_or_default());
+    }
+    if let (Some(object), false) = (analysis.as_object_mut(), summary.profiles.is_empty()) {
+        object.insert("profiles".into(), serde_json::to_value(&summary.profiles).unwrap_or_default());
     }
     let analysis = serde_json::to_string_pretty(&analysis).unwrap_or_default();
     let files = [

@@ -10,11 +10,14 @@ use std::sync::Arc;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shootout_harness::place::Places;
+use shootout_harness::profile_pass::{run_profiles, Profiled};
 use shootout_harness::runner::{run_suite, Event, Outcome};
 use shootout_harness::search::run_search;
 use shootout_harness::store::Store;
+use shootout_model::profile::ProfileSpec;
 use shootout_model::run::TrialRecord;
 use shootout_report::export::{Exporter, Text};
+use shootout_report::profiles::level_to_profile;
 use shootout_suite::{Levels, Suite, Sweep};
 
 use super::Failure;
@@ -37,6 +40,10 @@ pub struct RunArgs {
     /// Check that every server runs: the first and last level only, 2 s each, one repeat.
     #[arg(long, conflicts_with = "resume")]
     smoke: bool,
+    /// Profile each server after its measured trials, as the suite's [profile] table says, or without one at its
+    /// capacity for 10 s with the profiler that suits it (see "Where each server's CPU went" in the README).
+    #[arg(long, conflicts_with = "resume")]
+    profile: bool,
 }
 
 /// Runs the suite.
@@ -48,7 +55,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
             let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
             let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
-            let suite = read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep)?;
+            let mut suite = read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep)?;
+            if dir.join("profile").exists() {
+                suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
+            }
             if let Some(why) = store.not_of(&suite) {
                 return Err(Failure::Usage(format!(
                     "--resume {}: {why}; put back the suite.toml the run was started with, or start a new run",
@@ -66,7 +76,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 (_, true) => Sweep::Smoke,
                 _ => Sweep::Short,
             };
-            let suite = read_suite(path, &home, sweep)?;
+            let mut suite = read_suite(path, &home, sweep)?;
+            if args.profile {
+                suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
+            }
             let places = connect(&suite)?;
             let store = Store::create(&args.results, &suite.name).map_err(|e| {
                 Failure::Usage(format!("--results {}: cannot make a results directory ({e})", args.results.display()))
@@ -76,6 +89,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 .write_suite(&text)
                 .and_then(|()| store.write("suite-dir", home.display().to_string().as_bytes()))
                 .and_then(|()| store.write("sweep", sweep.name().as_bytes()))
+                .and_then(|()| if args.profile { store.write("profile", b"--profile") } else { Ok(()) })
                 .map_err(|e| Failure::Run(e.into()))?;
             (suite, store, places)
         }
@@ -102,10 +116,17 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     });
     eprintln!("results: {}", store.dir.display());
     let outcome = match suite.search {
-        Some(_) => search(&suite, &places, store, stop),
-        None => sweep(&suite, &places, store, stop),
+        Some(_) => search(&suite, &places, store, stop.clone()),
+        None => sweep(&suite, &places, store, stop.clone()),
     };
-    let outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+    let mut outcome = outcome.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+    if let Some(spec) = suite.profile.filter(|_| !outcome.interrupted && outcome.stopped.is_none()) {
+        let profiled = profile(&suite, spec, &places, &outcome.store, &stop);
+        // A server that could not be profiled is said, and its figures stand.
+        profiled.skipped.iter().for_each(|why| eprintln!("shootout: {why}"));
+        outcome.interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+        outcome.stopped = profiled.stopped;
+    }
     let unreported = match super::report::suite(&outcome.store.dir, None) {
         Ok(written) => {
             print!("{}", Text.export(&written.summary));
@@ -175,7 +196,7 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
             bar.set_message(format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
         }
         Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
-        Event::Probe { .. } => {}
+        Event::Probe { .. } | Event::Profile { .. } => {}
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
     });
     bar.finish_and_clear();
@@ -204,10 +225,43 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
         )),
         Event::StartWarmup { server, duration, .. } => bar.set_message(format!("{server}: start warm-up {duration:?}")),
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
-        Event::Trial { .. } | Event::Load(_) => {}
+        Event::Trial { .. } | Event::Load(_) | Event::Profile { .. } => {}
     });
     bar.finish_and_clear();
     outcome
+}
+
+/// Profiles each server at the level its measured trials point to (`spec.at`), with a spinner; the levels come
+/// from the report of what was measured, written first.
+fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, stop: &Arc<AtomicBool>) -> Profiled {
+    let summary = match super::report::suite(&store.dir, None) {
+        Ok(written) => written.summary,
+        Err(e) => return Profiled { skipped: vec![format!("every server: {}", e.message())], stopped: None },
+    };
+    let levels: Vec<(String, f64)> = suite
+        .servers
+        .iter()
+        .filter_map(|s| Some((s.name.clone(), level_to_profile(&summary, &s.name, spec.at)?)))
+        .collect();
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let unit = suite.unit();
+    let profiled = run_profiles(suite, spec, places, store, &levels, stop, &mut |event| match event {
+        Event::Profile { server, level, profiler } => bar.set_message(format!(
+            "{server}: profiled by {profiler} at {} for {:?}",
+            shootout_report::units::level(level, unit),
+            spec.duration
+        )),
+        Event::StartWarmup { server, duration, .. } => bar.set_message(format!("{server}: start warm-up {duration:?}")),
+        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+        Event::Trial { .. } | Event::Probe { .. } | Event::Load(_) => {}
+    });
+    bar.finish_and_clear();
+    profiled
 }
 
 /// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its

@@ -23,6 +23,7 @@ mod io;
 mod limits;
 mod load_counts;
 mod open_model;
+mod profile;
 mod report;
 mod result_json;
 mod run;

@@ -110,6 +110,11 @@ impl Target {
         Target { child, address, scheme: scheme.to_string() }
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The URL of `path` on this server.
     pub fn url(&self, path: &str) -> String {
         format!("{}://{}{path}", self.scheme, self.address)

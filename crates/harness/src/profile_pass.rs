@@ -1,0 +1,124 @@
+//! [`run_profiles`]: each server's profiled pass, after every measured trial of the run (so that no measured
+//! figure carries a profiler's cost). The server is started once more, warmed up, and loaded at its chosen level
+//! for the profile's duration while the profiler for its runtime records its whole process tree; the pass is a
+//! trial like the others (sampled, judged by the same figures), saved beside its folded stacks, so that the
+//! report can set its figures beside the unprofiled ones at that level. A server that cannot be profiled (its
+//! profiler is missing, it runs on a host or in a container) is said once and the run goes on unprofiled.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use shootout_model::profile::{ProfileSpec, ServerProfile};
+use shootout_suite::{ServerSpec, Suite};
+
+use crate::place::{Placed, Places};
+use crate::profiling::{self, Subject};
+use crate::runner::{launch, shut_down, Event, Launched};
+use crate::server::RunningServer;
+use crate::services::Services;
+use crate::store::{Store, PROFILED_PASS};
+use crate::trial::trial;
+
+/// How the profiled passes went: the servers that could not be profiled, each with why, and whether Ctrl-C
+/// cut them short.
+#[derive(Debug, Default)]
+pub struct Profiled {
+    /// Each server not profiled, with why.
+    pub skipped: Vec<String>,
+    /// A service failed: the passes stopped there.
+    pub stopped: Option<String>,
+}
+
+/// Profiles each server of `levels` (its name and the level to load it at) that has no saved profile yet, as
+/// `spec` says.
+pub fn run_profiles(
+    suite: &Suite,
+    spec: ProfileSpec,
+    places: &Places,
+    store: &Store,
+    levels: &[(String, f64)],
+    stop: &Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Profiled {
+    // The pass is the suite's warm-up and then the profile's duration.
+    let pass = Suite { duration: spec.duration, requests: None, ..suite.clone() };
+    let mut services = Services::new(&pass, places, store);
+    let mut profiled = Profiled::default();
+    for (name, level) in levels {
+        if stop.load(Ordering::Relaxed) || store.has_profile(name) {
+            continue;
+        }
+        let Some(server) = pass.servers.iter().find(|s| &s.name == name) else { continue };
+        let launched = launch(&pass, server, places, &mut services, store, PROFILED_PASS, *level, 0, stop, on_event);
+        let mut running = match launched {
+            Launched::Running(running) => running,
+            Launched::Failed(why) => {
+                profiled.skipped.push(format!("{name}: {why}"));
+                continue;
+            }
+            Launched::Stopped(why) => {
+                profiled.stopped = Some(why);
+                break;
+            }
+            Launched::Interrupted => break,
+        };
+        let outcome = profile_one(&pass, spec, server, &mut running, &mut services, store, *level, stop, on_event);
+        shut_down(server, running, &mut services, store, PROFILED_PASS, on_event);
+        match outcome {
+            Ok(()) => {}
+            Err(_) if stop.load(Ordering::Relaxed) => break,
+            Err(why) => profiled.skipped.push(format!("{name}: {why}")),
+        }
+    }
+    services.stop_all().into_iter().for_each(|notice| on_event(Event::Notice(notice)));
+    profiled
+}
+
+/// Loads `running` at `level` while its profiler records, and saves the pass.
+#[allow(clippy::too_many_arguments)]
+fn profile_one(
+    pass: &Suite,
+    spec: ProfileSpec,
+    server: &ServerSpec,
+    running: &mut RunningServer,
+    services: &mut Services,
+    store: &Store,
+    level: f64,
+    stop: &Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), String> {
+    let root = match &running.process {
+        Placed::Here(process) => process.tree_root(),
+        Placed::There(_) => return Err("not profiled: it runs on a host, and shootout profiles servers here".into()),
+        Placed::Container(_) => return Err("not profiled: it runs in a container".into()),
+    };
+    let subject = Subject::of(spec.profiler, &[root]).map_err(|e| format!("not profiled: {e}"))?;
+    services.before_trial(server, stop)?;
+    let watched = services.watched(server);
+    on_event(Event::Profile { server: server.name.clone(), level, profiler: subject.profiler.name() });
+    let name = store
+        .profile_file(&server.name, level, "raw")
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = store.dir.join("profiles");
+    let (measured, recorded) = profiling::around(&subject, pass.warmup, &dir, &name, stop, || {
+        trial(pass, server, running, &watched, level, PROFILED_PASS, stop.clone(), on_event)
+    });
+    let (trial, recorded) = (measured?, recorded?);
+    if trial.result.interrupted {
+        return Err("interrupted".into());
+    }
+    let profile = ServerProfile {
+        server: server.name.clone(),
+        level,
+        profiler: recorded.profiler,
+        command: recorded.command.clone(),
+        samples: recorded.stacks.samples(),
+        seconds: recorded.seconds,
+        trial,
+    };
+    store
+        .write_profile(&profile, &recorded.stacks.text())
+        .map_err(|e| format!("cannot save its profile in {}: {e}", store.dir.display()))
+}

@@ -1,0 +1,137 @@
+//! [`Profiler`]: the sampling profilers shootout drives, by name, and which one suits a process tree; and
+//! [`ProfileSpec`], a suite's `[profile]` table: where each server is profiled, for how long, with what. How
+//! each profiler is run and read is the `shootout_profile` crate's.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::run::TrialRecord;
+
+/// A sampling profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profiler {
+    /// Linux `perf` on the `cpu-clock` software event with DWARF call graphs: native code and the kernel.
+    Perf,
+    /// `rbspy`: Ruby methods with file and line, forked workers followed.
+    Rbspy,
+    /// `py-spy`: Python functions with file and line, child processes followed.
+    PySpy,
+}
+
+impl Profiler {
+    /// Every profiler, in the order `--profiler` lists them.
+    pub const ALL: [Profiler; 3] = [Profiler::Perf, Profiler::Rbspy, Profiler::PySpy];
+
+    /// Its name, as `--profiler` and the saved profiles write it; also the program it runs as.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profiler::Perf => "perf",
+            Profiler::Rbspy => "rbspy",
+            Profiler::PySpy => "py-spy",
+        }
+    }
+
+    /// The profiler named `name`, or `None` for `auto`.
+    pub fn parse(name: &str) -> Result<Option<Profiler>, String> {
+        if name == "auto" {
+            return Ok(None);
+        }
+        let names: Vec<&str> = Profiler::ALL.iter().map(|p| p.name()).collect();
+        Profiler::ALL.into_iter().find(|p| p.name() == name).map(Some).ok_or_else(|| {
+            format!("profiler '{name}' is not one shootout drives: write auto or one of {}", names.join(", "))
+        })
+    }
+
+    /// The profiler for a process tree whose programs (the file names of their executables, such as `ruby3.1`)
+    /// are `programs`: rbspy where Ruby runs, py-spy where Python does, perf for anything else.
+    pub fn for_programs<'a>(programs: impl IntoIterator<Item = &'a str> + Clone) -> Profiler {
+        let runs = |prefix: &str| programs.clone().into_iter().any(|p| p.starts_with(prefix));
+        if runs("ruby") {
+            Profiler::Rbspy
+        } else if runs("python") {
+            Profiler::PySpy
+        } else {
+            Profiler::Perf
+        }
+    }
+
+    /// How a user gets it (the project's setup script does the same).
+    pub fn install(self) -> &'static str {
+        match self {
+            Profiler::Perf => "apt-get install linux-perf",
+            Profiler::Rbspy => "cargo install rbspy, or scripts/setup-examples.sh",
+            Profiler::PySpy => "pip install py-spy, or scripts/setup-examples.sh",
+        }
+    }
+}
+
+/// Where in its loads a server is profiled.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileAt {
+    /// At its capacity: the search's, else the highest level that met the SLO, else its knee, else its highest
+    /// level.
+    Capacity,
+    /// At the knee of its sweep (where throughput stopped growing with load), else its highest level.
+    Knee,
+    /// At this level (users, or requests per second).
+    Level(f64),
+}
+
+/// A suite's `[profile]` table: each server, after its measured trials, loaded once more at `at` while
+/// `profiler` records its whole process tree for `duration`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProfileSpec {
+    /// The level.
+    pub at: ProfileAt,
+    /// How long the profiler records (after the suite's warm-up).
+    pub duration: Duration,
+    /// The profiler, or `None` for the one that suits each server.
+    pub profiler: Option<Profiler>,
+}
+
+impl Default for ProfileSpec {
+    /// `shootout run --profile`'s: at the capacity, for 10 s, the profiler that suits each server.
+    fn default() -> ProfileSpec {
+        ProfileSpec { at: ProfileAt::Capacity, duration: Duration::from_secs(10), profiler: None }
+    }
+}
+
+/// A server's profiled pass, as `profiles/SERVER-LEVEL.json` keeps it beside its folded stacks
+/// (`profiles/SERVER-LEVEL.folded`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerProfile {
+    /// The server.
+    pub server: String,
+    /// The level it was loaded at.
+    pub level: f64,
+    /// The profiler that recorded it.
+    pub profiler: Profiler,
+    /// The profiler's command line, as run.
+    pub command: String,
+    /// Samples recorded.
+    pub samples: u64,
+    /// Seconds the profiler recorded.
+    pub seconds: f64,
+    /// The load while it recorded: a trial like the measured ones, whose figures carry the profiler's cost.
+    pub trial: TrialRecord,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_picks_by_the_programs_of_the_tree() {
+        assert_eq!(Profiler::for_programs(["ruby3.1", "ruby3.1"]), Profiler::Rbspy);
+        assert_eq!(Profiler::for_programs(["PassengerAgent", "ruby3.1"]), Profiler::Rbspy);
+        assert_eq!(Profiler::for_programs(["python3.11"]), Profiler::PySpy);
+        assert_eq!(Profiler::for_programs(["nginx", "nginx"]), Profiler::Perf);
+        assert_eq!(Profiler::parse("auto"), Ok(None));
+        assert_eq!(Profiler::parse("py-spy"), Ok(Some(Profiler::PySpy)));
+        let err = Profiler::parse("gprof").unwrap_err();
+        assert!(err.contains("'gprof'") && err.contains("perf, rbspy, py-spy"), "{err}");
+    }
+}

@@ -1,0 +1,109 @@
+//! The profiles' section of every format: for each profiled server, the profiler, the level, the samples, what
+//! profiling cost it (its figures beside the unprofiled ones at that level) and the frames that ran the most;
+//! the HTML adds each server's interactive flame graph.
+
+use std::fmt::Write as _;
+
+use maud::{html, Markup};
+use shootout_profile::flame;
+
+use crate::profiles::ProfileView;
+use crate::suite_summary::SuiteSummary;
+
+/// The section's title.
+const TITLE: &str = "Where each server's CPU went";
+
+/// Frames the terminal lists per server.
+const TERMINAL_FRAMES: usize = 5;
+
+/// `puma: rbspy at 27,200 requests/s, 981 samples in 10.0 s; throughput −2.1%, …`
+fn headline(summary: &SuiteSummary, p: &ProfileView) -> String {
+    format!(
+        "{} at {}, {} samples in {:.1} s; {}",
+        p.profiler,
+        summary.level(p.level),
+        crate::units::count(p.samples),
+        p.seconds,
+        p.cost()
+    )
+}
+
+/// A share as the tables write it: `41.2%`.
+fn percent(share: f64) -> String {
+    format!("{:.1}%", 100.0 * share)
+}
+
+/// The terminal's lines: each server's headline and its hottest frames.
+pub fn text(summary: &SuiteSummary) -> String {
+    let mut out = String::new();
+    if summary.profiles.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\n{TITLE} (self share, total share; the report has the flame graphs):");
+    for p in &summary.profiles {
+        let _ = writeln!(out, "  {}: {}", p.server, headline(summary, p));
+        for frame in p.hottest.iter().take(TERMINAL_FRAMES) {
+            let (own, total) = (percent(frame.self_share), percent(frame.total_share));
+            let _ = writeln!(out, "    {own:>6} {total:>6}  {}", frame.name);
+        }
+    }
+    out
+}
+
+/// `report.md`'s section: a table of the hottest frames per server.
+pub fn markdown(summary: &SuiteSummary) -> String {
+    let mut out = String::new();
+    if summary.profiles.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\n## {TITLE}\n");
+    for p in &summary.profiles {
+        let _ =
+            writeln!(out, "**{}**: {}\n\n| self | total | frame |\n|---:|---:|---|", p.server, headline(summary, p));
+        for frame in &p.hottest {
+            let name = frame.name.replace('|', "\\|");
+            let _ = writeln!(out, "| {} | {} | `{name}` |", percent(frame.self_share), percent(frame.total_share));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `svg` as a `data:` URL: the flame graph is its own SVG document, its script and search its own, and
+/// nothing is fetched.
+fn svg_data(svg: &str) -> String {
+    use base64::Engine as _;
+    format!("data:image/svg+xml;base64,{}", base64::engine::general_purpose::STANDARD.encode(svg))
+}
+
+/// The height the flame graph `svg` asks for, in pixels (deep stacks make it tall), so that its frame shows it
+/// whole.
+fn svg_height(svg: &str) -> u32 {
+    let root = svg.split("<svg").nth(1).unwrap_or_default();
+    let height = root.split(" height=\"").nth(1).and_then(|rest| rest.split('"').next());
+    height.and_then(|h| h.parse().ok()).unwrap_or(600)
+}
+
+/// `report.html`'s section: per server, its headline, its flame graph (in a frame of its own: click a frame to
+/// zoom, Ctrl-F or the Search button to find one), and the table of its hottest frames.
+pub fn html(summary: &SuiteSummary) -> Markup {
+    html! {
+        @if !summary.profiles.is_empty() {
+            h2 { (TITLE) }
+            @for p in &summary.profiles {
+                h3 { (p.server) }
+                p { (headline(summary, p)) ". Profiler: " code { (p.command) } }
+                @match flame::svg(&p.stacks, &format!("{} at {}", p.server, summary.level(p.level))) {
+                    Ok(svg) => iframe class="flame" title={ "flame graph of " (p.server) } style={ "height:" (svg_height(&svg) + 8) "px" } src=(svg_data(&svg)) {},
+                    Err(e) => p class="warn" { (e) },
+                }
+                table {
+                    tr { th { "self" } th { "total" } th { "frame" } }
+                    @for frame in &p.hottest {
+                        tr { td { (percent(frame.self_share)) } td { (percent(frame.total_share)) } td class="frame" { (frame.name) } }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! `shootout load --profile-pid PID`: a sampling profiler on a server the user started, for the measured part of
+//! one load: attached once the warm-up is over, stopped when the load ends, its samples written as folded stacks
+//! and a flame graph, and the frames that ran the most printed under the load's summary.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::Args;
+use shootout_harness::profiling::{self, Recorded, Subject};
+use shootout_model::profile::Profiler;
+use shootout_profile::flame;
+
+use super::Failure;
+
+/// Frames the table under the summary lists.
+const HOTTEST: usize = 10;
+
+/// The profiling options of `shootout load`.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Profile these running processes, and every process each started (a server's master and its workers),
+    /// while the load is measured: writes --profile-file and its flame graph, and prints the hottest frames.
+    #[arg(long = "profile-pid", value_name = "PID", value_delimiter = ',')]
+    pub(super) pids: Vec<i32>,
+    /// With --profile-pid: perf, rbspy, py-spy, or auto: rbspy where Ruby runs, py-spy where Python does, perf
+    /// for anything else [default: auto].
+    #[arg(long, value_name = "NAME", value_parser = profiler_arg, requires = "pids")]
+    profiler: Option<Choice>,
+    /// With --profile-pid: the folded stacks' file; the flame graph goes beside it, as .svg
+    /// [default: profile.folded].
+    #[arg(long, value_name = "FILE", requires = "pids")]
+    profile_file: Option<PathBuf>,
+}
+
+/// `--profiler`: one profiler, or auto (`None`).
+#[derive(Debug, Clone, Copy)]
+struct Choice(Option<Profiler>);
+
+fn profiler_arg(text: &str) -> Result<Choice, String> {
+    Profiler::parse(text).map(Choice)
+}
+
+/// A profile to take around one load.
+#[derive(Debug)]
+pub struct Profiling {
+    subject: Subject,
+    file: PathBuf,
+}
+
+impl ProfileArgs {
+    /// What to profile, checked before any load; `None` without --profile-pid.
+    pub fn check(&self) -> Result<Option<Profiling>, Failure> {
+        if self.pids.is_empty() {
+            return Ok(None);
+        }
+        let given: Vec<String> = self.pids.iter().map(i32::to_string).collect();
+        let subject = Subject::of(self.profiler.and_then(|c| c.0), &self.pids).map_err(|e| {
+            Failure::Usage(format!(
+                "--profile-pid {}: {e}; give the PID of a running server (pgrep -f NAME)",
+                given.join(",")
+            ))
+        })?;
+        let file = self.profile_file.clone().unwrap_or_else(|| PathBuf::from("profile.folded"));
+        super::load::writable(&file)?;
+        Ok(Some(Profiling { subject, file }))
+    }
+}
+
+impl Profiling {
+    /// Runs `load`, with the profiler attached from the end of `warmup` to the end of the load.
+    pub fn around<T>(
+        &self,
+        warmup: Duration,
+        stop: &AtomicBool,
+        load: impl FnOnce() -> T,
+    ) -> (T, Result<Recorded, String>) {
+        let dir = self.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "profile".into());
+        profiling::around(&self.subject, warmup, dir, &name, stop, load)
+    }
+
+    /// Writes what was recorded (the folded stacks, and the flame graph beside them) and returns the lines that
+    /// say so, with the hottest frames.
+    pub fn write(&self, recorded: &Recorded) -> Result<String, Failure> {
+        let svg_file = self.file.with_extension("svg");
+        let title = format!("{} on PID {}", recorded.profiler.name(), self.subject.pids[0]);
+        let svg = flame::svg(&recorded.stacks, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+        for (path, text) in [(&self.file, recorded.stacks.text()), (&svg_file, svg)] {
+            shootout_harness::store::write_atomically(path, text.as_bytes())
+                .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write the profile to {} ({e})", path.display())))?;
+        }
+        let processes = self.subject.pids.len();
+        let mut out = format!(
+            "\nprofile: {} on {processes} process{}, {} samples in {:.1} s: {}, flame graph {}\n",
+            recorded.profiler.name(),
+            if processes == 1 { "" } else { "es" },
+            recorded.stacks.samples(),
+            recorded.seconds,
+            self.file.display(),
+            svg_file.display(),
+        );
+        out.push_str("   self   total  frame\n");
+        for frame in recorded.stacks.hottest(HOTTEST) {
+            out.push_str(&format!(
+                "{:6.1}% {:6.1}%  {}\n",
+                100.0 * frame.self_share,
+                100.0 * frame.total_share,
+                frame.name
+            ));
+        }
+        Ok(out)
+    }
+}

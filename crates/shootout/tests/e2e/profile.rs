@@ -1,0 +1,130 @@
+//! `shootout load --profile-pid`: a real profiler (perf, from Debian's `linux-perf`) attached to the built-in
+//! target while it is loaded, its stacks folded and drawn; what it refuses before any load; and that an
+//! interrupted load still writes its profile and leaves no profiler running.
+
+use std::time::Duration;
+
+use shootout_profile::Stacks;
+
+use crate::support::{ctrl_c, describe, left_with, marked, results, run_suite, shootout, workdir, Target};
+
+#[test]
+fn the_target_spinning_spends_most_of_its_samples_in_spin() {
+    // /spin/500 burns 0.5 ms of CPU per request on the target's one thread; four users keep it busy, so nearly
+    // every on-CPU sample of its process must have the spin function on its stack (98% when measured by hand).
+    let dir = workdir("profile", "spin");
+    let target = Target::start();
+    let file = dir.join("spin.folded");
+    let output = shootout()
+        .args(["load", "-c", "4", "-d", "2s", "--warmup", "500ms", "--profiler", "perf"])
+        .args(["--profile-pid", &target.pid().to_string(), "--profile-file", file.to_str().unwrap()])
+        .arg(target.url("/spin/500"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("profile: perf on 1 process, "), "{stdout}");
+    let stacks = Stacks::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(stacks.samples() >= 50, "about 99 samples a second for 2 s: {}", stacks.samples());
+    let spin = stacks.share_with(|frame| frame.ends_with("routes::spin"));
+    assert!(spin >= 0.8, "spin on {:.0}% of the samples:\n{stdout}", 100.0 * spin);
+    let hottest_line = stdout.lines().skip_while(|l| !l.starts_with("   self")).nth(1).unwrap_or_default();
+    assert!(hottest_line.contains('%'), "the table lists frames: {stdout}");
+    let svg = std::fs::read_to_string(dir.join("spin.svg")).unwrap();
+    assert!(svg.contains("routes::spin") && svg.contains("samples"), "the flame graph draws spin");
+    assert!(!dir.join("spin.perf.data").exists(), "perf's raw data is removed once folded");
+}
+
+#[test]
+fn a_process_not_running_or_an_unknown_profiler_is_refused_before_the_load() {
+    let target = Target::start();
+    let refused = |args: &[&str]| {
+        let output = shootout().args(["load", "-d", "1s"]).args(args).arg(target.url("/")).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let gone = refused(&["--profile-pid", "999999999"]);
+    assert!(gone.contains("--profile-pid 999999999: no process 999999999 is running"), "{gone}");
+    let unknown = refused(&["--profile-pid", &target.pid().to_string(), "--profiler", "gprof"]);
+    assert!(unknown.contains("'gprof'") && unknown.contains("perf, rbspy, py-spy"), "{unknown}");
+    assert_eq!(target.served(), 0, "nothing was loaded");
+}
+
+#[test]
+fn ctrl_c_during_a_profiled_load_keeps_the_profile_and_leaves_no_profiler() {
+    let dir = workdir("profile", "ctrl-c");
+    let target = Target::start();
+    let file = dir.join("cut.folded");
+    let mark = "profile-ctrl-c";
+    let run = marked(mark)
+        .args(["load", "-c", "2", "-d", "20s", "--json", "--profiler", "perf"])
+        .args(["--profile-pid", &target.pid().to_string(), "--profile-file", file.to_str().unwrap()])
+        .arg(target.url("/spin/200"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    ctrl_c(run, Duration::from_secs(2), Duration::from_secs(10), false);
+    let stacks = Stacks::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(stacks.samples() > 0, "what was recorded before Ctrl-C is kept");
+    assert_eq!(left_with(mark), Vec::<String>::new(), "no profiler outlives the load");
+}
+
+#[test]
+fn a_suite_profiles_each_server_after_its_trials_and_reports_where_its_cpu_went() {
+    // Two target servers on one thread each: one spinning 0.5 ms a request, one answering hello. With no SLO or
+    // search, each is profiled at its capacity's fallback (its knee, else its highest level), after its trials.
+    let dir = workdir("profile", "suite");
+    let suite = "name = \"profiled\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"300ms\"\nconnections = [1, 4]\n\
+        [profile]\nduration = \"1500ms\"\nprofiler = \"perf\"\n\
+        [[server]]\nname = \"spin\"\ncommand = \"{shootout} target --port {port} --threads 1\"\npath = \"/spin/500\"\n\
+        [[server]]\nname = \"hello\"\ncommand = \"{shootout} target --port {port} --threads 1\"\npath = \"/hello\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Where each server's CPU went"), "{stdout}");
+    assert!(stdout.contains("against the unprofiled trials at this level"), "the profiler's cost is printed: {stdout}");
+    let results = results(&dir);
+    let profiles: Vec<String> = std::fs::read_dir(results.join("profiles"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".folded"))
+        .collect();
+    assert_eq!(profiles.len(), 2, "{profiles:?}");
+    let spin_file = profiles.iter().find(|n| n.starts_with("spin-")).unwrap();
+    let spin = Stacks::parse(&std::fs::read_to_string(results.join("profiles").join(spin_file)).unwrap()).unwrap();
+    let share = spin.share_with(|frame| frame.ends_with("routes::spin"));
+    assert!(share >= 0.8, "spin on {:.0}% of its samples", 100.0 * share);
+    let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(markdown.contains("## Where each server's CPU went") && markdown.contains("routes::spin"), "{markdown}");
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2, "a flame graph per server");
+    assert!(html.contains("src=\"data:image/svg+xml;base64,"), "drawn into the page, nothing fetched");
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["profiles"].as_array().map(Vec::len), Some(2), "{analysis}");
+    let raw = std::fs::read_dir(results.join("profiles")).unwrap().map(|e| e.unwrap().file_name());
+    let raw: Vec<_> = raw.filter(|n| n.to_string_lossy().ends_with(".perf.data")).collect();
+    assert_eq!(raw, Vec::<std::ffi::OsString>::new(), "perf's raw data is removed once folded");
+}
+
+#[test]
+fn a_profiler_that_is_missing_is_said_once_per_server_and_the_figures_stand() {
+    // PATH holds a shell and nothing else: perf cannot be found, the trials run, and the run ends well.
+    let dir = workdir("profile", "missing");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let _ = std::os::unix::fs::symlink("/bin/sh", bin.join("sh"));
+    let suite = "name = \"unprofiled\"\nrepeats = 1\nduration = \"500ms\"\nwarmup = \"100ms\"\nconnections = [2]\n\
+        [profile]\nprofiler = \"perf\"\nduration = \"1s\"\n\
+        [[server]]\nname = \"target\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let output = shootout().current_dir(&dir).env("PATH", &bin).args(["run", "suite.toml"]).output().unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("target: not profiled: perf is not installed (apt-get install linux-perf installs it)"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("target"), "the table is printed");
+}
