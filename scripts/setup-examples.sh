@@ -4,7 +4,8 @@
 # (`ruby -e 'require "sinatra/base"'`, a configuration test of Apache with its modules), which are what
 # --check runs: an installed package whose library does not load is still missing. Safe to run again: it
 # installs only what is missing. Services are kept from starting on install (the examples start their own
-# servers on free ports), as on machines without systemd's policy file.
+# servers on free ports), as on machines without systemd's policy file. The profilers `--profile` attaches come
+# too: perf from Debian, rbspy from crates.io.
 #
 #     scripts/setup-examples.sh                    # as root: install the union of every suite's packages, build,
 #                                                  # then check every suite (exit 1 when a check fails)
@@ -42,6 +43,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 mapfile -t packages < <("${requires[@]}" packages)
+packages+=(linux-perf) # perf, the profiler `shootout run --profile` attaches to native servers
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q '^install ok installed' || missing+=("$package")
@@ -68,6 +70,12 @@ builds="$("${requires[@]}" build)"
 while IFS=$'\t' read -r suite command; do
   [ -z "$command" ] || (cd "$(dirname "$suite")" && sh -c "$command")
 done <<< "$builds"
+# rbspy, the profiler `shootout run --profile` attaches to Ruby servers (README: "Where each server's CPU went"),
+# from crates.io into cargo's bin folder.
+if ! command -v rbspy >/dev/null; then
+  echo "setup-examples: installing rbspy from crates.io (about 2 minutes)"
+  cargo install rbspy --locked --quiet
+fi
 if check; then
   echo "setup-examples: every example suite's checks pass"
 else

@@ -128,3 +128,43 @@ fn a_profiler_that_is_missing_is_said_once_per_server_and_the_figures_stand() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("target"), "the table is printed");
 }
+
+#[test]
+fn a_ruby_apps_hot_method_is_the_hottest_ruby_frame_across_pumas_workers() {
+    // Puma with two forked workers on a Rack app whose time goes to `burn` (tests/fixtures/hot-rack): auto picks
+    // rbspy for Ruby, which follows the workers, and `burn`'s block must be the Ruby frame that ran the most.
+    let missing: Vec<&str> = ["puma", "rbspy"].into_iter().filter(|p| !on_path(p)).collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "under CI the Ruby profile test must run: scripts/setup-examples.sh installs {missing:?}"
+        );
+        eprintln!("skipped: {missing:?} not installed (scripts/setup-examples.sh installs them)");
+        return;
+    }
+    let dir = workdir("profile", "ruby");
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-rack");
+    let suite = format!(
+        "name = \"hot\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"500ms\"\nconnections = [4]\n\
+         [profile]\nduration = \"2s\"\n\
+         [[server]]\nname = \"puma -w 2\"\ncwd = \"{}\"\n\
+         command = \"puma -b tcp://127.0.0.1:{{port}} -w 2 -t 2:2 config.ru\"\nstop = {{ signal = \"INT\", grace = \"10s\" }}\n",
+        app.display()
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("puma -w 2: rbspy at 4 users"), "{stdout}");
+    let profiles = results(&dir).join("profiles");
+    let stacks = Stacks::parse(&std::fs::read_to_string(profiles.join("puma--w-2-4.folded")).unwrap()).unwrap();
+    let ruby = stacks.hottest(usize::MAX).into_iter().find(|f| !f.name.starts_with("(unknown)")).unwrap();
+    assert!(ruby.name.contains("burn"), "the hottest Ruby frame is {ruby:?}:\n{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(profiles.join("puma--w-2-4.json")).unwrap()).unwrap();
+    assert!(json["command"].as_str().unwrap().contains("--subprocesses"), "the workers are followed: {json}");
+}
+
+/// True when `program` is on the PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
