@@ -87,12 +87,14 @@ fn profile_one(
     stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), String> {
-    let root = match &running.process {
-        Placed::Here(process) => process.tree_root(),
+    let subject = match &mut running.process {
+        Placed::Here(process) => {
+            let root = process.tree_root();
+            Subject::of_tree(spec.profiler, &mut process.tree, root).map_err(|e| format!("not profiled: {e}"))?
+        }
         Placed::There(_) => return Err("not profiled: it runs on a host, and shootout profiles servers here".into()),
         Placed::Container(_) => return Err("not profiled: it runs in a container".into()),
     };
-    let subject = Subject::of(spec.profiler, &[root]).map_err(|e| format!("not profiled: {e}"))?;
     services.before_trial(server, stop)?;
     let watched = services.watched(server);
     on_event(Event::Profile { server: server.name.clone(), level, profiler: subject.profiler.name() });

@@ -21,13 +21,13 @@ const WRITE_GRACE: Duration = Duration::from_secs(30);
 /// Time a profiler is watched after it starts, so that one that cannot attach fails at once, with its words.
 const ATTACH_WATCH: Duration = Duration::from_millis(500);
 
-/// A profiler recording, until [`Recording::finish`].
+/// A profiler recording, until [`Recording::finish`]: one recorder, or one per tree of the runtime's processes
+/// for a profiler that takes one PID (Passenger's app processes are not descendants of its first Ruby process).
 #[derive(Debug)]
 pub struct Recording {
-    process: Process,
+    recorders: Vec<(Process, PathBuf)>,
     profiler: Profiler,
     command: String,
-    raw: PathBuf,
     started: Instant,
 }
 
@@ -36,7 +36,7 @@ pub struct Recording {
 pub struct Recorded {
     /// The profiler.
     pub profiler: Profiler,
-    /// Its command line, as run.
+    /// Its command lines, as run (side by side, joined by ` & `).
     pub command: String,
     /// Its samples, as folded stacks.
     pub stacks: Stacks,
@@ -46,56 +46,80 @@ pub struct Recorded {
 
 impl Recording {
     /// Starts `subject`'s profiler on its processes, recording into `dir` under `name` (its log is
-    /// `dir/NAME.profiler.log`). A profiler that ends at once (it could not attach) is an error with its words.
+    /// `dir/NAME.profiler.log`, or `NAME.N.profiler.log` for each of several recorders). A recorder that ends at
+    /// once (it could not attach) is an error with its words, and the others are stopped.
     pub fn start(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<Recording, String> {
-        let (profiler, pids) = (subject.profiler, &subject.pids);
+        let profiler = subject.profiler;
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {} ({e})", dir.display()))?;
         // The profiler runs in `dir`: every path it is given is whole.
         let dir = &std::fs::canonicalize(dir).map_err(|e| format!("cannot find {} ({e})", dir.display()))?;
-        let raw = record::raw_file(profiler, dir, name);
-        let _ = std::fs::remove_file(&raw);
-        let command = record::command(profiler, pids, &raw).iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" ");
-        let launch = Launch {
-            kind: "profiler",
-            name: profiler.name(),
-            command: &command,
-            port: 0,
-            setup: None,
-            cwd: dir,
-            env: &[],
-            cpus: None,
-            stop_signal: Signal::SIGINT,
-            grace: WRITE_GRACE,
-            stop_pidfile: None,
-            container: None,
+        let targets: Vec<Vec<i32>> = match profiler.takes_many() {
+            true => vec![subject.pids.clone()],
+            false => subject.roots.iter().map(|root| vec![*root]).collect(),
         };
-        let log = dir.join(format!("{name}.profiler.log"));
-        let mut process = Process::start(&launch, &[], &log, stop)?;
+        let mut recorders = Vec::new();
+        let mut commands = Vec::new();
+        for (i, pids) in targets.iter().enumerate() {
+            let label = if targets.len() == 1 { name.to_string() } else { format!("{name}.{}", i + 1) };
+            let raw = record::raw_file(profiler, dir, &label);
+            let _ = std::fs::remove_file(&raw);
+            let command = record::command(profiler, pids, &raw).iter().map(|w| quoted(w)).collect::<Vec<_>>();
+            let command = command.join(" ");
+            let launch = Launch {
+                kind: "profiler",
+                name: profiler.name(),
+                command: &command,
+                port: 0,
+                setup: None,
+                cwd: dir,
+                env: &[],
+                cpus: None,
+                stop_signal: Signal::SIGINT,
+                grace: WRITE_GRACE,
+                stop_pidfile: None,
+                container: None,
+            };
+            let log = dir.join(format!("{label}.profiler.log"));
+            recorders.push((Process::start(&launch, &[], &log, stop)?, raw));
+            commands.push(command);
+        }
         let started = Instant::now();
         while started.elapsed() < ATTACH_WATCH {
-            if let Some(ended) = process.exited() {
-                let tail = process.log_tail();
+            if let Some(i) = recorders.iter_mut().position(|(process, _)| process.exited().is_some()) {
+                let (mut process, _) = recorders.swap_remove(i);
+                let (ended, tail) = (process.exited().unwrap_or_default(), process.log_tail());
                 process.stop();
+                recorders.into_iter().for_each(|(process, _)| drop(process.stop()));
                 return Err(format!("{} could not record ({ended}):\n{tail}", profiler.name()));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(Recording { process, profiler, command, raw, started })
+        Ok(Recording { recorders, profiler, command: commands.join(" & "), started })
     }
 
-    /// Stops the profiler, waits while it writes, and reads what it recorded.
+    /// Stops the recorders, waits while they write, and reads what they recorded, added up. Only a recording with
+    /// no sample at all is an error (a recorder of an idle process has none).
     pub fn finish(self) -> Result<Recorded, String> {
         let seconds = self.started.elapsed().as_secs_f64();
-        let tail = self.process.log_tail();
-        let stopped = self.process.stop();
-        let folded = record::fold(self.profiler, &self.raw);
-        let _ = std::fs::remove_file(&self.raw);
-        let stacks = folded.map_err(|e| {
-            let how = stopped.status.map(|s| s.to_string()).unwrap_or_else(|| "an unknown status".into());
-            format!("{e}; the profiler ended with {how}:\n{tail}")
-        })?;
+        let mut stacks = Stacks::default();
+        let mut errors = Vec::new();
+        for (process, raw) in self.recorders {
+            let tail = process.log_tail();
+            let stopped = process.stop();
+            let folded = record::fold(self.profiler, &raw);
+            let _ = std::fs::remove_file(&raw);
+            match folded {
+                Ok(folded) => folded.iter().for_each(|(stack, count)| stacks.add(stack, count)),
+                Err(e) => {
+                    let how = stopped.status.map(|s| s.to_string()).unwrap_or_else(|| "an unknown status".into());
+                    errors.push(format!("{e}; the profiler ended with {how}:\n{tail}"));
+                }
+            }
+        }
         if stacks.is_empty() {
-            return Err(format!("{} recorded no sample in {seconds:.1} s:\n{tail}", self.profiler.name()));
+            let why =
+                if errors.is_empty() { "no process of the tree was on a CPU".to_string() } else { errors.join("\n") };
+            return Err(format!("{} recorded no sample in {seconds:.1} s: {why}", self.profiler.name()));
         }
         Ok(Recorded { profiler: self.profiler, command: self.command, stacks, seconds })
     }
@@ -141,6 +165,9 @@ pub struct Subject {
     pub profiler: Profiler,
     /// Every process of the trees to profile, their roots first.
     pub pids: Vec<i32>,
+    /// The processes a profiler that takes one PID is given: each process it reads whose parent it does not read
+    /// (the first of the trees when there is none).
+    pub roots: Vec<i32>,
 }
 
 impl Subject {
@@ -148,32 +175,66 @@ impl Subject {
     /// given none, by the one that suits the programs they run. A PID not running, or a profiler not installed,
     /// is an error that says so.
     pub fn of(profiler: Option<Profiler>, pids: &[i32]) -> Result<Subject, String> {
-        let mut tree: Vec<(i32, String)> = Vec::new();
+        let mut tree: Vec<Member> = Vec::new();
         for pid in pids {
-            let members = members(*pid);
-            if !members.iter().any(|(p, _)| p == pid) {
+            let members = members(&mut Tree::new(*pid), *pid);
+            if !members.iter().any(|m| m.pid == *pid) {
                 return Err(format!("no process {pid} is running"));
             }
-            tree.extend(members.into_iter().filter(|(p, _)| !tree.iter().any(|(q, _)| q == p)).collect::<Vec<_>>());
+            tree.extend(members.into_iter().filter(|m| !tree.iter().any(|t| t.pid == m.pid)).collect::<Vec<_>>());
         }
-        let profiler = profiler.unwrap_or_else(|| Profiler::for_programs(tree.iter().map(|(_, p)| p.as_str())));
+        Subject::of_members(profiler, tree)
+    }
+
+    /// A launched server's whole tree as the runner knows it (with the daemonized helpers it has seen, and what
+    /// is in its cgroup), rooted at `root`.
+    pub fn of_tree(profiler: Option<Profiler>, tree: &mut Tree, root: i32) -> Result<Subject, String> {
+        Subject::of_members(profiler, members(tree, root))
+    }
+
+    fn of_members(profiler: Option<Profiler>, tree: Vec<Member>) -> Result<Subject, String> {
+        let profiler = profiler.unwrap_or_else(|| Profiler::for_programs(tree.iter().map(|m| m.program.as_str())));
         if !on_path(profiler.name()) {
             return Err(format!("{} is not installed ({} installs it)", profiler.name(), profiler.install()));
         }
-        Ok(Subject { profiler, pids: tree.into_iter().map(|(pid, _)| pid).collect() })
+        let roots = roots(profiler, &tree);
+        Ok(Subject { profiler, pids: tree.into_iter().map(|m| m.pid).collect(), roots })
     }
 }
 
-/// The live processes of the tree rooted at `pid`, each with its program (the file name of its executable).
-fn members(pid: i32) -> Vec<(i32, String)> {
-    Tree::new(pid)
+/// A process of a tree to profile.
+struct Member {
+    pid: i32,
+    ppid: i32,
+    /// The file name of its executable (`ruby3.1`).
+    program: String,
+}
+
+/// The processes a profiler that takes one PID is given: each it reads whose parent it does not read (the
+/// first process when there is none), so that every process it reads is one of theirs or a descendant.
+fn roots(profiler: Profiler, tree: &[Member]) -> Vec<i32> {
+    let read = |pid: i32| tree.iter().any(|m| m.pid == pid && profiler.reads(&m.program));
+    let roots: Vec<i32> = tree.iter().filter(|m| read(m.pid) && !read(m.ppid)).map(|m| m.pid).collect();
+    if roots.is_empty() {
+        tree.first().map(|m| m.pid).into_iter().collect()
+    } else {
+        roots
+    }
+}
+
+/// The live processes of `tree`, its root `pid` first.
+fn members(tree: &mut Tree, pid: i32) -> Vec<Member> {
+    let mut members: Vec<Member> = tree
         .members()
         .into_iter()
         .map(|p| {
             let exe = std::fs::read_link(format!("/proc/{}/exe", p.pid)).unwrap_or_default();
-            (p.pid, exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+            let program = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Member { pid: p.pid, ppid: p.ppid, program }
         })
-        .collect()
+        .collect();
+    members.sort_by_key(|m| (m.pid != pid, m.pid));
+    members
 }
 
 /// True when `program` is on the PATH.
@@ -187,5 +248,27 @@ fn quoted(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_one_pid_profiler_gets_each_tree_of_its_runtime_and_perf_the_whole() {
+        // Passenger standalone: its Ruby launcher, the C++ core it starts, the Ruby app processes the core
+        // spawns, and a worker one of them forked.
+        let member = |pid, ppid, program: &str| Member { pid, ppid, program: program.to_string() };
+        let tree = [
+            member(1, 0, "ruby3.1"),
+            member(2, 1, "PassengerAgent"),
+            member(3, 2, "ruby3.1"),
+            member(4, 2, "ruby3.1"),
+            member(5, 3, "ruby3.1"),
+        ];
+        assert_eq!(roots(Profiler::Rbspy, &tree), [1, 3, 4]);
+        assert_eq!(roots(Profiler::Perf, &tree), [1]);
+        assert_eq!(roots(Profiler::PySpy, &tree), [1], "none it reads: the first, which will say so");
     }
 }

@@ -47,14 +47,24 @@ impl Profiler {
     /// The profiler for a process tree whose programs (the file names of their executables, such as `ruby3.1`)
     /// are `programs`: rbspy where Ruby runs, py-spy where Python does, perf for anything else.
     pub fn for_programs<'a>(programs: impl IntoIterator<Item = &'a str> + Clone) -> Profiler {
-        let runs = |prefix: &str| programs.clone().into_iter().any(|p| p.starts_with(prefix));
-        if runs("ruby") {
-            Profiler::Rbspy
-        } else if runs("python") {
-            Profiler::PySpy
-        } else {
-            Profiler::Perf
+        let runs = |profiler: Profiler| programs.clone().into_iter().any(|p| profiler.reads(p));
+        [Profiler::Rbspy, Profiler::PySpy].into_iter().find(|p| runs(*p)).unwrap_or(Profiler::Perf)
+    }
+
+    /// True when it reads the stacks of a process running `program` (perf reads any; rbspy Ruby's, py-spy
+    /// Python's).
+    pub fn reads(self, program: &str) -> bool {
+        match self {
+            Profiler::Perf => true,
+            Profiler::Rbspy => program.starts_with("ruby"),
+            Profiler::PySpy => program.starts_with("python"),
         }
+    }
+
+    /// True when one recorder follows every PID it is given; false when it takes one process (and the processes
+    /// that one starts), so that each tree of the runtime's processes needs its own.
+    pub fn takes_many(self) -> bool {
+        self == Profiler::Perf
     }
 
     /// How a user gets it (the project's setup script does the same).
