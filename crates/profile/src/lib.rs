@@ -6,6 +6,7 @@
 //! This crate decides and reads; it starts nothing. The harness runs the profiler's command as a process of the
 //! run (started, stopped and reaped like a server), and hands the file it wrote to [`record::fold`].
 
+pub mod diff;
 pub mod flame;
 pub mod record;
 mod stacks;

@@ -1,15 +1,18 @@
 //! `shootout compare OLD NEW`: old results against new, for every server and level of either run, with a verdict
 //! (for two searches, each server's capacity); runs that did not measure the same thing (model, request, levels)
 //! are refused unless `--force`; exit code 3 when a regression passes `--max-regression` or something measured
-//! before is missing, so a CI job can gate on it.
+//! before is missing, so a CI job can gate on it. Servers profiled in both runs get the frames whose own CPU
+//! time per response changed most and a differential flame graph.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use shootout_harness::store::Store;
+use shootout_harness::store::{write_atomically, Store};
 use shootout_model::run::TrialRecord;
 use shootout_model::search::ServerSearch;
 use shootout_model::LoadResult;
+use shootout_profile::diff::{self, Costed};
+use shootout_profile::Stacks;
 use shootout_report::bound::side;
 use shootout_report::capacity::compare_capacities;
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
@@ -17,6 +20,9 @@ use shootout_report::matching::{difference, Shape};
 use shootout_report::units::ms;
 
 use super::{percent_arg, Failure};
+
+/// Frames listed per server profiled in both runs.
+const CHANGED_FRAMES: usize = 8;
 
 /// Options of `shootout compare`.
 #[derive(Debug, Args)]
@@ -48,7 +54,9 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             let (old, new) = (suite_run(&args.old)?, suite_run(&args.new)?);
             match (searches(&args.old)?, searches(&args.new)?) {
                 (old_searches, new_searches) if !old_searches.is_empty() && !new_searches.is_empty() => {
-                    return capacities(&args, (&old_searches, &new_searches), (old.1, new.1));
+                    let gate = capacities(&args, (&old_searches, &new_searches), (old.1, new.1));
+                    profiles(&args.old, &args.new)?;
+                    return gate;
                 }
                 (old_searches, new_searches) if old_searches.is_empty() != new_searches.is_empty() => {
                     let (searched, swept) = if old_searches.is_empty() { ("NEW", "OLD") } else { ("OLD", "NEW") };
@@ -84,6 +92,9 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         )));
     }
     print(&changes);
+    if args.old.is_dir() {
+        profiles(&args.old, &args.new)?;
+    }
     if let Some(limit) = args.max_regression {
         let failed: Vec<&Change> = changes
             .iter()
@@ -163,6 +174,48 @@ fn capacities(
                 limit * 100.0,
                 failed.join(", ")
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Each server profiled in both runs: the frames whose own CPU time per response changed most, and a differential
+/// flame graph written
+/// beside NEW's profile (`profiles/SERVER-LEVEL.diff.svg`: red grew, blue shrank), so that a regression comes with
+/// where.
+fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
+    let open = |dir: &Path| {
+        let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+        let profiles = store.profiles().map_err(|e| Failure::Usage(e.to_string()))?;
+        Ok::<_, Failure>((store, profiles))
+    };
+    let ((_, before), (store, after)) = (open(old)?, open(new)?);
+    let stacks = |folded: &str, dir: &Path| {
+        Stacks::parse(folded).map_err(|e| Failure::Usage(format!("{}: a profile is damaged: {e}", dir.display())))
+    };
+    for (profile, folded) in &after {
+        let Some((old_profile, old_folded)) = before.iter().find(|(p, _)| p.server == profile.server) else {
+            continue;
+        };
+        let (was, is) = (stacks(old_folded, old)?, stacks(folded, new)?);
+        let was = Costed { stacks: &was, cpu_us: old_profile.trial.usage.cpu_us_per_request };
+        let is = Costed { stacks: &is, cpu_us: profile.trial.usage.cpu_us_per_request };
+        let title = format!("{}: {} against {}", profile.server, new.display(), old.display());
+        let svg = diff::svg(was, is, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+        let file = store.profile_file(&profile.server, profile.level, "diff.svg");
+        write_atomically(&file, svg.as_bytes())
+            .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+        println!(
+            "\n{}: CPU {:.1} → {:.1} µs per response while profiled; the frames whose own time changed most \
+             (differential flame graph: {})",
+            profile.server,
+            was.cpu_us,
+            is.cpu_us,
+            file.display()
+        );
+        for change in diff::changes(was, is, CHANGED_FRAMES) {
+            let (from, to) = (change.old, change.new);
+            println!("  {:+9.1} µs  {from:9.1} → {to:9.1} µs per response  {}", to - from, change.name);
         }
     }
     Ok(())
