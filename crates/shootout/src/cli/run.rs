@@ -1,7 +1,8 @@
 //! `shootout run SUITE.toml`: runs a suite with one progress bar for the whole of it (a spinner for a suite's
 //! capacity search, whose length is not known ahead), then prints the comparison. `--full` takes the suite's long
 //! sweep (its `[full]` table), `--smoke` a two-level check that every server runs; `--resume DIR` finishes an
-//! interrupted run in its own results directory, with the sweep (or search) it was started with.
+//! interrupted run in its own results directory, with the sweep (or search) it was started with. With a
+//! `[profile]` table or `--profile`, each server is then profiled once more at the level its trials point to.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -206,12 +207,7 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
 /// Runs the suite's capacity search: its length is not known ahead, so a spinner says which server, probe and
 /// level it is at.
 fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -> Result<Outcome, String> {
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let bar = spinner();
     let (unit, servers) = (suite.unit(), suite.servers.len());
     let precision = suite.search.map_or(0.0, |s| s.precision);
     let judge =
@@ -243,12 +239,7 @@ fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, sto
         .iter()
         .filter_map(|s| Some((s.name.clone(), level_to_profile(&summary, &s.name, spec.at)?)))
         .collect();
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let bar = spinner();
     let unit = suite.unit();
     let profiled = run_profiles(suite, spec, places, store, &levels, stop, &mut |event| match event {
         Event::Profile { server, level, profiler } => bar.set_message(format!(
@@ -262,6 +253,18 @@ fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, sto
     });
     bar.finish_and_clear();
     profiled
+}
+
+/// A spinner for work whose length is not known ahead (a search, the profiled passes), its message saying where
+/// it is.
+fn spinner() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
 }
 
 /// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its

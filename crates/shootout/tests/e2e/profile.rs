@@ -96,7 +96,11 @@ fn a_suite_profiles_each_server_after_its_trials_and_reports_where_its_cpu_went(
     let share = spin.share_with(|frame| frame.ends_with("routes::spin"));
     assert!(share >= 0.8, "spin on {:.0}% of its samples", 100.0 * share);
     let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
-    assert!(markdown.contains("## Where each server's CPU went") && markdown.contains("routes::spin"), "{markdown}");
+    assert!(markdown.contains("## Where each server's CPU went"), "{markdown}");
+    for server in ["spin", "hello"] {
+        assert!(markdown.contains(&format!("**{server}**: perf at ")), "{markdown}");
+    }
+    assert_eq!(markdown.matches("| self | total | frame |").count(), 2, "a table of frames per server");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
     assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2, "a flame graph per server");
     assert!(html.contains("src=\"data:image/svg+xml;base64,"), "drawn into the page, nothing fetched");
