@@ -67,6 +67,8 @@ pub enum Event {
         /// The profiler's name.
         profiler: &'static str,
     },
+    /// A trial was measured and saved (a sweep's level, or a search's probe).
+    Measured(Box<TrialRecord>),
     /// The running trial's (or start warm-up's) progress.
     Load(Progress),
     /// Something the user should read (a server that failed, processes left behind).
@@ -309,6 +311,7 @@ pub(crate) fn measure(
         return Ok(Measured::Interrupted);
     }
     store.write_trial(&record).map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
+    on_event(Event::Measured(Box::new(record.clone())));
     Ok(Measured::Saved(Box::new(record)))
 }
 

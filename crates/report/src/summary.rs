@@ -15,6 +15,8 @@ pub struct LoadSummary {
     pub data_bytes: u64,
     /// Mean latency, µs.
     pub response_time_us: f64,
+    /// The latency's standard deviation, µs (population), as wrk prints it beside its mean.
+    pub response_time_stdev_us: f64,
     /// The completed rate: responses that arrived inside the measured window, per second of it (the result's
     /// `throughput.requests_per_s`). Responses that came after sending stopped (the drain) are transactions but
     /// not in the rate.
@@ -52,6 +54,7 @@ impl LoadSummary {
             elapsed_s: elapsed,
             data_bytes: result.bytes_received,
             response_time_us: latency.mean_us,
+            response_time_stdev_us: latency.stdev_us,
             transaction_rate: result.throughput.requests_per_s,
             throughput_bytes: result.throughput.bytes_per_s,
             concurrency: match result.throughput.concurrency {

@@ -103,7 +103,10 @@ fn siege_fields(out: &mut String, s: &LoadSummary) {
         ("Availability:", format!("{:.2} %", s.availability_pct)),
         ("Elapsed time:", format!("{:.3} s", s.elapsed_s)),
         ("Data transferred:", format!("{} ({} bytes)", bytes(s.data_bytes as f64), count(s.data_bytes))),
-        ("Response time:", format!("{} ms (mean)", ms(s.response_time_us))),
+        (
+            "Response time:",
+            format!("{} ms (mean), {} ms (stdev)", ms(s.response_time_us), ms(s.response_time_stdev_us)),
+        ),
         ("Transaction rate:", format!("{:.2} trans/s", s.transaction_rate)),
         ("Throughput:", format!("{}/s", bytes(s.throughput_bytes))),
         ("Concurrency:", format!("{:.2}", s.concurrency)),
@@ -343,6 +346,14 @@ fn agents(out: &mut String, result: &LoadResult) {
 
 /// Open model: a run that fell behind its schedule, and who held it back ([`Lag`]); any model: a client that
 /// was the bottleneck.
+/// The warnings of one load run alone (falling behind, failed checks, a client out of CPU), as the summary ends
+/// with them: what `load --json` prints on stderr, since its stdout holds the JSON.
+pub fn render_warnings(result: &LoadResult) -> String {
+    let mut out = String::new();
+    warnings(&mut out, result);
+    out.trim_start().to_string()
+}
+
 fn warnings(out: &mut String, result: &LoadResult) {
     if let (Some(lag), Some(sends)) = (Lag::of(result), &result.sends) {
         behind(out, result, &lag, sends);

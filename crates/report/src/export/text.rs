@@ -2,6 +2,7 @@
 //! across repeats), then who served more and by how much (with a 95% interval), the SLO answer (or each server's
 //! capacity, when the run searched for it), the knees, and
 //! any client-bound warning. Its table's last column says what limited each cell ([`crate::limit::Limit`]).
+//! [`trial_line`] is one trial in one line, as a run prints it where no progress bar is drawn.
 
 use std::fmt::Write as _;
 
@@ -9,8 +10,10 @@ use super::Exporter;
 use shootout_model::slo::Metric;
 
 use crate::capacity::against_highest;
+use crate::limit::Limit;
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
-use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
+use crate::suite_summary::{ratio_figures, SuiteSummary, TrialRow, CLIENT_BOUND};
+use shootout_model::run::TrialRecord;
 
 /// The terminal's summary of a suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -72,6 +75,24 @@ impl Exporter for Text {
         }
         out
     }
+}
+
+/// One trial in one plain line, as `shootout run` prints it when its progress bar cannot be drawn (a CI log):
+/// `puma -t 16 at 8 users, repeat 1: 12345.6 req/s, mean 0.650 ms, p99 1.234 ms, errors 0.00%, server CPU 97%`.
+pub fn trial_line(trial: &TrialRecord, unit: &str) -> String {
+    let row = TrialRow::of(trial);
+    let errors =
+        if row.requests == 0 { 0.0 } else { 100.0 * (row.failed + row.http_errors) as f64 / row.requests as f64 };
+    format!(
+        "{} at {}, repeat {}: {:.1} req/s, mean {} ms, p99 {} ms, errors {errors:.2}%, {}",
+        trial.server,
+        crate::units::level(trial.level, unit),
+        trial.repeat,
+        row.requests_per_s,
+        crate::units::ms(row.mean_us),
+        crate::units::ms(row.p99_us as f64),
+        Limit::of(&[trial]).text()
+    )
 }
 
 /// One line per server and level, in aligned columns: the SLO's figures marked `✗` where they break it (the others

@@ -147,9 +147,9 @@ fn probe(
 ) -> Result<LoadResult, Failure> {
     let (options, body) = load::validate(args, scenario, Some(rate))?;
     let plan = load::plan(options, &body, scenario)?;
-    let bar = load::progress_bar(&plan.options);
-    let result = shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| load::show(&bar, &plan.options, p));
-    bar.finish_and_clear();
+    let mut shown = load::Shown::new(&plan.options);
+    let result = shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| shown.show(p));
+    shown.finish();
     result.map_err(|e| Failure::Run(e.into()))
 }
 

@@ -220,8 +220,8 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
             (with_agents(spec, &launcher, work, &stop)?, None)
         }
         None => {
-            let bar = progress_bar(&plan.options);
-            let load = || shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| show(&bar, &plan.options, p));
+            let mut shown = Shown::new(&plan.options);
+            let mut load = || shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| shown.show(p));
             let (result, recorded) = match &profiling {
                 Some(profiling) => {
                     let (result, recorded) = profiling.around(plan.options.warmup, &stop, load);
@@ -229,7 +229,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
                 }
                 None => (load(), None),
             };
-            bar.finish_and_clear();
+            shown.finish();
             (result.map_err(|e| Failure::Run(e.into()))?, recorded)
         }
     };
@@ -393,6 +393,7 @@ pub(super) fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> 
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
     if args.json {
         println!("{json}");
+        eprint!("{}", shootout_report::text::render_warnings(result));
     } else {
         print!("{}", shootout_report::text::render_load(result));
     }
@@ -425,27 +426,53 @@ pub(super) fn writable(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-pub(super) fn progress_bar(options: &LoadOptions) -> ProgressBar {
-    let (length, template) = match options.stop {
-        StopCondition::Duration(d) => {
-            ((options.warmup + d).as_millis() as u64, "{spinner} [{elapsed_precise}] {wide_bar} {msg}")
-        }
-        StopCondition::Requests(n) => (n, "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}"),
-    };
-    let bar = ProgressBar::new(length);
-    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar
+/// A load's progress: a bar on a terminal; where stderr is not one (a CI log), a plain line every
+/// [`PLAIN_EVERY`], so that a log shows a long load going on.
+pub(super) struct Shown {
+    bar: ProgressBar,
+    stop: StopCondition,
+    /// Plain lines printed so far.
+    lines: u32,
 }
 
-pub(super) fn show(bar: &ProgressBar, options: &LoadOptions, p: &Progress) {
-    match options.stop {
-        StopCondition::Duration(_) => bar.set_position(p.elapsed.as_millis() as u64),
-        StopCondition::Requests(_) => bar.set_position(p.requests),
+/// Time between two plain progress lines.
+const PLAIN_EVERY: Duration = Duration::from_secs(10);
+
+impl Shown {
+    /// The progress of a load run with `options`.
+    pub(super) fn new(options: &LoadOptions) -> Shown {
+        let (length, template) = match options.stop {
+            StopCondition::Duration(d) => {
+                ((options.warmup + d).as_millis() as u64, "{spinner} [{elapsed_precise}] {wide_bar} {msg}")
+            }
+            StopCondition::Requests(n) => (n, "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}"),
+        };
+        let bar = ProgressBar::new(length);
+        bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+        Shown { bar, stop: options.stop, lines: 0 }
     }
-    if p.measuring {
-        bar.set_message(format!("{:.0} req/s, {} errors", p.rate, p.errors));
-    } else {
-        bar.set_message("warming up");
+
+    /// Shows `p`.
+    pub(super) fn show(&mut self, p: &Progress) {
+        match self.stop {
+            StopCondition::Duration(_) => self.bar.set_position(p.elapsed.as_millis() as u64),
+            StopCondition::Requests(_) => self.bar.set_position(p.requests),
+        }
+        let what = if p.measuring {
+            format!("{} responses measured, {:.0} req/s in the last second, {} errors", p.requests, p.rate, p.errors)
+        } else {
+            "warming up".to_string()
+        };
+        if self.bar.is_hidden() && p.elapsed >= PLAIN_EVERY * (self.lines + 1) {
+            self.lines = (p.elapsed.as_secs() / PLAIN_EVERY.as_secs()) as u32;
+            eprintln!("shootout: load: {} s: {what}", p.elapsed.as_secs());
+        }
+        self.bar.set_message(if p.measuring { format!("{:.0} req/s, {} errors", p.rate, p.errors) } else { what });
+    }
+
+    /// Clears the bar.
+    pub(super) fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
 use shootout_harness::place::Places;
 use shootout_harness::profile_pass::{run_profiles, Profiled};
 use shootout_harness::runner::{run_suite, Event, Outcome};
@@ -17,6 +17,7 @@ use shootout_harness::search::run_search;
 use shootout_harness::store::Store;
 use shootout_model::profile::ProfileSpec;
 use shootout_model::run::TrialRecord;
+use shootout_report::export::text::trial_line;
 use shootout_report::export::{Exporter, Text};
 use shootout_report::profiles::level_to_profile;
 use shootout_suite::{Levels, Suite, Sweep};
@@ -26,7 +27,7 @@ use super::Failure;
 /// Options of `shootout run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The suite file (TOML; see "Suites" in the README).
+    /// The suite file (TOML; see "Suite files" in the README).
     #[arg(required_unless_present = "resume")]
     suite: Option<PathBuf>,
     /// Where results directories are made.
@@ -181,12 +182,15 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far.
+    // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far;
+    // the running trial's place among all of them.
     let (mut base, mut span, mut warmed) = (0, trial_ms, 0);
+    let (mut trial, mut trials) = (0, 0);
     let unit = suite.unit();
     let outcome = run_suite(suite, places, store, stop, &mut |event| match event {
-        Event::Trial { server, level, repeat, done, .. } => {
+        Event::Trial { server, level, repeat, done, total } => {
             (base, span) = (done as u64 * trial_ms + warmed, trial_ms);
+            (trial, trials) = (done + 1, total);
             bar.set_position(base);
             bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
         }
@@ -194,8 +198,17 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
             (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
             warmed += span;
             bar.set_position(base);
-            bar.set_message(format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
+            tell(&bar, format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
         }
+        Event::Measured(record) => plain(
+            &bar,
+            format!(
+                "trial {trial}/{trials}: {}; {} elapsed, about {} left",
+                trial_line(&record, unit),
+                HumanDuration(bar.elapsed()),
+                HumanDuration(bar.eta())
+            ),
+        ),
         Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
         Event::Probe { .. } | Event::Profile { .. } => {}
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
@@ -219,7 +232,10 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
             probe + 1,
             shootout_report::units::level(level, unit)
         )),
-        Event::StartWarmup { server, duration, .. } => bar.set_message(format!("{server}: start warm-up {duration:?}")),
+        Event::StartWarmup { server, duration, .. } => tell(&bar, format!("{server}: start warm-up {duration:?}")),
+        Event::Measured(record) => {
+            plain(&bar, format!("probe: {}; {} elapsed", trial_line(&record, unit), HumanDuration(bar.elapsed())))
+        }
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
         Event::Trial { .. } | Event::Load(_) | Event::Profile { .. } => {}
     });
@@ -242,17 +258,34 @@ fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, sto
     let bar = spinner();
     let unit = suite.unit();
     let profiled = run_profiles(suite, spec, places, store, &levels, stop, &mut |event| match event {
-        Event::Profile { server, level, profiler } => bar.set_message(format!(
-            "{server}: profiled by {profiler} at {} for {:?}",
-            shootout_report::units::level(level, unit),
-            spec.duration
-        )),
-        Event::StartWarmup { server, duration, .. } => bar.set_message(format!("{server}: start warm-up {duration:?}")),
+        Event::Profile { server, level, profiler } => tell(
+            &bar,
+            format!(
+                "{server}: profiled by {profiler} at {} for {:?}",
+                shootout_report::units::level(level, unit),
+                spec.duration
+            ),
+        ),
+        Event::StartWarmup { server, duration, .. } => tell(&bar, format!("{server}: start warm-up {duration:?}")),
         Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
-        Event::Trial { .. } | Event::Probe { .. } | Event::Load(_) => {}
+        Event::Trial { .. } | Event::Probe { .. } | Event::Load(_) | Event::Measured(_) => {}
     });
     bar.finish_and_clear();
     profiled
+}
+
+/// Says `text` on the bar, and, where the bar is not drawn (stderr is not a terminal: a CI log), on a line of its
+/// own, so that a log shows where a long run is.
+fn tell(bar: &ProgressBar, text: String) {
+    plain(bar, text.clone());
+    bar.set_message(text);
+}
+
+/// Prints `text` on a line of its own where the bar is not drawn.
+fn plain(bar: &ProgressBar, text: String) {
+    if bar.is_hidden() {
+        eprintln!("shootout: {text}");
+    }
 }
 
 /// A spinner for work whose length is not known ahead (a search, the profiled passes), its message saying where

@@ -24,6 +24,7 @@ mod limits;
 mod load_counts;
 mod open_model;
 mod profile;
+mod progress;
 mod report;
 mod result_json;
 mod run;

@@ -103,3 +103,51 @@ fn an_output_file_that_cannot_be_written_is_refused_before_the_load() {
     assert_eq!(target.served(), 0, "nothing was sent");
     std::fs::remove_file(&file).unwrap();
 }
+
+#[test]
+fn every_readme_section_a_message_points_to_is_a_heading_of_the_readme() {
+    // Messages and --help say `see "Suite files" in the README`; the scenario and suite parsers name their section
+    // as the second argument of `Locator::toml`. Each must be the start of a heading.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let headings: Vec<&str> =
+        readme.lines().filter_map(|l| l.strip_prefix('#')).map(|l| l.trim_start_matches('#').trim()).collect();
+    let mut pointers = Vec::new();
+    let mut files = vec![root.join("crates")];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        // The sources, not their tests (this one holds the markers it looks for).
+        let source = path.components().any(|c| c.as_os_str() == "src");
+        if path.extension().is_none_or(|e| e != "rs") || !source {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (marker, end) in [
+            ("see \"", "\" in the README"),
+            ("See \"", "\" in the README"),
+            ("see \\\"", "\\\" in the README"),
+            (".toml(at.text, \"", "\")"),
+            (".toml(text, \"", "\")"),
+        ] {
+            for piece in text.split(marker).skip(1) {
+                if let Some((section, _)) = piece.split_once(end).filter(|(s, _)| !s.contains('\n') && !s.contains('{'))
+                {
+                    pointers.push((path.display().to_string(), section.to_string()));
+                }
+            }
+        }
+    }
+    let sections: Vec<&str> = pointers.iter().map(|(_, s)| s.as_str()).collect();
+    for expected in ["Suite files", "Scenario files", "Load from many machines", "Where each server's CPU went"] {
+        assert!(sections.contains(&expected), "the scan finds the pointer to {expected:?}: {pointers:?}");
+    }
+    for (file, section) in &pointers {
+        assert!(
+            headings.iter().any(|h| h.starts_with(section.as_str())),
+            "{file} points to README section {section:?}, which is not a heading"
+        );
+    }
+}
