@@ -25,6 +25,12 @@ pub enum PlanError {
         /// What the URL parser said.
         reason: url::ParseError,
     },
+    /// No scheme at all: `localhost:8080` reads as the scheme `localhost`.
+    #[error("'{url}' has no scheme: write http://{url} (or https://)")]
+    NoScheme {
+        /// The input.
+        url: String,
+    },
     /// A scheme other than http and https.
     #[error("'{url}' uses the scheme '{scheme}', which shootout load does not speak: use an http:// or https:// URL")]
     Scheme {
@@ -75,6 +81,9 @@ pub struct Plan {
 impl Plan {
     /// Parses and resolves the URL and encodes the request with `body`.
     pub fn new(options: LoadOptions, body: &[u8]) -> Result<Plan, PlanError> {
+        if !options.url.contains("://") && !options.url.contains(char::is_whitespace) {
+            return Err(PlanError::NoScheme { url: options.url.clone() });
+        }
         let url = Url::parse(&options.url).map_err(|reason| PlanError::BadUrl { url: options.url.clone(), reason })?;
         if url.scheme() != "http" && url.scheme() != "https" {
             return Err(PlanError::Scheme { url: options.url.clone(), scheme: url.scheme().to_string() });

@@ -36,7 +36,7 @@ pub struct LoadArgs {
     #[arg(long, requires = "urls_file")]
     random: bool,
     /// Closed model: after every response, each user pauses a random time between 0 and this (siege -d).
-    #[arg(long, value_parser = duration_arg, conflicts_with = "rate")]
+    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true, conflicts_with = "rate")]
     delay: Option<Duration>,
     /// Concurrent connections, each with one request in flight (closed model) [default: 50; with --stages, the
     /// starting number of users, default 0].
@@ -60,7 +60,7 @@ pub struct LoadArgs {
     #[arg(short = 't', long)]
     threads: Option<u32>,
     /// How long to send, e.g. 30s or 2m (default 10s).
-    #[arg(short = 'd', long, value_parser = duration_arg, conflicts_with = "requests")]
+    #[arg(short = 'd', long, value_parser = duration_arg, allow_hyphen_values = true, conflicts_with = "requests")]
     duration: Option<Duration>,
     /// Send exactly this many requests instead of running for a duration.
     #[arg(short = 'n', long)]
@@ -78,10 +78,10 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     body_file: Option<PathBuf>,
     /// Deadline for each request, from when it was due to its last response byte [default: 30s].
-    #[arg(long, value_parser = duration_arg)]
+    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
     timeout: Option<Duration>,
     /// Deadline for each TCP connect [default: 5s].
-    #[arg(long, value_parser = duration_arg)]
+    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
     connect_timeout: Option<Duration>,
     /// HTTPS: accept any server certificate (for self-signed test servers).
     #[arg(short = 'k', long)]
@@ -106,7 +106,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "N", requires = "http2")]
     streams: Option<u32>,
     /// Send load for this long first, without counting it [default: 0s].
-    #[arg(long, value_parser = duration_arg)]
+    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
     warmup: Option<Duration>,
     /// Exit with code 3 when this condition holds after the run, e.g. 'p99>200ms', 'errors>1%', 'rps<1000'
     /// (repeatable; metrics: mean, max, pN for any percentile N above 0 and below 100 such as p50, p98 or p99.9,

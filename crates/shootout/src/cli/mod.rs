@@ -48,6 +48,9 @@ enum Command {
 
 /// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
 pub fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
+    if let Some(magnitude) = text.trim().strip_prefix('-') {
+        return Err(format!("'{text}': a duration cannot be negative: give {magnitude}"));
+    }
     shootout_model::units::parse_duration(text).map_err(|e| e.to_string())
 }
 

@@ -15,6 +15,7 @@ fn refused(args: &[&str], names: &str) {
 fn bad_urls() {
     refused(&["load", "not a url"], "'not a url'");
     refused(&["load", "ftp://127.0.0.1/x"], "'ftp'");
+    refused(&["load", "localhost:37727"], "'localhost:37727' has no scheme: write http://localhost:37727");
     refused(&["load", "http://no-such-host.invalid/"], "no-such-host.invalid");
 }
 
@@ -24,6 +25,8 @@ fn bad_numbers_and_durations() {
     refused(&["load", "-t", "0", "http://127.0.0.1:1/"], "-t/--threads 0");
     refused(&["load", "-n", "0", "http://127.0.0.1:1/"], "-n/--requests 0");
     refused(&["load", "-d", "5 parsecs", "http://127.0.0.1:1/"], "'5 parsecs' is not a duration");
+    refused(&["load", "-d", "-5", "http://127.0.0.1:1/"], "'-5': a duration cannot be negative: give 5");
+    refused(&["load", "--warmup", "-2s", "http://127.0.0.1:1/"], "'-2s': a duration cannot be negative: give 2s");
     refused(&["load", "-H", "NoColon", "http://127.0.0.1:1/"], "-H 'NoColon'");
     refused(&["load", "--body-file", "/no/such/file", "http://127.0.0.1:1/"], "/no/such/file");
 }
