@@ -130,16 +130,57 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
                 }
             }};
         }
+        // A log axis is labelled where people read it: at the levels (a doubling sweep's 1, 2, 4…) when there are
+        // few (with 1-2-5 steps when they are fewer than three), and at 1-2-5 steps otherwise; never at one power
+        // of ten alone.
+        let mut levels: Vec<f64> = points.iter().map(|p| p.0).filter(|&x| x > 0.0).collect();
+        levels.sort_by(f64::total_cmp);
+        levels.dedup();
+        let x_log = || {
+            let mut ticks = match levels.len() {
+                3..=12 => levels.clone(),
+                0..=2 => levels.iter().copied().chain(log_ticks(x0, x1)).collect(),
+                _ => log_ticks(x0, x1),
+            };
+            ticks.sort_by(f64::total_cmp);
+            ticks.dedup();
+            (x0..x1).log_scale().with_key_points(ticks)
+        };
+        let y_log = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
         match (chart.log_x, chart.log_y) {
             (false, false) => draw!(builder.build_cartesian_2d(x0..x1, y0..y1).ok()?),
-            (true, false) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1).ok()?),
-            (false, true) => draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).ok()?),
-            (true, true) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).ok()?),
+            (true, false) => draw!(builder.build_cartesian_2d(x_log(), y0..y1).ok()?),
+            (false, true) => draw!(builder.build_cartesian_2d(x0..x1, y_log()).ok()?),
+            (true, true) => draw!(builder.build_cartesian_2d(x_log(), y_log()).ok()?),
         }
         draw_legend(&legend, &entries, &rows)?;
         root.present().ok()?;
     }
     Some(svg)
+}
+
+/// Where a log axis from `low` to `high` is labelled: at the powers of ten when they give three labels or more,
+/// else at 1-2-5 steps, else at finer steps (1, 1.5, 2, 3, 4, 5, 6, 8), else at its ends and middle: never fewer
+/// than three.
+fn log_ticks(low: f64, high: f64) -> Vec<f64> {
+    const STEPS: [&[f64]; 3] = [&[1.0], &[1.0, 2.0, 5.0], &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0]];
+    if !(low > 0.0 && high > low) {
+        return Vec::new();
+    }
+    for steps in STEPS {
+        let mut ticks = Vec::new();
+        let mut decade = 10f64.powf(low.log10().floor());
+        while decade <= high {
+            // Rounded to the digits the labels show, so that 0.1 × 3 is 0.3.
+            let ticks_here = steps.iter().map(|m| format!("{:.12e}", m * decade).parse::<f64>().unwrap_or(m * decade));
+            ticks.extend(ticks_here.filter(|&t| t >= low && t <= high));
+            decade *= 10.0;
+        }
+        if ticks.len() >= 3 {
+            return ticks;
+        }
+    }
+    vec![low, (low * high).sqrt(), high]
 }
 
 /// The axes' ranges: the points' (and the limit's) bounds, with room around them; log axes start above zero.
@@ -229,6 +270,40 @@ fn short(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_axis_has_three_labels_or_more_whatever_its_range() {
+        assert_eq!(log_ticks(0.05, 200.0), [0.1, 1.0, 10.0, 100.0], "powers of ten where they are enough");
+        assert_eq!(log_ticks(0.4, 9.0), [0.5, 1.0, 2.0, 5.0], "1-2-5 within a decade and a bit");
+        assert_eq!(log_ticks(1.2, 3.5), [1.5, 2.0, 3.0], "finer steps in a narrow range");
+        assert_eq!(log_ticks(2.05, 2.1).len(), 3, "its ends and middle when nothing else fits");
+        assert!(log_ticks(1.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn a_latency_chart_spanning_less_than_a_decade_labels_its_axis() {
+        // Latencies from 3.1 to 5.2 ms on a log axis (issue 38: one label, "1", and nothing to read values by).
+        let series = vec![Series { name: "target".into(), points: vec![(1.0, 3.1), (2.0, 4.0), (4.0, 5.2)] }];
+        let chart = Chart {
+            title: "Mean latency",
+            x_label: "load (users)",
+            y_label: "latency (ms, log)",
+            log_x: true,
+            log_y: true,
+            limit: None,
+            crosses: None,
+        };
+        let svg = line_chart(&chart, &series).unwrap();
+        let labels: Vec<&str> =
+            svg.split("<text ").skip(1).filter_map(|t| t.split('>').nth(1)?.split('<').next()).map(str::trim).collect();
+        // The axis runs from half the lowest to twice the highest (1.55 to 15.5 ms): 1-2-5 steps label it.
+        for label in ["2", "5", "10"] {
+            assert!(labels.contains(&label), "{label} on the y axis: {labels:?}");
+        }
+        for level in ["1", "2", "4"] {
+            assert!(labels.contains(&level), "the level {level} on the x axis: {labels:?}");
+        }
+    }
 
     #[test]
     fn draws_lines_legends_and_a_limit() {

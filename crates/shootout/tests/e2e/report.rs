@@ -65,6 +65,20 @@ fn the_report_renders_in_a_browser_with_every_chart() {
         );
     }
     assert!(rendered.contains("SLO: p99 &lt; 20ms"), "the SLO is drawn as a line");
+    // Issue 38: a log axis spanning less than a decade had one label. Each latency chart now labels both axes at
+    // three places or more (the y axis at 1-2-5 steps, the x axis at the levels and 1-2-5 steps).
+    let latency: Vec<&&str> = charts.iter().filter(|c| c.contains("latency (ms, log)")).collect();
+    assert!(latency.len() >= 4, "mean, p50, p90 and p99 against load, at least");
+    for chart in latency {
+        let numbers: Vec<&str> = chart
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && t.trim_end_matches('k').parse::<f64>().is_ok())
+            .collect();
+        assert!(numbers.len() >= 6, "three labels or more on each axis: {numbers:?}");
+    }
     let log = String::from_utf8_lossy(&dom.stderr);
     let console_errors: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
     assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
