@@ -5,7 +5,7 @@
 # --check runs: an installed package whose library does not load is still missing. Safe to run again: it
 # installs only what is missing. Services are kept from starting on install (the examples start their own
 # servers on free ports), as on machines without systemd's policy file. The profilers `--profile` attaches come
-# too: perf from Debian, rbspy from crates.io.
+# too: perf from Debian, rbspy from crates.io, py-spy from PyPI.
 #
 #     scripts/setup-examples.sh                    # as root: install the union of every suite's packages, build,
 #                                                  # then check every suite (exit 1 when a check fails)
@@ -70,11 +70,16 @@ builds="$("${requires[@]}" build)"
 while IFS=$'\t' read -r suite command; do
   [ -z "$command" ] || (cd "$(dirname "$suite")" && sh -c "$command")
 done <<< "$builds"
-# rbspy, the profiler `shootout run --profile` attaches to Ruby servers (README: "Where each server's CPU went"),
-# from crates.io into cargo's bin folder.
+# The profilers `shootout run --profile` attaches to Ruby and Python servers (README: "Where each server's CPU
+# went"): rbspy from crates.io into cargo's bin folder, py-spy's binary wheel from PyPI beside python3's pip.
 if ! command -v rbspy >/dev/null; then
   echo "setup-examples: installing rbspy from crates.io (about 2 minutes)"
   cargo install rbspy --locked --quiet
+fi
+if ! command -v py-spy >/dev/null; then
+  echo "setup-examples: installing py-spy from PyPI"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore py-spy
+  if command -v pyenv >/dev/null; then pyenv rehash; fi
 fi
 if check; then
   echo "setup-examples: every example suite's checks pass"

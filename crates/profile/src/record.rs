@@ -1,6 +1,7 @@
 //! How each [`Profiler`] is run and read: the command line that records a running process tree until it is
 //! interrupted ([`command`]), the file it records into ([`raw_file`]), and how that file becomes [`Stacks`]
-//! ([`fold`]). Each attaches to processes already running, by PID, and samples at [`RECORD_HZ`]; their measured
+//! ([`fold`]). Each attaches to processes already running, by PID, and samples at [`RECORD_HZ`] what runs on a
+//! CPU (perf's cpu-clock; rbspy's `--on-cpu`; py-spy's `--gil`, the thread holding Python's lock); their measured
 //! costs are in the README's profiling section.
 
 use std::io::BufReader;
@@ -56,6 +57,7 @@ pub fn command(profiler: Profiler, pids: &[i32], raw: &Path) -> Vec<String> {
             "--pid",
             &root,
             "--subprocesses",
+            "--gil",
             "--rate",
             &hz,
             "--format",

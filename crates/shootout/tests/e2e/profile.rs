@@ -180,6 +180,32 @@ fn compare_shows_the_method_made_twice_as_costly_as_the_largest_growth() {
     assert!(svg.contains("burn") && svg.contains("rgb(255,"), "burn drawn in red, grown");
 }
 
+#[test]
+fn a_python_servers_hot_function_is_its_hottest_frame_through_py_spy() {
+    // A threaded Python HTTP server whose time goes to `burn` (tests/fixtures/hot-python): auto picks py-spy,
+    // which samples the thread holding Python's lock, and `burn` (a frame per line: `burn (server.py:16)`) must be
+    // where it ran most.
+    if !installed(&["python3", "py-spy"]) {
+        return;
+    }
+    let dir = workdir("profile", "python");
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-python/server.py");
+    let suite = format!(
+        "name = \"hot python\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"300ms\"\nconnections = [2]\n\
+         [profile]\nduration = \"2s\"\n\
+         [[server]]\nname = \"python\"\ncommand = \"python3 {} {{port}}\"\n",
+        server.display()
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("python: py-spy at 2 users"), "{stdout}");
+    let folded = std::fs::read_to_string(results(&dir).join("profiles/python-2.folded")).unwrap();
+    let stacks = Stacks::parse(&folded).unwrap();
+    let share = stacks.share_with(|frame| frame.starts_with("burn ("));
+    assert!(share >= 0.5, "burn on {:.0}% of the samples:\n{stdout}", 100.0 * share);
+}
+
 /// A suite of Puma with two workers on the hot Rack app, `rounds` square roots a request, profiled for 2 s.
 fn hot_suite(rounds: u32) -> String {
     let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-rack");
@@ -192,13 +218,18 @@ fn hot_suite(rounds: u32) -> String {
     )
 }
 
-/// True when Puma and rbspy are installed; outside CI, a test that needs them is skipped without them.
+/// True when Puma and rbspy are installed.
 fn ruby_installed() -> bool {
-    let missing: Vec<&str> = ["puma", "rbspy"].into_iter().filter(|p| !on_path(p)).collect();
+    installed(&["puma", "rbspy"])
+}
+
+/// True when every one of `programs` is on the PATH; outside CI, a test that needs them is skipped without them.
+fn installed(programs: &[&str]) -> bool {
+    let missing: Vec<&str> = programs.iter().copied().filter(|p| !on_path(p)).collect();
     if !missing.is_empty() {
         assert!(
             std::env::var_os("CI").is_none(),
-            "under CI the Ruby profile tests must run: scripts/setup-examples.sh installs {missing:?}"
+            "under CI the profile tests must run: scripts/setup-examples.sh installs {missing:?}"
         );
         eprintln!("skipped: {missing:?} not installed (scripts/setup-examples.sh installs them)");
     }
