@@ -16,7 +16,7 @@ use crate::profiling::{self, Subject};
 use crate::runner::{launch, shut_down, Event, Launched};
 use crate::server::RunningServer;
 use crate::services::Services;
-use crate::store::{Store, PROFILED_PASS};
+use crate::store::{profile_name, Store, PROFILED_PASS};
 use crate::trial::trial;
 
 /// How the profiled passes went: the servers that could not be profiled, each with why, and whether Ctrl-C
@@ -45,7 +45,7 @@ pub fn run_profiles(
     let mut services = Services::new(&pass, places, store);
     let mut profiled = Profiled::default();
     for (name, level) in levels {
-        if stop.load(Ordering::Relaxed) || store.has_profile(name) {
+        if stop.load(Ordering::Relaxed) || store.has_profile(name, *level) {
             continue;
         }
         let Some(server) = pass.servers.iter().find(|s| &s.name == name) else { continue };
@@ -98,12 +98,7 @@ fn profile_one(
     services.before_trial(server, stop)?;
     let watched = services.watched(server);
     on_event(Event::Profile { server: server.name.clone(), level, profiler: subject.profiler.name() });
-    let name = store
-        .profile_file(&server.name, level, "raw")
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let dir = store.dir.join("profiles");
+    let (dir, name) = (store.profiles_dir(), profile_name(&server.name, level));
     let (measured, recorded) = profiling::around(&subject, pass.warmup, &dir, &name, stop, || {
         trial(pass, server, running, &watched, level, PROFILED_PASS, stop.clone(), on_event)
     });

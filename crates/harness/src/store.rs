@@ -125,7 +125,12 @@ impl Store {
     /// Where a server's profile goes: `profiles/SERVER-LEVEL.EXTENSION` (`json` for the pass, `folded` for its
     /// stacks).
     pub fn profile_file(&self, server: &str, level: f64, extension: &str) -> PathBuf {
-        self.dir.join("profiles").join(format!("{}-{level}.{extension}", file_name(server)))
+        self.profiles_dir().join(format!("{}.{extension}", profile_name(server, level)))
+    }
+
+    /// The folder of the profiles, where the profilers write what they record.
+    pub fn profiles_dir(&self) -> PathBuf {
+        self.dir.join("profiles")
     }
 
     /// Saves a server's profiled pass: its folded stacks, then its record (which says the profile is whole).
@@ -138,7 +143,7 @@ impl Store {
     /// Every server's profiled pass with its folded stacks (none when the run profiled nothing); one that cannot
     /// be read is an error naming its file.
     pub fn profiles(&self) -> io::Result<Vec<(ServerProfile, String)>> {
-        let Ok(entries) = fs::read_dir(self.dir.join("profiles")) else { return Ok(Vec::new()) };
+        let Ok(entries) = fs::read_dir(self.profiles_dir()) else { return Ok(Vec::new()) };
         let mut found = Vec::new();
         for entry in entries {
             let path = entry?.path();
@@ -155,9 +160,9 @@ impl Store {
         Ok(found)
     }
 
-    /// True when `server` has a saved profile.
-    pub fn has_profile(&self, server: &str) -> bool {
-        self.profiles().is_ok_and(|all| all.iter().any(|(p, _)| p.server == server))
+    /// True when `server` has a whole profile saved at `level` (its record, written last).
+    pub fn has_profile(&self, server: &str, level: f64) -> bool {
+        self.profile_file(server, level, "json").is_file()
     }
 
     /// The trial files that cannot be read as trials, each with why.
@@ -271,6 +276,11 @@ impl Store {
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         write_atomically(&self.dir.join(name), bytes)
     }
+}
+
+/// The name a server's profile at `level` goes by, its files' names without their extension: `SERVER-LEVEL`.
+pub fn profile_name(server: &str, level: f64) -> String {
+    format!("{}-{level}", file_name(server))
 }
 
 /// The repeat number of a server's profiled pass, after its measured repeats (which count from 1).

@@ -4,8 +4,6 @@
 //! it shrank). Costs, not shares: a method made twice as costly in an app it already dominates barely moves its
 //! share (85% to 92%), while its time per response doubles; and a longer or busier recording is no growth.
 
-use inferno::flamegraph::{self, Options};
-
 use crate::Stacks;
 
 /// A profile and the server's CPU time per response (µs) while it was recorded.
@@ -79,19 +77,11 @@ pub fn svg(old: Costed<'_>, new: Costed<'_>, title: &str) -> Result<String, Stri
     let mut stacks: Vec<&str> = old.iter().chain(new.iter()).map(|(stack, _)| stack).collect();
     stacks.sort();
     stacks.dedup();
-    let count = |of: &Stacks, stack: &str| of.iter().find(|(s, _)| *s == stack).map_or(0, |(_, n)| n);
     let lines: Vec<String> = stacks
         .iter()
-        .map(|stack| format!("{stack} {} {}", (count(old, stack) as f64 * scale).round() as u64, count(new, stack)))
+        .map(|stack| format!("{stack} {} {}", (old.count(stack) as f64 * scale).round() as u64, new.count(stack)))
         .collect();
-    let mut options = Options::default();
-    options.title = title.to_string();
-    options.count_name = "samples".to_string();
-    options.deterministic = true;
-    let mut out = Vec::new();
-    flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut out)
-        .map_err(|e| format!("differential flame graph: {e}"))?;
-    String::from_utf8(out).map_err(|e| format!("differential flame graph: {e}"))
+    crate::flame::draw(lines.iter().map(String::as_str), title).map_err(|e| format!("differential flame graph: {e}"))
 }
 
 #[cfg(test)]

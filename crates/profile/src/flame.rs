@@ -7,14 +7,19 @@ use crate::Stacks;
 
 /// The flame graph of `stacks` as SVG text, titled `title`; frames too narrow to see are merged away.
 pub fn svg(stacks: &Stacks, title: &str) -> Result<String, String> {
+    draw(stacks.text().lines(), title).map_err(|e| format!("flame graph: {e}"))
+}
+
+/// Draws folded `lines` (`stack COUNT`, or `stack OLD NEW` for a differential graph) as SVG text titled `title`,
+/// counting samples.
+pub(crate) fn draw<'a>(lines: impl IntoIterator<Item = &'a str>, title: &str) -> Result<String, String> {
     let mut options = Options::default();
     options.title = title.to_string();
     options.count_name = "samples".to_string();
     options.deterministic = true;
-    let text = stacks.text();
     let mut out = Vec::new();
-    flamegraph::from_lines(&mut options, text.lines(), &mut out).map_err(|e| format!("flame graph: {e}"))?;
-    String::from_utf8(out).map_err(|e| format!("flame graph: {e}"))
+    flamegraph::from_lines(&mut options, lines, &mut out).map_err(|e| e.to_string())?;
+    String::from_utf8(out).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -60,6 +60,11 @@ impl Stacks {
         self.counts.is_empty()
     }
 
+    /// The samples that ended in `stack` (0 when none did).
+    pub fn count(&self, stack: &str) -> u64 {
+        self.counts.get(stack).copied().unwrap_or(0)
+    }
+
     /// Each stack and its samples, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
         self.counts.iter().map(|(stack, count)| (stack.as_str(), *count))

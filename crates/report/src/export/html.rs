@@ -1,7 +1,8 @@
 //! [`Html`]: a suite's report as one self-contained HTML file (inline SVG charts and styles, nothing fetched),
 //! built with maud so every piece of text is escaped: throughput, latency (log axis), errors, server CPU and
-//! memory against load, where the CPU went between a server and its services (a database), per-second timelines, then the verdicts, the comparison table, each profiled server's flame graph and hottest
-//! frames, and the environment.
+//! memory against load, where the CPU went between a server and its services (a database), per-second
+//! timelines, then the verdicts, the comparison table, each profiled server's flame graph and hottest frames,
+//! and the environment.
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use shootout_model::result::Second;

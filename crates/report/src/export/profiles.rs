@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use maud::{html, Markup};
-use shootout_profile::flame;
+use shootout_profile::{flame, Frame};
 
 use crate::profiles::ProfileView;
 use crate::suite_summary::SuiteSummary;
@@ -33,6 +33,15 @@ fn percent(share: f64) -> String {
     format!("{:.1}%", 100.0 * share)
 }
 
+/// Frames as the terminal lists them, one a line after `indent`: self share, total share, name
+/// (`  40.7%   98.6%  shootout_target::routes::spin`).
+pub fn frame_lines(frames: &[Frame], indent: &str) -> String {
+    frames
+        .iter()
+        .map(|f| format!("{indent}{:>7} {:>7}  {}\n", percent(f.self_share), percent(f.total_share), f.name))
+        .collect()
+}
+
 /// The terminal's lines: each server's headline and its hottest frames.
 pub fn text(summary: &SuiteSummary) -> String {
     let mut out = String::new();
@@ -42,10 +51,7 @@ pub fn text(summary: &SuiteSummary) -> String {
     let _ = writeln!(out, "\n{TITLE} (self share, total share; the report has the flame graphs):");
     for p in &summary.profiles {
         let _ = writeln!(out, "  {}: {}", p.server, headline(summary, p));
-        for frame in p.hottest.iter().take(TERMINAL_FRAMES) {
-            let (own, total) = (percent(frame.self_share), percent(frame.total_share));
-            let _ = writeln!(out, "    {own:>6} {total:>6}  {}", frame.name);
-        }
+        out.push_str(&frame_lines(&p.hottest[..p.hottest.len().min(TERMINAL_FRAMES)], "   "));
     }
     out
 }

@@ -10,6 +10,7 @@ use clap::Args;
 use shootout_harness::profiling::{self, Recorded, Subject};
 use shootout_model::profile::Profiler;
 use shootout_profile::flame;
+use shootout_report::export::profiles::frame_lines;
 
 use super::Failure;
 
@@ -101,14 +102,7 @@ impl Profiling {
             svg_file.display(),
         );
         out.push_str("   self   total  frame\n");
-        for frame in recorded.stacks.hottest(HOTTEST) {
-            out.push_str(&format!(
-                "{:6.1}% {:6.1}%  {}\n",
-                100.0 * frame.self_share,
-                100.0 * frame.total_share,
-                frame.name
-            ));
-        }
+        out.push_str(&frame_lines(&recorded.stacks.hottest(HOTTEST), ""));
         Ok(out)
     }
 }

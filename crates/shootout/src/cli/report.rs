@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
+use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
 use shootout_report::export::{Csv, Exporter, Html, Markdown};
 use shootout_report::profiles::ProfileView;
@@ -59,18 +60,7 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
             )),
         }
     }
-    let searches = store.searches().map_err(|e| Failure::Usage(e.to_string()))?;
-    let mut report = SuiteReport::load(dir, trials).map_err(|e| Failure::Usage(e.to_string()))?.with_searches(searches);
-    if let Some(level) = level {
-        if !report.trials.iter().any(|t| t.level == level) {
-            return Err(Failure::Usage(format!("--level {level}: no trial at that level in {}", dir.display())));
-        }
-        report = report.with_timeline_level(level);
-    }
-    let mut summary = SuiteSummary::of_report(&report);
-    for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
-        summary.profiles.push(ProfileView::of(&profile, &folded, &summary).map_err(Failure::Usage)?);
-    }
+    let (report, summary) = summarize(&store, trials, level)?;
     // A search's capacities go beside the cells they were read from.
     let mut analysis = serde_json::to_value(&report.analysis).unwrap_or_default();
     if let (Some(object), false) = (analysis.as_object_mut(), summary.capacities.is_empty()) {
@@ -93,6 +83,36 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
         return Err(Failure::Run(anyhow::anyhow!("{}", unreadable.join("; "))));
     }
     Ok(Written { summary, files: vec![dir.join("report.html"), dir.join("report.md")] })
+}
+
+/// What a results directory's trials (read by the caller), searches and profiles add up to, its timelines at
+/// `level` (default: the highest); nothing is written.
+fn summarize(
+    store: &Store,
+    trials: Vec<TrialRecord>,
+    level: Option<f64>,
+) -> Result<(SuiteReport, SuiteSummary), Failure> {
+    let dir = &store.dir;
+    let searches = store.searches().map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut report = SuiteReport::load(dir, trials).map_err(|e| Failure::Usage(e.to_string()))?.with_searches(searches);
+    if let Some(level) = level {
+        if !report.trials.iter().any(|t| t.level == level) {
+            return Err(Failure::Usage(format!("--level {level}: no trial at that level in {}", dir.display())));
+        }
+        report = report.with_timeline_level(level);
+    }
+    let mut summary = SuiteSummary::of_report(&report);
+    for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
+        summary.profiles.push(ProfileView::of(&profile, &folded, &summary).map_err(Failure::Usage)?);
+    }
+    Ok((report, summary))
+}
+
+/// What a results directory adds up to, as its report would say it, without writing the report.
+pub fn summary(dir: &Path) -> Result<SuiteSummary, Failure> {
+    let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    let trials = store.trials().map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    Ok(summarize(&store, trials, None)?.1)
 }
 
 /// A report file that could not be written, named.

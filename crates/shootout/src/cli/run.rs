@@ -57,10 +57,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
             let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
             let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
-            let mut suite = read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep)?;
-            if dir.join("profile").exists() {
-                suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
-            }
+            let profile = dir.join("profile").exists();
+            let suite = read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep, profile)?;
             if let Some(why) = store.not_of(&suite) {
                 return Err(Failure::Usage(format!(
                     "--resume {}: {why}; put back the suite.toml the run was started with, or start a new run",
@@ -78,10 +76,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 (_, true) => Sweep::Smoke,
                 _ => Sweep::Short,
             };
-            let mut suite = read_suite(path, &home, sweep)?;
-            if args.profile {
-                suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
-            }
+            let suite = read_suite(path, &home, sweep, args.profile)?;
             let places = connect(&suite)?;
             let store = Store::create(&args.results, &suite.name).map_err(|e| {
                 Failure::Usage(format!("--results {}: cannot make a results directory ({e})", args.results.display()))
@@ -244,10 +239,10 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
 }
 
 /// Profiles each server at the level its measured trials point to (`spec.at`), with a spinner; the levels come
-/// from the report of what was measured, written first.
+/// from the summary of what was measured.
 fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, stop: &Arc<AtomicBool>) -> Profiled {
-    let summary = match super::report::suite(&store.dir, None) {
-        Ok(written) => written.summary,
+    let summary = match super::report::summary(&store.dir) {
+        Ok(summary) => summary,
         Err(e) => return Profiled { skipped: vec![format!("every server: {}", e.message())], stopped: None },
     };
     let levels: Vec<(String, f64)> = suite
@@ -301,11 +296,12 @@ fn spinner() -> ProgressBar {
 }
 
 /// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its
-/// highest level (the open model's limit of connections, in the open model).
-fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> {
+/// highest level (the open model's limit of connections, in the open model). With `profile` (`--profile`), a
+/// suite without a `[profile]` table gets the defaults.
+fn read_suite(path: &Path, home: &Path, sweep: Sweep, profile: bool) -> Result<Suite, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
-    let suite = shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
+    let mut suite = shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let connections = match (&suite.levels, suite.search) {
         _ if suite.agents.is_some() => 0, // each agent opens its share, where it runs
@@ -315,5 +311,8 @@ fn read_suite(path: &Path, home: &Path, sweep: Sweep) -> Result<Suite, Failure> 
     };
     shootout_engine::limits::ensure_open_files(connections)
         .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    if profile {
+        suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
+    }
     Ok(suite)
 }
