@@ -5,7 +5,7 @@
 # --check runs: an installed package whose library does not load is still missing. Safe to run again: it
 # installs only what is missing. Services are kept from starting on install (the examples start their own
 # servers on free ports), as on machines without systemd's policy file. The profilers `--profile` attaches come
-# too: perf from Debian, rbspy from crates.io, py-spy from PyPI.
+# too: perf from Debian, rbspy from crates.io, py-spy from PyPI, async-profiler from Maven Central.
 #
 #     scripts/setup-examples.sh                    # as root: install the union of every suite's packages, build,
 #                                                  # then check every suite (exit 1 when a check fails)
@@ -80,6 +80,19 @@ if ! command -v py-spy >/dev/null; then
   echo "setup-examples: installing py-spy from PyPI"
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore py-spy
   if command -v pyenv >/dev/null; then pyenv rehash; fi
+fi
+# async-profiler, loaded into JVM servers through jcmd: Maven Central's jar holds its library for each platform;
+# the one for this machine goes where shootout looks first (/usr/local/lib/libasyncProfiler.so).
+async_profiler=/usr/local/lib/libasyncProfiler.so
+if [ ! -f "$async_profiler" ]; then
+  version=4.6
+  case "$(uname -m)" in aarch64) platform=linux-arm64 ;; *) platform=linux-x64 ;; esac
+  echo "setup-examples: installing async-profiler $version from Maven Central"
+  jar_dir="$(mktemp -d)"
+  (cd "$jar_dir" && mvn -B -q dependency:copy -Dartifact="tools.profiler:async-profiler:$version" -DoutputDirectory=. 2>&1 | sed 's/\x1b\[0m//g')
+  python3 -c 'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+    "$jar_dir/async-profiler-$version.jar" "$platform/libasyncProfiler.so" "$async_profiler"
+  rm -rf "$jar_dir"
 fi
 if check; then
   echo "setup-examples: every example suite's checks pass"

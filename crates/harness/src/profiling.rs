@@ -18,7 +18,8 @@ use crate::tree::Tree;
 /// py-spy write their folded stacks).
 const WRITE_GRACE: Duration = Duration::from_secs(30);
 
-/// Time a profiler is watched after it starts, so that one that cannot attach fails at once, with its words.
+/// Time a profiler is watched after it starts, so that one that cannot attach fails at once, with its words
+/// (jcmd, which loads async-profiler, takes longer to fail: it says so when the recording is read).
 const ATTACH_WATCH: Duration = Duration::from_millis(500);
 
 /// A profiler recording, until [`Recording::finish`]: one recorder, or one per tree of the runtime's processes
@@ -63,7 +64,7 @@ impl Recording {
             let label = if targets.len() == 1 { name.to_string() } else { format!("{name}.{}", i + 1) };
             let raw = record::raw_file(profiler, dir, &label);
             let _ = std::fs::remove_file(&raw);
-            let command = record::command(profiler, pids, &raw).iter().map(|w| quoted(w)).collect::<Vec<_>>();
+            let command = record::command(profiler, pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
             let command = command.join(" ");
             let launch = Launch {
                 kind: "profiler",
@@ -194,8 +195,13 @@ impl Subject {
 
     fn of_members(profiler: Option<Profiler>, tree: Vec<Member>) -> Result<Subject, String> {
         let profiler = profiler.unwrap_or_else(|| Profiler::for_programs(tree.iter().map(|m| m.program.as_str())));
-        if !on_path(profiler.name()) {
-            return Err(format!("{} is not installed ({} installs it)", profiler.name(), profiler.install()));
+        if let Some(missing) = record::missing(profiler) {
+            return Err(format!("{missing} ({} installs it)", profiler.install()));
+        }
+        // jcmd attaches by sending SIGQUIT, which ends a process that is not a JVM: it is never aimed at one.
+        if profiler == Profiler::AsyncProfiler && !tree.iter().any(|m| profiler.reads(&m.program)) {
+            let pid = tree.first().map(|m| m.pid).unwrap_or_default();
+            return Err(format!("async-profiler reads JVMs, and no process of {pid}'s tree is one (java)"));
         }
         let roots = roots(profiler, &tree);
         Ok(Subject { profiler, pids: tree.into_iter().map(|m| m.pid).collect(), roots })
@@ -210,11 +216,15 @@ struct Member {
     program: String,
 }
 
-/// The processes a profiler that takes one PID is given: each it reads whose parent it does not read (the
-/// first process when there is none), so that every process it reads is one of theirs or a descendant.
+/// The processes a profiler that takes one PID is given: each it reads whose parent it does not read, for one
+/// that follows the processes it is given start, else each it reads (the first process when there is none), so
+/// that every process it reads is one of theirs or a descendant.
 fn roots(profiler: Profiler, tree: &[Member]) -> Vec<i32> {
     let read = |pid: i32| tree.iter().any(|m| m.pid == pid && profiler.reads(&m.program));
-    let roots: Vec<i32> = tree.iter().filter(|m| read(m.pid) && !read(m.ppid)).map(|m| m.pid).collect();
+    // Only a recorder loaded into one process (async-profiler) needs one for each process it reads.
+    let each = !profiler.takes_many() && !profiler.follows_children();
+    let is_root = |m: &&Member| read(m.pid) && (each || !read(m.ppid));
+    let roots: Vec<i32> = tree.iter().filter(is_root).map(|m| m.pid).collect();
     if roots.is_empty() {
         tree.first().map(|m| m.pid).into_iter().collect()
     } else {
@@ -237,20 +247,6 @@ fn members(tree: &mut Tree, pid: i32) -> Vec<Member> {
     members
 }
 
-/// True when `program` is on the PATH.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
-
-/// `word` quoted for `sh`, when it needs quotes.
-fn quoted(word: &str) -> String {
-    if word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./,:=".contains(c)) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,5 +266,8 @@ mod tests {
         assert_eq!(roots(Profiler::Rbspy, &tree), [1, 3, 4]);
         assert_eq!(roots(Profiler::Perf, &tree), [1]);
         assert_eq!(roots(Profiler::PySpy, &tree), [1], "none it reads: the first, which will say so");
+        // A shell that started a JVM, which started another: async-profiler is loaded into each.
+        let jvms = [member(1, 0, "bash"), member(2, 1, "java"), member(3, 2, "java")];
+        assert_eq!(roots(Profiler::AsyncProfiler, &jvms), [2, 3]);
     }
 }

@@ -18,11 +18,13 @@ pub enum Profiler {
     Rbspy,
     /// `py-spy`: Python functions with file and line, child processes followed.
     PySpy,
+    /// async-profiler, loaded into each JVM through `jcmd`: Java, native and kernel frames, on `itimer`.
+    AsyncProfiler,
 }
 
 impl Profiler {
     /// Every profiler, in the order `--profiler` lists them.
-    pub const ALL: [Profiler; 3] = [Profiler::Perf, Profiler::Rbspy, Profiler::PySpy];
+    pub const ALL: [Profiler; 4] = [Profiler::Perf, Profiler::Rbspy, Profiler::PySpy, Profiler::AsyncProfiler];
 
     /// Its name, as `--profiler` and the saved profiles write it; also the program it runs as.
     pub fn name(self) -> &'static str {
@@ -30,6 +32,7 @@ impl Profiler {
             Profiler::Perf => "perf",
             Profiler::Rbspy => "rbspy",
             Profiler::PySpy => "py-spy",
+            Profiler::AsyncProfiler => "async-profiler",
         }
     }
 
@@ -45,26 +48,35 @@ impl Profiler {
     }
 
     /// The profiler for a process tree whose programs (the file names of their executables, such as `ruby3.1`)
-    /// are `programs`: rbspy where Ruby runs, py-spy where Python does, perf for anything else.
+    /// are `programs`: rbspy where Ruby runs, py-spy where Python does, async-profiler where a JVM does (JRuby
+    /// included), perf for anything else.
     pub fn for_programs<'a>(programs: impl IntoIterator<Item = &'a str> + Clone) -> Profiler {
         let runs = |profiler: Profiler| programs.clone().into_iter().any(|p| profiler.reads(p));
-        [Profiler::Rbspy, Profiler::PySpy].into_iter().find(|p| runs(*p)).unwrap_or(Profiler::Perf)
+        let runtimes = [Profiler::Rbspy, Profiler::PySpy, Profiler::AsyncProfiler];
+        runtimes.into_iter().find(|p| runs(*p)).unwrap_or(Profiler::Perf)
     }
 
     /// True when it reads the stacks of a process running `program` (perf reads any; rbspy Ruby's, py-spy
-    /// Python's).
+    /// Python's, async-profiler a JVM's).
     pub fn reads(self, program: &str) -> bool {
         match self {
             Profiler::Perf => true,
             Profiler::Rbspy => program.starts_with("ruby"),
             Profiler::PySpy => program.starts_with("python"),
+            Profiler::AsyncProfiler => program == "java",
         }
     }
 
-    /// True when one recorder follows every PID it is given; false when it takes one process (and the processes
-    /// that one starts), so that each tree of the runtime's processes needs its own.
+    /// True when one recorder follows every PID it is given; false when it takes one process, so that each
+    /// process (or tree, see [`Profiler::follows_children`]) of the runtime needs its own.
     pub fn takes_many(self) -> bool {
         self == Profiler::Perf
+    }
+
+    /// True when a recorder given one process reads the processes it starts too (rbspy, py-spy); async-profiler
+    /// lives inside the one JVM it is loaded into.
+    pub fn follows_children(self) -> bool {
+        matches!(self, Profiler::Rbspy | Profiler::PySpy)
     }
 
     /// How a user gets it (the project's setup script does the same).
@@ -73,6 +85,9 @@ impl Profiler {
             Profiler::Perf => "apt-get install linux-perf",
             Profiler::Rbspy => "cargo install rbspy, or scripts/setup-examples.sh",
             Profiler::PySpy => "pip install py-spy, or scripts/setup-examples.sh",
+            Profiler::AsyncProfiler => {
+                "scripts/setup-examples.sh, from Maven Central's tools.profiler:async-profiler, with a JDK's jcmd"
+            }
         }
     }
 }
@@ -139,9 +154,10 @@ mod tests {
         assert_eq!(Profiler::for_programs(["PassengerAgent", "ruby3.1"]), Profiler::Rbspy);
         assert_eq!(Profiler::for_programs(["python3.11"]), Profiler::PySpy);
         assert_eq!(Profiler::for_programs(["nginx", "nginx"]), Profiler::Perf);
+        assert_eq!(Profiler::for_programs(["bash", "java"]), Profiler::AsyncProfiler);
         assert_eq!(Profiler::parse("auto"), Ok(None));
         assert_eq!(Profiler::parse("py-spy"), Ok(Some(Profiler::PySpy)));
         let err = Profiler::parse("gprof").unwrap_err();
-        assert!(err.contains("'gprof'") && err.contains("perf, rbspy, py-spy"), "{err}");
+        assert!(err.contains("'gprof'") && err.contains("perf, rbspy, py-spy, async-profiler"), "{err}");
     }
 }

@@ -24,8 +24,8 @@ pub struct ProfileArgs {
     /// while the load is measured: writes --profile-file and its flame graph, and prints the hottest frames.
     #[arg(long = "profile-pid", value_name = "PID", value_delimiter = ',')]
     pub(super) pids: Vec<i32>,
-    /// With --profile-pid: perf, rbspy, py-spy, or auto: rbspy where Ruby runs, py-spy where Python does, perf
-    /// for anything else [default: auto].
+    /// With --profile-pid: perf, rbspy, py-spy, async-profiler, or auto: rbspy where Ruby runs, py-spy where
+    /// Python does, async-profiler where a JVM does, perf for anything else [default: auto].
     #[arg(long, value_name = "NAME", value_parser = profiler_arg, requires = "pids")]
     profiler: Option<Choice>,
     /// With --profile-pid: the folded stacks' file; the flame graph goes beside it, as .svg

@@ -46,7 +46,12 @@ fn a_process_not_running_or_an_unknown_profiler_is_refused_before_the_load() {
     let gone = refused(&["--profile-pid", "999999999"]);
     assert!(gone.contains("--profile-pid 999999999: no process 999999999 is running"), "{gone}");
     let unknown = refused(&["--profile-pid", &target.pid().to_string(), "--profiler", "gprof"]);
-    assert!(unknown.contains("'gprof'") && unknown.contains("perf, rbspy, py-spy"), "{unknown}");
+    assert!(unknown.contains("'gprof'") && unknown.contains("perf, rbspy, py-spy, async-profiler"), "{unknown}");
+    if async_profiler_installed() {
+        // jcmd's SIGQUIT would end the target: async-profiler is refused for a process that is not a JVM.
+        let not_jvm = refused(&["--profile-pid", &target.pid().to_string(), "--profiler", "async-profiler"]);
+        assert!(not_jvm.contains("async-profiler reads JVMs, and no process of"), "{not_jvm}");
+    }
     assert_eq!(target.served(), 0, "nothing was loaded");
 }
 
@@ -204,6 +209,40 @@ fn a_python_servers_hot_function_is_its_hottest_frame_through_py_spy() {
     let stacks = Stacks::parse(&folded).unwrap();
     let share = stacks.share_with(|frame| frame.starts_with("burn ("));
     assert!(share >= 0.5, "burn on {:.0}% of the samples:\n{stdout}", 100.0 * share);
+}
+
+#[test]
+fn a_jvm_servers_hot_method_is_its_hottest_frame_through_async_profiler() {
+    // The JDK's HTTP server whose time goes to `HotServer.burn` (tests/fixtures/hot-java), run from its source:
+    // auto picks async-profiler for a JVM, loaded through jcmd, and `burn` must be where the JVM ran most (90% of
+    // the samples when measured by hand; the rest is the JIT compiling and the JDK's server).
+    if !installed(&["java", "jcmd"]) || !async_profiler_installed() {
+        return;
+    }
+    let dir = workdir("profile", "jvm");
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-java");
+    let suite = format!(
+        "name = \"hot jvm\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"1s\"\nconnections = [2]\n\
+         [profile]\nduration = \"2s\"\n\
+         [[server]]\nname = \"jdk\"\ncwd = \"{}\"\n\
+         command = \"java -Dsun.net.httpserver.nodelay=true HotServer.java {{port}}\"\n",
+        app.display()
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("jdk: async-profiler at 2 users"), "{stdout}");
+    let folded = std::fs::read_to_string(results(&dir).join("profiles/jdk-2.folded")).unwrap();
+    let stacks = Stacks::parse(&folded).unwrap();
+    let share = stacks.share_with(|frame| frame == "HotServer.burn");
+    assert!(share >= 0.5, "burn on {:.0}% of the samples:\n{stdout}", 100.0 * share);
+}
+
+/// True when async-profiler's library is where shootout looks for it; outside CI, its test is skipped without.
+fn async_profiler_installed() -> bool {
+    let found = shootout_profile::record::async_profiler_library().is_some();
+    assert!(found || std::env::var_os("CI").is_none(), "under CI scripts/setup-examples.sh installs async-profiler");
+    found
 }
 
 /// A suite of Puma with two workers on the hot Rack app, `rounds` square roots a request, profiled for 2 s.
