@@ -124,6 +124,38 @@ impl Default for ProfileSpec {
     }
 }
 
+/// One frame's share of all the samples of a profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frame {
+    /// The frame as the profiler named it (a function, or a Ruby method with its file and line).
+    pub name: String,
+    /// Share of the samples (0 to 1) taken while it was the running frame.
+    pub self_share: f64,
+    /// Share of the samples (0 to 1) taken while it was anywhere on the stack.
+    pub total_share: f64,
+}
+
+/// `shootout load --profile-pid`: what the profiler recorded around the load, as its JSON result keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadProfile {
+    /// The profiler.
+    pub profiler: Profiler,
+    /// Its command lines, as run.
+    pub command: String,
+    /// The processes profiled: those given and every process they started.
+    pub pids: Vec<i32>,
+    /// Samples recorded.
+    pub samples: u64,
+    /// Seconds it recorded.
+    pub seconds: f64,
+    /// The folded stacks' file.
+    pub file: String,
+    /// The flame graph's file.
+    pub flame_graph: String,
+    /// The frames that ran the most, by self share, most first.
+    pub hottest: Vec<Frame>,
+}
+
 /// A server's profiled pass, as `profiles/SERVER-LEVEL.json` keeps it beside its folded stacks
 /// (`profiles/SERVER-LEVEL.folded`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -97,6 +97,9 @@ pub struct LoadResult {
     /// probe, or its last one when none met the objectives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchRecord>,
+    /// `shootout load --profile-pid`: where the server's CPU went while it was loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::LoadProfile>,
 }
 
 /// One agent of a load run from several: where it ran, its clock, and its own figures. Its percentiles are its

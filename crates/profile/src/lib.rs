@@ -11,4 +11,5 @@ pub mod flame;
 pub mod record;
 mod stacks;
 
-pub use stacks::{Frame, Stacks};
+pub use shootout_model::profile::Frame;
+pub use stacks::Stacks;

@@ -4,21 +4,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use shootout_model::profile::Frame;
+
 /// Folded stacks: each distinct stack (frames root first, joined by `;`) and the samples that ended in it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stacks {
     counts: BTreeMap<String, u64>,
-}
-
-/// One frame's share of all the samples.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Frame {
-    /// The frame as the profiler named it (a function, or a Ruby method with its file and line).
-    pub name: String,
-    /// Share of the samples (0 to 1) taken while it was the running frame.
-    pub self_share: f64,
-    /// Share of the samples (0 to 1) taken while it was anywhere on the stack.
-    pub total_share: f64,
 }
 
 impl Stacks {

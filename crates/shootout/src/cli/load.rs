@@ -233,16 +233,23 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
             (result.map_err(|e| Failure::Run(e.into()))?, recorded)
         }
     };
-    emit(&args, &result)?;
-    if let (Some(profiling), Some(recorded)) = (&profiling, recorded) {
-        let recorded = recorded.map_err(|e| anyhow::anyhow!("the load's figures stand; its profile failed: {e}"))?;
-        let lines = profiling.write(&recorded)?;
-        // With --json, stdout holds the JSON alone.
-        if args.json {
-            eprint!("{lines}");
-        } else {
-            print!("{lines}");
+    let mut result = result;
+    let profiled = match (&profiling, recorded) {
+        (Some(profiling), Some(Ok(recorded))) => {
+            let (lines, profile) = profiling.write(&recorded)?;
+            result.profile = Some(profile);
+            Some(Ok(lines))
         }
+        (_, Some(Err(e))) => Some(Err(e)),
+        _ => None,
+    };
+    emit(&args, &result)?;
+    match profiled {
+        // With --json, stdout holds the JSON alone (which has the profile too).
+        Some(Ok(lines)) if args.json => eprint!("{lines}"),
+        Some(Ok(lines)) => print!("{lines}"),
+        Some(Err(e)) => return Err(anyhow::anyhow!("the load's figures stand; its profile failed: {e}").into()),
+        None => {}
     }
     finish(&args, &result)
 }

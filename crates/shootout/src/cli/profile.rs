@@ -1,6 +1,7 @@
 //! `shootout load --profile-pid PID`: a sampling profiler on a server the user started, for the measured part of
 //! one load: attached once the warm-up is over, stopped when the load ends, its samples written as folded stacks
-//! and a flame graph, and the frames that ran the most printed under the load's summary.
+//! and a flame graph, and the frames that ran the most printed under the load's summary and kept in its JSON
+//! result (`profile`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 use shootout_harness::profiling::{self, Recorded, Subject};
-use shootout_model::profile::Profiler;
+use shootout_model::profile::{LoadProfile, Profiler};
 use shootout_profile::flame;
 use shootout_report::export::profiles::frame_lines;
 
@@ -82,8 +83,8 @@ impl Profiling {
     }
 
     /// Writes what was recorded (the folded stacks, and the flame graph beside them) and returns the lines that
-    /// say so, with the hottest frames.
-    pub fn write(&self, recorded: &Recorded) -> Result<String, Failure> {
+    /// say so, with the hottest frames, and the profile as the load's JSON result keeps it.
+    pub fn write(&self, recorded: &Recorded) -> Result<(String, LoadProfile), Failure> {
         let svg_file = self.file.with_extension("svg");
         let title = format!("{} on PID {}", recorded.profiler.name(), self.subject.pids[0]);
         let svg = flame::svg(&recorded.stacks, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
@@ -101,8 +102,19 @@ impl Profiling {
             self.file.display(),
             svg_file.display(),
         );
+        let hottest = recorded.stacks.hottest(HOTTEST);
         out.push_str("   self   total  frame\n");
-        out.push_str(&frame_lines(&recorded.stacks.hottest(HOTTEST), ""));
-        Ok(out)
+        out.push_str(&frame_lines(&hottest, ""));
+        let profile = LoadProfile {
+            profiler: recorded.profiler,
+            command: recorded.command.clone(),
+            pids: self.subject.pids.clone(),
+            samples: recorded.stacks.samples(),
+            seconds: recorded.seconds,
+            file: self.file.display().to_string(),
+            flame_graph: svg_file.display().to_string(),
+            hottest,
+        };
+        Ok((out, profile))
     }
 }

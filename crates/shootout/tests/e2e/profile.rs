@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use shootout_profile::Stacks;
 
-use crate::support::{ctrl_c, describe, left_with, marked, results, run_suite, shootout, workdir, Target};
+use crate::support::{
+    assert_valid, ctrl_c, describe, left_with, marked, results, run_suite, shootout, workdir, Target,
+};
 
 #[test]
 fn the_target_spinning_spends_most_of_its_samples_in_spin() {
@@ -33,6 +35,34 @@ fn the_target_spinning_spends_most_of_its_samples_in_spin() {
     let svg = std::fs::read_to_string(dir.join("spin.svg")).unwrap();
     assert!(svg.contains("routes::spin") && svg.contains("samples"), "the flame graph draws spin");
     assert!(!dir.join("spin.perf.data").exists(), "perf's raw data is removed once folded");
+}
+
+#[test]
+fn a_json_result_keeps_the_profile_beside_the_figures() {
+    // With --json, stdout is the result alone: its `profile` holds the profiler, the files and the hottest
+    // frames, valid against the schema; the table goes to stderr.
+    let dir = workdir("profile", "json");
+    let target = Target::start();
+    let file = dir.join("spin.folded");
+    let output = shootout()
+        .args(["load", "-c", "2", "-d", "1500ms", "--warmup", "300ms", "--json", "--profiler", "perf"])
+        .args(["--profile-pid", &target.pid().to_string(), "--profile-file", file.to_str().unwrap()])
+        .arg(target.url("/spin/500"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is the JSON alone");
+    assert_valid(&json);
+    let profile = &json["profile"];
+    assert_eq!(profile["profiler"], "perf");
+    assert_eq!(profile["pids"][0], target.pid());
+    assert_eq!(profile["file"], file.to_str().unwrap());
+    assert!(profile["flame_graph"].as_str().unwrap().ends_with("spin.svg"));
+    let stacks = Stacks::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(profile["samples"], stacks.samples(), "the samples of the file written");
+    let spin = profile["hottest"].as_array().unwrap().iter().find(|f| f["name"].as_str().unwrap().ends_with("::spin"));
+    assert!(spin.is_some_and(|f| f["total_share"].as_f64().unwrap() >= 0.8), "{profile}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("   self   total  frame"), "the table on stderr");
 }
 
 #[test]
