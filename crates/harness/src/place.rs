@@ -1,7 +1,7 @@
 //! Where a server or service runs, one seam for both: [`Place`] is here (this machine's processes and cgroups, or
 //! a container: [`Container`]) or a host (`shootout host` through ssh, [`remote`](crate::remote)); [`Placed`] is a process started there, driven
-//! alike wherever it is: how it ended, the end of its log, its stop, and what the trial's sampler watches of it
-//! ([`Watched`], [`Sampler`]). [`Places`] holds one link per host for the whole run, each made when the run starts
+//! alike wherever it is: how it ended, the end of its log, its stop, what the trial's sampler watches of it
+//! ([`Watched`], [`Sampler`]), and how a profiler reaches its tree ([`Profilee`]). [`Places`] holds one link per host for the whole run, each made when the run starts
 //! so that an unreachable host stops the run before anything is measured.
 
 use std::collections::BTreeMap;
@@ -11,11 +11,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use shootout_model::profile::Profiler;
 use shootout_model::run::ResourceSample;
+use shootout_profile::Stacks;
 use shootout_suite::Suite;
 
 use crate::container::Container;
 use crate::process::{self, Ended, Hook, Launch, Placeholders, Process, Stopped};
+use crate::profiling::{self, Recorded, Subject};
 use crate::remote::link::HostLink;
 use crate::remote::protocol::{FromHost, RemoteLaunch, ToHost};
 use crate::tree::Tree;
@@ -340,6 +343,95 @@ impl Placed {
                 Watched::There { name: r.name.clone(), link: r.link.clone(), id: r.id, cpus: r.cpus.clone() }
             }
         }
+    }
+}
+
+/// How a profiler reaches a server's whole tree: here (a container's by the PIDs this machine sees), or through
+/// its host's `shootout host`, which runs the profiler there and sends back its folded stacks.
+#[derive(Debug, Clone)]
+pub enum Profilee {
+    /// Its processes here.
+    Here(Subject),
+    /// Process `id` on the host of `link`, recorded there by `profiler`.
+    There {
+        /// The host's link.
+        link: Arc<HostLink>,
+        /// The runner's number for it.
+        id: u32,
+        /// The profiler the host chose.
+        profiler: Profiler,
+    },
+}
+
+impl Placed {
+    /// How `profiler` (or the one that suits its tree) reaches it, checked where it runs: the profiler installed,
+    /// the processes there. async-profiler is not loaded into a JVM in a container, which does not see this
+    /// machine's library.
+    pub fn profilee(&mut self, profiler: Option<Profiler>) -> Result<Profilee, String> {
+        match self {
+            Placed::Here(process) => {
+                let root = process.tree_root();
+                Subject::of_tree(profiler, &mut process.tree, root).map(Profilee::Here)
+            }
+            Placed::Container(container) => {
+                let subject = Subject::of(profiler, &[container.root])?;
+                if subject.profiler == Profiler::AsyncProfiler {
+                    return Err("async-profiler's library is on this machine, not in the container's files".into());
+                }
+                Ok(Profilee::Here(subject))
+            }
+            Placed::There(remote) => match remote.link.ask(&ToHost::ProfilerFor { id: remote.id, profiler })? {
+                FromHost::ProfilerIs { profiler } => {
+                    Ok(Profilee::There { link: remote.link.clone(), id: remote.id, profiler })
+                }
+                FromHost::Failed { why, .. } => Err(format!("on host '{}': {why}", remote.link.target)),
+                other => Err(format!("host '{}' answered {other:?}", remote.link.target)),
+            },
+        }
+    }
+}
+
+impl Profilee {
+    /// The profiler that records it.
+    pub fn profiler(&self) -> Profiler {
+        match self {
+            Profilee::Here(subject) => subject.profiler,
+            Profilee::There { profiler, .. } => *profiler,
+        }
+    }
+
+    /// Runs `work` (a load) with it recorded from `after` (the load's warm-up) until `work` returns, its files
+    /// named `name` (in `dir` here, in the host's own folder there); returns what `work` returned and what was
+    /// recorded.
+    pub fn around<T>(
+        &self,
+        after: Duration,
+        dir: &Path,
+        name: &str,
+        stop: &AtomicBool,
+        work: impl FnOnce() -> T,
+    ) -> (T, Result<Recorded, String>) {
+        let (link, id, profiler) = match self {
+            Profilee::Here(subject) => return profiling::around(subject, after, dir, name, stop, work),
+            Profilee::There { link, id, profiler } => (link, *id, *profiler),
+        };
+        let on_host = |why: String| format!("on host '{}': {why}", link.target);
+        let start = || match link.ask(&ToHost::StartProfile { id, profiler, name: name.to_string() }) {
+            Ok(FromHost::Done { .. }) => Ok(()),
+            Ok(FromHost::Failed { why, .. }) => Err(on_host(why)),
+            Ok(other) => Err(on_host(format!("answered {other:?}"))),
+            Err(why) => Err(why),
+        };
+        let finish = |()| match link.ask(&ToHost::EndProfile { id }) {
+            Ok(FromHost::Profile { profiler, command, folded, seconds }) => {
+                let stacks = Stacks::parse(&folded).map_err(on_host)?;
+                Ok(Recorded { profiler, command, stacks, seconds })
+            }
+            Ok(FromHost::Failed { why, .. }) => Err(on_host(why)),
+            Ok(other) => Err(on_host(format!("answered {other:?}"))),
+            Err(why) => Err(why),
+        };
+        profiling::around_with(after, start, finish, work)
     }
 }
 

@@ -2,8 +2,9 @@
 //! figure carries a profiler's cost). The server is started once more, warmed up, and loaded at its chosen level
 //! for the profile's duration while the profiler for its runtime records its whole process tree; the pass is a
 //! trial like the others (sampled, judged by the same figures), saved beside its folded stacks, so that the
-//! report can set its figures beside the unprofiled ones at that level. A server that cannot be profiled (its
-//! profiler is missing, it runs on a host or in a container) is said once and the run goes on unprofiled.
+//! report can set its figures beside the unprofiled ones at that level. A server on a host is profiled there (by
+//! `shootout host`), one in a container by the PIDs this machine sees. A server that cannot be profiled (its
+//! profiler is missing where it runs) is said once and the run goes on unprofiled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,8 +12,7 @@ use std::sync::Arc;
 use shootout_model::profile::{ProfileSpec, ServerProfile};
 use shootout_suite::{ServerSpec, Suite};
 
-use crate::place::{Placed, Places};
-use crate::profiling::{self, Subject};
+use crate::place::Places;
 use crate::runner::{launch, shut_down, Event, Launched};
 use crate::server::RunningServer;
 use crate::services::Services;
@@ -87,19 +87,12 @@ fn profile_one(
     stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), String> {
-    let subject = match &mut running.process {
-        Placed::Here(process) => {
-            let root = process.tree_root();
-            Subject::of_tree(spec.profiler, &mut process.tree, root).map_err(|e| format!("not profiled: {e}"))?
-        }
-        Placed::There(_) => return Err("not profiled: it runs on a host, and shootout profiles servers here".into()),
-        Placed::Container(_) => return Err("not profiled: it runs in a container".into()),
-    };
+    let profilee = running.process.profilee(spec.profiler).map_err(|e| format!("not profiled: {e}"))?;
     services.before_trial(server, stop)?;
     let watched = services.watched(server);
-    on_event(Event::Profile { server: server.name.clone(), level, profiler: subject.profiler.name() });
+    on_event(Event::Profile { server: server.name.clone(), level, profiler: profilee.profiler().name() });
     let (dir, name) = (store.profiles_dir(), profile_name(&server.name, level));
-    let (measured, recorded) = profiling::around(&subject, pass.warmup, &dir, &name, stop, || {
+    let (measured, recorded) = profilee.around(pass.warmup, &dir, &name, stop, || {
         trial(pass, server, running, &watched, level, PROFILED_PASS, stop.clone(), on_event)
     });
     let (trial, recorded) = (measured?, recorded?);

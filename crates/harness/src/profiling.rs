@@ -136,6 +136,18 @@ pub fn around<T>(
     stop: &AtomicBool,
     work: impl FnOnce() -> T,
 ) -> (T, Result<Recorded, String>) {
+    around_with(after, || Recording::start(subject, dir, name, stop), Recording::finish, work)
+}
+
+/// Runs `work` (a load), with a recording started by `start` once `after` (the load's warm-up) has passed and
+/// ended by `finish` when `work` returns, wherever the profiler runs (here, or on a server's host); returns what
+/// `work` returned and what was recorded.
+pub fn around_with<T, R>(
+    after: Duration,
+    start: impl FnOnce() -> Result<R, String> + Send,
+    finish: impl FnOnce(R) -> Result<Recorded, String> + Send,
+    work: impl FnOnce() -> T,
+) -> (T, Result<Recorded, String>) {
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let recording = scope.spawn(|| {
@@ -146,11 +158,11 @@ pub fn around<T>(
             if done.load(Ordering::Relaxed) {
                 return Err("the load ended before its warm-up did".to_string());
             }
-            let recording = Recording::start(subject, dir, name, stop)?;
+            let recording = start()?;
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            recording.finish()
+            finish(recording)
         });
         let result = work();
         done.store(true, Ordering::Relaxed);

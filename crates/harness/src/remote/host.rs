@@ -15,6 +15,7 @@ use nix::sys::signal::Signal;
 
 use super::protocol::{this_machine, FromHost, RemoteLaunch, ToHost, VERSION};
 use crate::process::{self, Hook, Launch, Process};
+use crate::profiling::{Recording, Subject};
 use crate::tree::Tree;
 
 /// The most of a log sent back at a stop: its head and tail as [`BoundedLog`](crate::log::BoundedLog) keeps them.
@@ -42,11 +43,12 @@ pub fn serve(mut input: impl BufRead, mut output: impl Write) -> Result<(), Stri
     Ok(())
 }
 
-/// What one `shootout host` holds: its processes, the trees being sampled, and its folder.
+/// What one `shootout host` holds: its processes, the trees being sampled or profiled, and its folder.
 struct Host {
     dir: PathBuf,
     processes: HashMap<u32, Process>,
     trees: HashMap<u32, Tree>,
+    recordings: HashMap<u32, Recording>,
     hooks: u64,
 }
 
@@ -57,7 +59,7 @@ impl Host {
         let nth = HOSTS.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("shootout-host-{}-{nth}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        Ok(Host { dir, processes: HashMap::new(), trees: HashMap::new(), hooks: 0 })
+        Ok(Host { dir, processes: HashMap::new(), trees: HashMap::new(), recordings: HashMap::new(), hooks: 0 })
     }
 
     fn log(&self, id: u32) -> PathBuf {
@@ -118,9 +120,36 @@ impl Host {
                 Some(tree) => FromHost::Sample { sample: tree.sample(t_s) },
                 None => failed(format!("process {id} is not watched")),
             },
+            ToHost::ProfilerFor { id, profiler } => match self.subject(id, profiler) {
+                Ok(subject) => FromHost::ProfilerIs { profiler: subject.profiler },
+                Err(why) => failed(why),
+            },
+            ToHost::StartProfile { id, profiler, name } => {
+                let started = self
+                    .subject(id, Some(profiler))
+                    .and_then(|subject| Recording::start(&subject, &self.dir.join("profiles"), &name, &never));
+                match started {
+                    Ok(recording) => {
+                        self.recordings.insert(id, recording);
+                        FromHost::Done { output: String::new() }
+                    }
+                    Err(why) => failed(why),
+                }
+            }
+            ToHost::EndProfile { id } => match self.recordings.remove(&id).map(Recording::finish) {
+                Some(Ok(recorded)) => FromHost::Profile {
+                    profiler: recorded.profiler,
+                    command: recorded.command,
+                    folded: recorded.stacks.text(),
+                    seconds: recorded.seconds,
+                },
+                Some(Err(why)) => failed(why),
+                None => failed(format!("process {id} is not being profiled")),
+            },
             ToHost::Stop { id } => match self.processes.remove(&id) {
                 Some(process) => {
                     self.trees.remove(&id);
+                    self.recordings.remove(&id);
                     let stopped = process.stop();
                     let log = self.log(id);
                     let text = read_log(&log);
@@ -133,9 +162,20 @@ impl Host {
     }
 }
 
+impl Host {
+    /// What profiling process `id`'s whole tree with `profiler` (or the one that suits it) means, checked.
+    fn subject(&mut self, id: u32, profiler: Option<shootout_model::profile::Profiler>) -> Result<Subject, String> {
+        let process = self.processes.get_mut(&id).ok_or_else(|| format!("no process {id}"))?;
+        let root = process.tree_root();
+        Subject::of_tree(profiler, &mut process.tree, root)
+    }
+}
+
 impl Drop for Host {
-    /// The runner is gone: every process still running is killed (each one's own drop), and the folder removed.
+    /// The runner is gone: every profiler and process still running is killed (each one's own drop), and the
+    /// folder removed.
     fn drop(&mut self) {
+        self.recordings.clear();
         self.trees.clear();
         self.processes.clear();
         let _ = std::fs::remove_dir_all(&self.dir);

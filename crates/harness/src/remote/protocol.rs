@@ -3,12 +3,13 @@
 //! a host that speaks another [`VERSION`], or is another release of shootout, is refused with one line naming it.
 
 use serde::{Deserialize, Serialize};
+use shootout_model::profile::Profiler;
 use shootout_model::run::{Machine, ResourceSample};
 
 use crate::process::{Ended, Placeholders, Stopped};
 
 /// The version of the host protocol.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// What the runner asks of a host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,6 +77,30 @@ pub enum ToHost {
         /// Which.
         id: u32,
     },
+    /// Which profiler would record process `id`'s tree there (`profiler`, or the one that suits it), checked:
+    /// installed, and able to read it. Answered by [`FromHost::ProfilerIs`] or [`FromHost::Failed`].
+    ProfilerFor {
+        /// Which.
+        id: u32,
+        /// The suite's profiler, or `None` for auto.
+        profiler: Option<Profiler>,
+    },
+    /// Start `profiler` recording process `id`'s tree there, as `name`; answered by [`FromHost::Done`] or
+    /// [`FromHost::Failed`].
+    StartProfile {
+        /// Which.
+        id: u32,
+        /// The profiler.
+        profiler: Profiler,
+        /// The profile's name, for its files there.
+        name: String,
+    },
+    /// Stop the profiler recording process `id` and send what it recorded; answered by [`FromHost::Profile`] or
+    /// [`FromHost::Failed`].
+    EndProfile {
+        /// Which.
+        id: u32,
+    },
 }
 
 /// What a host answers.
@@ -136,6 +161,22 @@ pub enum FromHost {
         stopped: Stopped,
         /// Its log (bounded as every log is).
         log: String,
+    },
+    /// The profiler that would record it.
+    ProfilerIs {
+        /// Which.
+        profiler: Profiler,
+    },
+    /// What a profiler recorded there.
+    Profile {
+        /// The profiler.
+        profiler: Profiler,
+        /// Its command lines, as run there.
+        command: String,
+        /// Its samples, as folded stacks.
+        folded: String,
+        /// Seconds it recorded.
+        seconds: f64,
     },
 }
 

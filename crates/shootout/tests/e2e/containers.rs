@@ -135,7 +135,9 @@ fn a_container_is_sampled_by_its_cgroup_and_nothing_of_it_is_left() {
     let Some(docker) = TestDocker::start() else { return };
     let image = docker.image();
     let dir = workdir("containers", "sampled");
-    std::fs::write(dir.join("suite.toml"), suite(image, "1s")).unwrap();
+    // Profiled too: perf on the container's processes by the PIDs this machine sees.
+    let profiled = "[profile]\nduration = \"1s\"\nprofiler = \"perf\"\n";
+    std::fs::write(dir.join("suite.toml"), suite(image, "1s") + profiled).unwrap();
     // A container of a run that died: the next run removes it, and says so.
     let dead = docker.docker(&[
         "create",
@@ -172,6 +174,9 @@ fn a_container_is_sampled_by_its_cgroup_and_nothing_of_it_is_left() {
     assert!(trial.usage.processes_max >= 1, "{:?}", trial.usage);
     let log = std::fs::read_to_string(results(&dir).join("logs/boxed-r1.log")).unwrap();
     assert!(log.contains("listening on http://0.0.0.0:8080/"), "its log came back: {log}");
+    let folded = std::fs::read_to_string(results(&dir).join("profiles/boxed-2.folded")).unwrap();
+    let stacks = shootout_profile::Stacks::parse(&folded).unwrap();
+    assert!(stacks.share_with(|frame| frame.starts_with("shootout_target::")) > 0.0, "the target's frames: {folded}");
     assert_eq!(docker.labelled(), "", "no container is left");
 
     // SIGTERM of the runner mid-trial: the container is stopped and removed, and the run says how to resume.

@@ -33,7 +33,10 @@ fn suite(hosts: &TestHosts, dir: &Path, command: &str, duration: &str) -> String
 fn a_server_on_one_host_and_a_service_on_another_are_measured_there() {
     let Some(hosts) = TestHosts::make(1, "ssh hosts") else { return };
     let dir = workdir("hosts", "two-hosts");
-    std::fs::write(dir.join("suite.toml"), suite(&hosts, &dir, &hosts.remote_shootout(), "1s")).unwrap();
+    // Profiled too: perf runs on h1 beside the server, driven by `shootout host`, and its stacks come back.
+    let profiled = "[profile]\nduration = \"1s\"\nprofiler = \"perf\"\n";
+    let suite = suite(&hosts, &dir, &hosts.remote_shootout(), "1s") + profiled;
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
     let output = run(&dir);
     assert!(output.status.success(), "{}", describe(&output));
     let results = results(&dir);
@@ -57,6 +60,11 @@ fn a_server_on_one_host_and_a_service_on_another_are_measured_there() {
     assert_eq!(environment["hosts"].as_array().map(Vec::len), Some(2), "{environment}");
     assert_eq!(environment["hosts"][0][0], "h1");
     assert!(environment["hosts"][0][1]["cpus"].as_u64() >= Some(1), "{environment}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("app: perf at 2 users"), "{stdout}");
+    let folded = std::fs::read_to_string(results.join("profiles/app-2.folded")).unwrap();
+    let stacks = shootout_profile::Stacks::parse(&folded).unwrap();
+    assert!(stacks.share_with(|frame| frame.starts_with("shootout_target::")) > 0.0, "the target's frames: {folded}");
     assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on the hosts");
 }
 
