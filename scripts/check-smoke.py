@@ -3,7 +3,8 @@
 its trials has responses with status < 400, or sent nothing in its window while another trial of the server had
 them, and no trial failed) over the protocol the suite gives it, was sampled
 (its process tree was read while measured, with CPU time spent), and appears in the HTML report; each service was
-sampled beside every server that needs it.
+sampled beside every server that needs it. A run with --profile (it has profiles/) gave every server a profile
+with samples, a flame graph in the report, and the profiler's cost beside the unprofiled trials.
 
     python3 scripts/check-smoke.py examples/rack-hello.toml results/rack-hello-20261122-101500
 """
@@ -69,10 +70,23 @@ def main(suite_file: str, results_dir: str) -> int:
             beside = [t for t in trials if t["server"] == name and any(s["name"] == service["name"] for s in t.get("services", []))]
             if len(beside) != len([t for t in trials if t["server"] == name]):
                 problems.append(f"{name}: service {service['name']} is missing from some of its trials")
+    profiles = results / "profiles"
+    if profiles.is_dir():
+        saved = [json.loads(p.read_text()) for p in sorted(profiles.glob("*.json"))]
+        for name in names:
+            mine = [p for p in saved if p["server"] == name]
+            if not mine or mine[0]["samples"] <= 0:
+                problems.append(f"{name}: no profile with samples in {profiles}")
+            elif f'title="flame graph of {html.escape(name, quote=False)}"' not in report:
+                problems.append(f"{name}: no flame graph in {results / 'report.html'}")
+        costs = report.count("against the unprofiled trials at this level")
+        if costs != len(names):
+            problems.append(f"the report gives the profiler's cost for {costs} of {len(names)} servers")
     for line in problems:
         print(f"check-smoke: {suite_file}: {line}", file=sys.stderr)
     if not problems:
-        print(f"check-smoke: {suite_file}: {len(names)} servers answered, were sampled and are in the report")
+        profiled = ", were profiled" if profiles.is_dir() else ""
+        print(f"check-smoke: {suite_file}: {len(names)} servers answered, were sampled{profiled} and are in the report")
     return 1 if problems else 0
 
 
