@@ -8,13 +8,14 @@
 //! $(HOST)/upload POST <data.json     # a POST whose body is a file (relative to the urls file)
 //! ```
 //!
-//! Every URL must be on one server. POST bodies go out as `application/x-www-form-urlencoded`, as siege sends
-//! them (`.json` files as `application/json`).
+//! Every URL must be on one server, over http:// or https://, and sendable as written (no space, no broken `%`
+//! escape). POST bodies go out as `application/x-www-form-urlencoded`, as siege sends them (`.json` files as
+//! `application/json`).
 
 use std::path::Path;
 
 use crate::template::Template;
-use crate::validate::FileError;
+use crate::validate::{bad_in_target, origin, FileError};
 use crate::{Expect, Request, Scenario};
 
 /// Reads a urls file. `dir` is where `<file` bodies are looked up; `base` (a URL given on the command line)
@@ -40,9 +41,10 @@ pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Res
         }
         let method = words.next().map(str::to_ascii_uppercase);
         let body = words.next().map(str::trim).unwrap_or("");
-        let (server, path) = split_url(first).ok_or_else(|| {
-            error(number, 1, format!("'{first}' is not an http:// URL: write lines like http://127.0.0.1:8080/path"))
-        })?;
+        let (server, path) = split_url(first).map_err(|m| error(number, 1, format!("'{first}' {m}")))?;
+        if let Some((offset, message)) = bad_in_target(&path) {
+            return Err(error(number, first.len() - path.len() + offset + 1, format!("'{first}': {message}")));
+        }
         match &origin {
             Some(seen) if *seen != server => {
                 return Err(error(
@@ -98,9 +100,9 @@ pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Res
         });
     }
     let base = match (base, origin) {
-        (Some(url), _) => split_url(url).map(|(server, _)| server).ok_or_else(|| {
-            error(0, 0, format!("the URL '{url}' is not an http:// URL: write it like http://127.0.0.1:8080"))
-        })?,
+        (Some(url), _) => {
+            split_url(url).map(|(server, _)| server).map_err(|m| error(0, 0, format!("the URL '{url}' {m}")))?
+        }
         (None, Some(server)) => server,
         (None, None) => return Err(error(text.lines().count().max(1), 1, "no URLs in the file".to_string())),
     };
@@ -150,16 +152,12 @@ fn is_name(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// `http://host:port/path?q` into (`http://host:port`, `/path?q`).
-fn split_url(url: &str) -> Option<(String, String)> {
-    let rest = url.strip_prefix("http://")?;
-    let slash = rest.find('/').unwrap_or(rest.len());
-    let host = &rest[..slash];
-    if host.is_empty() {
-        return None;
-    }
-    let path = if slash == rest.len() { "/".to_string() } else { rest[slash..].to_string() };
-    Some((format!("http://{host}"), path))
+/// `http://host:port/path?q` (or https://) into (`http://host:port`, `/path?q`), the path as written.
+fn split_url(url: &str) -> Result<(String, String), &'static str> {
+    let server = origin(url)?;
+    let rest = url.split_once("://").map_or("", |(_, rest)| rest);
+    let path = rest.find('/').map_or("/", |slash| &rest[slash..]);
+    Ok((server, path.to_string()))
 }
 
 #[cfg(test)]
@@ -193,6 +191,19 @@ mod tests {
         let method = parse_urls("http://a:1/x FETCH\n", "u.txt", &dir, None).unwrap_err().to_string();
         assert!(method.starts_with("u.txt:1:14: 'FETCH' is not a method"), "{method}");
         assert!(parse_urls("# nothing\n", "u.txt", &dir, None).is_err());
+        let escape = parse_urls("http://a:1/50%\n", "u.txt", &dir, None).unwrap_err().to_string();
+        assert!(escape.starts_with("u.txt:1:14: 'http://a:1/50%': '%' must begin an escape"), "{escape}");
+        let ftp = parse_urls("ftp://a:1/\n", "u.txt", &dir, None).unwrap_err().to_string();
+        assert!(ftp.starts_with("u.txt:1:1: 'ftp://a:1/' is not http:// or https://"), "{ftp}");
+    }
+
+    #[test]
+    fn an_https_server_keeps_its_scheme() {
+        let s =
+            parse_urls("https://127.0.0.1:8443/a?b=1\nhttps://127.0.0.1:8443\n", "u.txt", &std::env::temp_dir(), None)
+                .unwrap();
+        assert_eq!(s.base, "https://127.0.0.1:8443");
+        assert_eq!((s.requests[0].name.as_str(), s.requests[1].name.as_str()), ("GET /a?b=1", "GET /"));
     }
 
     #[test]

@@ -190,6 +190,11 @@ fn request(
     if !target_text.starts_with('/') {
         return Err(at.span(def.url.span(), format!("'{url}': the path must start with /")));
     }
+    if let Some((offset, message)) = bad_in_target(&target_text) {
+        // Past the opening quote, and the origin the path was written after.
+        let column = def.url.span().start + 1 + url.len() - target_text.len() + offset;
+        return Err(at.at(column, format!("'{url}': {message}")));
+    }
     let target =
         template(&Spanned::new(def.url.span(), target_text)).map_err(|e| FileError { column: e.column, ..e })?;
     let method = match &def.method {
@@ -281,17 +286,44 @@ fn weight(value: &Option<Spanned<f64>>, at: &Locator<'_>) -> Result<f64, FileErr
     }
 }
 
-/// `scheme://host[:port]` of an http URL.
-fn origin(url: &str) -> Result<String, &'static str> {
+/// `scheme://host[:port]` of an http:// or https:// URL.
+pub fn origin(url: &str) -> Result<String, &'static str> {
     let parsed = url::Url::parse(url).map_err(|_| "is not a URL: write it like http://127.0.0.1:8080")?;
-    if parsed.scheme() != "http" {
-        return Err("is not http://: scenarios speak http");
+    let scheme = parsed.scheme();
+    if !matches!(scheme, "http" | "https") {
+        return Err("is not http:// or https://: write the server's URL like https://127.0.0.1:8443");
     }
     let host = parsed.host_str().ok_or("has no host")?;
     Ok(match parsed.port() {
-        Some(port) => format!("http://{host}:{port}"),
-        None => format!("http://{host}"),
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
     })
+}
+
+/// The first thing in a request's path and query that would not make a valid request line, sent as written: a
+/// space or control character, or a `%` not followed by two hex digits. Variables (`${name}`) are skipped: their
+/// values are the run's. Returns its byte offset and what to write instead.
+pub fn bad_in_target(target: &str) -> Option<(usize, String)> {
+    let bytes = target.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                i += target[i..].find('}').map_or(bytes.len(), |end| end + 1);
+                continue;
+            }
+            b' ' => return Some((i, "a space cannot be sent in a URL: write it as %20".into())),
+            b'%' if !(bytes.len() > i + 2 && bytes[i + 1].is_ascii_hexdigit() && bytes[i + 2].is_ascii_hexdigit()) => {
+                return Some((i, "'%' must begin an escape like %20: write a % itself as %25".into()));
+            }
+            byte if byte.is_ascii_control() => {
+                return Some((i, format!("the control character {byte:#04x} cannot be sent in a URL: escape it")));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -343,6 +375,19 @@ users_per_second = 5
         assert_eq!(s.phases[1].target, 5.0);
     }
 
+    #[test]
+    fn a_scenario_on_https_keeps_its_scheme_and_port() {
+        let s = parse(
+            "base = \"https://[::1]:8443/app\"\n[[request]]\nname = \"a\"\nurl = \"https://[::1]:8443/x\"\n",
+            "s.toml",
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.base, "https://[::1]:8443");
+        assert_eq!(s.requests[0].target, Template::literal("/x"));
+        assert_eq!(origin("https://example.test").unwrap(), "https://example.test");
+    }
+
     fn error(text: &str) -> String {
         parse(text, "s.toml", Some("http://127.0.0.1:1")).unwrap_err().to_string()
     }
@@ -372,6 +417,13 @@ users_per_second = 5
 
         let elsewhere = error("[[request]]\nname = \"a\"\nurl = \"http://other:9/\"\n");
         assert!(elsewhere.contains("is not on http://127.0.0.1:1"), "{elsewhere}");
+
+        let space = error("[[request]]\nname = \"a\"\nurl = \"/log in\"\n");
+        assert!(space.starts_with("s.toml:3:12: '/log in': a space cannot be sent"), "{space}");
+        let escape = error("[[request]]\nname = \"a\"\nurl = \"http://127.0.0.1:1/a%zz?${x}\"\n[vars]\nx = \"%\"\n");
+        assert!(escape.starts_with("s.toml:3:28: 'http://127.0.0.1:1/a%zz?${x}': '%' must begin"), "{escape}");
+        let scheme = parse("[[request]]\nname = \"a\"\nurl = \"/\"\n", "s.toml", Some("ftp://h:1")).unwrap_err();
+        assert!(scheme.to_string().contains("is not http:// or https://"), "{scheme}");
 
         assert!(error("").contains("at least one [[request]]"));
         assert!(error("[[request]]\nname = 3\n").starts_with("s.toml:2:8: invalid type"));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::routes::{reason, spin, Route, StatusAnswer, HELLO, INDEX};
+use crate::routes::{self, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
@@ -40,6 +40,8 @@ struct Request {
     /// this); never sent an interim (1xx) answer or a chunked body.
     http10: bool,
     body: u64,
+    /// It carries the session cookie `/login` sets.
+    signed_in: bool,
 }
 
 /// Serves one connection until the client closes it, asks to close, or sends something unusable.
@@ -121,8 +123,11 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
     let http10 = request.version == Some(0);
     let mut close = http10;
     let mut body = 0;
+    let mut signed_in = false;
     for header in request.headers.iter() {
-        if header.name.eq_ignore_ascii_case("content-length") {
+        if header.name.eq_ignore_ascii_case("cookie") {
+            signed_in |= routes::signed_in(header.value);
+        } else if header.name.eq_ignore_ascii_case("content-length") {
             body = std::str::from_utf8(header.value).ok().and_then(|v| v.trim().parse().ok()).ok_or(())?;
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             return Err(()); // chunked request bodies are not needed by any load shootout sends
@@ -138,7 +143,7 @@ fn parse(input: &[u8]) -> Result<Option<(usize, Request)>, ()> {
     let route = Route::of(request.path.unwrap_or("/"));
     let head = request.method == Some("HEAD");
     let close = close || route == Route::Close;
-    Ok(Some((used, Request { route, head, close, http10, body })))
+    Ok(Some((used, Request { route, head, close, http10, body, signed_in })))
 }
 
 /// Writes the answer to `request` into `out`, or straight to the stream for large bodies and delays.
@@ -187,6 +192,19 @@ async fn answer<S: AsyncWrite + Unpin>(
             StatusAnswer::Body => small(out, code, "text/plain", format!("{code} {}\n", reason(code)).as_bytes()),
         },
         Route::NotFound => small(out, 404, "text/plain", b"not found: try GET / for the list of paths\n"),
+        Route::Account if request.signed_in => small(out, 200, "text/plain", SIGNED_IN),
+        Route::Account => small(out, 401, "text/plain", NOT_SIGNED_IN),
+        Route::Redirect(_) | Route::Login => {
+            let moved = request.route.moved().expect("a redirect");
+            let cookie = moved.cookie.map(|c| format!("Set-Cookie: {c}\r\n")).unwrap_or_default();
+            let _ = write!(
+                out,
+                "HTTP/1.1 {} {}\r\nLocation: {}\r\n{cookie}Content-Length: 0\r\n{connection}\r\n",
+                moved.status,
+                reason(moved.status),
+                moved.location
+            );
+        }
         Route::Delay(wait) => {
             if !out.is_empty() {
                 stream.write_all(out).await?;

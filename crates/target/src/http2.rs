@@ -12,7 +12,7 @@ use h2::server::SendResponse;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::connection::{PATTERN, PATTERN_LEN};
-use crate::routes::{reason, spin, Route, StatusAnswer, HELLO, INDEX};
+use crate::routes::{self, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
 use crate::State;
 
 /// The streams a client may open at once, as nginx allows by default.
@@ -26,13 +26,14 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: Arc<Sta
         let Ok((request, respond)) = accepted else { break };
         let route = Route::of(request.uri().path_and_query().map_or("/", |p| p.as_str()));
         let head = request.method() == http::Method::HEAD;
+        let signed_in = request.headers().get_all("cookie").iter().any(|c| routes::signed_in(c.as_bytes()));
         if route != Route::Stats {
             state.count();
         }
         let frozen = state.stalled_for(Instant::now());
         let quick = frozen.is_zero() && !matches!(route, Route::Delay(_) | Route::Bytes(_) | Route::Chunked(_));
         if quick {
-            let _ = answer(respond, route, head, &state).await;
+            let _ = answer(respond, route, head, signed_in, &state).await;
             if route == Route::Close {
                 connection.graceful_shutdown();
             }
@@ -46,13 +47,19 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: Arc<Sta
             if let Route::Delay(wait) = route {
                 state.clock.sleep(wait).await;
             }
-            let _ = answer(respond, route, head, &state).await;
+            let _ = answer(respond, route, head, signed_in, &state).await;
         });
     }
 }
 
-/// Sends the answer of `route` (no body after a HEAD request).
-async fn answer(mut respond: SendResponse<Bytes>, route: Route, head: bool, state: &State) -> Result<(), h2::Error> {
+/// Sends the answer of `route` (no body after a HEAD request) to a client `signed_in` or not.
+async fn answer(
+    mut respond: SendResponse<Bytes>,
+    route: Route,
+    head: bool,
+    signed_in: bool,
+    state: &State,
+) -> Result<(), h2::Error> {
     let (status, content_type, body): (u16, &str, Bytes) = match route {
         Route::Hello | Route::Close | Route::Delay(_) => (200, "text/plain", Bytes::from_static(HELLO)),
         Route::Spin(work) => {
@@ -73,6 +80,17 @@ async fn answer(mut respond: SendResponse<Bytes>, route: Route, head: bool, stat
             StatusAnswer::Body => (code, "text/plain", format!("{code} {}\n", reason(code)).into()),
         },
         Route::NotFound => (404, "text/plain", Bytes::from_static(b"not found: try GET / for the list of paths\n")),
+        Route::Account if signed_in => (200, "text/plain", Bytes::from_static(SIGNED_IN)),
+        Route::Account => (401, "text/plain", Bytes::from_static(NOT_SIGNED_IN)),
+        Route::Redirect(_) | Route::Login => {
+            let moved = route.moved().expect("a redirect");
+            let mut builder = http::Response::builder().status(moved.status).header("location", moved.location);
+            if let Some(cookie) = moved.cookie {
+                builder = builder.header("set-cookie", cookie);
+            }
+            respond.send_response(builder.header("content-length", 0).body(()).unwrap_or_default(), true)?;
+            return Ok(());
+        }
         Route::Bytes(size) | Route::Chunked(size) => {
             let response = response(200, "application/octet-stream", Some(size));
             let mut send = respond.send_response(response, head || size == 0)?;

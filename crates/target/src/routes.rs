@@ -14,6 +14,29 @@ pub const MAX_DELAY_MS: u64 = 3_600_000;
 /// Most CPU `/spin/US` burns per request: one second.
 pub const MAX_SPIN_US: u64 = 1_000_000;
 
+/// Most hops `/redirect/N` makes.
+pub const MAX_REDIRECTS: u64 = 100;
+
+/// The cookie `/login` sets and `/account` asks for, as a `Cookie` header carries it.
+pub const SESSION_COOKIE: &str = "shootout-session=signed-in";
+
+/// The body of `/account` for a signed-in client.
+pub const SIGNED_IN: &[u8] = b"signed in\n";
+
+/// The body of `/account` for anyone else.
+pub const NOT_SIGNED_IN: &[u8] = b"sign in first: POST /login\n";
+
+/// A redirect the target answers: its status, where to, and the cookie it sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// 302 or 303.
+    pub status: u16,
+    /// The `Location`: a path on the target.
+    pub location: String,
+    /// A `Set-Cookie` value, for `/login`.
+    pub cookie: Option<String>,
+}
+
 /// One answer of the reference server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -36,6 +59,13 @@ pub enum Route {
     Close,
     /// `/stats`: `{"requests":N}`, the requests served so far (not counting `/stats`).
     Stats,
+    /// `/redirect/N`: 302 to `/redirect/N-1`, and `/redirect/1` to `/hello` (N hops in all, at most
+    /// [`MAX_REDIRECTS`]).
+    Redirect(u32),
+    /// `/login` (a form's POST, or any method): 303 to `/account`, setting [`SESSION_COOKIE`].
+    Login,
+    /// `/account`: 200 with [`SIGNED_IN`] when the request carries [`SESSION_COOKIE`], else 401.
+    Account,
     /// Anything else: 404.
     NotFound,
 }
@@ -53,6 +83,11 @@ impl Route {
             ("hello", None) => Route::Hello,
             ("close", None) => Route::Close,
             ("stats", None) => Route::Stats,
+            ("login", None) => Route::Login,
+            ("account", None) => Route::Account,
+            ("redirect", Some(_)) => number()
+                .filter(|n| (1..=MAX_REDIRECTS).contains(n))
+                .map_or(Route::NotFound, |n| Route::Redirect(n as u32)),
             ("bytes", Some(_)) => number().filter(|&n| n <= MAX_SIZE).map_or(Route::NotFound, Route::Bytes),
             ("chunked", Some(_)) => number().filter(|&n| n <= MAX_SIZE).map_or(Route::NotFound, Route::Chunked),
             ("delay", Some(_)) => number()
@@ -67,6 +102,27 @@ impl Route {
             _ => Route::NotFound,
         }
     }
+}
+
+impl Route {
+    /// The redirect it answers, if it is one.
+    pub fn moved(self) -> Option<Moved> {
+        match self {
+            Route::Redirect(1) => Some(Moved { status: 302, location: "/hello".into(), cookie: None }),
+            Route::Redirect(n) => Some(Moved { status: 302, location: format!("/redirect/{}", n - 1), cookie: None }),
+            Route::Login => Some(Moved {
+                status: 303,
+                location: "/account".into(),
+                cookie: Some(format!("{SESSION_COOKIE}; Path=/; HttpOnly")),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// True when a `Cookie` header's value carries [`SESSION_COOKIE`].
+pub fn signed_in(cookie: &[u8]) -> bool {
+    cookie.split(|&b| b == b';').any(|pair| pair.trim_ascii() == SESSION_COOKIE.as_bytes())
 }
 
 /// Keeps the calling thread computing until it has used `work` of CPU time (its own CPU clock, so that a
@@ -117,6 +173,9 @@ pub fn reason(code: u16) -> &'static str {
         204 => "No Content",
         301 => "Moved Permanently",
         302 => "Found",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
         304 => "Not Modified",
         400 => "Bad Request",
         401 => "Unauthorized",
@@ -141,7 +200,10 @@ GET /delay/MS       200, \"Hello World\\n\" after MS milliseconds\n\
 GET /spin/US        200, \"Hello World\\n\" after US microseconds of the server's CPU\n\
 GET /status/CODE    that status (1xx: then 200; 204, 304: no body)\n\
 GET /close          200, then the server closes the connection\n\
-GET /stats          {\"requests\":N}: requests served so far, /stats excluded\n";
+GET /stats          {\"requests\":N}: requests served so far, /stats excluded\n\
+GET /redirect/N     302 to /redirect/N-1, and /redirect/1 to /hello\n\
+POST /login         303 to /account, setting the cookie shootout-session=signed-in\n\
+GET /account        200 with that cookie, else 401\n";
 
 #[cfg(test)]
 mod tests {
@@ -157,6 +219,11 @@ mod tests {
         assert_eq!(Route::of("/spin/500"), Route::Spin(Duration::from_micros(500)));
         assert_eq!(Route::of("/spin/2000000"), Route::NotFound);
         assert_eq!(Route::of("/status/503"), Route::Status(503));
+        assert_eq!(Route::of("/redirect/3").moved().unwrap().location, "/redirect/2");
+        assert_eq!(Route::of("/redirect/1").moved().unwrap().location, "/hello");
+        assert_eq!(Route::of("/redirect/0"), Route::NotFound);
+        assert_eq!(Route::of("/login").moved().unwrap().status, 303);
+        assert!(signed_in(b"a=1; shootout-session=signed-in") && !signed_in(b"shootout-session=no"));
         assert_eq!(Route::of("/status/42"), Route::NotFound);
         assert_eq!(Route::of("/status/101"), Route::NotFound);
         assert_eq!(Route::of("/bytes/lots"), Route::NotFound);

@@ -229,6 +229,25 @@ fn by_name(result: &shootout_model::LoadResult, name: &str) -> u64 {
 }
 
 #[test]
+fn urls_files_and_scenarios_speak_https_and_http2() {
+    // The target over TLS (its own certificate: -k): a urls file of https:// URLs, then a scenario whose base is
+    // https://, over HTTP/2 through ALPN.
+    let target = Target::start_with(&["--tls"]);
+    let urls = write("https-urls.txt", &format!("{}\n{}\n", target.url("/hello"), target.url("/bytes/10")));
+    let result = load(&["-k", "-f", &urls, "-n", "100", "-c", "2"]);
+    assert_eq!((by_name(&result, "GET /hello"), by_name(&result, "GET /bytes/10")), (50, 50), "{:?}", result.errors);
+    assert_eq!(result.tls_handshake.map(|h| h.count), Some(2), "over TLS, a handshake per connection");
+    let scenario = write(
+        "https.toml",
+        &format!("base = \"{}\"\n[[request]]\nname = \"hello\"\nurl = \"/hello\"\n", target.url("")),
+    );
+    let result = load(&["-k", "--http2", "--scenario", &scenario, "-n", "100", "-c", "2"]);
+    assert_eq!(by_name(&result, "hello"), 100, "{:?}", result.errors);
+    assert!(result.http2_setup.is_some(), "spoken over HTTP/2");
+    assert_eq!(target.served(), 200);
+}
+
+#[test]
 fn a_siege_urls_file_is_walked_in_order() {
     let target = Target::start();
     let result = load(&["-f", &urls_file(&target), "-n", "300", "-c", "1"]);
