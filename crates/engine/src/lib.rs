@@ -43,6 +43,7 @@ pub mod limits;
 pub mod merge;
 pub mod pacing;
 pub mod plan;
+pub mod redirect;
 pub mod run;
 pub mod tls;
 pub mod workload;

@@ -327,6 +327,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
         client: totals.client_usage(),
         agents: Vec::new(),
         search: None,
+        off_origin: total.off_origin().iter().cloned().collect(),
         profile: None,
     }
 }

@@ -109,6 +109,7 @@ impl Plan {
         });
         let head_request = options.method == "HEAD";
         let mut workload = Workload::single(url.path().to_string(), request, head_request);
+        workload.follow_redirects(&url, options.max_redirects);
         if options.protocol == Protocol::Http2 {
             workload.speak_http2(url.scheme()).map_err(|e| PlanError::Http2(e.0))?;
         }
@@ -131,7 +132,11 @@ impl Plan {
         let mut plan = Plan::new(LoadOptions { url: scenario.base.clone(), sessions, ..options }, b"")?;
         let host = plan.options.url.split_once("://").map_or("", |(_, rest)| rest).to_string();
         let close = !plan.options.keepalive;
-        plan.workload = Arc::new(Workload::scenario(scenario, host, close));
+        let mut workload = Workload::scenario(scenario, host, close);
+        if let Ok(server) = Url::parse(&plan.options.url) {
+            workload.follow_redirects(&server, plan.options.max_redirects);
+        }
+        plan.workload = Arc::new(workload);
         Ok(plan)
     }
 }

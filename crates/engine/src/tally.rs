@@ -221,6 +221,31 @@ impl Tally {
         }
     }
 
+    /// The response on `conn` (recorded with [`Tally::answered`]) was a redirect, followed.
+    pub fn redirected(&mut self, conn: &Conn) {
+        if conn.counted {
+            for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+                recorder.redirected();
+            }
+        }
+    }
+
+    /// The request on `conn` was refused before it was sent, for `kind` (a place off the run's server, named
+    /// `host`, or one redirect too many): it counts as failed, with no latency, as it waited for nothing.
+    pub fn refused(&mut self, conn: &Conn, kind: ErrorKind, host: Option<&str>, now: Instant) {
+        self.ended(conn.counted, Some(conn.request), now, now);
+        if !conn.counted {
+            self.recorder.warmup_requests += 1;
+            return;
+        }
+        for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+            recorder.failure(kind, None, None);
+            if let Some(host) = host {
+                recorder.went_off_origin(host);
+            }
+        }
+    }
+
     /// HTTP/2: the request on `conn` is failing because the server reset its stream with `code`: counts the code
     /// (the failure itself is [`Tally::failed`]'s).
     pub fn stream_reset(&mut self, conn: &Conn, code: u32) {

@@ -11,6 +11,7 @@ use shootout_scenario::{Request, Scenario, Session, Source};
 use crate::http::h2::request::{Request2, Untranslatable};
 use crate::http::request::Head;
 use crate::http::response::Capture;
+use crate::redirect::{self, Hop, Next, Redirects};
 
 /// What the run sends.
 #[derive(Debug)]
@@ -25,6 +26,7 @@ pub struct Workload {
     pub initial: Vec<String>,
     host: String,
     close: bool,
+    redirects: Redirects,
 }
 
 /// One request, ready to send.
@@ -55,6 +57,8 @@ pub struct User {
     pub step: usize,
     /// Requests sent so far, for walking a urls file in order.
     pub cursor: usize,
+    /// A redirect it follows: its current request goes again, there.
+    pub hop: Option<Hop>,
 }
 
 /// Cumulative weights, to pick an index with probability proportional to its weight.
@@ -93,6 +97,7 @@ impl Workload {
             initial: Vec::new(),
             host: String::new(),
             close: false,
+            redirects: Redirects::default(),
         }
     }
 
@@ -111,7 +116,43 @@ impl Workload {
                 scenario: Some(r),
             })
             .collect();
-        Workload { requests, sessions: scenario.sessions, mix, session_mix, initial: scenario.initial, host, close }
+        let (sessions, initial) = (scenario.sessions, scenario.initial);
+        Workload { requests, sessions, mix, session_mix, initial, host, close, redirects: Redirects::default() }
+    }
+
+    /// Follows redirects to `server` only, up to `most` hops in a row.
+    pub fn follow_redirects(&mut self, server: &url::Url, most: u32) {
+        self.redirects = Redirects::new(server, most);
+    }
+
+    /// The bytes of `request` as a user sends them: encoded once, or rendered into `out` (a scenario's, or a
+    /// redirect's hop: `hop`).
+    pub fn bytes<'a>(&'a self, request: usize, hop: bool, out: &'a [u8]) -> &'a [u8] {
+        match &self.requests[request].encoded {
+            Some(bytes) if !hop => bytes,
+            _ => out,
+        }
+    }
+
+    /// What the response to `request` (sent as `sent`, by `user`) with `status` and `head` asks next: nothing, a
+    /// redirect's hop, or a place refused.
+    pub fn next_after(&self, request: usize, user: &User, status: u16, head: &[u8], sent: &[u8]) -> Next {
+        if self.requests[request].scenario.as_ref().is_some_and(|r| !r.follow_redirects) {
+            return Next::Done;
+        }
+        self.redirects.answer(status, head, sent, user.hop.as_ref().map_or(0, |h| h.hops))
+    }
+
+    /// Renders the hop `user` follows for `request` into `out`: the request as it would go now (its cookies
+    /// included), sent again where the redirect said.
+    pub fn render_hop(&self, request: usize, user: &User, out: &mut Vec<u8>) {
+        let Some(hop) = &user.hop else { return self.render(request, user, out).unwrap_or_default() };
+        let mut first = Vec::new();
+        if self.requests[request].scenario.is_some() {
+            let _ = self.render(request, &User { hop: None, ..user.clone() }, &mut first);
+        }
+        let sent = self.bytes(request, false, &first);
+        redirect::rewrite(sent, hop, &user.cookies, out);
     }
 
     /// Readies the requests that never vary for HTTP/2 over `scheme`: their header blocks, encoded once.
@@ -153,12 +194,14 @@ impl Workload {
         }
     }
 
-    /// Renders `request` for `user` into `out` (cleared first).
-    pub fn render(&self, request: usize, user: &User, out: &mut Vec<u8>) {
+    /// Renders `request` for `user` into `out` (cleared first). A URL that begins with a variable is placed on
+    /// the run's server when its value is a whole URL; one off the server is not rendered: the `Err` names its
+    /// host.
+    pub fn render(&self, request: usize, user: &User, out: &mut Vec<u8>) -> Result<(), String> {
         out.clear();
         let Some(r) = &self.requests[request].scenario else {
             out.extend_from_slice(self.requests[request].encoded.as_deref().unwrap_or_default());
-            return;
+            return Ok(());
         };
         let has = |name: &str| r.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
         let body_len = r.body.rendered_len(&user.values);
@@ -184,6 +227,24 @@ impl Workload {
         }
         head.finish(out, has);
         r.body.render_into(&user.values, out);
+        if r.target.starts_with_variable() {
+            self.place_target(out)?;
+        }
+        Ok(())
+    }
+
+    /// The target of the request rendered in `out` made a path on the run's server (a whole URL on it loses its
+    /// origin); `Err` names the host of one off it.
+    fn place_target(&self, out: &mut Vec<u8>) -> Result<(), String> {
+        let start = out.iter().position(|&b| b == b' ').map_or(0, |p| p + 1);
+        let end = start + out[start..].iter().position(|&b| b == b' ').unwrap_or(0);
+        let target = String::from_utf8_lossy(&out[start..end]).into_owned();
+        if target.starts_with('/') {
+            return Ok(());
+        }
+        let placed = self.redirects.place(&target)?;
+        out.splice(start..end, placed.into_bytes());
+        Ok(())
     }
 
     /// Takes cookies and extracted values from a response into `user`, and checks it. Returns the first check it
@@ -193,17 +254,7 @@ impl Workload {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut response = httparse::Response::new(&mut headers);
         let _ = response.parse(head);
-        for header in response.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("set-cookie")) {
-            let pair = header.value.split(|&b| b == b';').next().unwrap_or_default();
-            if let Some(eq) = pair.iter().position(|&b| b == b'=') {
-                let name = String::from_utf8_lossy(pair[..eq].trim_ascii()).into_owned();
-                let value = String::from_utf8_lossy(pair[eq + 1..].trim_ascii()).into_owned();
-                match user.cookies.iter_mut().find(|(n, _)| *n == name) {
-                    Some(slot) => slot.1 = value,
-                    None => user.cookies.push((name, value)),
-                }
-            }
-        }
+        take_cookies(user, response.headers);
         let mut failed = None;
         if !(if r.expect.status.is_empty() { status < 400 } else { r.expect.status.contains(&status) }) {
             failed = Some(Check::Status);
@@ -240,6 +291,15 @@ impl Workload {
             }
         }
         failed
+    }
+
+    /// Takes the cookies a response's `head` sets into `user` (a redirect's hop, whose checks are the last
+    /// response's).
+    pub fn take_cookies(&self, user: &mut User, head: &[u8]) {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut response = httparse::Response::new(&mut headers);
+        let _ = response.parse(head);
+        take_cookies(user, response.headers);
     }
 
     /// Scenarios: what request `request` expected of a response that failed `check` with `status`, and what it
@@ -290,6 +350,21 @@ impl Workload {
     }
 }
 
+/// Takes the cookies of `headers` (`Set-Cookie`) into `user`'s jar: a name set again takes its new value.
+fn take_cookies(user: &mut User, headers: &[httparse::Header<'_>]) {
+    for header in headers.iter().filter(|h| h.name.eq_ignore_ascii_case("set-cookie")) {
+        let pair = header.value.split(|&b| b == b';').next().unwrap_or_default();
+        if let Some(eq) = pair.iter().position(|&b| b == b'=') {
+            let name = String::from_utf8_lossy(pair[..eq].trim_ascii()).into_owned();
+            let value = String::from_utf8_lossy(pair[eq + 1..].trim_ascii()).into_owned();
+            match user.cookies.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = value,
+                None => user.cookies.push((name, value)),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,7 +390,7 @@ mod tests {
         let mut user = w.new_user();
         user.cookies.push(("s".into(), "abc".into()));
         let mut out = Vec::new();
-        w.render(0, &user, &mut out);
+        w.render(0, &user, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("POST /items/7 HTTP/1.1\r\nHost: h:1\r\n"), "{text}");
         assert!(text.contains("X-Id: 7\r\n") && text.contains("Cookie: s=abc\r\n"), "{text}");
@@ -323,7 +398,7 @@ mod tests {
         // A value taken from a response with a line break in it stays on its line; the body keeps it.
         user.values[0] = "7\r\nX-Injected: 1".into();
         let mut out = Vec::new();
-        w.render(0, &user, &mut out);
+        w.render(0, &user, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("POST /items/7X-Injected: 1 HTTP/1.1\r\n"), "{text}");
         let head = &text[..text.find("\r\n\r\n").unwrap()];

@@ -4,7 +4,7 @@
 //! coordinator; at the end the recorders are merged with `+=`, which is exact for every field.
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::AddAssign;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -49,9 +49,17 @@ pub struct Recorder {
     /// Scenarios: responses that failed a check, by (request index, check, status). Touched only when a check
     /// fails, and then it finds its entry after the first time: nothing is allocated in the steady state.
     failed_checks: BTreeMap<(u32, Check, u16), u64>,
+    /// Redirects followed (each hop is also one of the responses).
+    redirects: u64,
+    /// The hosts requests would have gone to off the run's server ([`ErrorKind::OffOrigin`]), at most
+    /// [`MOST_OFF_ORIGIN`].
+    off_origin: BTreeSet<String>,
     sends: Sends,
     interval: Interval,
 }
+
+/// The most hosts off the run's server a recorder names: enough to say where, bounded whatever the server does.
+pub const MOST_OFF_ORIGIN: usize = 8;
 
 /// Scenarios: the check a response failed. A response that fails one is still a response (its status counts,
 /// and it is a transaction); the failure is counted apart, by request, check and status.
@@ -122,9 +130,29 @@ impl Recorder {
             warmup_requests: 0,
             window: WindowCounts::default(),
             failed_checks: BTreeMap::new(),
+            redirects: 0,
+            off_origin: BTreeSet::new(),
             sends: Sends::default(),
             interval: Interval::new(0),
         }
+    }
+
+    /// A redirect was followed (its response is recorded with [`Recorder::response`]).
+    pub fn redirected(&mut self) {
+        self.redirects += 1;
+    }
+
+    /// A request's URL was on `host`, off the run's server: it was not sent (the failure itself is recorded with
+    /// [`Recorder::failure`]); the host is kept, among the first [`MOST_OFF_ORIGIN`].
+    pub fn went_off_origin(&mut self, host: &str) {
+        if self.off_origin.len() < MOST_OFF_ORIGIN && !self.off_origin.contains(host) {
+            self.off_origin.insert(host.to_string());
+        }
+    }
+
+    /// The hosts requests would have gone to off the run's server.
+    pub fn off_origin(&self) -> &BTreeSet<String> {
+        &self.off_origin
     }
 
     /// A complete response with this status arrived `latency_us` after the request was due and `service_us` after
@@ -252,6 +280,7 @@ impl Recorder {
             warmup: self.warmup_requests,
             after_window: self.window.ended_after,
             checks_failed: self.failed_checks.values().sum(),
+            redirects: self.redirects,
         }
     }
 
@@ -311,6 +340,10 @@ impl AddAssign<&Recorder> for Recorder {
         for (key, count) in &other.failed_checks {
             *self.failed_checks.entry(*key).or_default() += count;
         }
+        self.redirects += other.redirects;
+        for host in &other.off_origin {
+            self.went_off_origin(host);
+        }
     }
 }
 
@@ -345,11 +378,21 @@ struct Wire<H, I> {
     /// Scenarios: failed checks as (request, check, status, count), left out when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     failed_checks: Vec<(u32, Check, u16, u64)>,
+    /// Redirects followed, left out when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    redirects: u64,
+    /// Hosts off the run's server, left out when none.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    off_origin: BTreeSet<String>,
     due: u64,
     sent: u64,
     late: u64,
     /// The second being recorded (empty in a worker's totals, whose last second has been handed over).
     interval: I,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Serialize for Recorder {
@@ -370,6 +413,8 @@ impl Serialize for Recorder {
             warmup_requests: self.warmup_requests,
             window: self.window,
             failed_checks: self.failed_checks.iter().map(|(&(r, c, s), &n)| (r, c, s, n)).collect(),
+            redirects: self.redirects,
+            off_origin: self.off_origin.clone(),
             due: self.sends.due,
             sent: self.sends.sent,
             late: self.sends.late,
@@ -410,6 +455,8 @@ impl<'de> Deserialize<'de> for Recorder {
             warmup_requests: wire.warmup_requests,
             window: wire.window,
             failed_checks: wire.failed_checks.into_iter().map(|(r, c, s, n)| ((r, c, s), n)).collect(),
+            redirects: wire.redirects,
+            off_origin: wire.off_origin,
             sends: Sends { due: wire.due, sent: wire.sent, late: wire.late, ..Sends::default() },
             interval: wire.interval,
         })

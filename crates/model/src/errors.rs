@@ -41,11 +41,16 @@ pub enum ErrorKind {
     Goaway,
     /// HTTP/2: the request body was still waiting for the server's flow-control window at `--timeout`.
     FlowStalled,
+    /// The request's URL (a redirect's `Location`, or a value taken from a response) was on another server than
+    /// the run's: it was not sent (load goes only where the user said). The hosts are named in `off_origin`.
+    OffOrigin,
+    /// A redirect past `--max-redirects` hops in a row (a loop, or a chain too long): it was not followed.
+    TooManyRedirects,
 }
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -60,6 +65,8 @@ impl ErrorKind {
         ErrorKind::StreamReset,
         ErrorKind::Goaway,
         ErrorKind::FlowStalled,
+        ErrorKind::OffOrigin,
+        ErrorKind::TooManyRedirects,
     ];
 
     /// The snake_case name used in JSON and in the text summary.
@@ -79,6 +86,8 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::Goaway => "goaway",
             ErrorKind::FlowStalled => "flow_stalled",
+            ErrorKind::OffOrigin => "off_origin",
+            ErrorKind::TooManyRedirects => "too_many_redirects",
         }
     }
 

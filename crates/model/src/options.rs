@@ -149,6 +149,11 @@ pub struct LoadOptions {
     /// Closed model: each user pauses a random time between 0 and this after every response (siege's `-d`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_secs")]
     pub delay: Option<Duration>,
+    /// Redirects (301, 302, 303, 307, 308 with a `Location` on the run's server) followed in a row, each hop a
+    /// response of the request that led to it; 0 follows none (results from before redirects were followed
+    /// read as 0).
+    #[serde(default)]
+    pub max_redirects: u32,
     /// A urls file is walked in order by every user (siege's default) rather than picked at random.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential: bool,
@@ -282,6 +287,7 @@ mod tests {
             insecure: false,
             cacert: None,
             delay: Some(Duration::from_millis(1500)),
+            max_redirects: 10,
             sequential: true,
             sessions: false,
             warmup: Duration::ZERO,

@@ -97,6 +97,9 @@ pub struct LoadResult {
     /// probe, or its last one when none met the objectives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchRecord>,
+    /// The hosts a request would have gone to, off the run's server (`errors.off_origin`), a few at most.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub off_origin: Vec<String>,
     /// `shootout load --profile-pid`: where the server's CPU went while it was loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::LoadProfile>,
@@ -170,6 +173,10 @@ pub struct RequestCounts {
     /// Scenarios: of the responses (`ok + http_errors`), those that failed a check (see `failed_checks`).
     #[serde(default)]
     pub checks_failed: u64,
+    /// Of the responses, the redirects followed (each hop is a response of the request that led to it, its 3xx
+    /// counted in `status_counts`).
+    #[serde(default)]
+    pub redirects: u64,
 }
 
 /// Connections opened and closed.

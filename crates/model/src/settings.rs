@@ -17,6 +17,8 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 1000;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Deadline of a TCP connect when none is given.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Redirects followed in a row when no limit is given (as k6).
+pub const DEFAULT_MAX_REDIRECTS: u32 = 10;
 
 /// One load run as chosen: `None` (or empty) takes the default.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -68,6 +70,8 @@ pub struct LoadSettings {
     pub cacert: Option<String>,
     /// Closed model: each user pauses up to this after every response (siege's `-d`).
     pub delay: Option<Duration>,
+    /// Redirects followed in a row (default [`DEFAULT_MAX_REDIRECTS`]; 0 follows none).
+    pub max_redirects: Option<u32>,
     /// A urls file is walked in order rather than at random.
     pub sequential: bool,
     /// Load sent first and not counted.
@@ -171,6 +175,7 @@ impl LoadSettings {
             keepalive: !self.no_keepalive,
             io: self.io,
             delay: self.delay.filter(|d| !d.is_zero()),
+            max_redirects: self.max_redirects.unwrap_or(DEFAULT_MAX_REDIRECTS),
             sequential: self.sequential,
             sessions: false,
             warmup: self.warmup.unwrap_or(Duration::ZERO),

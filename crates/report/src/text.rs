@@ -179,7 +179,8 @@ fn by_request(out: &mut String, result: &LoadResult) {
     }
 }
 
-/// Status codes, errors by kind (and HTTP/2 stream resets by error code, when there were any), connections, and in the open model how well the client kept to its schedule.
+/// Status codes, errors by kind (and HTTP/2 stream resets by error code, when there were any), the redirects
+/// followed and the hosts refused, connections, and in the open model how well the client kept to its schedule.
 fn counts(out: &mut String, result: &LoadResult) {
     let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
     let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };
@@ -188,6 +189,23 @@ fn counts(out: &mut String, result: &LoadResult) {
         result.errors.iter().map(|(kind, n)| format!("{}: {}", kind.as_str(), count(*n))).collect();
     let errors = if errors.is_empty() { "none".to_string() } else { errors.join(", ") };
     let _ = writeln!(out, "{:<26}{errors}", "Errors:");
+    if !result.off_origin.is_empty() {
+        let _ = writeln!(
+            out,
+            "{:<26}{} (off the run's server: not sent)",
+            "Refused to go to:",
+            result.off_origin.join(", ")
+        );
+    }
+    if result.requests.redirects > 0 || result.errors.contains_key(&shootout_model::ErrorKind::TooManyRedirects) {
+        let _ = writeln!(
+            out,
+            "{:<26}{} followed (each hop a response of its request; at most {} in a row)",
+            "Redirects:",
+            count(result.requests.redirects),
+            result.options.max_redirects
+        );
+    }
     checks(out, result);
     if !result.stream_resets.is_empty() {
         let codes: Vec<String> =

@@ -65,6 +65,14 @@ pub struct Request {
     pub expect: Expect,
     /// Values taken from the response into variables.
     pub extract: Vec<Extract>,
+    /// Redirects it is answered with are followed (up to the run's `max_redirects`), each hop a response under
+    /// its name; its checks and extractions apply to the last.
+    #[serde(default = "follows")]
+    pub follow_redirects: bool,
+}
+
+fn follows() -> bool {
+    true
 }
 
 impl Request {

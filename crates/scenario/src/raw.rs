@@ -62,8 +62,10 @@ pub struct RequestDef {
     pub name: Spanned<String>,
     /// Method (default GET, or POST with a body).
     pub method: Option<Spanned<String>>,
-    /// Path, or absolute URL on the same server.
+    /// Path, or absolute URL on the same server, or a variable holding either (`${next}`).
     pub url: Spanned<String>,
+    /// Follow the redirects it is answered with (default true, up to `--max-redirects`).
+    pub follow_redirects: Option<bool>,
     /// Extra headers.
     #[serde(default)]
     pub headers: BTreeMap<String, Spanned<String>>,

@@ -61,6 +61,11 @@ impl Template {
         self.pieces.iter().all(|p| matches!(p, Piece::Text(_)))
     }
 
+    /// True when it begins with a variable: rendered, it may be a whole URL (checked when used).
+    pub fn starts_with_variable(&self) -> bool {
+        matches!(self.pieces.first(), Some(Piece::Variable(_)))
+    }
+
     /// Appends the rendered text to `out`, taking variable values from `values` (by id).
     pub fn render_into(&self, values: &[String], out: &mut Vec<u8>) {
         for piece in &self.pieces {

@@ -97,6 +97,7 @@ pub fn parse_urls(text: &str, file: &str, dir: &Path, base: Option<&str>) -> Res
             weight: 1.0,
             expect: Expect::default(),
             extract: Vec::new(),
+            follow_redirects: true,
         });
     }
     let base = match (base, origin) {

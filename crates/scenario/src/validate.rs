@@ -171,7 +171,9 @@ fn request(
 ) -> Result<Request, FileError> {
     let name = def.name.get_ref().clone();
     let url = def.url.get_ref();
-    let target_text = if url.starts_with('/') {
+    // A URL that begins with a variable is whole only once the run gives it a value (a path, or a URL on the
+    // server): it is checked then, each time it is used.
+    let target_text = if url.starts_with('/') || url.starts_with("${") {
         url.clone()
     } else if let Some(rest) = url.strip_prefix(base) {
         if rest.is_empty() {
@@ -187,7 +189,7 @@ fn request(
             ),
         ));
     };
-    if !target_text.starts_with('/') {
+    if !target_text.starts_with('/') && !target_text.starts_with("${") {
         return Err(at.span(def.url.span(), format!("'{url}': the path must start with /")));
     }
     if let Some((offset, message)) = bad_in_target(&target_text) {
@@ -275,7 +277,9 @@ fn request(
             url_encoded,
         });
     }
-    Ok(Request { name, method, target, headers, body, weight: weight(&def.weight, at)?, expect, extract })
+    let follow_redirects = def.follow_redirects.unwrap_or(true);
+    let weight = weight(&def.weight, at)?;
+    Ok(Request { name, method, target, headers, body, weight, expect, extract, follow_redirects })
 }
 
 fn weight(value: &Option<Spanned<f64>>, at: &Locator<'_>) -> Result<f64, FileError> {

@@ -248,7 +248,8 @@ impl ResponseParser {
         let status = response.code.unwrap_or(0);
         let http10 = response.version == Some(0);
         let framing = Framing::of(response.headers, http10)?;
-        if self.capture != Capture::Nothing {
+        // A redirect's head is kept whatever was asked: its Location and cookies decide what comes next.
+        if self.capture != Capture::Nothing || (300..400).contains(&status) {
             self.head.clear();
             self.head.extend_from_slice(&input[..head_len]);
         }

@@ -16,6 +16,7 @@ use shootout_model::ErrorKind;
 use super::Worker;
 use crate::conn::{connect_error, transfer_error, Conn, Phase, MIN_BACKOFF};
 use crate::http::response::Progress;
+use crate::redirect::Next;
 use crate::tally::{micros, Tally};
 use crate::transport;
 
@@ -123,10 +124,7 @@ impl Worker<'_> {
     pub(super) fn write(&mut self, i: usize) {
         let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
-        let request = match &workload.requests[conn.request].encoded {
-            Some(bytes) => &bytes[..],
-            None => &conn.out[..],
-        };
+        let request = workload.bytes(conn.request, conn.user.hop.is_some(), &conn.out);
         let Some(socket) = conn.socket.as_mut() else { return };
         if let Some(ring) = self.ring.as_mut() {
             // The kernel sends it all, or reports the failure (see `ring`).
@@ -186,19 +184,34 @@ impl Worker<'_> {
         let workload = &*self.shared.workload;
         let conn = &mut self.conns[i];
         let status = conn.parser.status();
+        let sent = workload.bytes(conn.request, conn.user.hop.is_some(), &conn.out);
+        let next = workload.next_after(conn.request, &conn.user, status, conn.parser.head(), sent);
+        if next != Next::Done {
+            workload.take_cookies(&mut conn.user, conn.parser.head());
+            self.tally.answered(conn, status, None, now);
+            self.close_if_done(i);
+            return self.redirected(i, next, now);
+        }
+        conn.user.hop = None;
         let failed = workload
             .has_users()
             .then(|| workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body()));
         let failed = failed.flatten();
         self.tally.answered(conn, status, failed, now);
         let passed = failed.is_none();
+        self.close_if_done(i);
+        self.after_response(i, passed, now);
+    }
+
+    /// After a response: the connection closes when the server said so or keep-alive is off.
+    fn close_if_done(&mut self, i: usize) {
+        let conn = &self.conns[i];
         if conn.parser.closes_connection() || !self.shared.keepalive {
             if self.shared.keepalive && conn.counted {
                 self.tally.recorder.closed_by_server();
             }
             self.close(i);
         }
-        self.after_response(i, passed, now);
     }
 }
 

@@ -23,6 +23,7 @@ use crate::conn::{connect_error, transfer_error, Conn, Phase, MAX_BACKOFF, MIN_B
 use crate::http::h2::frame;
 use crate::http::h2::request::encode_plain;
 use crate::http::h2::session::{Broken, Event as StreamEvent, Session};
+use crate::redirect::Next;
 use crate::tally::micros;
 use crate::transport;
 
@@ -330,6 +331,15 @@ impl Worker<'_> {
         if conn.phase != Phase::Reading {
             return;
         }
+        let sent = workload.bytes(conn.request, conn.user.hop.is_some(), &conn.out);
+        let next = workload.next_after(conn.request, &conn.user, response.status, &response.head, sent);
+        if next != Next::Done {
+            workload.take_cookies(&mut conn.user, &response.head);
+            self.tally.answered(conn, response.status, None, now);
+            conn.phase = Phase::Idle;
+            return self.redirected(slot, next, now);
+        }
+        conn.user.hop = None;
         let failed = workload
             .has_users()
             .then(|| workload.inspect(conn.request, &mut conn.user, response.status, &response.head, &response.body));
@@ -369,7 +379,9 @@ impl Worker<'_> {
             let planned = &workload.requests[conn.request];
             let capture = workload.capture(conn.request);
             conn.stream = match (&planned.encoded2, &planned.encoded) {
-                (Some(request), Some(bytes)) => wire.session.open(i, request, &bytes[request.body.clone()], capture),
+                (Some(request), Some(bytes)) if conn.user.hop.is_none() => {
+                    wire.session.open(i, request, &bytes[request.body.clone()], capture)
+                }
                 _ => match encode_plain(&conn.out, scheme, &mut h2.block) {
                     Ok(body) => wire.session.open_plain(i, &h2.block, &conn.out[body], capture),
                     Err(_) => {

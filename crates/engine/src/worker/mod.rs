@@ -28,8 +28,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shootout_model::{ErrorKind, IoBackend};
 
-use crate::conn::{untoken, Conn, Phase, MAX_BACKOFF};
-use crate::pacer::{Next, Pacer, Slot};
+use crate::conn::{untoken, Conn, Phase, MAX_BACKOFF, MIN_BACKOFF};
+use crate::pacer::{self, Pacer, Slot};
+use crate::redirect::Next;
 use crate::shared::{Part, Shared};
 use crate::tally::{Report, Reports, Tally};
 use crate::timer;
@@ -263,13 +264,13 @@ impl Worker<'_> {
             return self.next_step(i, now);
         }
         let next = match self.period {
-            Period::Interrupted(_) => Next::Wait,
+            Period::Interrupted(_) => pacer::Next::Wait,
             period => self.pacer.on_free(i, now, period == Period::Ended, &mut self.tally),
         };
         match next {
-            Next::Send(due) => self.start(i, now, due),
-            Next::Wait => self.conns[i].phase = Phase::Idle,
-            Next::Leave => {
+            pacer::Next::Send(due) => self.start(i, now, due),
+            pacer::Next::Wait => self.conns[i].phase = Phase::Idle,
+            pacer::Next::Leave => {
                 self.close(i);
                 self.conns[i].phase = Phase::Idle;
             }
@@ -300,7 +301,10 @@ impl Worker<'_> {
         if conn.user.values.len() != workload.initial.len() {
             conn.user = workload.new_user(); // a connection's first user
         }
-        if !workload.sessions.is_empty() {
+        let hop = conn.user.hop.is_some();
+        if hop {
+            // A redirect's hop: the same request again, somewhere else.
+        } else if !workload.sessions.is_empty() {
             if conn.user.step == 0 {
                 conn.user.session = workload.pick_session(self.rng.random());
             }
@@ -311,15 +315,30 @@ impl Worker<'_> {
         } else if workload.requests.len() > 1 {
             conn.request = workload.pick_request(self.rng.random());
         }
-        if workload.has_users() {
-            if let Some(ring) = &mut self.ring {
-                ring.submit_pending(); // a queued send may still point at the last request's bytes
-            }
-            workload.render(conn.request, &conn.user, &mut conn.out);
-        }
         conn.counted = due >= self.shared.measure_start;
         conn.due = due;
         conn.deadline = due + self.shared.timeout;
+        if workload.has_users() || hop {
+            if let Some(ring) = &mut self.ring {
+                ring.submit_pending(); // a queued send may still point at the last request's bytes
+            }
+            let rendered = match hop {
+                true => {
+                    workload.render_hop(conn.request, &conn.user, &mut conn.out);
+                    Ok(())
+                }
+                false => workload.render(conn.request, &conn.user, &mut conn.out),
+            };
+            if let Err(host) = rendered {
+                // Its URL, taken from a response, is off the run's server: not sent. The user gives up, and the
+                // next one starts after a pause (it may well meet the same value).
+                self.tally.refused(&self.conns[i], ErrorKind::OffOrigin, Some(&host), now);
+                let conn = &mut self.conns[i];
+                conn.user = workload.new_user();
+                conn.phase = Phase::Backoff(now + MIN_BACKOFF);
+                return;
+            }
+        }
         if self.http2.is_some() {
             self.dispatch_stream(i, now);
         } else if conn.socket.is_some() {
@@ -368,6 +387,31 @@ impl Worker<'_> {
             None => self.end_session(i, now),
             Some(think) if think.is_zero() => self.next_request(i, now),
             Some(think) => conn.phase = Phase::Thinking(now + think),
+        }
+    }
+
+    /// Slot `i`'s response (recorded already) was a redirect, its cookies taken: the user follows the hop at
+    /// once, on the same connection, unless sending is over; or the hop was refused, which counts as a failed
+    /// request and ends a session as a failed check does.
+    fn redirected(&mut self, i: usize, next: Next, now: Instant) {
+        self.conns[i].user.hop = None;
+        match next {
+            Next::Follow(hop) => {
+                self.tally.redirected(&self.conns[i]);
+                if self.sending() {
+                    self.conns[i].user.hop = Some(hop);
+                    self.start(i, now, now);
+                } else if self.shared.workload.sessions.is_empty() {
+                    self.next_request(i, now);
+                } else {
+                    self.end_session(i, now);
+                }
+            }
+            Next::Refused(kind, host) => {
+                self.tally.refused(&self.conns[i], kind, host.as_deref(), now);
+                self.after_response(i, false, now);
+            }
+            Next::Done => self.after_response(i, true, now),
         }
     }
 

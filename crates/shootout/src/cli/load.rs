@@ -38,6 +38,10 @@ pub struct LoadArgs {
     /// Closed model: after every response, each user pauses a random time between 0 and this (siege -d).
     #[arg(long, value_parser = duration_arg, allow_hyphen_values = true, conflicts_with = "rate")]
     delay: Option<Duration>,
+    /// Follow up to N redirects in a row (301, 302, 303, 307, 308 to the same server), each hop counted as a
+    /// response of the request that led to it; 0 follows none [default: 10, as k6].
+    #[arg(long, value_name = "N")]
+    max_redirects: Option<u32>,
     /// Concurrent connections, each with one request in flight (closed model) [default: 50; with --stages, the
     /// starting number of users, default 0].
     #[arg(short = 'c', long, conflicts_with = "rate")]
@@ -385,6 +389,7 @@ pub(super) fn validate(
         insecure: args.insecure,
         cacert: args.cacert.as_ref().map(|p| p.display().to_string()),
         delay: args.delay,
+        max_redirects: args.max_redirects,
         sequential: args.urls_file.is_some() && !args.random,
         warmup: args.warmup,
         segment: None,

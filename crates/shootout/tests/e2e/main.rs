@@ -25,6 +25,7 @@ mod load_counts;
 mod open_model;
 mod profile;
 mod progress;
+mod redirects;
 mod report;
 mod result_json;
 mod run;

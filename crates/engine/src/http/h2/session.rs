@@ -524,8 +524,8 @@ impl Session {
         let Session { decoder, fragments, streams, .. } = self;
         let mut stream = found.map(|k| &mut streams[k]);
         let mut status = 0u16;
-        let capture = stream.as_ref().is_some_and(|s| s.capture != Capture::Nothing && !s.answered);
-        let mut head = stream.as_mut().filter(|_| capture).map(|s| {
+        let mut capture = stream.as_ref().is_some_and(|s| s.capture != Capture::Nothing);
+        let mut head = stream.as_mut().filter(|s| !s.answered).map(|s| {
             s.response.head.clear();
             &mut s.response.head
         });
@@ -533,12 +533,17 @@ impl Session {
             .decode(fragments, |name, value| {
                 if name == b":status" {
                     status = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+                    // A redirect's head is kept whatever was asked: its Location and cookies decide what next.
+                    capture |= (300..400).contains(&status);
+                    if !capture {
+                        head = None;
+                    }
                     if let Some(head) = head.as_mut() {
                         head.extend_from_slice(b"HTTP/1.1 ");
                         head.extend_from_slice(value);
                         head.extend_from_slice(b" \r\n");
                     }
-                } else if let Some(head) = head.as_mut() {
+                } else if let Some(head) = head.as_mut().filter(|_| capture) {
                     head.extend_from_slice(name);
                     head.extend_from_slice(b": ");
                     head.extend_from_slice(value);
@@ -546,7 +551,7 @@ impl Session {
                 }
             })
             .map_err(|e| Broken(format!("a header block does not decode ({})", e.0)))?;
-        if let Some(head) = head {
+        if let Some(head) = head.filter(|_| capture) {
             head.extend_from_slice(b"\r\n");
         }
         let Some(k) = found else { return Ok(()) };
