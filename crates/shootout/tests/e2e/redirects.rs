@@ -3,13 +3,7 @@
 //! HTTP/2; each hop a response of its request, the last one checked; too many hops, or a place off the run's
 //! server (a Location, or a URL taken from a response), counted as errors and never sent.
 
-use crate::support::{assert_valid, describe, load, shootout, Target};
-
-fn write(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("shootout-{}-{name}", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
+use crate::support::{assert_valid, describe, load, shootout, temp_file, Target};
 
 const SIGN_IN: &str = r#"
 [[request]]
@@ -35,7 +29,7 @@ fn a_form_sign_in_that_redirects_runs_through_both_pages_over_https_with_its_coo
     // The sign-in's 303 is followed to /account with the cookie it set, as GET without the form; its check
     // ("signed in") is the last page's. Then the session's own /account carries the cookie too.
     let target = Target::start_with(&["--tls"]);
-    let scenario = write("sign-in.toml", &format!("base = \"{}\"\n{SIGN_IN}", target.url("")));
+    let scenario = temp_file("sign-in.toml", &format!("base = \"{}\"\n{SIGN_IN}", target.url("")));
     for http2 in [false, true] {
         let mut args = vec!["-k", "--scenario", &scenario, "-d", "1s", "-c", "2"];
         if http2 {
@@ -88,7 +82,7 @@ fn a_url_taken_from_a_response_is_sent_on_the_server_and_refused_elsewhere_by_na
     // `find` keeps its 302 and takes its Location; `next` goes there. `away` holds a URL on another host: it is
     // never sent, and the host is named.
     let target = Target::start();
-    let scenario = write(
+    let scenario = temp_file(
         "taken-url.toml",
         &format!(
             "base = \"{}\"\n[vars]\naway = \"http://elsewhere.test:81/x\"\n\

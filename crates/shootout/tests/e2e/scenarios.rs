@@ -4,13 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::session_server;
-use crate::support::{describe, load, results, run_suite, shootout, workdir, Target};
-
-fn write(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("shootout-{}-{name}", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
+use crate::support::{describe, load, results, run_suite, shootout, temp_file, workdir, Target};
 
 const SESSION: &str = r#"
 [[request]]
@@ -55,7 +49,7 @@ fn assert_sessions_served<'a>(
 #[test]
 fn a_session_with_a_login_cookie_and_an_extracted_token() {
     let (address, counts) = session_server::start();
-    let file = write("session.toml", SESSION);
+    let file = temp_file("session.toml", SESSION);
     let result = load(&["--scenario", &file, "-d", "1s", "-c", "4", &format!("http://{address}")]);
     let step = assert_sessions_served(&result, &counts);
     assert!(step("login") >= step("account") && step("account") >= step("logout"));
@@ -73,7 +67,7 @@ fn a_session_with_a_login_cookie_and_an_extracted_token() {
 #[test]
 fn arrival_phases_bring_in_new_users() {
     let (address, counts) = session_server::start();
-    let file = write("phases.toml", &format!("{SESSION}\n[[phase]]\nduration = \"2s\"\nusers_per_second = 40\n"));
+    let file = temp_file("phases.toml", &format!("{SESSION}\n[[phase]]\nduration = \"2s\"\nusers_per_second = 40\n"));
     let result = load(&["--scenario", &file, &format!("http://{address}")]);
     let sends = result.sends.expect("phases run the open model");
     // About 80 users arrive (a Poisson count: 80 ± 9); each logs in once.
@@ -86,7 +80,7 @@ fn arrival_phases_bring_in_new_users() {
 #[test]
 fn a_weighted_mix_follows_its_weights() {
     let target = Target::start();
-    let file = write(
+    let file = temp_file(
         "mix.toml",
         "[[request]]\nname = \"hello\"\nurl = \"/hello\"\nweight = 3\n\n[[request]]\nname = \"bytes\"\nurl = \"/bytes/10\"\nweight = 1\n",
     );
@@ -101,7 +95,7 @@ fn a_weighted_mix_follows_its_weights() {
 #[test]
 fn a_failed_check_is_counted_and_ends_the_session() {
     let target = Target::start();
-    let file = write(
+    let file = temp_file(
         "check.toml",
         "[[request]]\nname = \"a\"\nurl = \"/hello\"\nexpect = { body = \"Goodbye\" }\n\n[[request]]\nname = \"b\"\nurl = \"/hello\"\n\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\" }, { request = \"b\" }]\n",
     );
@@ -122,7 +116,7 @@ fn responses_that_fail_their_checks_are_responses_counted_by_request_and_expecta
     // A login that expects 200 and gets 302, beside a page that answers 401: every response is in the status
     // codes and the availability; each failed check is counted under its request with what came instead.
     let target = Target::start();
-    let file = write(
+    let file = temp_file(
         "redirected.toml",
         "[[request]]\nname = \"login\"\nmethod = \"POST\"\nurl = \"/status/302\"\nbody = \"u=a\"\nexpect = { status = 200 }\n\n\
          [[request]]\nname = \"secret\"\nurl = \"/status/401\"\n",
@@ -198,7 +192,8 @@ fn a_scenarios_headers_that_would_break_the_request_are_refused_at_their_place()
         ),
         ("{ \"X A\" = \"b\" }", "4:21: header X A: -H 'X A': a header name is one word"),
     ] {
-        let file = write("injected.toml", &format!("[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = {headers}\n"));
+        let file =
+            temp_file("injected.toml", &format!("[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = {headers}\n"));
         let output = shootout().args(["load", "--scenario", &file, "http://127.0.0.1:1"]).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -208,7 +203,7 @@ fn a_scenarios_headers_that_would_break_the_request_are_refused_at_their_place()
 
 #[test]
 fn a_bad_scenario_is_refused_with_its_line_and_column() {
-    let file = write("bad.toml", "[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = { X = \"${missing}\" }\n");
+    let file = temp_file("bad.toml", "[[request]]\nname = \"a\"\nurl = \"/\"\nheaders = { X = \"${missing}\" }\n");
     let output = shootout().args(["load", "--scenario", &file, "http://127.0.0.1:1"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -221,7 +216,7 @@ fn urls_file(target: &Target) -> String {
         "# siege's format\nHOST=http://{}\n$(HOST)/hello\n${{HOST}}/bytes/10\n$(HOST)/hello POST user=alice&pw=x\n",
         target.address
     );
-    write("urls.txt", &text)
+    temp_file("urls.txt", &text)
 }
 
 fn by_name(result: &shootout_model::LoadResult, name: &str) -> u64 {
@@ -233,11 +228,11 @@ fn urls_files_and_scenarios_speak_https_and_http2() {
     // The target over TLS (its own certificate: -k): a urls file of https:// URLs, then a scenario whose base is
     // https://, over HTTP/2 through ALPN.
     let target = Target::start_with(&["--tls"]);
-    let urls = write("https-urls.txt", &format!("{}\n{}\n", target.url("/hello"), target.url("/bytes/10")));
+    let urls = temp_file("https-urls.txt", &format!("{}\n{}\n", target.url("/hello"), target.url("/bytes/10")));
     let result = load(&["-k", "-f", &urls, "-n", "100", "-c", "2"]);
     assert_eq!((by_name(&result, "GET /hello"), by_name(&result, "GET /bytes/10")), (50, 50), "{:?}", result.errors);
     assert_eq!(result.tls_handshake.map(|h| h.count), Some(2), "over TLS, a handshake per connection");
-    let scenario = write(
+    let scenario = temp_file(
         "https.toml",
         &format!("base = \"{}\"\n[[request]]\nname = \"hello\"\nurl = \"/hello\"\n", target.url("")),
     );
@@ -280,7 +275,7 @@ fn delay_pauses_each_user_like_siege() {
 #[test]
 fn a_scenario_without_keepalive_asks_for_a_new_connection_each_time() {
     let target = Target::start();
-    let file = write("close.toml", "[[request]]\nname = \"a\"\nurl = \"/hello\"\n");
+    let file = temp_file("close.toml", "[[request]]\nname = \"a\"\nurl = \"/hello\"\n");
     let result = load(&["--scenario", &file, "--no-keepalive", "-n", "40", "-c", "2", &target.url("")]);
     assert_eq!(result.requests.ok, 40);
     assert_eq!(result.connections.opened, 40);
@@ -291,7 +286,7 @@ fn agents_share_a_scenario_and_its_sessions_as_one_run_does() {
     // Each agent gets the scenario as checked here (the extract's pattern and the templates included) and runs
     // its share of the users; the merge keeps every request's own figures.
     let (address, counts) = session_server::start();
-    let file = write("agents-session.toml", SESSION);
+    let file = temp_file("agents-session.toml", SESSION);
     let output = shootout()
         .args(["load", "--json", "--agents", "local:2", "--scenario", &file, "-d", "1s", "-c", "4"])
         .arg(format!("http://{address}"))

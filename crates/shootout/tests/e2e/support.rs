@@ -23,6 +23,13 @@ pub fn workdir(area: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// Writes `text` to a file named `name` in the temporary folder, marked with this test process; its path.
+pub fn temp_file(name: &str, text: &str) -> String {
+    let path = std::env::temp_dir().join(format!("shootout-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
 /// Writes `suite` to `dir/suite.toml` and runs it with `shootout run`, its results under `dir/results`.
 pub fn run_suite(dir: &Path, suite: &str) -> Output {
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
