@@ -436,6 +436,7 @@ impl Worker<'_> {
         }
         self.close(i);
         let conn = &mut self.conns[i];
+        conn.user.hop = None; // a redirect being followed ends with its failed hop
         if kind.is_connect() {
             conn.phase = Phase::Backoff(now + conn.backoff);
             conn.backoff = (conn.backoff * 2).min(MAX_BACKOFF);

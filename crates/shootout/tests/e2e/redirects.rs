@@ -111,3 +111,52 @@ fn a_url_taken_from_a_response_is_sent_on_the_server_and_refused_elsewhere_by_na
     let served = target.served();
     assert_eq!(served, ok("find") + ok("next"), "nothing went to elsewhere.test: the target had every request");
 }
+
+/// A server whose `/start` redirects to `/gone`, which closes the connection without answering; it counts the
+/// requests for `/start`.
+fn dead_end_server() -> (std::net::SocketAddr, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let starts = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = starts.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let counted = counted.clone();
+            std::thread::spawn(move || {
+                let mut buffer = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let mut headers = [httparse::EMPTY_HEADER; 32];
+                    let mut request = httparse::Request::new(&mut headers);
+                    let Ok(httparse::Status::Complete(n)) = request.parse(&buffer) else {
+                        match stream.read(&mut chunk) {
+                            Ok(0) | Err(_) => return,
+                            Ok(read) => buffer.extend_from_slice(&chunk[..read]),
+                        }
+                        continue;
+                    };
+                    if request.path != Some("/start") {
+                        return; // the dead end: closed unanswered
+                    }
+                    counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    buffer.drain(..n);
+                    let moved = "HTTP/1.1 302 Found\r\nLocation: /gone\r\nContent-Length: 0\r\n\r\n";
+                    if stream.write_all(moved.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (address, starts)
+}
+
+#[test]
+fn a_hop_that_fails_ends_its_redirect_and_the_next_request_starts_over() {
+    let (address, starts) = dead_end_server();
+    let result = load(&["-n", "10", "-c", "1", &format!("http://{address}/start")]);
+    assert_eq!(result.status_counts.get("302"), Some(&10), "{:?} {:?}", result.status_counts, result.errors);
+    assert_eq!(result.errors.get(&shootout_model::ErrorKind::Closed), Some(&10), "{:?}", result.errors);
+    assert_eq!(starts.load(std::sync::atomic::Ordering::Relaxed), 10, "each request began at /start again");
+}
