@@ -423,9 +423,9 @@ impl Profilee {
             Err(why) => Err(why),
         };
         let finish = |()| match link.ask(&ToHost::EndProfile { id }) {
-            Ok(FromHost::Profile { profiler, command, folded, seconds }) => {
+            Ok(FromHost::Profile { profiler, native_perf, command, folded, seconds }) => {
                 let stacks = Stacks::parse(&folded).map_err(on_host)?;
-                Ok(Recorded { profiler, command, stacks, seconds })
+                Ok(Recorded { profiler, native_perf, command, stacks, seconds })
             }
             Ok(FromHost::Failed { why, .. }) => Err(on_host(why)),
             Ok(other) => Err(on_host(format!("answered {other:?}"))),

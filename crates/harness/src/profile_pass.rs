@@ -103,6 +103,7 @@ fn profile_one(
         server: server.name.clone(),
         level,
         profiler: recorded.profiler,
+        native_perf: recorded.native_perf,
         command: recorded.command.clone(),
         samples: recorded.stacks.samples(),
         seconds: recorded.seconds,

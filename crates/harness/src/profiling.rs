@@ -23,11 +23,13 @@ const WRITE_GRACE: Duration = Duration::from_secs(30);
 const ATTACH_WATCH: Duration = Duration::from_millis(500);
 
 /// A profiler recording, until [`Recording::finish`]: one recorder, or one per tree of the runtime's processes
-/// for a profiler that takes one PID (Passenger's app processes are not descendants of its first Ruby process).
+/// for a profiler that takes one PID (Passenger's app processes are not descendants of its first Ruby process),
+/// and perf beside them on the tree's native processes when the profiler was chosen for a runtime.
 #[derive(Debug)]
 pub struct Recording {
-    recorders: Vec<(Process, PathBuf)>,
+    recorders: Vec<Recorder>,
     profiler: Profiler,
+    native_perf: bool,
     command: String,
     started: Instant,
 }
@@ -37,6 +39,8 @@ pub struct Recording {
 pub struct Recorded {
     /// The profiler.
     pub profiler: Profiler,
+    /// perf recorded the tree's native processes beside it.
+    pub native_perf: bool,
     /// Its command lines, as run (side by side, joined by ` & `).
     pub command: String,
     /// Its samples, as folded stacks.
@@ -45,23 +49,41 @@ pub struct Recorded {
     pub seconds: f64,
 }
 
+/// One profiler process of a recording, the file it writes, and which profiler it is.
+#[derive(Debug)]
+struct Recorder {
+    process: Process,
+    raw: PathBuf,
+    profiler: Profiler,
+}
+
 impl Recording {
     /// Starts `subject`'s profiler on its processes, recording into `dir` under `name` (its log is
-    /// `dir/NAME.profiler.log`, or `NAME.N.profiler.log` for each of several recorders). A recorder that ends at
-    /// once (it could not attach) is an error with its words, and the others are stopped.
+    /// `dir/NAME.profiler.log`, or `NAME.N.profiler.log` for each of several recorders, and
+    /// `NAME.native.profiler.log` for perf on the native processes). A recorder that ends at once (it could not
+    /// attach) is an error with its words, and the others are stopped.
     pub fn start(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<Recording, String> {
         let profiler = subject.profiler;
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {} ({e})", dir.display()))?;
         // The profiler runs in `dir`: every path it is given is whole.
         let dir = &std::fs::canonicalize(dir).map_err(|e| format!("cannot find {} ({e})", dir.display()))?;
-        let targets: Vec<Vec<i32>> = match profiler.takes_many() {
-            true => vec![subject.pids.clone()],
-            false => subject.roots.iter().map(|root| vec![*root]).collect(),
+        let mut targets: Vec<(Profiler, Vec<i32>)> = match profiler.takes_many() {
+            true => vec![(profiler, subject.pids.clone())],
+            false => subject.roots.iter().map(|root| (profiler, vec![*root])).collect(),
         };
+        let runtime_recorders = targets.len();
+        if !subject.native.is_empty() {
+            targets.push((Profiler::Perf, subject.native.clone()));
+        }
         let mut recorders = Vec::new();
         let mut commands = Vec::new();
-        for (i, pids) in targets.iter().enumerate() {
-            let label = if targets.len() == 1 { name.to_string() } else { format!("{name}.{}", i + 1) };
+        for (i, (profiler, pids)) in targets.iter().enumerate() {
+            let profiler = *profiler;
+            let label = match i {
+                _ if i >= runtime_recorders => format!("{name}.native"),
+                _ if runtime_recorders == 1 => name.to_string(),
+                _ => format!("{name}.{}", i + 1),
+            };
             let raw = record::raw_file(profiler, dir, &label);
             let _ = std::fs::remove_file(&raw);
             let command = record::command(profiler, pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
@@ -81,21 +103,22 @@ impl Recording {
                 container: None,
             };
             let log = dir.join(format!("{label}.profiler.log"));
-            recorders.push((Process::start(&launch, &[], &log, stop)?, raw));
+            recorders.push(Recorder { process: Process::start(&launch, &[], &log, stop)?, raw, profiler });
             commands.push(command);
         }
         let started = Instant::now();
         while started.elapsed() < ATTACH_WATCH {
-            if let Some(i) = recorders.iter_mut().position(|(process, _)| process.exited().is_some()) {
-                let (mut process, _) = recorders.swap_remove(i);
+            if let Some(i) = recorders.iter_mut().position(|r| r.process.exited().is_some()) {
+                let Recorder { mut process, profiler, .. } = recorders.swap_remove(i);
                 let (ended, tail) = (process.exited().unwrap_or_default(), process.log_tail());
                 process.stop();
-                recorders.into_iter().for_each(|(process, _)| drop(process.stop()));
+                recorders.into_iter().for_each(|r| drop(r.process.stop()));
                 return Err(format!("{} could not record ({ended}):\n{tail}", profiler.name()));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(Recording { recorders, profiler, command: commands.join(" & "), started })
+        let native_perf = !subject.native.is_empty();
+        Ok(Recording { recorders, profiler, native_perf, command: commands.join(" & "), started })
     }
 
     /// Stops the recorders, waits while they write, and reads what they recorded, added up. Only a recording with
@@ -104,10 +127,10 @@ impl Recording {
         let seconds = self.started.elapsed().as_secs_f64();
         let mut stacks = Stacks::default();
         let mut errors = Vec::new();
-        for (process, raw) in self.recorders {
+        for Recorder { process, raw, profiler } in self.recorders {
             let tail = process.log_tail();
             let stopped = process.stop();
-            let folded = record::fold(self.profiler, &raw);
+            let folded = record::fold(profiler, &raw);
             let _ = std::fs::remove_file(&raw);
             match folded {
                 Ok(folded) => folded.iter().for_each(|(stack, count)| stacks.add(stack, count)),
@@ -122,7 +145,8 @@ impl Recording {
                 if errors.is_empty() { "no process of the tree was on a CPU".to_string() } else { errors.join("\n") };
             return Err(format!("{} recorded no sample in {seconds:.1} s: {why}", self.profiler.name()));
         }
-        Ok(Recorded { profiler: self.profiler, command: self.command, stacks, seconds })
+        let (profiler, native_perf, command) = (self.profiler, self.native_perf, self.command);
+        Ok(Recorded { profiler, native_perf, command, stacks, seconds })
     }
 }
 
@@ -181,6 +205,9 @@ pub struct Subject {
     /// The processes a profiler that takes one PID is given: each process it reads whose parent it does not read
     /// (the first of the trees when there is none).
     pub roots: Vec<i32>,
+    /// The native processes of a tree whose profiler was chosen for its runtime (Passenger's C++ core beside its
+    /// Ruby apps, Apache's workers): perf records them beside it, where perf is installed.
+    pub native: Vec<i32>,
 }
 
 impl Subject {
@@ -205,8 +232,8 @@ impl Subject {
         Subject::of_members(profiler, members(tree, root))
     }
 
-    fn of_members(profiler: Option<Profiler>, tree: Vec<Member>) -> Result<Subject, String> {
-        let profiler = profiler.unwrap_or_else(|| Profiler::for_programs(tree.iter().map(|m| m.program.as_str())));
+    fn of_members(chosen: Option<Profiler>, tree: Vec<Member>) -> Result<Subject, String> {
+        let profiler = chosen.unwrap_or_else(|| Profiler::for_programs(tree.iter().map(|m| m.program.as_str())));
         if let Some(missing) = record::missing(profiler) {
             return Err(format!("{missing} ({} installs it)", profiler.install()));
         }
@@ -216,7 +243,11 @@ impl Subject {
             return Err(format!("async-profiler reads JVMs, and no process of {pid}'s tree is one (java)"));
         }
         let roots = roots(profiler, &tree);
-        Ok(Subject { profiler, pids: tree.into_iter().map(|m| m.pid).collect(), roots })
+        let native = match chosen {
+            None if profiler != Profiler::Perf && record::missing(Profiler::Perf).is_none() => native(profiler, &tree),
+            _ => Vec::new(),
+        };
+        Ok(Subject { profiler, pids: tree.into_iter().map(|m| m.pid).collect(), roots, native })
     }
 }
 
@@ -242,6 +273,14 @@ fn roots(profiler: Profiler, tree: &[Member]) -> Vec<i32> {
     } else {
         roots
     }
+}
+
+/// The processes of `tree` that `profiler` does not read and that do more than start others: not a shell or an
+/// init (a server's own `sh -c`, a container's `docker-init`).
+fn native(profiler: Profiler, tree: &[Member]) -> Vec<i32> {
+    const STARTERS: [&str; 6] = ["sh", "dash", "bash", "env", "docker-init", "tini"];
+    let native = |m: &&Member| !profiler.reads(&m.program) && !STARTERS.contains(&m.program.as_str());
+    tree.iter().filter(native).map(|m| m.pid).collect()
 }
 
 /// The live processes of `tree`, its root `pid` first.
@@ -276,10 +315,12 @@ mod tests {
             member(5, 3, "ruby3.1"),
         ];
         assert_eq!(roots(Profiler::Rbspy, &tree), [1, 3, 4]);
+        assert_eq!(native(Profiler::Rbspy, &tree), [2], "perf records the C++ core beside rbspy");
         assert_eq!(roots(Profiler::Perf, &tree), [1]);
         assert_eq!(roots(Profiler::PySpy, &tree), [1], "none it reads: the first, which will say so");
         // A shell that started a JVM, which started another: async-profiler is loaded into each.
         let jvms = [member(1, 0, "bash"), member(2, 1, "java"), member(3, 2, "java")];
         assert_eq!(roots(Profiler::AsyncProfiler, &jvms), [2, 3]);
+        assert_eq!(native(Profiler::AsyncProfiler, &jvms), Vec::<i32>::new(), "a shell that started them is not");
     }
 }

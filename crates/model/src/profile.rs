@@ -23,6 +23,14 @@ pub enum Profiler {
 }
 
 impl Profiler {
+    /// Its name, and perf's beside it when perf recorded the native processes too (`rbspy + perf`).
+    pub fn names(self, native_perf: bool) -> String {
+        match native_perf {
+            true => format!("{} + perf", self.name()),
+            false => self.name().to_string(),
+        }
+    }
+
     /// Every profiler, in the order `--profiler` lists them.
     pub const ALL: [Profiler; 4] = [Profiler::Perf, Profiler::Rbspy, Profiler::PySpy, Profiler::AsyncProfiler];
 
@@ -140,6 +148,9 @@ pub struct Frame {
 pub struct LoadProfile {
     /// The profiler.
     pub profiler: Profiler,
+    /// perf recorded the native processes of the tree beside it (Passenger's C++ core beside rbspy).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub native_perf: bool,
     /// Its command lines, as run.
     pub command: String,
     /// The processes profiled: those given and every process they started.
@@ -166,6 +177,9 @@ pub struct ServerProfile {
     pub level: f64,
     /// The profiler that recorded it.
     pub profiler: Profiler,
+    /// perf recorded the native processes of the tree beside it (Passenger's C++ core beside rbspy).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub native_perf: bool,
     /// The profiler's command line, as run.
     pub command: String,
     /// Samples recorded.

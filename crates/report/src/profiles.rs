@@ -36,8 +36,8 @@ pub struct ProfileView {
     pub server: String,
     /// The level it was profiled at.
     pub level: f64,
-    /// The profiler's name.
-    pub profiler: &'static str,
+    /// The profiler's name (`rbspy + perf` when perf recorded the native processes beside it).
+    pub profiler: String,
     /// The profiler's command line.
     pub command: String,
     /// Samples recorded.
@@ -70,7 +70,7 @@ impl ProfileView {
         Ok(ProfileView {
             server: profile.server.clone(),
             level: profile.level,
-            profiler: profile.profiler.name(),
+            profiler: profile.profiler.names(profile.native_perf),
             command: profile.command.clone(),
             samples: profile.samples,
             seconds: profile.seconds,

@@ -139,6 +139,7 @@ impl Host {
             ToHost::EndProfile { id } => match self.recordings.remove(&id).map(Recording::finish) {
                 Some(Ok(recorded)) => FromHost::Profile {
                     profiler: recorded.profiler,
+                    native_perf: recorded.native_perf,
                     command: recorded.command,
                     folded: recorded.stacks.text(),
                     seconds: recorded.seconds,

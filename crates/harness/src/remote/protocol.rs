@@ -171,6 +171,8 @@ pub enum FromHost {
     Profile {
         /// The profiler.
         profiler: Profiler,
+        /// perf recorded the native processes beside it.
+        native_perf: bool,
         /// Its command lines, as run there.
         command: String,
         /// Its samples, as folded stacks.

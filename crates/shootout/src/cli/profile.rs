@@ -86,7 +86,8 @@ impl Profiling {
     /// say so, with the hottest frames, and the profile as the load's JSON result keeps it.
     pub fn write(&self, recorded: &Recorded) -> Result<(String, LoadProfile), Failure> {
         let svg_file = self.file.with_extension("svg");
-        let title = format!("{} on PID {}", recorded.profiler.name(), self.subject.pids[0]);
+        let profilers = recorded.profiler.names(recorded.native_perf);
+        let title = format!("{profilers} on PID {}", self.subject.pids[0]);
         let svg = flame::svg(&recorded.stacks, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
         for (path, text) in [(&self.file, recorded.stacks.text()), (&svg_file, svg)] {
             shootout_harness::store::write_atomically(path, text.as_bytes())
@@ -95,7 +96,7 @@ impl Profiling {
         let processes = self.subject.pids.len();
         let mut out = format!(
             "\nprofile: {} on {processes} process{}, {} samples in {:.1} s: {}, flame graph {}\n",
-            recorded.profiler.name(),
+            profilers,
             if processes == 1 { "" } else { "es" },
             recorded.stacks.samples(),
             recorded.seconds,
@@ -107,6 +108,7 @@ impl Profiling {
         out.push_str(&frame_lines(&hottest, ""));
         let profile = LoadProfile {
             profiler: recorded.profiler,
+            native_perf: recorded.native_perf,
             command: recorded.command.clone(),
             pids: self.subject.pids.clone(),
             samples: recorded.stacks.samples(),
