@@ -8,6 +8,8 @@
 use shootout_model::ErrorKind;
 use url::Url;
 
+use crate::http::request;
+
 /// A redirect being followed by a user: where to, with which method, and how many hops so far in a row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hop {
@@ -113,40 +115,28 @@ fn header(head: &[u8], name: &str) -> Option<String> {
 pub fn rewrite(sent: &[u8], hop: &Hop, cookies: &[(String, String)], out: &mut Vec<u8>) {
     out.clear();
     let mut headers = [httparse::EMPTY_HEADER; 128];
-    let mut request = httparse::Request::new(&mut headers);
-    let body_at = match request.parse(sent) {
+    let mut parsed = httparse::Request::new(&mut headers);
+    let body_at = match parsed.parse(sent) {
         Ok(httparse::Status::Complete(n)) => n,
         _ => sent.len(),
     };
-    let method = match request.method.unwrap_or("GET") {
+    let method = match parsed.method.unwrap_or("GET") {
         method if hop.same_method => method,
         "HEAD" => "HEAD",
         _ => "GET",
     };
     out.extend_from_slice(format!("{method} {} HTTP/1.1\r\n", hop.target).as_bytes());
-    for header in request.headers.iter() {
+    for header in parsed.headers.iter() {
         let dropped = header.name.eq_ignore_ascii_case("cookie")
             || (!hop.same_method
                 && ["content-length", "content-type", "transfer-encoding"]
                     .iter()
                     .any(|n| header.name.eq_ignore_ascii_case(n)));
         if !dropped {
-            out.extend_from_slice(header.name.as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(header.value);
-            out.extend_from_slice(b"\r\n");
+            request::header(out, header.name, header.value);
         }
     }
-    if !cookies.is_empty() {
-        out.extend_from_slice(b"Cookie: ");
-        for (i, (name, value)) in cookies.iter().enumerate() {
-            if i > 0 {
-                out.extend_from_slice(b"; ");
-            }
-            out.extend_from_slice(format!("{name}={value}").as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-    }
+    request::cookies(out, cookies);
     out.extend_from_slice(b"\r\n");
     if hop.same_method {
         out.extend_from_slice(&sent[body_at..]);

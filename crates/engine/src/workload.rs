@@ -9,7 +9,7 @@ use shootout_metrics::Check;
 use shootout_scenario::{Request, Scenario, Session, Source};
 
 use crate::http::h2::request::{Request2, Untranslatable};
-use crate::http::request::Head;
+use crate::http::request::{self, Head};
 use crate::http::response::Capture;
 use crate::redirect::{self, Hop, Next, Redirects};
 
@@ -143,10 +143,9 @@ impl Workload {
         self.redirects.answer(status, head, sent, user.hop.as_ref().map_or(0, |h| h.hops))
     }
 
-    /// Renders the hop `user` follows for `request` into `out`: the request as it would go now (its cookies
+    /// Renders `hop`, which `user` follows for `request`, into `out`: the request as it would go now (its cookies
     /// included), sent again where the redirect said.
-    pub fn render_hop(&self, request: usize, user: &User, out: &mut Vec<u8>) {
-        let Some(hop) = &user.hop else { return self.render(request, user, out).unwrap_or_default() };
+    pub fn render_hop(&self, request: usize, user: &User, hop: &Hop, out: &mut Vec<u8>) {
         let mut first = Vec::new();
         if self.requests[request].scenario.is_some() {
             let _ = self.render(request, &User { hop: None, ..user.clone() }, &mut first);
@@ -213,18 +212,7 @@ impl Workload {
             value.render_line_into(&user.values, out);
             out.extend_from_slice(b"\r\n");
         }
-        if !user.cookies.is_empty() {
-            out.extend_from_slice(b"Cookie: ");
-            for (i, (name, value)) in user.cookies.iter().enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(b"; ");
-                }
-                out.extend_from_slice(name.as_bytes());
-                out.push(b'=');
-                out.extend_from_slice(value.as_bytes());
-            }
-            out.extend_from_slice(b"\r\n");
-        }
+        request::cookies(out, &user.cookies);
         head.finish(out, has);
         r.body.render_into(&user.values, out);
         if r.target.starts_with_variable() {

@@ -380,13 +380,14 @@ impl Placed {
                 }
                 Ok(Profilee::Here(subject))
             }
-            Placed::There(remote) => match remote.link.ask(&ToHost::ProfilerFor { id: remote.id, profiler })? {
-                FromHost::ProfilerIs { profiler } => {
-                    Ok(Profilee::There { link: remote.link.clone(), id: remote.id, profiler })
+            Placed::There(remote) => {
+                match profiler_answer(&remote.link, ToHost::ProfilerFor { id: remote.id, profiler })? {
+                    FromHost::ProfilerIs { profiler } => {
+                        Ok(Profilee::There { link: remote.link.clone(), id: remote.id, profiler })
+                    }
+                    other => Err(format!("host '{}' answered {other:?}", remote.link.target)),
                 }
-                FromHost::Failed { why, .. } => Err(format!("on host '{}': {why}", remote.link.target)),
-                other => Err(format!("host '{}' answered {other:?}", remote.link.target)),
-            },
+            }
         }
     }
 }
@@ -415,23 +416,28 @@ impl Profilee {
             Profilee::Here(subject) => return profiling::around(subject, after, dir, name, stop, work),
             Profilee::There { link, id, profiler } => (link, *id, *profiler),
         };
-        let on_host = |why: String| format!("on host '{}': {why}", link.target);
-        let start = || match link.ask(&ToHost::StartProfile { id, profiler, name: name.to_string() }) {
-            Ok(FromHost::Done { .. }) => Ok(()),
-            Ok(FromHost::Failed { why, .. }) => Err(on_host(why)),
-            Ok(other) => Err(on_host(format!("answered {other:?}"))),
-            Err(why) => Err(why),
+        let answered = |other: FromHost| format!("host '{}' answered {other:?}", link.target);
+        let start = || match profiler_answer(link, ToHost::StartProfile { id, profiler, name: name.to_string() })? {
+            FromHost::Done { .. } => Ok(()),
+            other => Err(answered(other)),
         };
-        let finish = |()| match link.ask(&ToHost::EndProfile { id }) {
-            Ok(FromHost::Profile { profiler, native_perf, command, folded, seconds }) => {
-                let stacks = Stacks::parse(&folded).map_err(on_host)?;
+        let finish = |()| match profiler_answer(link, ToHost::EndProfile { id })? {
+            FromHost::Profile { profiler, native_perf, command, folded, seconds } => {
+                let stacks = Stacks::parse(&folded).map_err(|e| format!("on host '{}': {e}", link.target))?;
                 Ok(Recorded { profiler, native_perf, command, stacks, seconds })
             }
-            Ok(FromHost::Failed { why, .. }) => Err(on_host(why)),
-            Ok(other) => Err(on_host(format!("answered {other:?}"))),
-            Err(why) => Err(why),
+            other => Err(answered(other)),
         };
         profiling::around_with(after, start, finish, work)
+    }
+}
+
+/// The host's answer to a question about profiling; its refusal (`Failed`) or a lost link as an error naming the
+/// host.
+fn profiler_answer(link: &HostLink, question: ToHost) -> Result<FromHost, String> {
+    match link.ask(&question)? {
+        FromHost::Failed { why, .. } => Err(format!("on host '{}': {why}", link.target)),
+        answer => Ok(answer),
     }
 }
 

@@ -29,7 +29,6 @@ const ATTACH_WATCH: Duration = Duration::from_millis(500);
 pub struct Recording {
     recorders: Vec<Recorder>,
     profiler: Profiler,
-    native_perf: bool,
     command: String,
     started: Instant,
 }
@@ -117,14 +116,14 @@ impl Recording {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let native_perf = !subject.native.is_empty();
-        Ok(Recording { recorders, profiler, native_perf, command: commands.join(" & "), started })
+        Ok(Recording { recorders, profiler, command: commands.join(" & "), started })
     }
 
     /// Stops the recorders, waits while they write, and reads what they recorded, added up. Only a recording with
     /// no sample at all is an error (a recorder of an idle process has none).
     pub fn finish(self) -> Result<Recorded, String> {
         let seconds = self.started.elapsed().as_secs_f64();
+        let native_perf = self.recorders.iter().any(|r| r.profiler != self.profiler);
         let mut stacks = Stacks::default();
         let mut errors = Vec::new();
         for Recorder { process, raw, profiler } in self.recorders {
@@ -145,8 +144,7 @@ impl Recording {
                 if errors.is_empty() { "no process of the tree was on a CPU".to_string() } else { errors.join("\n") };
             return Err(format!("{} recorded no sample in {seconds:.1} s: {why}", self.profiler.name()));
         }
-        let (profiler, native_perf, command) = (self.profiler, self.native_perf, self.command);
-        Ok(Recorded { profiler, native_perf, command, stacks, seconds })
+        Ok(Recorded { profiler: self.profiler, native_perf, command: self.command, stacks, seconds })
     }
 }
 

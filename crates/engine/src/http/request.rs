@@ -78,6 +78,23 @@ impl Head<'_> {
     }
 }
 
+/// Writes the `Cookie` line of a user's jar (`a=1; b=2`), or nothing for an empty one.
+pub fn cookies(out: &mut Vec<u8>, jar: &[(String, String)]) {
+    if jar.is_empty() {
+        return;
+    }
+    out.extend_from_slice(b"Cookie: ");
+    for (i, (name, value)) in jar.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b"; ");
+        }
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'=');
+        out.extend_from_slice(value.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
 /// Writes one `Name: value` line.
 pub fn header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     out.extend_from_slice(name.as_bytes());

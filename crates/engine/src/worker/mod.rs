@@ -322,12 +322,12 @@ impl Worker<'_> {
             if let Some(ring) = &mut self.ring {
                 ring.submit_pending(); // a queued send may still point at the last request's bytes
             }
-            let rendered = match hop {
-                true => {
-                    workload.render_hop(conn.request, &conn.user, &mut conn.out);
+            let rendered = match &conn.user.hop {
+                Some(hop) => {
+                    workload.render_hop(conn.request, &conn.user, hop, &mut conn.out);
                     Ok(())
                 }
-                false => workload.render(conn.request, &conn.user, &mut conn.out),
+                None => workload.render(conn.request, &conn.user, &mut conn.out),
             };
             if let Err(host) = rendered {
                 // Its URL, taken from a response, is off the run's server: not sent. The user gives up, and the

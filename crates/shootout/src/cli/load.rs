@@ -238,13 +238,13 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         }
     };
     let mut result = result;
+    // The profile goes into the result when it was written; the figures are emitted whatever became of it.
     let profiled = match (&profiling, recorded) {
-        (Some(profiling), Some(Ok(recorded))) => {
-            let (lines, profile) = profiling.write(&recorded)?;
+        (Some(profiling), Some(Ok(recorded))) => Some(profiling.write(&recorded).map(|(lines, profile)| {
             result.profile = Some(profile);
-            Some(Ok(lines))
-        }
-        (_, Some(Err(e))) => Some(Err(e)),
+            lines
+        })),
+        (_, Some(Err(e))) => Some(Err(anyhow::anyhow!("the load's figures stand; its profile failed: {e}").into())),
         _ => None,
     };
     emit(&args, &result)?;
@@ -252,7 +252,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         // With --json, stdout holds the JSON alone (which has the profile too).
         Some(Ok(lines)) if args.json => eprint!("{lines}"),
         Some(Ok(lines)) => print!("{lines}"),
-        Some(Err(e)) => return Err(anyhow::anyhow!("the load's figures stand; its profile failed: {e}").into()),
+        Some(Err(failure)) => return Err(failure),
         None => {}
     }
     finish(&args, &result)
