@@ -35,7 +35,10 @@ fn a_form_sign_in_that_redirects_runs_through_both_pages_over_https_with_its_coo
         if http2 {
             args.push("--http2");
         }
+        let served_before = target.served();
         let result = load(&args);
+        // The server's own count: every response it gave, the 303s included, is one the load counted.
+        assert_eq!(target.served() - served_before, result.requests.ok, "http2 {http2}");
         let by_name = |name: &str| result.by_request.iter().find(|r| r.name == name).unwrap().requests;
         let (sign_in, account) = (by_name("sign in"), by_name("account"));
         assert!(account.ok >= 20, "{} sessions reached their account (http2 {http2})", account.ok);
