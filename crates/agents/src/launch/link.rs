@@ -90,47 +90,90 @@ impl Link {
 /// The last non-empty line a process wrote on stderr, filled by a thread that reads it to its end; shared by
 /// every agent one process started (srun starts them all).
 #[derive(Debug, Clone)]
-pub struct LastWords(Arc<Mutex<(Option<String>, bool)>>);
+pub struct LastWords(Arc<Mutex<Said>>);
+
+/// What a process said so far: its last line, and, where it relays what the agents it started say, the last line
+/// one of them said.
+#[derive(Debug, Clone, Default)]
+struct Said {
+    last: Option<String>,
+    agents_last: Option<String>,
+    closed: bool,
+}
 
 impl Default for LastWords {
     /// Nothing said, and nothing more to come (an agent no process of ours started).
     fn default() -> LastWords {
-        LastWords(Arc::new(Mutex::new((None, true))))
+        LastWords(Arc::new(Mutex::new(Said { closed: true, ..Said::default() })))
     }
 }
 
 impl LastWords {
     /// Reads `stderr` on a thread of its own, keeping its last line.
     pub fn keep(stderr: impl Read + Send + 'static) -> LastWords {
-        let words = LastWords(Arc::new(Mutex::new((None, false))));
+        LastWords::keep_relayed(stderr, None)
+    }
+
+    /// The same for a starter that relays its agents' stderr with its own, its own lines starting with `own`
+    /// (`srun: `): when it ends with a line of its own (`srun: Force Terminated StepId=2.0`), the agents' last
+    /// line, which says why, is quoted before it.
+    pub fn keep_relayed(stderr: impl Read + Send + 'static, own: Option<&'static str>) -> LastWords {
+        let words = LastWords(Arc::new(Mutex::new(Said::default())));
         let kept = words.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).split(b'\n') {
                 let Ok(line) = line else { break };
-                let line = String::from_utf8_lossy(&line).trim().to_string();
-                if !line.is_empty() {
-                    if let Ok(mut last) = kept.0.lock() {
-                        last.0 = Some(line.chars().take(500).collect());
+                let line: String = String::from_utf8_lossy(&line).trim().chars().take(500).collect();
+                if line.is_empty() {
+                    continue;
+                }
+                if let Ok(mut said) = kept.0.lock() {
+                    if own.is_some_and(|own| !line.starts_with(own)) {
+                        said.agents_last = Some(line.clone());
                     }
+                    said.last = Some(line);
                 }
             }
-            if let Ok(mut last) = kept.0.lock() {
-                last.1 = true;
+            if let Ok(mut said) = kept.0.lock() {
+                said.closed = true;
             }
         });
         words
     }
 
-    /// The last line, waiting up to a second for the stream to close so that a line written just before the
-    /// process ended is not missed.
+    /// The last line (after the agents' last line, when the starter's own ends it), waiting up to a second for
+    /// the stream to close so that a line written just before the process ended is not missed.
     pub fn last(&self) -> Option<String> {
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
-            let (line, closed) = self.0.lock().map(|l| l.clone()).unwrap_or((None, true));
-            if closed || Instant::now() >= deadline {
-                return line;
+            let said = self.0.lock().map(|said| said.clone()).unwrap_or(Said { closed: true, ..Said::default() });
+            if said.closed || Instant::now() >= deadline {
+                return match (said.agents_last, said.last) {
+                    (Some(agents), Some(last)) if agents != last => Some(format!("{agents}; {last}")),
+                    (_, last) => last,
+                };
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LastWords;
+
+    #[test]
+    fn a_starter_ending_with_its_own_line_is_quoted_after_what_its_agents_said_last() {
+        let srun = "shootout: cannot reach the coordinator\nsrun: error: n2: task 1: Exited with exit code 1\n\
+                    srun: Force Terminated StepId=2.0\n";
+        let words = LastWords::keep_relayed(std::io::Cursor::new(srun), Some("srun: "));
+        assert_eq!(
+            words.last().as_deref(),
+            Some("shootout: cannot reach the coordinator; srun: Force Terminated StepId=2.0")
+        );
+        let alone = LastWords::keep_relayed(std::io::Cursor::new("srun: error: no nodes\n"), Some("srun: "));
+        assert_eq!(alone.last().as_deref(), Some("srun: error: no nodes"));
+        let agent = LastWords::keep(std::io::Cursor::new("warming\n\nshootout: gone\n"));
+        assert_eq!(agent.last().as_deref(), Some("shootout: gone"));
     }
 }

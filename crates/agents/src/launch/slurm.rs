@@ -3,7 +3,7 @@
 //! apply as for any srun. srun merges its tasks' streams, so each agent dials back ([`super::dial`]) with its
 //! task number (`SLURM_PROCID`) as its index and the run's secret from its environment. When srun ends before
 //! every agent has dialled in (no such partition, too few nodes, the command not found on a node), the run stops
-//! at once with srun's last line.
+//! at once with srun's last line, after the last line its agents wrote (why one exited).
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -29,7 +29,7 @@ pub(super) fn start(launcher: &Launcher, n: u32) -> Result<Crew, LaunchError> {
         why: format!("srun: {e}"),
         fix: "run it where Slurm's srun is on the PATH (a login node of the cluster)".into(),
     })?;
-    let words = srun.stderr.take().map(LastWords::keep).unwrap_or_default();
+    let words = srun.stderr.take().map(|stderr| LastWords::keep_relayed(stderr, Some("srun: "))).unwrap_or_default();
     let mut ended = || match srun.try_wait() {
         Ok(Some(status)) => Some(format!("srun {status}")),
         _ => None,
