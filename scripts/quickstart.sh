@@ -2,7 +2,7 @@
 # The README's first command: builds shootout and runs a real shootout, with its HTML report.
 # - With the example servers installed (scripts/setup-examples.sh), the classic one: examples/rack-hello.toml,
 #   Puma, Unicorn, Thin and Passenger on a Rack "Hello World": each server's capacity under the SLO, found by
-#   search (about 12 minutes).
+#   search (about 10 minutes).
 # - Otherwise examples/target-delays.toml: three built-in `shootout target` servers (answers in 0, 2 and 5 ms)
 #   over 1, 4 and 16 users, which needs nothing installed (about 1 minute).
 # The load generator runs on CPU 0 and the servers on the others. Results go to results/; extra arguments go to
