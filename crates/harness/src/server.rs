@@ -71,7 +71,7 @@ impl RunningServer {
                 return Err(self.process.ended_early(&status, "it answered"));
             }
             match probe::get(&url, Duration::from_secs(1), spec.protocol) {
-                Ok(answer) if answer.status == spec.ready_status => return Ok(()),
+                Ok(answer) if spec.ready_status.map_or(answer.status < 400, |s| s == answer.status) => return Ok(()),
                 Ok(answer) => last = format!("status {}", answer.status),
                 Err(e) => last = e,
             }

@@ -195,6 +195,8 @@ fn load_settings(suite: &Suite, server: &ServerSpec, url: &str, level: f64) -> L
         no_keepalive: !suite.load.keepalive,
         protocol: Some(server.protocol),
         streams: Some(server.streams),
+        max_connections: suite.load.max_connections,
+        max_redirects: suite.load.max_redirects,
         // The servers of a suite are the user's own: a self-signed certificate is expected.
         insecure: true,
         warmup: Some(suite.warmup),

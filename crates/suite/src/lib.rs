@@ -332,6 +332,10 @@ pub struct LoadSpec {
     pub protocol: Protocol,
     /// Requests in flight per connection over HTTP/2 (1 over HTTP/1.1), unless a server says otherwise.
     pub streams: u32,
+    /// Open model: the most connections open at once (the default of every load run when not given).
+    pub max_connections: Option<u32>,
+    /// Redirects followed in a row (the default of every load run when not given; 0: a 3xx is the response).
+    pub max_redirects: Option<u32>,
     /// A scenario file instead of one request, read and validated once when the suite is (so every trial sends
     /// the same scenario, and a bad one stops the suite before any server starts).
     pub scenario: Option<ScenarioFile>,
@@ -374,8 +378,8 @@ pub struct ServerSpec {
     pub port: u16,
     /// Path probed until it answers `ready_status`.
     pub ready_path: String,
-    /// Status that means ready.
-    pub ready_status: u16,
+    /// Status that means ready; without one, any answer under 400 (a path that redirects is ready too).
+    pub ready_status: Option<u16>,
     /// How long to wait for ready.
     pub ready_timeout: Duration,
     /// Status the verification request must get.

@@ -98,6 +98,8 @@ pub(crate) struct LoadDef {
     pub(crate) scenario: Option<Spanned<String>>,
     pub(crate) protocol: Option<Spanned<String>>,
     pub(crate) streams: Option<Spanned<u32>>,
+    pub(crate) max_connections: Option<Spanned<u32>>,
+    pub(crate) max_redirects: Option<u32>,
 }
 
 /// The `[agents]` table: the load sent from agents, as `shootout load --agents` does.

@@ -287,6 +287,10 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
     if let Some(spanned) = &def.headers {
         check_headers(&headers, protocol).map_err(|e| at.span(spanned.span(), format!("headers: {e}")))?;
     }
+    if let Some(zero) = def.max_connections.as_ref().filter(|n| *n.get_ref() == 0) {
+        let why = "max_connections must be 1 or more (the open model's most connections at once; default 1000)";
+        return Err(at.span(zero.span(), why));
+    }
     Ok(LoadSpec {
         path: def.path.clone().unwrap_or_else(|| "/".into()),
         method: def.method.clone(),
@@ -296,6 +300,8 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
         keepalive,
         protocol,
         streams,
+        max_connections: def.max_connections.as_ref().map(|n| *n.get_ref()),
+        max_redirects: def.max_redirects,
         scenario,
     })
 }
@@ -340,7 +346,7 @@ fn server_spec(
             .and_then(|r| r.path.clone())
             .or_else(|| def.path.clone())
             .unwrap_or_else(|| load.path.clone()),
-        ready_status: ready.and_then(|r| r.status).unwrap_or(200),
+        ready_status: ready.and_then(|r| r.status),
         ready_timeout: duration_or(&ready.and_then(|r| r.timeout.clone()), Duration::from_secs(30), at)?,
         verify_status: def.verify.as_ref().and_then(|v| v.status),
         verify_body: def.verify.as_ref().and_then(|v| v.body.clone()),

@@ -220,6 +220,19 @@ fn protocol_mistakes_point_at_the_key() {
 }
 
 #[test]
+fn the_load_table_caps_connections_and_redirects_and_refuses_zero_connections() {
+    let servers = "[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+    let text = format!("rates = [100]\n[load]\nmax_connections = 5000\nmax_redirects = 0\n{servers}");
+    let suite = parse(&text, "p.toml", Path::new("/x")).unwrap();
+    assert_eq!((suite.load.max_connections, suite.load.max_redirects), (Some(5000), Some(0)));
+    let plain = parse(&format!("rates = [100]\n{servers}"), "p.toml", Path::new("/x")).unwrap();
+    assert_eq!((plain.load.max_connections, plain.load.max_redirects), (None, None));
+    let zero = parse(&format!("rates = [100]\n[load]\nmax_connections = 0\n{servers}"), "p.toml", Path::new("/x"));
+    let zero = zero.unwrap_err().to_string();
+    assert!(zero.starts_with("p.toml:3:19: max_connections must be 1 or more"), "{zero}");
+}
+
+#[test]
 fn a_matrix_expands_into_one_server_per_combination() {
     let text = r#"
 connections = [1]

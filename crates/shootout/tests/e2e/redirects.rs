@@ -3,7 +3,7 @@
 //! HTTP/2; each hop a response of its request, the last one checked; too many hops, or a place off the run's
 //! server (a Location, or a URL taken from a response), counted as errors and never sent.
 
-use crate::support::{assert_valid, describe, load, shootout, temp_file, Target};
+use crate::support::{assert_valid, describe, load, run_suite, shootout, temp_file, trials, workdir, Target};
 
 const SIGN_IN: &str = r#"
 [[request]]
@@ -162,4 +162,22 @@ fn a_hop_that_fails_ends_its_redirect_and_the_next_request_starts_over() {
     assert_eq!(result.status_counts.get("302"), Some(&10), "{:?} {:?}", result.status_counts, result.errors);
     assert_eq!(result.errors.get(&shootout_model::ErrorKind::Closed), Some(&10), "{:?}", result.errors);
     assert_eq!(starts.load(std::sync::atomic::Ordering::Relaxed), 10, "each request began at /start again");
+}
+
+#[test]
+fn a_suites_load_table_sets_the_redirects_followed_and_the_open_models_connections() {
+    // max_redirects = 0: each 302 is the answer, never followed; max_connections caps the open model's connections.
+    let dir = workdir("redirects", "suite");
+    let suite = "name = \"no-follow\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"200ms\"\nrates = [200]\n\
+                 [load]\npath = \"/redirect/1\"\nmax_redirects = 0\nmax_connections = 3\n\
+                 [[server]]\nname = \"target\"\ncommand = \"{shootout} target --port {port}\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let trials = trials(&dir);
+    assert_eq!(trials.len(), 1);
+    let result = &trials[0].result;
+    assert_eq!((result.options.max_redirects, result.options.most_connections()), (0, 3));
+    assert_eq!(result.requests.redirects, 0);
+    assert_eq!(result.status_counts.keys().collect::<Vec<_>>(), ["302"], "nothing was followed to /hello");
+    assert!(result.requests.ok >= 150, "{:?}", result.requests);
 }

@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use shootout_model::run::TrialRecord;
-
-use crate::support::{describe, left_with, marked, results, running_with, start_run, workdir};
+use crate::support::{describe, left_with, marked, results, running_with, start_run, trials, workdir};
 
 /// The folder of the newest PostgreSQL's programs (Debian's `postgresql` package).
 fn postgres_bin() -> PathBuf {
@@ -81,23 +79,6 @@ fn counting_server(name: &str) -> String {
 fn run_marked(dir: &Path, suite: &str, mark: &str) -> Output {
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
     marked(mark).arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
-}
-
-/// The trials saved under `dir`'s results directory.
-fn trials(dir: &Path) -> Vec<TrialRecord> {
-    let mut found = Vec::new();
-    let mut folders = vec![results(dir).join("trials")];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                found.push(serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap());
-            }
-        }
-    }
-    found
 }
 
 #[test]

@@ -54,6 +54,23 @@ pub fn results(dir: &Path) -> PathBuf {
     std::fs::read_dir(dir.join("results")).unwrap().next().expect("a results directory").unwrap().path()
 }
 
+/// The trials saved under `dir`'s results directory.
+pub fn trials(dir: &Path) -> Vec<shootout_model::run::TrialRecord> {
+    let mut found = Vec::new();
+    let mut folders = vec![results(dir).join("trials")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                found.push(serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap());
+            }
+        }
+    }
+    found
+}
+
 /// Runs `shootout load --json ARGS` and parses its result; panics with the output if it failed.
 pub fn load(args: &[&str]) -> LoadResult {
     let output = shootout().arg("load").arg("--json").args(args).output().expect("shootout runs");
