@@ -422,9 +422,10 @@ fn behind(out: &mut String, result: &LoadResult, lag: &Lag, sends: &Sends) {
     }
     let why = match lag.by {
         Behind::Server => format!(
-            "the server did not keep up: its requests queued (median service time {} ms, the fastest {} ms), so \
-             this rate is past what it can complete, and {:.2}/s is its throughput here",
+            "the server did not keep up: its requests queued (service time median {} ms, mean {} ms, the fastest {} \
+             ms), so this rate is past what it can complete, and {:.2}/s is its throughput here",
             ms(percentile_us(&result.service_time, 50.0) as f64),
+            ms(result.service_time.mean_us),
             ms(result.service_time.min_us as f64),
             lag.completed_per_s
         ),
