@@ -29,6 +29,7 @@ mod redirects;
 mod report;
 mod result_json;
 mod run;
+mod run_endings;
 mod scenarios;
 mod search;
 mod services;

@@ -154,3 +154,39 @@ fn every_readme_section_a_message_points_to_is_a_heading_of_the_readme() {
         );
     }
 }
+
+#[test]
+fn every_test_the_reliability_table_names_is_a_test_of_the_repository() {
+    // docs/reliability.md names the test that shows each behaviour as `module::test`: the module is a file
+    // `module.rs` under crates/ (an e2e area, or a unit test's module), and it holds `fn test(`.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let table = std::fs::read_to_string(root.join("docs/reliability.md")).unwrap();
+    let mut sources = Vec::new();
+    let mut paths = vec![root.join("crates")];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            sources.push(path);
+        }
+    }
+    let named: Vec<(&str, &str)> = table
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|quoted| quoted.split_once("::"))
+        .filter(|(module, test)| {
+            let word =
+                |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            word(module) && word(test)
+        })
+        .collect();
+    assert!(named.len() >= 50, "the scan finds the table's tests: {named:?}");
+    for (module, test) in named {
+        let found = sources
+            .iter()
+            .filter(|p| p.file_stem().is_some_and(|s| s == module))
+            .any(|p| std::fs::read_to_string(p).unwrap().contains(&format!("fn {test}(")));
+        assert!(found, "docs/reliability.md names {module}::{test}, which no {module}.rs under crates/ holds");
+    }
+}
