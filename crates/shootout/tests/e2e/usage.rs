@@ -107,24 +107,37 @@ fn an_output_file_that_cannot_be_written_is_refused_before_the_load() {
     std::fs::remove_file(&file).unwrap();
 }
 
+/// The repository's root folder.
+fn repository() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.rs` file under `dir`, at any depth.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut paths = vec![dir.to_path_buf()];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+    found
+}
+
 #[test]
 fn every_readme_section_a_message_points_to_is_a_heading_of_the_readme() {
     // Messages and --help say `see "Suite files" in the README`; the scenario and suite parsers name their section
     // as the second argument of `Locator::toml`. Each must be the start of a heading.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = repository();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let headings: Vec<&str> =
         readme.lines().filter_map(|l| l.strip_prefix('#')).map(|l| l.trim_start_matches('#').trim()).collect();
     let mut pointers = Vec::new();
-    let mut files = vec![root.join("crates")];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            continue;
-        }
+    for path in rust_files(&root.join("crates")) {
         // The sources, not their tests (this one holds the markers it looks for).
-        let source = path.components().any(|c| c.as_os_str() == "src");
-        if path.extension().is_none_or(|e| e != "rs") || !source {
+        if !path.components().any(|c| c.as_os_str() == "src") {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -159,17 +172,9 @@ fn every_readme_section_a_message_points_to_is_a_heading_of_the_readme() {
 fn every_test_the_reliability_table_names_is_a_test_of_the_repository() {
     // docs/reliability.md names the test that shows each behaviour as `module::test`: the module is a file
     // `module.rs` under crates/ (an e2e area, or a unit test's module), and it holds `fn test(`.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = repository();
     let table = std::fs::read_to_string(root.join("docs/reliability.md")).unwrap();
-    let mut sources = Vec::new();
-    let mut paths = vec![root.join("crates")];
-    while let Some(path) = paths.pop() {
-        if path.is_dir() {
-            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            sources.push(path);
-        }
-    }
+    let sources = rust_files(&root.join("crates"));
     let named: Vec<(&str, &str)> = table
         .split('`')
         .skip(1)
