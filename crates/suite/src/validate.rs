@@ -288,7 +288,9 @@ fn load_spec(def: &LoadDef, at: &Locator<'_>, dir: &Path) -> Result<LoadSpec, Fi
         check_headers(&headers, protocol).map_err(|e| at.span(spanned.span(), format!("headers: {e}")))?;
     }
     if let Some(zero) = def.max_connections.as_ref().filter(|n| *n.get_ref() == 0) {
-        let why = "max_connections must be 1 or more (the open model's most connections at once; default 1000)";
+        let default = shootout_model::settings::DEFAULT_MAX_CONNECTIONS;
+        let why =
+            format!("max_connections must be 1 or more (the open model's most connections at once; default {default})");
         return Err(at.span(zero.span(), why));
     }
     Ok(LoadSpec {
