@@ -22,6 +22,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use shootout_model::profile::ServerProfile;
+use shootout_model::reading::from_results_json;
 use shootout_model::run::TrialRecord;
 use shootout_model::search::ServerSearch;
 use shootout_suite::{file_name, Suite};
@@ -289,13 +290,13 @@ pub const PROFILED_PASS: u32 = 0;
 /// A server's search read from its file, or why it cannot be.
 fn read_search(path: &Path) -> Result<ServerSearch, String> {
     let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    serde_json::from_str(&text).map_err(|e| format!("not a server's search ({e})"))
+    from_results_json(&text).map_err(|e| format!("not a server's search ({e})"))
 }
 
 /// A trial read from its file, or why it cannot be.
 fn read_trial(path: &Path) -> Result<TrialRecord, String> {
     let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    serde_json::from_str(&text).map_err(|e| e.to_string())
+    from_results_json(&text)
 }
 
 /// A fingerprint of a suite's text (64-bit FNV-1a, in hex): what `--resume` compares to find a suite.toml that was

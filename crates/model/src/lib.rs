@@ -8,6 +8,8 @@
 //! - [`result`]: [`LoadResult`], the versioned JSON document a load run writes (`schema/load-result.v1.json`
 //!   describes it), with its parts: request counts, latency summaries, the per-second timeline, client CPU.
 //! - [`errors`]: [`ErrorKind`], how a failed request is classified.
+//! - [`reading`]: [`reading::from_results_json`], a results file read with every figure held to what a run can
+//!   measure.
 //! - [`run`]: [`run::TrialRecord`], what `shootout run` keeps per trial (a load result plus the server's
 //!   resource samples), and [`run::Environment`].
 //! - [`profile`]: [`profile::Profiler`], the profilers by name, and [`profile::ProfileSpec`], a suite's
@@ -24,6 +26,7 @@ pub mod agents;
 pub mod errors;
 pub mod options;
 pub mod profile;
+pub mod reading;
 pub mod result;
 pub mod run;
 pub mod search;

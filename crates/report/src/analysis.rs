@@ -15,7 +15,7 @@ use shootout_model::slo::{Metric, Slo};
 use crate::behind::completed_share;
 use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
-use crate::interval::{ratio_interval, served};
+use crate::interval::{ratio_interval, served, NOISE_FLOOR};
 use crate::limit::Limit;
 
 /// One server at one level, over its repeats.
@@ -126,6 +126,20 @@ pub struct Ratio {
     pub low: Option<f64>,
     /// Its upper bound.
     pub high: Option<f64>,
+    /// True when the difference is clear: the whole interval lies above 1 by more than the noise floor
+    /// ([`NOISE_FLOOR`]). A ratio whose interval reaches 1 or the floor, or that has no interval, is no clear
+    /// difference, whatever its figure.
+    pub clear: bool,
+    /// The servers of the pair whose cell was client-bound (the faster first): their figures measured shootout,
+    /// so the ratio is no verdict on them (or, for the faster alone, only a lower bound).
+    pub client_bound: Vec<String>,
+}
+
+impl Ratio {
+    /// True when the faster server's cell alone was client-bound: the ratio is a lower bound.
+    pub fn faster_client_bound(&self) -> bool {
+        self.client_bound.len() == 1 && self.client_bound[0] == self.faster
+    }
 }
 
 /// A server's answer to the SLO.
@@ -384,6 +398,8 @@ fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Rati
         ratio: divide(pick(statistic, &faster.rps), pick(statistic, &slower.rps)),
         low: interval.map(|i| i.low),
         high: interval.map(|i| i.high),
+        clear: interval.is_some_and(|i| crate::compare::verdict(&i, NOISE_FLOOR) == crate::compare::Verdict::Improved),
+        client_bound: [faster, slower].iter().filter(|c| c.client_bound()).map(|c| c.server.clone()).collect(),
     }
 }
 

@@ -57,6 +57,9 @@ pub struct Lag {
     pub completed_per_s: f64,
     /// Who held it back.
     pub by: Behind,
+    /// True when only the sends' timing slipped: the run completed 90% of the offered rate or more and sent every
+    /// request, some of them more than 1 ms late.
+    pub kept_pace: bool,
 }
 
 impl Lag {
@@ -88,7 +91,8 @@ impl Lag {
         } else {
             Behind::Server
         };
-        Some(Lag { offered_per_s: sends.offered_per_s, sent_per_s: sends.sent_per_s, completed_per_s, by })
+        let kept_pace = !short && not_sent == 0;
+        Some(Lag { offered_per_s: sends.offered_per_s, sent_per_s: sends.sent_per_s, completed_per_s, by, kept_pace })
     }
 }
 

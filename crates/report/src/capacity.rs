@@ -119,6 +119,32 @@ pub fn against_highest(capacities: &[Capacity]) -> Vec<String> {
     others
         .iter()
         .map(|(other, capacity)| {
+            let (a, b) = (&best.search, &other.search);
+            if b.failed_at.is_some_and(|broke| broke > highest) {
+                // b broke its objectives only above a's capacity: each bracket holds the other's capacity.
+                return format!(
+                    "no clear winner between {} and {}: their brackets overlap ({} met {}, {} met {} and broke {})",
+                    a.server,
+                    b.server,
+                    a.server,
+                    highest,
+                    b.server,
+                    capacity,
+                    b.failed_at.unwrap_or_default()
+                );
+            }
+            let cut: Vec<&str> =
+                [a, b].iter().filter(|s| s.ended == Ended::Interrupted).map(|s| s.server.as_str()).collect();
+            if !cut.is_empty() {
+                return format!(
+                    "{} took {:.2}× the capacity of {} so far: the search of {} was cut short, so this is no \
+                     verdict (finish it with shootout run --resume)",
+                    a.server,
+                    highest / capacity,
+                    b.server,
+                    cut.join(" and ")
+                );
+            }
             let bound = match (best.floor, other.floor) {
                 (false, false) => String::new(),
                 (true, false) => format!(" (or more: {}'s is a floor)", best.search.server),
@@ -228,6 +254,29 @@ mod tests {
         assert_eq!(
             against_highest(&floors),
             ["b took 2.00× the capacity of a (both are floors: the ratio is not known)"]
+        );
+    }
+
+    /// Issue 47: `after took 232.00× the capacity of d` against a search cut short, and a ratio between brackets
+    /// that hold each other's capacity.
+    #[test]
+    fn a_ratio_against_a_search_cut_short_or_an_overlapping_bracket_is_no_verdict() {
+        let cut = [
+            Capacity::of(&search("after", Some(2320.0), Some(2400.0), Ended::Precise), &[], &[]),
+            Capacity::of(&search("d", Some(10.0), None, Ended::Interrupted), &[], &[]),
+        ];
+        assert_eq!(
+            against_highest(&cut),
+            ["after took 232.00× the capacity of d so far: the search of d was cut short, so this is no verdict \
+              (finish it with shootout run --resume)"]
+        );
+        let close = [
+            Capacity::of(&search("a", Some(960.0), Some(1000.0), Ended::Precise), &[], &[]),
+            Capacity::of(&search("b", Some(940.0), Some(980.0), Ended::Precise), &[], &[]),
+        ];
+        assert_eq!(
+            against_highest(&close),
+            ["no clear winner between a and b: their brackets overlap (a met 960, b met 940 and broke 980)"]
         );
     }
 

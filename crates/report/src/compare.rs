@@ -98,7 +98,7 @@ impl Change {
         match (self.verdict, self.sample) {
             (Verdict::Improved, _) => "improved",
             (Verdict::Regressed, _) => "regressed",
-            (Verdict::WithinNoise, _) => "within noise",
+            (Verdict::WithinNoise, _) => "no clear difference",
             (Verdict::TooFew, Sample::Repeat) => "too few repeats for an interval",
             (Verdict::TooFew, Sample::Second) => "too few seconds for an interval",
             (Verdict::NoInterval, _) => "no interval: a second served nothing",

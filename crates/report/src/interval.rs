@@ -17,6 +17,11 @@ pub const CONFIDENCE: f64 = 0.95;
 /// The fewest samples on each side that give an interval: a variance needs two.
 pub const FEWEST: usize = 2;
 
+/// The noise floor of a ratio, as a share: a difference is clear only when its whole interval lies beyond 1 by
+/// more than this (`compare`'s `--noise` default, and the suite's verdicts). Below it, repeats on this kind of
+/// machine move by as much on an unchanged server.
+pub const NOISE_FLOOR: f64 = 0.02;
+
 /// A ratio's interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Interval {

@@ -342,9 +342,45 @@ impl SuiteSummary {
         })
     }
 
-    /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`.
+    /// A ratio in words, each server's name written by `name` (bold in Markdown), the words held to the interval:
+    /// `puma served 1.32× [1.25–1.40] the requests/s of unicorn at 16 users` only for a clear difference (the whole
+    /// interval above 1 by more than the noise floor); `no clear difference between a and b at 1 user (a served
+    /// 1.01× [0.99–1.02] the requests/s of b)` otherwise, or `… (too few repeats for an interval)`; for a
+    /// client-bound cell, `a served at least …: the client was the limit of a` (the faster one alone, a clear
+    /// difference) or `no verdict between a and b at 4 users: the client was the limit of b (…)`; and
+    /// [`SuiteSummary::served_nothing`]'s words for a ratio without a figure.
+    pub fn ratio_words(&self, r: &Ratio, name: &dyn Fn(&str) -> String) -> String {
+        if let Some(words) = self.served_nothing(r) {
+            return words;
+        }
+        let (a, b, at) = (name(&r.faster), name(&r.slower), self.level(r.level));
+        let measured = format!("{a} served {} the requests/s of {b}", ratio_figures(r));
+        if r.faster_client_bound() && r.clear {
+            return format!(
+                "{a} served at least {} the requests/s of {b} at {at}: the client was the limit of {a}",
+                ratio_figures(r)
+            );
+        }
+        if !r.client_bound.is_empty() {
+            let whose = match r.client_bound.len() {
+                1 => name(&r.client_bound[0]),
+                _ => "both".to_string(),
+            };
+            return format!("no verdict between {a} and {b} at {at}: the client was the limit of {whose} ({measured})");
+        }
+        match r.clear {
+            true => format!("{measured} at {at}"),
+            false => format!("no clear difference between {a} and {b} at {at} ({measured})"),
+        }
+    }
+
+    /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`, and where a
+    /// cell from there up was client-bound, `…, where the client was the limit: the client's ceiling, not the
+    /// server's`.
     pub fn knee(&self, server: &str, level: f64) -> String {
-        format!("{server}: throughput stops rising at {} (no higher level serves 10% more)", self.level(level))
+        let client = self.cells.iter().any(|c| c.server == server && c.level >= level && c.client_bound());
+        let why = if client { ", where the client was the limit: the client's ceiling, not the server's" } else { "" };
+        format!("{server}: throughput stops rising at {} (no higher level serves 10% more){why}", self.level(level))
     }
 
     /// A level with its unit: `16 users`, `1 user`.
@@ -387,15 +423,27 @@ impl SuiteSummary {
             (None, Some(level)) => Some(("no trial measured at", level)),
             (None, None) => None,
         };
+        // A cell whose figures measured the client says so: the server's own figure there is at least as good.
+        let client =
+            |level: f64| self.cells.iter().any(|c| c.server == answer.server && c.level == level && c.client_bound());
+        let at_least = answer.level.is_some_and(client);
+        let cause = |level: f64| if client(level) { ", where the client was the limit" } else { "" };
+        let (least, note) = match (at_least, answer.level) {
+            (true, Some(level)) => ("at least ", format!("; the client was the limit at {}", self.level(level))),
+            _ => ("", String::new()),
+        };
         match (answer.measured, answer.level, answer.rps, stop) {
             (0, ..) => "not run".into(),
-            (_, Some(level), Some(rps), Some((why, at))) => {
-                format!("up to {}, {rps:.1} requests/s ({why} {})", self.level(level), self.level(at))
-            }
+            (_, Some(level), Some(rps), Some((why, at))) => format!(
+                "up to {}, {least}{rps:.1} requests/s ({why} {}{}{note})",
+                self.level(level),
+                self.level(at),
+                cause(at)
+            ),
             (_, Some(level), Some(rps), None) => {
-                format!("up to {}, {rps:.1} requests/s (every level met it)", self.level(level))
+                format!("up to {}, {least}{rps:.1} requests/s (every level met it{note})", self.level(level))
             }
-            (_, _, _, Some((why, at))) => format!("none: {why} the lowest level, {}", self.level(at)),
+            (_, _, _, Some((why, at))) => format!("none: {why} the lowest level, {}{}", self.level(at), cause(at)),
             _ => "not met at any level".into(),
         }
     }
@@ -404,6 +452,10 @@ impl SuiteSummary {
 /// The warning under a table with a client-bound cell, the same in every format.
 pub const CLIENT_BOUND: &str = "The client was the bottleneck in the cells marked client-bound (busy, or busy and \
 waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.";
+
+/// What the brackets of a ratio hold and when a difference is clear, under the verdicts of every format.
+pub const RATIO_LEGEND: &str = "[low–high]: the 95% interval of a ratio across repeats; a difference is clear only \
+when the whole interval lies more than 2% above 1.";
 
 /// A ratio: `1.32×` (`—` without one: [`SuiteSummary::served_nothing`] says why in words).
 pub fn times(r: &Ratio) -> String {
@@ -478,6 +530,8 @@ pub(crate) mod tests {
                     ratio: Some(1.32),
                     low: Some(1.25),
                     high: Some(1.4),
+                    clear: true,
+                    client_bound: vec!["unicorn|3".into()],
                 }],
                 slo: vec![SloAnswer {
                     server: "puma".into(),
@@ -575,6 +629,85 @@ pub(crate) mod tests {
         assert_eq!(said(cut), "up to 1 user, 110.0 requests/s (no trial measured at 4 users)");
         assert!(summary.client_bound());
         assert_eq!(summary.level(1.0), "1 user", "not 1 users");
+    }
+
+    /// Issue 47: every difference read as a win (`twin-a served 1.01× [0.99–1.02] the requests/s of twin-b`), and
+    /// a verdict on client-bound cells read as one on the servers.
+    #[test]
+    fn the_words_of_a_ratio_match_its_interval_and_its_limits() {
+        let mut summary = SuiteSummary::of_report(&report());
+        summary.cells[1].limit = Limit::Waiting { busy: 0.5 };
+        let plain = |name: &str| name.to_string();
+        let with = |low, high, clear, client: &[&str]| Ratio {
+            low,
+            high,
+            clear,
+            client_bound: client.iter().map(|s| s.to_string()).collect(),
+            ..summary.ratios[0].clone()
+        };
+        let said = |r: Ratio| summary.ratio_words(&r, &plain);
+        assert_eq!(
+            said(with(Some(1.25), Some(1.4), true, &[])),
+            "puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users"
+        );
+        assert_eq!(
+            said(with(Some(0.99), Some(1.02), false, &[])),
+            "no clear difference between puma and unicorn|3 at 16 users (puma served 1.32× [0.99–1.02] the requests/s \
+             of unicorn|3)"
+        );
+        assert_eq!(
+            said(with(None, None, false, &[])),
+            "no clear difference between puma and unicorn|3 at 16 users (puma served 1.32× (too few repeats for an \
+             interval) the requests/s of unicorn|3)"
+        );
+        assert_eq!(
+            said(with(Some(1.25), Some(1.4), true, &["puma"])),
+            "puma served at least 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users: the client was the limit \
+             of puma"
+        );
+        assert_eq!(
+            said(with(Some(0.9), Some(1.4), false, &["puma"])),
+            "no verdict between puma and unicorn|3 at 16 users: the client was the limit of puma (puma served 1.32× \
+             [0.90–1.40] the requests/s of unicorn|3)"
+        );
+        assert!(said(with(Some(1.25), Some(1.4), true, &["unicorn|3"]))
+            .starts_with("no verdict between puma and unicorn|3 at 16 users: the client was the limit of unicorn|3 ("));
+        assert!(said(with(Some(1.25), Some(1.4), true, &["puma", "unicorn|3"]))
+            .starts_with("no verdict between puma and unicorn|3 at 16 users: the client was the limit of both ("));
+        let bold = summary.ratio_words(&with(Some(1.25), Some(1.4), true, &[]), &|n| format!("**{n}**"));
+        assert_eq!(bold, "**puma** served 1.32× [1.25–1.40] the requests/s of **unicorn|3** at 16 users");
+    }
+
+    /// Issue 47: `instant: throughput stops rising at 4 users` and its SLO answer, where every cell was client-bound.
+    #[test]
+    fn a_knee_or_an_slo_answer_on_a_client_bound_cell_says_so() {
+        let summary = SuiteSummary::of_report(&report());
+        assert_eq!(
+            summary.knee("puma", 16.0),
+            "puma: throughput stops rising at 16 users (no higher level serves 10% more)"
+        );
+        assert_eq!(
+            summary.knee("unicorn|3", 16.0),
+            "unicorn|3: throughput stops rising at 16 users (no higher level serves 10% more), where the client was \
+             the limit: the client's ceiling, not the server's"
+        );
+        let answer = SloAnswer {
+            server: "unicorn|3".into(),
+            level: Some(16.0),
+            rps: Some(1000.0),
+            fails_at: None,
+            unmeasured_at: None,
+            measured: 1,
+        };
+        assert_eq!(
+            summary.slo_answer(&answer),
+            "up to 16 users, at least 1000.0 requests/s (every level met it; the client was the limit at 16 users)"
+        );
+        let broke = SloAnswer { level: None, rps: None, fails_at: Some(16.0), ..answer };
+        assert_eq!(
+            summary.slo_answer(&broke),
+            "none: breaks it at the lowest level, 16 users, where the client was the limit"
+        );
     }
 
     #[test]

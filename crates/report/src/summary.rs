@@ -7,7 +7,8 @@ use shootout_model::LoadResult;
 pub struct LoadSummary {
     /// Requests that got a complete response, whatever its status.
     pub transactions: u64,
-    /// Percentage of requests that got a response: `transactions / (transactions + transport failures)`.
+    /// Percentage of requests that got a successful response: `successful / (transactions + transport failures)`;
+    /// a response of 400 or more is not available, whatever came back.
     pub availability_pct: f64,
     /// Length of the measured window, seconds.
     pub elapsed_s: f64,
@@ -50,7 +51,7 @@ impl LoadSummary {
         let latency = &result.latency;
         LoadSummary {
             transactions,
-            availability_pct: if attempts > 0 { 100.0 * transactions as f64 / attempts as f64 } else { 0.0 },
+            availability_pct: if attempts > 0 { 100.0 * r.ok as f64 / attempts as f64 } else { 0.0 },
             elapsed_s: elapsed,
             data_bytes: result.bytes_received,
             response_time_us: latency.mean_us,

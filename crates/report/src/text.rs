@@ -185,8 +185,8 @@ fn counts(out: &mut String, result: &LoadResult) {
     let statuses: Vec<String> = result.status_counts.iter().map(|(code, n)| format!("{code}: {}", count(*n))).collect();
     let statuses = if statuses.is_empty() { "no responses".to_string() } else { statuses.join(", ") };
     let _ = writeln!(out, "{:<26}{statuses}", "Status codes:");
-    let errors: Vec<String> =
-        result.errors.iter().map(|(kind, n)| format!("{}: {}", kind.as_str(), count(*n))).collect();
+    let mut errors: Vec<String> = http_failures(result).map(|(code, n)| format!("HTTP {code}: {}", count(n))).collect();
+    errors.extend(result.errors.iter().map(|(kind, n)| format!("{}: {}", kind.as_str(), count(*n))));
     let errors = if errors.is_empty() { "none".to_string() } else { errors.join(", ") };
     let _ = writeln!(out, "{:<26}{errors}", "Errors:");
     if !result.off_origin.is_empty() {
@@ -372,11 +372,35 @@ pub fn render_warnings(result: &LoadResult) -> String {
     out.trim_start().to_string()
 }
 
+/// The responses of 400 and above, by status, most first: failures, whatever the transport did.
+fn http_failures(result: &LoadResult) -> impl Iterator<Item = (u16, u64)> {
+    let mut failed: Vec<(u16, u64)> =
+        result.status_counts.iter().filter_map(|(code, n)| Some((code.parse::<u16>().ok()?, *n))).collect();
+    failed.retain(|(code, _)| *code >= 400);
+    failed.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    failed.into_iter()
+}
+
 fn warnings(out: &mut String, result: &LoadResult) {
     if let (Some(lag), Some(sends)) = (Lag::of(result), &result.sends) {
         behind(out, result, &lag, sends);
     }
     let r = &result.requests;
+    let attempts = r.ok + r.http_errors + r.failed;
+    if r.http_errors * 2 > attempts {
+        let statuses: Vec<String> = http_failures(result)
+            .map(|(code, n)| format!("{code}: {} ({:.1}%)", count(n), 100.0 * n as f64 / attempts as f64))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\nWARNING: most requests failed: {} of {} got an HTTP error status ({}), so these figures measure the \
+             server's error page, not the page asked for: check the URL and the request. The exit code is 0 all \
+             the same; gate on it with --fail-if 'errors>1%'.",
+            count(r.http_errors),
+            count(attempts),
+            statuses.join(", ")
+        );
+    }
     if r.checks_failed > 0 {
         let _ = writeln!(
             out,
@@ -414,13 +438,35 @@ fn behind(out: &mut String, result: &LoadResult, lag: &Lag, sends: &Sends) {
         "offered {:.2}/s, sent {:.2}/s, completed {:.2}/s",
         lag.offered_per_s, lag.sent_per_s, lag.completed_per_s
     );
+    if lag.kept_pace {
+        // Late sends alone: the rates held, so the run did not fall behind; only the sends' timing slipped.
+        let _ = writeln!(
+            out,
+            "\nWARNING: {} of {} requests went out more than 1 ms late; the rate kept pace ({facts}): {}. Latency \
+             still counts from when each request was due.",
+            count(sends.late),
+            count(sends.sent),
+            late_cause(result, lag)
+        );
+        return;
+    }
     if sends.late > 0 {
         let _ = write!(facts, "; {} requests went out more than 1 ms late", count(sends.late));
     }
     if not_sent > 0 {
         let _ = write!(facts, "; {} were never sent (they waited longer than --timeout)", count(not_sent));
     }
-    let why = match lag.by {
+    let why = late_cause(result, lag);
+    let _ = writeln!(
+        out,
+        "\nWARNING: the run fell behind its schedule ({facts}): {why}. Latency still counts from when each request \
+         was due."
+    );
+}
+
+/// Who held an open-model run back, in words, with the fix.
+fn late_cause(result: &LoadResult, lag: &Lag) -> String {
+    match lag.by {
         Behind::Server => format!(
             "the server did not keep up: its requests queued (service time median {} ms, mean {} ms, the fastest {} \
              ms), so this rate is past what it can complete, and {:.2}/s is its throughput here",
@@ -440,12 +486,7 @@ fn behind(out: &mut String, result: &LoadResult, lag: &Lag, sends: &Sends) {
             usual speed: something else held the client up (another process on its CPUs, or a busy machine)"
             .to_string(),
         Behind::Client => "the client was short of CPU (below)".to_string(),
-    };
-    let _ = writeln!(
-        out,
-        "\nWARNING: the run fell behind its schedule ({facts}): {why}. Latency still counts from when each request \
-         was due."
-    );
+    }
 }
 
 /// Seconds as `10s`, `1.5s` or `2m30s`.
@@ -551,6 +592,50 @@ mod tests {
             format!("{:<26}0x1f: 1, INTERNAL_ERROR: {}, REFUSED_STREAM: 3", "Stream resets:", count(1_233))
         );
         assert!(!render_load(&closed()).contains("Stream resets"));
+    }
+
+    /// Issue 47: every response a 404 read `Availability: 100.00 %`, `Errors: none`, with no warning.
+    #[test]
+    fn responses_of_400_and_above_are_failures_in_the_availability_the_errors_and_a_warning() {
+        let mut r = closed();
+        let total = r.requests.ok;
+        (r.requests.ok, r.requests.http_errors) = (0, total);
+        r.status_counts = [("404".to_string(), total)].into_iter().collect();
+        let text = render_load(&r);
+        assert!(text.contains("Availability:             0.00 %"), "{text}");
+        assert!(text.contains(&format!("Errors:                   HTTP 404: {}\n", count(total))), "{text}");
+        let warning = format!(
+            "WARNING: most requests failed: {0} of {0} got an HTTP error status (404: {0} (100.0%)), so these \
+             figures measure the server's error page",
+            count(total)
+        );
+        assert!(text.contains(&warning), "{text}");
+        let (ok, failed) = (total - total / 4, total / 4);
+        (r.requests.ok, r.requests.http_errors) = (ok, failed);
+        r.status_counts = [("200".to_string(), ok), ("500".to_string(), failed)].into_iter().collect();
+        let text = render_load(&r);
+        assert!(text.contains(&format!("Errors:                   HTTP 500: {}\n", count(failed))), "{text}");
+        assert!(!text.contains("most requests failed"), "a quarter failed: no warning\n{text}");
+    }
+
+    /// Issue 47: a run that kept its rate but sent some requests late read "the run fell behind its schedule
+    /// (offered 1000.00/s, sent 1000.00/s, completed 1000.00/s; 87 requests went out more than 1 ms late)".
+    #[test]
+    fn late_sends_at_a_rate_kept_are_not_falling_behind() {
+        let mut r = crate::behind::tests::open(2000.0, 100, 90, 87);
+        r.sends = Some(Sends { due: 6000, sent: 6000, late: 87, offered_per_s: 2000.0, sent_per_s: 2000.0 });
+        r.service_time.mean_us = 100.0;
+        let text = render_load(&r);
+        assert!(!text.contains("fell behind"), "{text}");
+        assert!(
+            text.contains(
+                "WARNING: 87 of 6,000 requests went out more than 1 ms late; the rate kept pace (offered 2000.00/s, \
+                 sent 2000.00/s, completed 2000.00/s): requests went out late while most connections stood free"
+            ),
+            "{text}"
+        );
+        r.throughput.requests_per_s = 1500.0;
+        assert!(render_load(&r).contains("WARNING: the run fell behind its schedule (offered 2000.00/s"));
     }
 
     /// The Client CPU line of `result`'s summary.

@@ -14,7 +14,7 @@ use crate::capacity::against_highest;
 use crate::charts::{line_chart, Chart, Series};
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::seconds::{per_second_charts, whole_seconds};
-use crate::suite_summary::{ratio_figures, SuiteSummary, CLIENT_BOUND};
+use crate::suite_summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
 use crate::units::bytes;
 
 /// The page's styles, shared with the page of one load result.
@@ -22,7 +22,7 @@ pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em
 h1{margin-bottom:.2em}figure{display:inline-block;margin:.5em;vertical-align:top}\
 figcaption{font-size:.9em;color:#555;max-width:640px}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}td:first-child,th:first-child{text-align:left}\
-.warn{color:#a00;font-weight:bold}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
+.warn{color:#a00;font-weight:bold}.note{font-size:.9em;color:#555}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
 dt{font-weight:bold}pre{background:#f6f6f6;padding:1em;overflow:auto}\
 iframe.flame{width:100%;border:1px solid #ccc}td.frame{text-align:left;font-family:monospace}";
 
@@ -330,13 +330,12 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
             }
         }
         h2 { "Verdicts" }
+        @if !summary.ratios.is_empty() {
+            p class="note" { (RATIO_LEGEND) }
+        }
         ul {
             @for r in &summary.ratios {
-                @if let Some(words) = summary.served_nothing(r) {
-                    li { (words) }
-                } @else {
-                    li { (r.faster) " served " (ratio_figures(r)) " the requests/s of " (r.slower) " at " (summary.level(r.level)) @if r.low.is_some() { " (95% interval)" } }
-                }
+                li { (summary.ratio_words(r, &|name| name.to_string())) }
             }
             @for s in &summary.slo_answers {
                 li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }
@@ -438,7 +437,7 @@ mod tests {
         assert_eq!(page.matches("<figure class=\"chart\">").count(), 10);
         assert_eq!(page.matches("<svg").count(), 10, "every chart drawn");
         assert!(page.contains("1 trials.") && page.contains("SLO: mean &lt; 1s"));
-        assert!(page.contains("puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users (95% interval)"));
+        assert!(page.contains("no verdict between puma and unicorn|3 at 16 users: the client was the limit of unicorn|3 (puma served 1.32× [1.25–1.40] the requests/s of unicorn|3)"));
         assert!(page.contains("<th>req/s median</th>") && page.contains("<td>50.00 MiB</td>"));
         assert!(page.contains("client-bound") && page.contains("not recorded"));
         assert!(page.contains("At 16 users, first repeat. Whole seconds only:"), "the 1.002 s window's last second");

@@ -9,7 +9,7 @@ use shootout_model::slo::Metric;
 
 use crate::capacity::against_highest;
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
-use crate::suite_summary::{interval, times, SuiteSummary, CLIENT_BOUND};
+use crate::suite_summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -25,11 +25,7 @@ impl Exporter for Markdown {
             out.push('\n');
         }
         for r in &summary.ratios {
-            let line = summary.served_nothing(r).unwrap_or_else(|| {
-                let (faster, slower, at) = (&r.faster, &r.slower, summary.level(r.level));
-                format!("**{faster}** served **{}** {} the requests/s of **{slower}** at {at}", times(r), interval(r))
-            });
-            let _ = writeln!(out, "- {line}");
+            let _ = writeln!(out, "- {}", summary.ratio_words(r, &|name| format!("**{name}**")));
         }
         if !summary.capacities.is_empty() {
             let _ = writeln!(out, "\n## {}\n", summary.capacity_title());
@@ -49,6 +45,9 @@ impl Exporter for Markdown {
         }
         for (server, knee) in &summary.knees {
             let _ = writeln!(out, "- {}", summary.knee(server, *knee));
+        }
+        if !summary.ratios.is_empty() {
+            let _ = writeln!(out, "\n{}", RATIO_LEGEND.replace('[', "\\["));
         }
         out.push_str(&super::profiles::markdown(summary));
         for line in &summary.cell_warnings {
@@ -174,8 +173,10 @@ mod tests {
 | puma | 16 | 1320.0 | 1310.0–1330.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | server CPU 97% |
 | unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | ⚠ client-bound |
 
-- **puma** served **1.32×** [1.25–1.40] the requests/s of **unicorn|3** at 16 users
+- no verdict between **puma** and **unicorn|3** at 16 users: the client was the limit of **unicorn|3** (**puma** served 1.32× [1.25–1.40] the requests/s of **unicorn|3**)
 - SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s (every level met it)
+
+\\[low–high]: the 95% interval of a ratio across repeats; a difference is clear only when the whole interval lies more than 2% above 1.
 
 > ⚠ The client was the bottleneck in the cells marked client-bound (busy, or busy and waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.
 ";

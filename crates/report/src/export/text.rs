@@ -12,7 +12,7 @@ use shootout_model::slo::Metric;
 use crate::capacity::against_highest;
 use crate::limit::Limit;
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
-use crate::suite_summary::{ratio_figures, SuiteSummary, TrialRow, CLIENT_BOUND};
+use crate::suite_summary::{SuiteSummary, TrialRow, CLIENT_BOUND, RATIO_LEGEND};
 use shootout_model::run::TrialRecord;
 
 /// The terminal's summary of a suite.
@@ -27,16 +27,10 @@ impl Exporter for Text {
             let _ = writeln!(out);
         }
         for r in &summary.ratios {
-            let line = summary.served_nothing(r).unwrap_or_else(|| {
-                format!(
-                    "{} served {} the requests/s of {} at {}",
-                    r.faster,
-                    ratio_figures(r),
-                    r.slower,
-                    summary.level(r.level)
-                )
-            });
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", summary.ratio_words(r, &|name| name.to_string()));
+        }
+        if !summary.ratios.is_empty() {
+            let _ = writeln!(out, "({RATIO_LEGEND})");
         }
         if !summary.capacities.is_empty() {
             let _ = writeln!(out, "\n{}:", summary.capacity_title());
@@ -184,7 +178,8 @@ server                  users     req/s median [min–max]    mean ms     p99 ms
 puma                       16     1320.0 [1310.0–1330.0]      1.500      4.321     0.50%         42.2      50.0  server CPU 97%
 unicorn|3                  16      1000.0 [990.0–1010.0]      1.500      4.321     0.50%         42.2      50.0  client-bound
 
-puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users
+no verdict between puma and unicorn|3 at 16 users: the client was the limit of unicorn|3 (puma served 1.32× [1.25–1.40] the requests/s of unicorn|3)
+([low–high]: the 95% interval of a ratio across repeats; a difference is clear only when the whole interval lies more than 2% above 1.)
 
 SLO (mean < 1s):
   puma: up to 16 users, 1320.0 requests/s (every level met it)

@@ -112,6 +112,21 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
                 names.join(", ")
             )));
         }
+        let unjudged: Vec<String> = changes
+            .iter()
+            .filter(|c| matches!(c.verdict, Verdict::TooFew | Verdict::NoInterval))
+            .map(|c| format!("{} at {} ({})", c.server, c.level, c.verdict_text()))
+            .collect();
+        if !unjudged.is_empty() {
+            return Err(Failure::Unjudged(format!(
+                "--max-regression could not judge {} of {}: {}; give each side at least {} repeats (a load result: \
+                 whole seconds) that served something",
+                unjudged.len(),
+                changes.len(),
+                unjudged.join(", "),
+                shootout_report::interval::FEWEST
+            )));
+        }
     }
     Ok(())
 }
@@ -270,6 +285,6 @@ fn suite_run(dir: &Path) -> Result<(Vec<TrialRecord>, Shape), Failure> {
 fn result(path: &Path) -> Result<LoadResult, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read it ({e}); check the path", path.display())))?;
-    serde_json::from_str(&text)
+    shootout_model::reading::from_results_json(&text)
         .map_err(|e| Failure::Usage(format!("{}: not a shootout load result ({e})", path.display())))
 }

@@ -29,7 +29,7 @@ struct Cli {
 enum Command {
     /// Load one URL and report throughput, the full latency distribution, errors and the client's own CPU.
     Load(Box<load::LoadArgs>),
-    /// Compare two results (directories of `run`, or JSON files of `load`): improved, regressed or within noise.
+    /// Compare two results (directories of `run`, or JSON files of `load`): improved, regressed or no clear difference.
     Compare(compare::CompareArgs),
     /// Write the HTML report (charts), Markdown and .hgrm files of a results directory or a load JSON.
     Report(report::ReportArgs),
@@ -71,13 +71,15 @@ pub enum Failure {
     Interrupted,
     /// A threshold (`--fail-if`, `--max-regression`) was crossed: exit code 3.
     Threshold(String),
+    /// A gate could not judge what it was asked to (too few repeats for an interval): exit code 4, never a pass.
+    Unjudged(String),
 }
 
 impl Failure {
     /// What it says to the user, on one line where it can.
     pub fn message(&self) -> String {
         match self {
-            Failure::Usage(message) | Failure::Threshold(message) => message.clone(),
+            Failure::Usage(message) | Failure::Threshold(message) | Failure::Unjudged(message) => message.clone(),
             Failure::Run(error) => format!("{error:#}"),
             Failure::Interrupted => "interrupted".into(),
         }
@@ -115,5 +117,6 @@ pub fn main() -> ExitCode {
         Failure::Run(_) => 1,
         Failure::Interrupted => signals::exit_code(),
         Failure::Threshold(_) => 3,
+        Failure::Unjudged(_) => 4,
     })
 }

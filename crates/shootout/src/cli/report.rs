@@ -124,7 +124,7 @@ fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Failure::Usage(format!("{}: cannot read it ({e}); give a results directory or a load JSON", path.display()))
     })?;
-    let result: LoadResult = serde_json::from_str(&text)
+    let result: LoadResult = shootout_model::reading::from_results_json(&text)
         .map_err(|e| Failure::Usage(format!("{}: not a shootout load result ({e})", path.display())))?;
     let html = path.with_extension("html");
     let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write beside {}: {e}", path.display()));

@@ -65,7 +65,7 @@ fn a_twenty_percent_regression_is_flagged_and_half_a_percent_is_noise() {
 
     let noise = compare(&old, &same, &["--max-regression", "5%"]);
     assert!(noise.status.success(), "{}", describe(&noise));
-    assert!(String::from_utf8_lossy(&noise.stdout).contains("within noise"));
+    assert!(String::from_utf8_lossy(&noise.stdout).contains("no clear difference"));
 
     let improved = compare(&slower, &old, &[]);
     assert!(improved.status.success());
@@ -93,13 +93,20 @@ fn an_unchanged_suite_run_twice_with_two_repeats_is_within_noise() {
     let output = compare(&old, &new, &["--max-regression", "0.5%"]);
     assert!(output.status.success(), "{}", describe(&output));
     let line = row(&output, "app", "4");
-    assert!(line.contains("-2.8% [") && line.contains("within noise"), "{line}");
+    assert!(line.contains("-2.8% [") && line.contains("no clear difference"), "{line}");
 
-    // One repeat a side: a halving is printed, but no interval and no verdict, and the gate is not failed on it.
+    // One repeat a side: a halving is printed, but no interval and no verdict; the gate cannot judge it, and says
+    // so with an exit code of its own (issue 47: it passed, exit 0), never a pass.
     let (one_old, one_new) =
         (results_dir("one-old", &template, &[1000.0]), results_dir("one-new", &template, &[500.0]));
     let output = compare(&one_old, &one_new, &["--max-regression", "5%"]);
-    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(output.status.code(), Some(4), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--max-regression could not judge 1 of 1: app at 4 (too few repeats for an interval)"),
+        "{stderr}"
+    );
+    assert!(compare(&one_old, &one_new, &[]).status.success(), "without a gate, nothing to judge");
     let line = row(&output, "app", "4");
     assert!(line.contains("-50.0%") && line.contains("too few repeats for an interval"), "{line}");
     assert!(!line.contains("regressed") && !line.contains('['), "{line}");
@@ -117,7 +124,7 @@ fn a_server_missing_from_the_new_run_fails_the_gate_and_a_new_one_is_listed() {
     assert_eq!(gated.status.code(), Some(3), "{}", describe(&gated));
     assert!(row(&gated, "other", "4").contains("missing"), "{}", describe(&gated));
     assert!(row(&gated, "fresh", "4").contains("new"), "{}", describe(&gated));
-    assert!(row(&gated, "app", "4").contains("within noise"), "{}", describe(&gated));
+    assert!(row(&gated, "app", "4").contains("no clear difference"), "{}", describe(&gated));
     let stderr = String::from_utf8_lossy(&gated.stderr);
     assert!(stderr.contains("regression beyond --max-regression 5.0%: other at 4 (missing)"), "{stderr}");
     assert!(compare(&old, &new, &[]).status.success(), "no gate asked for");
@@ -138,7 +145,7 @@ fn runs_at_other_levels_are_refused_and_with_force_every_level_is_listed() {
 
     let forced = compare(&old, &new, &["--force", "--max-regression", "5%"]);
     assert_eq!(forced.status.code(), Some(3), "levels 4 and 16 are missing: {}", describe(&forced));
-    assert!(row(&forced, "app", "1").contains("within noise"));
+    assert!(row(&forced, "app", "1").contains("no clear difference"));
     assert!(row(&forced, "app", "4").contains("missing") && row(&forced, "app", "16").contains("missing"));
     assert!(row(&forced, "app", "8").contains("new"), "{}", describe(&forced));
 }
@@ -196,7 +203,7 @@ fn two_load_results_compare_second_by_second() {
     }
     let output = compare(&a, &b, &["--max-regression", "5%"]);
     assert!(output.status.success(), "the same fixed rate twice: {}", describe(&output));
-    assert!(String::from_utf8_lossy(&output.stdout).contains("within noise"), "{}", describe(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no clear difference"), "{}", describe(&output));
     let said = String::from_utf8_lossy(&output.stdout).to_string();
     // 3 whole seconds at 500/s each, the partial last one left out (a response late by a few ms on a busy machine
     // moves one from a second to the next, so each rate is 500 give or take a request per second).
@@ -276,4 +283,27 @@ fn fail_if_thresholds_gate_a_load_run() {
     assert!(stderr.contains("threshold failed: p50 > 1ms (it was 2") && !stderr.contains("errors>1%"), "{stderr}");
     let bad = shootout().args(["load", "--fail-if", "speed>fast", "http://127.0.0.1:1/"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2), "{}", describe(&bad));
+}
+
+/// Issue 47: a trial whose `requests_per_s` is 1e308 compared as `inf … +inf% [NaN% – NaN%] regressed`, exit 0 under
+/// `--max-regression 5%`: a figure no run measures is refused, naming the file and the field.
+#[test]
+fn a_figure_no_run_measures_is_refused_naming_its_file_and_field() {
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let old = results_dir("huge-old", &template, &[1000.0, 1010.0]);
+    let new = results_dir("huge-new", &template, &[1e308, 1e308]);
+    let output = compare(&old, &new, &["--max-regression", "5%"]);
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let file = new.join("trials/app/4-r1.json");
+    let said = format!("{}: result.throughput.requests_per_s is 1e308, beyond any figure a run measures", file.display());
+    assert!(stderr.contains(&said), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("inf"), "{}", describe(&output));
+    let report = shootout().arg("report").arg(&new).output().unwrap();
+    assert!(String::from_utf8_lossy(&report.stderr).contains(&said), "{}", describe(&report));
+    assert_ne!(report.status.code(), Some(0), "{}", describe(&report));
+    for dir in [old, new] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
