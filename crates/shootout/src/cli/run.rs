@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use clap::Args;
-use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressState, ProgressStyle};
 use shootout_harness::place::Places;
 use shootout_harness::profile_pass::{run_profiles, Profiled};
 use shootout_harness::runner::{run_suite, Event, Outcome};
@@ -173,9 +174,15 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
     let levels = suite.levels.values().len() as u64;
     let per_repeat: u64 = suite.servers.iter().map(|s| levels * trial_ms + s.start_warmup.as_millis() as u64).sum();
     let bar = ProgressBar::new(u64::from(suite.repeats) * per_repeat);
+    let pace = Pace::default();
+    let shown = pace.clone();
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {left} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("left", move |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                let left = shown.left(state.pos(), state.len().unwrap_or(0));
+                let _ = write!(out, "{}", left.map_or_else(|| "…".to_string(), |d| HumanDuration(d).to_string()));
+            }),
     );
     // Where the running trial or warm-up starts on the bar, how long it is, and the start warm-ups begun so far;
     // the running trial's place among all of them.
@@ -187,12 +194,14 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
             (base, span) = (done as u64 * trial_ms + warmed, trial_ms);
             (trial, trials) = (done + 1, total);
             bar.set_position(base);
+            pace.start(base);
             bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
         }
         Event::StartWarmup { server, repeat, duration, done } => {
             (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
             warmed += span;
             bar.set_position(base);
+            pace.start(base);
             tell(&bar, format!("{server}: start warm-up {duration:?}, repeat {repeat}"));
         }
         Event::Measured(record) => plain(
@@ -201,7 +210,8 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
                 "trial {trial}/{trials}: {}; {} elapsed, about {} left",
                 trial_line(&record, unit),
                 HumanDuration(bar.elapsed()),
-                HumanDuration(bar.eta())
+                pace.left(bar.position(), bar.length().unwrap_or(0))
+                    .map_or_else(|| "…".into(), |d| HumanDuration(d).to_string())
             ),
         ),
         Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
@@ -210,6 +220,32 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
     });
     bar.finish_and_clear();
     outcome
+}
+
+/// The time a sweep has left, from the pace of this run's own work since its first trial or warm-up began: the
+/// trials a resumed run found saved are neither work done now nor work left, so they do not speed up its estimate
+/// (which then grew through the run: 8, 15, 24 … 56 s).
+#[derive(Debug, Clone, Default)]
+struct Pace(Arc<Mutex<Option<(Instant, u64)>>>);
+
+impl Pace {
+    /// Marks where this run's work began on the bar, once.
+    fn start(&self, position: u64) {
+        let mut began = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        began.get_or_insert((Instant::now(), position));
+    }
+
+    /// The time left at `position` of `length`: the work left at the pace of the work done since the start; none
+    /// before any was done.
+    fn left(&self, position: u64, length: u64) -> Option<Duration> {
+        self.left_at(Instant::now(), position, length)
+    }
+
+    fn left_at(&self, now: Instant, position: u64, length: u64) -> Option<Duration> {
+        let (since, from) = (*self.0.lock().unwrap_or_else(|e| e.into_inner()))?;
+        let done = position.checked_sub(from).filter(|&d| d > 0)?;
+        Some(now.saturating_duration_since(since).mul_f64(length.saturating_sub(position) as f64 / done as f64))
+    }
 }
 
 /// Runs the suite's capacity search: its length is not known ahead, so a spinner says which server, probe and
@@ -315,4 +351,23 @@ fn read_suite(path: &Path, home: &Path, sweep: Sweep, profile: bool) -> Result<S
         suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
     }
     Ok(suite)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 47: after `--resume`, the time left grew (8, 15, 24 … 56 s) as the saved trials' jump wore off.
+    #[test]
+    fn the_time_left_counts_only_this_runs_work() {
+        let pace = Pace::default();
+        assert_eq!(pace.left(500, 1000), None, "nothing begun");
+        pace.start(600); // a resumed run: 600 of 1000 saved before it
+        pace.start(700); // later trials do not move where it began
+        let began = pace.0.lock().unwrap().unwrap().0;
+        assert_eq!(pace.left_at(began, 600, 1000), None, "nothing done yet");
+        let left = |seconds: u64, at: u64| pace.left_at(began + Duration::from_secs(seconds), at, 1000).unwrap();
+        assert_eq!(left(10, 700), Duration::from_secs(30), "100 in 10 s, 300 to go");
+        assert_eq!(left(20, 800), Duration::from_secs(20), "the same pace, the estimate falls");
+    }
 }

@@ -297,7 +297,8 @@ fn a_figure_no_run_measures_is_refused_naming_its_file_and_field() {
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let file = new.join("trials/app/4-r1.json");
-    let said = format!("{}: result.throughput.requests_per_s is 1e308, beyond any figure a run measures", file.display());
+    let said =
+        format!("{}: result.throughput.requests_per_s is 1e308, beyond any figure a run measures", file.display());
     assert!(stderr.contains(&said), "{stderr}");
     assert!(!String::from_utf8_lossy(&output.stdout).contains("inf"), "{}", describe(&output));
     let report = shootout().arg("report").arg(&new).output().unwrap();
