@@ -31,6 +31,13 @@ pub enum Phase {
     Thinking(Instant),
 }
 
+impl Phase {
+    /// True while a request is on its way: connecting, handshaking, written, queued for a stream, or read.
+    pub fn in_flight(self) -> bool {
+        matches!(self, Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Queued | Phase::Reading)
+    }
+}
+
 /// One connection slot. The socket is replaced on reconnect; the generation tells stale events apart.
 #[derive(Debug)]
 pub struct Conn {

@@ -152,6 +152,11 @@ impl Tally {
         }
     }
 
+    /// A request due in the warm-up was still unanswered when the window ended: it counts from now on.
+    pub fn held_over(&mut self) {
+        self.recorder.window.held_over += 1;
+    }
+
     /// Open model: a request fell due at `due`.
     pub fn due(&mut self, due: Instant) {
         if due >= self.measure_start {

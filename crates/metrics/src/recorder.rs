@@ -88,8 +88,12 @@ pub struct WindowCounts {
     /// Time requests were outstanding inside the window (from when each was due to its end, clipped to the
     /// window), added over the requests, µs: over the window's length, the mean number in flight.
     pub in_flight_us: u64,
-    /// Counted requests (due in the window) that ended after it, answered or failed.
+    /// Counted requests (due in the window, or held over) that ended after it, answered or failed.
     pub ended_after: u64,
+    /// Requests due in the warm-up and still unanswered when the window ended: counted from then on, with their
+    /// latency from when they fell due (they waited through the whole window).
+    #[serde(default)]
+    pub held_over: u64,
 }
 
 impl AddAssign<&WindowCounts> for WindowCounts {
@@ -99,6 +103,7 @@ impl AddAssign<&WindowCounts> for WindowCounts {
         self.bytes_received += other.bytes_received;
         self.in_flight_us += other.in_flight_us;
         self.ended_after += other.ended_after;
+        self.held_over += other.held_over;
     }
 }
 
@@ -279,6 +284,7 @@ impl Recorder {
             failed,
             warmup: self.warmup_requests,
             after_window: self.window.ended_after,
+            held_over: self.window.held_over,
             checks_failed: self.failed_checks.values().sum(),
             redirects: self.redirects,
         }
@@ -540,7 +546,14 @@ mod tests {
         r.bytes_received = 123_456_789;
         r.bytes_sent = 4_321;
         r.warmup_requests = 17;
-        r.window = WindowCounts { responses: 7, sent: 8, bytes_received: 900, in_flight_us: 12_345, ended_after: 2 };
+        r.window = WindowCounts {
+            responses: 7,
+            sent: 8,
+            bytes_received: 900,
+            in_flight_us: 12_345,
+            ended_after: 2,
+            held_over: 1,
+        };
         r.check_failed(1, Check::Status, 302);
         r.check_failed(1, Check::Status, 302);
         r.check_failed(0, Check::Extract(2), 200);

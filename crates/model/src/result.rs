@@ -170,6 +170,11 @@ pub struct RequestCounts {
     /// these counts, but no rate counts them.
     #[serde(default)]
     pub after_window: u64,
+    /// Of `total`, requests due in the warm-up that were still unanswered when the measured window ended: they
+    /// waited through all of it, so they are counted (in `after_window` too), with their latency from when they
+    /// fell due. Without them, users a server never answered would vanish from every figure.
+    #[serde(default)]
+    pub held_over: u64,
     /// Scenarios: of the responses (`ok + http_errors`), those that failed a check (see `failed_checks`).
     #[serde(default)]
     pub checks_failed: u64,

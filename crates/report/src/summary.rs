@@ -31,6 +31,8 @@ pub struct LoadSummary {
     pub drain_s: f64,
     /// Requests that ended in the drain.
     pub after_window: u64,
+    /// Of those, requests due in the warm-up that were still unanswered at the window's end.
+    pub held_over: u64,
     /// Responses with status < 400.
     pub successful: u64,
     /// Responses with status >= 400 plus transport failures.
@@ -64,6 +66,7 @@ impl LoadSummary {
             },
             drain_s: result.drain_s,
             after_window: r.after_window,
+            held_over: r.held_over,
             successful: r.ok,
             failed: r.http_errors + r.failed,
             longest_us: latency.max_us,

@@ -126,6 +126,15 @@ fn siege_fields(out: &mut String, s: &LoadSummary) {
                 s.drain_s
             );
         }
+        if label == "Elapsed time:" && s.held_over > 0 {
+            let _ = writeln!(
+                out,
+                "{:<26}{} requests due in the warm-up were still unanswered when the window ended: counted, \
+                 their latency from when they fell due",
+                "Held over:",
+                count(s.held_over)
+            );
+        }
     }
 }
 

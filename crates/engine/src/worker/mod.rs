@@ -226,11 +226,19 @@ impl Worker<'_> {
         (finished_sending && !busy) || out_of_time
     }
 
-    /// Moves to the end period once sending time is over.
+    /// Moves to the end period once sending time is over. A request due in the warm-up and still unanswered then
+    /// waited through the whole window: it counts from here on (held over), with its latency from when it fell due,
+    /// so that users a server never answered do not vanish from every figure.
     fn check_end(&mut self, now: Instant) {
         if matches!(self.period, Period::Measure | Period::Warmup)
             && self.shared.send_until.is_some_and(|end| now >= end)
         {
+            if self.period == Period::Measure {
+                for conn in self.conns.iter_mut().filter(|c| !c.counted && c.phase.in_flight()) {
+                    conn.counted = true;
+                    self.tally.held_over();
+                }
+            }
             self.period = Period::Ended;
         }
     }
@@ -315,7 +323,8 @@ impl Worker<'_> {
         } else if workload.requests.len() > 1 {
             conn.request = workload.pick_request(self.rng.random());
         }
-        conn.counted = due >= self.shared.measure_start;
+        // A redirect's hop goes on counting as its request did (a held-over one too).
+        conn.counted = due >= self.shared.measure_start || (hop && conn.counted);
         conn.due = due;
         conn.deadline = due + self.shared.timeout;
         if workload.has_users() || hop {

@@ -15,6 +15,7 @@ mod containers;
 mod errors;
 mod find_rate;
 mod framing;
+mod held_over;
 mod hosts;
 mod http2;
 mod http2_faults;

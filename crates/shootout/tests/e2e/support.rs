@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::socket::{listen, setsockopt, sockopt, Backlog};
@@ -204,21 +206,47 @@ pub enum Fault {
     /// Serves the first N connections (one `Connection: close` answer each), then stops accepting with a full
     /// accept queue, so later connects time out.
     AcceptOnly(usize),
+    /// Answers every request on the first N connections that send one (keep-alive), and never answers on any
+    /// other: users it holds for good.
+    AnswersOnly(usize),
+    /// One request at a time, each answered the given time after it was accepted and then closed, from an accept
+    /// queue of one: connects beyond it wait out the kernel's SYN retransmits (1 s, 3 s, 7 s).
+    OneAtATime(Duration),
 }
 
 /// Starts a server with the given fault on a free port; it lives until the test process ends.
 pub fn fault_server(fault: Fault) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
-    if matches!(fault, Fault::AcceptOnly(_)) {
+    if matches!(fault, Fault::AcceptOnly(_) | Fault::OneAtATime(_)) {
         // Re-listening on our own listening socket only shrinks its accept queue.
         listen(&listener, Backlog::new(0).unwrap()).unwrap();
     }
+    let served = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         let mut accepted = 0;
         for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
+            let Ok(mut stream) = stream else { continue };
             accepted += 1;
+            if let Fault::OneAtATime(service) = fault {
+                if read_head(&mut stream) {
+                    std::thread::sleep(service);
+                    serve_answer(&mut stream);
+                }
+                continue;
+            }
+            if let Fault::AnswersOnly(n) = fault {
+                let served = served.clone();
+                std::thread::spawn(move || {
+                    // The first request decides: one of the first n connections to send one is answered for good.
+                    if read_head(&mut stream) && served.fetch_add(1, Ordering::SeqCst) < n {
+                        while serve_answer(&mut stream) && read_head(&mut stream) {}
+                    } else {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
+                });
+                continue;
+            }
             if let Fault::AcceptOnly(n) = fault {
                 serve_once(stream);
                 if accepted >= n {
@@ -251,6 +279,11 @@ fn serve_once(mut stream: TcpStream) {
     }
 }
 
+/// Writes a keep-alive answer; false if the client went away.
+fn serve_answer(stream: &mut TcpStream) -> bool {
+    stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_ok()
+}
+
 fn misbehave(mut stream: TcpStream, fault: Fault) {
     while read_head(&mut stream) {
         match fault {
@@ -270,7 +303,9 @@ fn misbehave(mut stream: TcpStream, fault: Fault) {
                 let _ = stream.write_all(&vec![b'x'; size]);
                 return;
             }
-            Fault::AcceptOnly(_) => unreachable!("served by the accept loop"),
+            Fault::AcceptOnly(_) | Fault::AnswersOnly(_) | Fault::OneAtATime(_) => {
+                unreachable!("served by the accept loop")
+            }
         }
     }
 }
