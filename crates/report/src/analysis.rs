@@ -17,6 +17,7 @@ use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
 use crate::interval::{ratio_interval, served, NOISE_FLOOR};
 use crate::limit::Limit;
+use crate::unmeasured::unmeasured;
 
 /// One server at one level, over its repeats.
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +58,20 @@ pub struct Cell {
     pub meets_slo: bool,
     /// Each SLO condition judged on the median of its figure across repeats (empty without an SLO).
     pub objectives: Vec<Judged>,
+    /// The repeats that measured nothing ([`unmeasured`]), left out of every figure above: a cell with one meets no
+    /// SLO.
+    pub failed: Vec<FailedRepeat>,
+    /// The repeats run, measured or failed.
+    pub repeats: usize,
+}
+
+/// A repeat that measured nothing, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedRepeat {
+    /// Its repeat number.
+    pub repeat: u32,
+    /// Why, in words: `no answer in the window: its connects were not accepted`.
+    pub cause: String,
 }
 
 /// One service's figures in one cell: medians across the repeats.
@@ -277,9 +292,20 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
     for server in servers {
         for &level in levels {
             let runs: Vec<&TrialRecord> = trials.iter().filter(|t| &t.server == server && t.level == level).collect();
-            if !runs.is_empty() {
-                cells.push(cell(server, level, &runs, slo));
+            if runs.is_empty() {
+                continue;
             }
+            // A repeat that measured nothing is a failure with its cause, not a zero in the figures.
+            let (failed, measured): (Vec<&TrialRecord>, Vec<&TrialRecord>) =
+                runs.iter().partition(|t| unmeasured(&t.result).is_some());
+            let mut cell = cell(server, level, if measured.is_empty() { &runs } else { &measured }, slo);
+            cell.failed = failed
+                .iter()
+                .filter_map(|t| Some(FailedRepeat { repeat: t.repeat, cause: unmeasured(&t.result)? }))
+                .collect();
+            cell.meets_slo &= cell.failed.is_empty();
+            cell.repeats = runs.len();
+            cells.push(cell);
         }
     }
     let ratios = ratios(&cells, levels, Statistic::Median);
@@ -357,6 +383,8 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         limit: Limit::of(runs),
         meets_slo: objectives.iter().all(|o| o.met),
         objectives,
+        failed: Vec::new(),
+        repeats: runs.len(),
     }
 }
 
@@ -442,6 +470,8 @@ mod tests {
             limit: Limit::Unknown,
             meets_slo: true,
             objectives: vec![],
+            failed: vec![],
+            repeats: rps.len(),
         }
     }
 

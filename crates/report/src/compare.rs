@@ -140,7 +140,8 @@ pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> V
 /// A suite run's figures of one server at one level; none when no repeat served anything.
 fn side(trials: &[TrialRecord]) -> Option<Side> {
     let rps = |t: &TrialRecord| crate::figures::successful_per_s(&t.result);
-    let serving: Vec<&TrialRecord> = trials.iter().filter(|t| is_sample(rps(t))).collect();
+    let serving: Vec<&TrialRecord> =
+        trials.iter().filter(|t| is_sample(rps(t)) && crate::unmeasured::unmeasured(&t.result).is_none()).collect();
     let samples: Vec<f64> = serving.iter().map(|t| rps(t)).collect();
     let p99: Vec<f64> = serving.iter().map(|t| value(Metric::Percentile(99.0), &t.result)).collect();
     (!samples.is_empty()).then(|| Side {

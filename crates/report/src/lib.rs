@@ -37,6 +37,8 @@
 //!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
 //! - [`text`]: [`text::render_load`], the terminal summary of one `shootout load` run.
 //! - [`units`]: how durations, sizes and rates are written.
+//! - [`unmeasured`]: [`unmeasured::unmeasured`], why a repeat measured nothing (no answer in its window, or most
+//!   users held through it): a failed trial with its cause, left out of the figures.
 
 pub mod analysis;
 pub mod behind;
@@ -62,3 +64,4 @@ pub mod suite_summary;
 pub mod summary;
 pub mod text;
 pub mod units;
+pub mod unmeasured;

@@ -186,11 +186,32 @@ impl SuiteSummary {
         for cell in &self.cells {
             let runs: Vec<&TrialRecord> =
                 trials.iter().filter(|t| t.server == cell.server && t.level == cell.level).collect();
+            warnings.extend(self.measured_nothing(cell));
             warnings.extend(CellLag::of(&runs).map(|lag| self.fell_behind(cell, &lag)));
             warnings.extend(self.failed_checks(cell, &runs));
         }
         self.cell_warnings = warnings;
         self
+    }
+
+    /// A cell with repeats that measured nothing, in words: `a at 256 users: repeat 2 of 3 measured nothing (no
+    /// answer in the window: its connects were not accepted): a failed trial, left out of the figures, and the cell
+    /// meets no SLO`; none when every repeat measured something.
+    pub fn measured_nothing(&self, cell: &Cell) -> Option<String> {
+        if cell.failed.is_empty() {
+            return None;
+        }
+        let (repeats, all) = (cell.repeats, cell.failed.len() == cell.repeats);
+        let which: Vec<String> = cell.failed.iter().map(|f| format!("repeat {} ({})", f.repeat, f.cause)).collect();
+        let noun = if cell.failed.len() == 1 { "a failed trial" } else { "failed trials" };
+        let left = if all { "no repeat measured anything" } else { "left out of the figures" };
+        Some(format!(
+            "{} at {}: {} of {repeats} measured nothing: {}: {noun}, {left}, and the cell meets no SLO",
+            cell.server,
+            self.level(cell.level),
+            plural_repeats(cell.failed.len()),
+            which.join("; ")
+        ))
     }
 
     /// A scenario's cell whose responses failed their checks, in words, each way they failed added up over the
@@ -418,7 +439,16 @@ impl SuiteSummary {
     /// user`, `none: no trial measured at the lowest level, 1 user`, or `not run` for a server with nothing
     /// measured (an interrupted suite).
     pub fn slo_answer(&self, answer: &SloAnswer) -> String {
+        let nothing = |level: f64| {
+            self.cells.iter().any(|c| {
+                c.server == answer.server
+                    && c.level == level
+                    && !c.failed.is_empty()
+                    && c.objectives.iter().all(|o| o.met)
+            })
+        };
         let stop = match (answer.fails_at, answer.unmeasured_at) {
+            (Some(level), _) if nothing(level) => Some(("a repeat measured nothing at", level)),
             (Some(level), _) => Some(("breaks it at", level)),
             (None, Some(level)) => Some(("no trial measured at", level)),
             (None, None) => None,
@@ -475,6 +505,15 @@ pub fn ratio_figures(r: &Ratio) -> String {
     format!("{} {}", times(r), interval(r))
 }
 
+/// `1 repeat`, `2 repeats`.
+fn plural_repeats(n: usize) -> String {
+    if n == 1 {
+        "1 repeat".into()
+    } else {
+        format!("{n} repeats")
+    }
+}
+
 /// Each name once, in the order it first comes.
 fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut seen: Vec<&str> = Vec::new();
@@ -511,6 +550,8 @@ pub(crate) mod tests {
             limit: if client_bound { Limit::Client } else { Limit::ServerCpu { busy: 0.966, cpus_busy: 0.97 } },
             meets_slo: true,
             objectives: vec![],
+            failed: vec![],
+            repeats: 1,
         }
     }
 

@@ -77,8 +77,10 @@ pub fn trial_line(trial: &TrialRecord, unit: &str) -> String {
     let row = TrialRow::of(trial);
     let errors =
         if row.requests == 0 { 0.0 } else { 100.0 * (row.failed + row.http_errors) as f64 / row.requests as f64 };
+    let nothing = crate::unmeasured::unmeasured(&trial.result)
+        .map_or_else(String::new, |why| format!("; FAILED, measured nothing: {why}"));
     format!(
-        "{} at {}, repeat {}: {:.1} req/s, mean {} ms, p99 {} ms, errors {errors:.2}%, {}",
+        "{} at {}, repeat {}: {:.1} req/s, mean {} ms, p99 {} ms, errors {errors:.2}%, {}{nothing}",
         trial.server,
         crate::units::level(trial.level, unit),
         trial.repeat,

@@ -37,4 +37,5 @@ mod services;
 mod session_server;
 mod target;
 mod usage;
+mod verdicts;
 mod window;
