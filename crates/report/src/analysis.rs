@@ -17,6 +17,7 @@ use crate::bound::{at_least, holds};
 use crate::figures::{errors_pct, value};
 use crate::interval::{ratio_interval, served, NOISE_FLOOR};
 use crate::limit::Limit;
+use crate::queue::{queue_growth, QueueGrowth};
 use crate::unmeasured::unmeasured;
 
 /// One server at one level, over its repeats.
@@ -63,6 +64,9 @@ pub struct Cell {
     pub failed: Vec<FailedRepeat>,
     /// The repeats run, measured or failed.
     pub repeats: usize,
+    /// Open model: how the queue grew through the window, when it did in most repeats (the medians of theirs); then
+    /// no latency objective is met.
+    pub queue_grew: Option<QueueGrowth>,
 }
 
 /// A repeat that measured nothing, and why.
@@ -357,11 +361,14 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
     let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
+    let queue_grew = grew(runs);
     let objectives: Vec<Judged> = slo
         .iter()
         .map(|c| {
             let value = of(&|t| value(c.metric, &t.result));
-            Judged { condition: c.clone(), value, met: holds(c, value) }
+            // A latency met while the queue grew is met only for the window's length.
+            let latency = matches!(c.metric, Metric::Mean | Metric::Percentile(_) | Metric::Max);
+            Judged { condition: c.clone(), value, met: holds(c, value) && !(latency && queue_grew.is_some()) }
         })
         .collect();
     Cell {
@@ -385,7 +392,18 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         objectives,
         failed: Vec::new(),
         repeats: runs.len(),
+        queue_grew,
     }
+}
+
+/// How the queue grew in most of `runs` ([`queue_growth`]): the medians of their figures; none when most kept
+/// their latency (or the model is closed).
+fn grew(runs: &[&TrialRecord]) -> Option<QueueGrowth> {
+    let grown: Vec<QueueGrowth> = runs.iter().filter_map(|t| queue_growth(&t.result)).collect();
+    (grown.len() * 2 > runs.len()).then(|| {
+        let of = |f: fn(&QueueGrowth) -> f64| median(&grown.iter().map(f).collect::<Vec<_>>());
+        QueueGrowth { first_us: of(|g| g.first_us), last_us: of(|g| g.last_us), completed: of(|g| g.completed) }
+    })
 }
 
 /// The services' figures of one cell, by the names of its first repeat's services.
@@ -472,6 +490,7 @@ mod tests {
             objectives: vec![],
             failed: vec![],
             repeats: rps.len(),
+            queue_grew: None,
         }
     }
 

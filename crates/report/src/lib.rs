@@ -27,6 +27,8 @@
 //!   the digits that show a figure's side of a limit, a column for each figure it judges, the legend.
 //! - [`profiles`]: the level each server is profiled at, and [`profiles::ProfileView`], a profiled pass beside
 //!   the unprofiled cell at its level (the profiler's cost) with its hottest frames.
+//! - [`queue`]: [`queue::queue_growth`], an open-model run whose queue grew through its window (it completed
+//!   less than was offered while its latency rose): no latency objective is met there.
 //! - [`html`]: [`html::render_load`], the HTML page of one `shootout load` result.
 //! - [`figures`]: reading any figure (mean, a percentile, errors, rps) out of a result, for SLOs, thresholds
 //!   and comparisons; percentiles through [`shootout_metrics::percentile_us`]; and writing one
@@ -55,6 +57,7 @@ pub mod limit;
 pub mod marks;
 pub mod matching;
 pub mod profiles;
+pub mod queue;
 pub mod seconds;
 #[cfg(test)]
 mod simulation;

@@ -187,6 +187,7 @@ impl SuiteSummary {
             let runs: Vec<&TrialRecord> =
                 trials.iter().filter(|t| t.server == cell.server && t.level == cell.level).collect();
             warnings.extend(self.measured_nothing(cell));
+            warnings.extend(self.queue(cell));
             warnings.extend(CellLag::of(&runs).map(|lag| self.fell_behind(cell, &lag)));
             warnings.extend(self.failed_checks(cell, &runs));
         }
@@ -211,6 +212,24 @@ impl SuiteSummary {
             self.level(cell.level),
             plural_repeats(cell.failed.len()),
             which.join("; ")
+        ))
+    }
+
+    /// An open-model cell whose queue grew through the window, in words: `a at 115 req/s: its queue grew through
+    /// the window (median latency 143.0 → 422.0 ms from its first third to its last, 95.1% of the requests due
+    /// completed): no latency objective is met at a rate the server cannot sustain, however its window's figures
+    /// read`; none when it did not.
+    pub fn queue(&self, cell: &Cell) -> Option<String> {
+        let grew = cell.queue_grew?;
+        Some(format!(
+            "{} at {}: its queue grew through the window (median latency {} → {} ms from its first third to its last, \
+             {:.1}% of the requests due completed): no latency objective is met at a rate the server cannot sustain, \
+             however its window's figures read",
+            cell.server,
+            self.level(cell.level),
+            crate::units::ms(grew.first_us),
+            crate::units::ms(grew.last_us),
+            grew.completed * 100.0
         ))
     }
 
@@ -447,8 +466,12 @@ impl SuiteSummary {
                     && c.objectives.iter().all(|o| o.met)
             })
         };
+        let queued = |level: f64| {
+            self.cells.iter().any(|c| c.server == answer.server && c.level == level && c.queue_grew.is_some())
+        };
         let stop = match (answer.fails_at, answer.unmeasured_at) {
             (Some(level), _) if nothing(level) => Some(("a repeat measured nothing at", level)),
+            (Some(level), _) if queued(level) => Some(("its queue grew at", level)),
             (Some(level), _) => Some(("breaks it at", level)),
             (None, Some(level)) => Some(("no trial measured at", level)),
             (None, None) => None,
@@ -552,6 +575,7 @@ pub(crate) mod tests {
             objectives: vec![],
             failed: vec![],
             repeats: 1,
+            queue_grew: None,
         }
     }
 

@@ -63,3 +63,28 @@ fn a_repeat_whose_users_were_held_through_the_window_is_a_failed_trial() {
     assert!(markdown.contains("of 8 users got no answer through the whole window"), "{markdown}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 47: a server that completes 99 requests/s, offered 104, 108 and 115/s, read "up to 115 req/s (every level
+/// met it)" under `mean < 1s` while its latency rose through each window: a rate it cannot sustain.
+#[test]
+fn a_growing_queue_does_not_meet_a_latency_objective() {
+    let dir = workdir("verdicts", "queue");
+    let suite = format!(
+        "name = \"queue\"\nrepeats = 1\nduration = \"4s\"\nwarmup = \"1s\"\nrates = [40, 130]\nslo = [\"mean < 2s\"]\n\
+         [load]\ntimeout = \"10s\"\n\
+         [[server]]\nname = \"one worker\"\ncommand = \"exec python3 {FIXTURES}/one-worker/server.py {{port}}\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("one worker: up to 40 req/s, ") && out.contains("(its queue grew at 130 req/s)"), "{out}");
+    let warning =
+        out.lines().find(|l| l.starts_with("WARNING: one worker at 130 req/s: its queue grew through the window"));
+    assert!(
+        warning.is_some_and(|w| w.ends_with(
+            "no latency objective is met at a rate the server cannot sustain, however its window's figures read."
+        )),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
