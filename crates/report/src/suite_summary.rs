@@ -13,6 +13,8 @@ use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::capacity::Capacity;
+use crate::compare::{verdict, Verdict};
+use crate::interval::{ratio_interval, served, NOISE_FLOOR};
 use crate::profiles::ProfileView;
 use crate::suite_report::{SuiteReport, Timeline};
 use crate::units::count;
@@ -414,6 +416,65 @@ impl SuiteSummary {
         }
     }
 
+    /// The capacities ranked, the highest first (none found last).
+    pub fn ranked_capacities(&self) -> Vec<&Capacity> {
+        let mut ranked: Vec<&Capacity> = self.capacities.iter().collect();
+        let key = |c: &Capacity| c.search.capacity.unwrap_or(f64::NEG_INFINITY);
+        ranked.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        ranked
+    }
+
+    /// The SLO answers ranked, best first: by the level answered (none last), then its requests/s.
+    pub fn ranked_slo_answers(&self) -> Vec<&SloAnswer> {
+        let mut ranked: Vec<&SloAnswer> = self.slo_answers.iter().collect();
+        let key = |a: &SloAnswer| (a.level.unwrap_or(f64::NEG_INFINITY), a.rps.unwrap_or(0.0));
+        ranked.sort_by(|a, b| {
+            let (x, y) = (key(a), key(b));
+            y.0.total_cmp(&x.0).then(y.1.total_cmp(&x.1))
+        });
+        ranked
+    }
+
+    /// Where the SLO answers do not rank two servers: each pair next in the ranking that met it up to the same level
+    /// with no clear difference in requests/s there (their brackets overlap, and their interval reaches 1 or the
+    /// noise floor): `no clear winner between a and b: both met it up to 16 users (a served 1.01× [0.98–1.04] the
+    /// requests/s of b there)`.
+    pub fn no_clear_winners(&self) -> Vec<String> {
+        let ranked = self.ranked_slo_answers();
+        let cell = |server: &str, level: f64| self.cells.iter().find(|c| c.server == server && c.level == level);
+        ranked
+            .windows(2)
+            .filter_map(|pair| {
+                let (a, b) = (pair[0], pair[1]);
+                let level = a.level.filter(|&l| b.level == Some(l))?;
+                let (x, y) = (cell(&a.server, level)?, cell(&b.server, level)?);
+                let interval = ratio_interval(&served(&x.rps), &served(&y.rps)).ok();
+                let clear = interval.is_some_and(|i| verdict(&i, NOISE_FLOOR) == Verdict::Improved);
+                if clear {
+                    return None;
+                }
+                let figures = match (interval, y.rps_headline > 0.0) {
+                    (Some(i), true) => {
+                        format!("{:.2}× [{:.2}–{:.2}]", x.rps_headline / y.rps_headline, i.low, i.high)
+                    }
+                    (None, true) => {
+                        format!("{:.2}× (too few repeats for an interval)", x.rps_headline / y.rps_headline)
+                    }
+                    _ => return Some(format!("no clear winner between {} and {}", a.server, b.server)),
+                };
+                Some(format!(
+                    "no clear winner between {} and {}: both met it up to {} ({} served {figures} the requests/s of {} \
+                     there)",
+                    a.server,
+                    b.server,
+                    self.level(level),
+                    a.server,
+                    b.server
+                ))
+            })
+            .collect()
+    }
+
     /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`, and where a
     /// cell from there up was client-bound, `…, where the client was the limit: the client's ceiling, not the
     /// server's`.
@@ -773,6 +834,43 @@ pub(crate) mod tests {
             summary.slo_answer(&broke),
             "none: breaks it at the lowest level, 16 users, where the client was the limit"
         );
+    }
+
+    /// Issue 47: the answer comes first, ranked, and says where it cannot rank two servers.
+    #[test]
+    fn the_slo_answers_are_ranked_and_overlapping_ones_are_no_clear_winner() {
+        let mut summary = SuiteSummary::of_report(&report());
+        let at = |server: &str, level: f64, rps: [f64; 3]| Cell {
+            rps: rps.to_vec(),
+            rps_median: rps[1],
+            rps_headline: rps[1],
+            limit: Limit::Waiting { busy: 0.5 },
+            ..cell(server, level, rps[1], false)
+        };
+        summary.cells = vec![
+            at("c", 4.0, [500.0, 510.0, 490.0]),
+            at("b", 16.0, [1090.0, 1100.0, 1080.0]),
+            at("a", 16.0, [1100.0, 1110.0, 1090.0]),
+        ];
+        let answer = |server: &str, level: f64, rps: f64| SloAnswer {
+            server: server.into(),
+            level: Some(level),
+            rps: Some(rps),
+            fails_at: None,
+            unmeasured_at: None,
+            measured: 1,
+        };
+        summary.slo_answers = vec![answer("c", 4.0, 510.0), answer("b", 16.0, 1100.0), answer("a", 16.0, 1110.0)];
+        let ranked: Vec<&str> = summary.ranked_slo_answers().iter().map(|a| a.server.as_str()).collect();
+        assert_eq!(ranked, ["a", "b", "c"]);
+        let lines = summary.no_clear_winners();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("no clear winner between a and b: both met it up to 16 users (a served 1.01× ["),
+            "{lines:?}"
+        );
+        summary.cells[1] = at("b", 16.0, [545.0, 550.0, 540.0]);
+        assert!(summary.no_clear_winners().is_empty(), "twice the requests/s at the same level is clear");
     }
 
     #[test]

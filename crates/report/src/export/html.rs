@@ -48,6 +48,9 @@ impl Exporter for Html {
                 body {
                     h1 { "shootout: " (summary.name) }
                     p { (summary.trial_count) " trials. Latency is measured from when each request was due; figures are medians across repeats." }
+                    (answer(summary))
+                    (comparison(summary))
+                    (verdicts(summary))
                     section id="charts" {
                         @for (caption, svg) in &charts {
                             figure class="chart" {
@@ -56,8 +59,6 @@ impl Exporter for Html {
                             }
                         }
                     }
-                    (verdicts(summary))
-                    (comparison(summary))
                     (super::profiles::html(summary))
                     (environment(summary))
                 }
@@ -316,19 +317,41 @@ fn second_by_second(summary: &SuiteSummary) -> Vec<Drawn> {
     per_second_charts(&whole, "second of the measured window").into_iter().map(|svg| (caption.clone(), svg)).collect()
 }
 
-fn verdicts(summary: &SuiteSummary) -> Markup {
+/// The answer, first: each server's capacity (ranked) or the highest level that met the SLO (ranked), and where
+/// two cannot be told apart.
+fn answer(summary: &SuiteSummary) -> Markup {
     html! {
         @if !summary.capacities.is_empty() {
             h2 { (summary.capacity_title()) }
-            ul {
-                @for c in &summary.capacities {
+            ol {
+                @for c in summary.ranked_capacities() {
                     li { b { (c.search.server) } ": " (c.found(summary.unit)) "; " (c.details(summary.unit)) }
                 }
+            }
+            ul {
                 @for line in against_highest(&summary.capacities) {
                     li { (line) }
                 }
             }
         }
+        @if !summary.slo_answers.is_empty() {
+            h2 { "SLO (" (summary.slo_text()) "), best first" }
+            ol {
+                @for s in summary.ranked_slo_answers() {
+                    li { b { (s.server) } ": " (summary.slo_answer(s)) }
+                }
+            }
+            ul {
+                @for line in summary.no_clear_winners() {
+                    li { (line) }
+                }
+            }
+        }
+    }
+}
+
+fn verdicts(summary: &SuiteSummary) -> Markup {
+    html! {
         h2 { "Verdicts" }
         @if !summary.ratios.is_empty() {
             p class="note" { (RATIO_LEGEND) }
@@ -336,9 +359,6 @@ fn verdicts(summary: &SuiteSummary) -> Markup {
         ul {
             @for r in &summary.ratios {
                 li { (summary.ratio_words(r, &|name| name.to_string())) }
-            }
-            @for s in &summary.slo_answers {
-                li { "SLO (" (summary.slo_text()) "): " (s.server) ": " (summary.slo_answer(s)) }
             }
             @for best in &summary.best_values {
                 li { (summary.best_value(best)) }

@@ -18,27 +18,34 @@ pub struct Markdown;
 impl Exporter for Markdown {
     fn export(&self, summary: &SuiteSummary) -> String {
         let mut out = format!("# shootout: {}\n\n", summary.name);
-        table(&mut out, summary);
-        let verdicts =
-            summary.ratios.len() + summary.slo_answers.len() + summary.best_values.len() + summary.knees.len();
-        if verdicts > 0 {
-            out.push('\n');
-        }
-        for r in &summary.ratios {
-            let _ = writeln!(out, "- {}", summary.ratio_words(r, &|name| format!("**{name}**")));
-        }
         if !summary.capacities.is_empty() {
-            let _ = writeln!(out, "\n## {}\n", summary.capacity_title());
-            for c in &summary.capacities {
+            let _ = writeln!(out, "## {}\n", summary.capacity_title());
+            for c in summary.ranked_capacities() {
                 let _ =
                     writeln!(out, "- **{}**: {}; {}", c.search.server, c.found(summary.unit), c.details(summary.unit));
             }
             for line in against_highest(&summary.capacities) {
                 let _ = writeln!(out, "- {line}");
             }
+            out.push('\n');
         }
-        for s in &summary.slo_answers {
-            let _ = writeln!(out, "- SLO ({}): **{}** {}", summary.slo_text(), s.server, summary.slo_answer(s));
+        if !summary.slo_answers.is_empty() {
+            let _ = writeln!(out, "## SLO ({}), best first\n", summary.slo_text());
+            for s in summary.ranked_slo_answers() {
+                let _ = writeln!(out, "- **{}**: {}", s.server, summary.slo_answer(s));
+            }
+            for line in summary.no_clear_winners() {
+                let _ = writeln!(out, "- {line}");
+            }
+            out.push('\n');
+        }
+        table(&mut out, summary);
+        let verdicts = summary.ratios.len() + summary.best_values.len() + summary.knees.len();
+        if verdicts > 0 {
+            out.push('\n');
+        }
+        for r in &summary.ratios {
+            let _ = writeln!(out, "- {}", summary.ratio_words(r, &|name| format!("**{name}**")));
         }
         for best in &summary.best_values {
             let _ = writeln!(out, "- {}", summary.best_value(best));
@@ -168,13 +175,16 @@ mod tests {
     fn snapshot() {
         let expected = "# shootout: rack hello
 
+## SLO (mean < 1s), best first
+
+- **puma**: up to 16 users, 1320.0 requests/s (every level met it)
+
 | server | users | req/s (median) | min–max | mean ms | p99 ms | errors | server CPU µs/req | PSS MiB | limit |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---|
 | puma | 16 | 1320.0 | 1310.0–1330.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | server CPU 97% |
 | unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 1.500 | 4.321 | 0.50% | 42.2 | 50.0 | ⚠ client-bound |
 
 - no verdict between **puma** and **unicorn|3** at 16 users: the client was the limit of **unicorn|3** (**puma** served 1.32× [1.25–1.40] the requests/s of **unicorn|3**)
-- SLO (mean < 1s): **puma** up to 16 users, 1320.0 requests/s (every level met it)
 
 \\[low–high]: the 95% interval of a ratio across repeats; a difference is clear only when the whole interval lies more than 2% above 1.
 

@@ -273,9 +273,9 @@ fn the_slo_answer_never_passes_a_level_with_no_trial() {
         serde_json::from_str::<TrialRecord>(&trial).unwrap().result.throughput.requests_per_s
     };
     for said in [
-        format!("a up to 1 user, {:.1} requests/s (no trial measured at 4 users)", rps("a", 1.0)),
-        format!("b up to 1 user, {:.1} requests/s (no trial measured at 4 users)", rps("b", 1.0)),
-        "c none: no trial measured at the lowest level, 1 user".to_string(),
+        format!("a: up to 1 user, {:.1} requests/s (no trial measured at 4 users)", rps("a", 1.0)),
+        format!("b: up to 1 user, {:.1} requests/s (no trial measured at 4 users)", rps("b", 1.0)),
+        "c: none: no trial measured at the lowest level, 1 user".to_string(),
     ] {
         assert!(markdown.contains(&said), "report.md does not say: {said}\n{markdown}");
     }
