@@ -67,6 +67,27 @@ pub struct Cell {
     /// Open model: how the queue grew through the window, when it did in most repeats (the medians of theirs); then
     /// no latency objective is met.
     pub queue_grew: Option<QueueGrowth>,
+    /// The lowest and highest of the repeats' figures behind the medians above, for the charts' spread.
+    pub ranges: Ranges,
+}
+
+/// The lowest and the highest across a cell's repeats of each figure whose median it shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Ranges {
+    /// Mean latency, µs.
+    pub mean_us: (f64, f64),
+    /// Latency percentiles, µs: 50, 90, 99.
+    pub p50_us: (f64, f64),
+    /// 90th.
+    pub p90_us: (f64, f64),
+    /// 99th.
+    pub p99_us: (f64, f64),
+    /// Errors, percent.
+    pub errors_pct: (f64, f64),
+    /// Server CPU time per response, µs.
+    pub server_cpu_us: (f64, f64),
+    /// Mean PSS, bytes.
+    pub pss_bytes: (f64, f64),
 }
 
 /// A repeat that measured nothing, and why.
@@ -362,6 +383,18 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
     let queue_grew = grew(runs);
+    let range = |f: &dyn Fn(&TrialRecord) -> f64| {
+        runs.iter().map(|t| f(t)).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    };
+    let ranges = Ranges {
+        mean_us: range(&|t| t.result.latency.mean_us),
+        p50_us: range(&|t| percentile(t, 50.0)),
+        p90_us: range(&|t| percentile(t, 90.0)),
+        p99_us: range(&|t| percentile(t, 99.0)),
+        errors_pct: range(&|t| errors_pct(&t.result)),
+        server_cpu_us: range(&|t| t.usage.cpu_us_per_request),
+        pss_bytes: range(&|t| t.usage.pss_mean_bytes as f64),
+    };
     let objectives: Vec<Judged> = slo
         .iter()
         .map(|c| {
@@ -393,6 +426,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         failed: Vec::new(),
         repeats: runs.len(),
         queue_grew,
+        ranges,
     }
 }
 
@@ -491,6 +525,7 @@ mod tests {
             failed: vec![],
             repeats: rps.len(),
             queue_grew: None,
+            ranges: Ranges::default(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! SVG charts, drawn by plotters: [`line_chart`], one line per series, with a legend under the plot (never on
 //! top of a line), units on both axes, an optional log scale, an optional limit line (the SLO) and optional
-//! crosses over some points (the probes that broke it).
+//! crosses over some points (the probes that broke it); [`line_chart_with_spread`] adds, at each point, a bar from
+//! the lowest to the highest of its repeats, so that lines that cross inside the noise do not look apart.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -68,10 +69,19 @@ struct Entry {
 /// Draws the chart as an SVG document, its legend in rows under the plot, clear of the lines; `None` when there
 /// is nothing to draw.
 pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
-    let points: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
+    line_chart_with_spread(chart, series, &[])
+}
+
+/// The spread of one series' points across repeats: at each x, the lowest and the highest value.
+pub type Spread = Vec<(f64, f64, f64)>;
+
+/// [`line_chart`], with each series' spread (`spreads[i]` for `series[i]`) drawn as a bar through its points.
+pub fn line_chart_with_spread(chart: &Chart<'_>, series: &[Series], spreads: &[Spread]) -> Option<String> {
+    let mut points: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
     if points.is_empty() {
         return None;
     }
+    points.extend(spreads.iter().flatten().flat_map(|&(x, low, high)| [(x, low), (x, high)]));
     let (x0, x1, y0, y1) = ranges(chart, &points);
     let mut entries: Vec<Entry> = series
         .iter()
@@ -114,6 +124,17 @@ pub fn line_chart(chart: &Chart<'_>, series: &[Series]) -> Option<String> {
                     .light_line_style(if chart.log_x || chart.log_y { WHITE } else { RGBColor(240, 240, 240) })
                     .draw()
                     .ok()?;
+                for (spread, entry) in spreads.iter().zip(&entries) {
+                    let bars = spread.iter().filter(|b| b.2 > b.1 && (!chart.log_y || b.1 > 0.0));
+                    let colour = entry.colour.mix(0.6);
+                    context
+                        .draw_series(
+                            bars.map(|&(x, low, high)| {
+                                PathElement::new(vec![(x, low), (x, high)], colour.stroke_width(3))
+                            }),
+                        )
+                        .ok()?;
+                }
                 for (s, entry) in series.iter().zip(&entries) {
                     let shown: Vec<(f64, f64)> =
                         s.points.iter().copied().filter(|p| !chart.log_y || p.1 > 0.0).collect();
@@ -303,6 +324,28 @@ mod tests {
         for level in ["1", "2", "4"] {
             assert!(labels.contains(&level), "the level {level} on the x axis: {labels:?}");
         }
+    }
+
+    /// Issue 47: charts drew medians only, so lines that cross inside the noise looked like real differences.
+    #[test]
+    fn each_point_gets_a_bar_from_its_lowest_to_its_highest_repeat() {
+        let series = vec![Series { name: "a".into(), points: vec![(1.0, 100.0), (2.0, 180.0)] }];
+        let chart = Chart {
+            title: "Throughput",
+            x_label: "users",
+            y_label: "requests/s",
+            log_x: false,
+            log_y: false,
+            limit: None,
+            crosses: None,
+        };
+        let plain = line_chart(&chart, &series).unwrap();
+        let spread = vec![vec![(1.0, 90.0, 110.0), (2.0, 120.0, 400.0)]];
+        let with = line_chart_with_spread(&chart, &series, &spread).unwrap();
+        let paths = |svg: &str| svg.matches("opacity=\"0.6\" stroke=\"#0072B2\" stroke-width=\"3\"").count();
+        assert_eq!((paths(&plain), paths(&with)), (0, 2), "one bar per point");
+        assert!(with.contains("400"), "the axis reaches the highest repeat: {with}");
+        assert!(!plain.contains(">400<"), "without the spread it need not");
     }
 
     #[test]

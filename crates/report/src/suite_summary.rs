@@ -637,6 +637,7 @@ pub(crate) mod tests {
             failed: vec![],
             repeats: 1,
             queue_grew: None,
+            ranges: Default::default(),
         }
     }
 

@@ -11,7 +11,7 @@ use shootout_model::slo::Metric;
 use super::Exporter;
 use crate::analysis::Cell;
 use crate::capacity::against_highest;
-use crate::charts::{line_chart, Chart, Series};
+use crate::charts::{line_chart, line_chart_with_spread, Chart, Series, Spread};
 use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
 use crate::seconds::{per_second_charts, whole_seconds};
 use crate::suite_summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
@@ -71,35 +71,48 @@ impl Exporter for Html {
 /// A chart's caption and its SVG (none when there was nothing to draw).
 type Drawn = (String, Option<String>);
 
-/// Throughput, latencies, errors, server CPU and memory against the load level, one line per server.
+/// A cell's figure as drawn, and its lowest and highest across repeats.
+type WithRange = (f64, (f64, f64));
+
+/// Throughput, latencies, errors, server CPU and memory against the load level, one line per server, each point
+/// with a bar from the lowest to the highest of its repeats.
 fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
     let (x_label, log_x) = load_axis(summary);
-    let per_server = |f: &dyn Fn(&Cell) -> f64| -> Vec<Series> {
+    // One line per server, and its spread: the figure and its lowest and highest across repeats, in the unit drawn.
+    let per_server = |f: &dyn Fn(&Cell) -> WithRange| -> (Vec<Series>, Vec<Spread>) {
         summary
             .servers()
             .into_iter()
-            .map(|s| Series {
-                name: s.to_string(),
-                points: summary.cells.iter().filter(|c| c.server == s).map(|c| (c.level, f(c))).collect(),
+            .map(|s| {
+                let cells: Vec<&Cell> = summary.cells.iter().filter(|c| c.server == s).collect();
+                let points = cells.iter().map(|c| (c.level, f(c).0)).collect();
+                let spread = cells.iter().map(|c| (c.level, f(c).1 .0, f(c).1 .1)).collect();
+                (Series { name: s.to_string(), points }, spread)
             })
-            .collect()
+            .unzip()
     };
+    let scaled = |value: f64, (low, high): (f64, f64), scale: f64| (value / scale, (low / scale, high / scale));
     let limit_of = |metric: Metric, scale: f64| -> Option<(f64, String)> {
         summary.slo.iter().find(|c| c.metric == metric).map(|c| (c.limit / scale, format!("SLO: {}", c.text)))
     };
     let mut charts: Vec<Drawn> = Vec::new();
-    let mut add =
-        |title: &str, y: &str, axis: Axis, limit: Option<(f64, String)>, series: Vec<Series>, caption: &str| {
-            let (log_y, y_label) = y_axis(&series, axis, y);
-            let chart = Chart { title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit, crosses: None };
-            charts.push((caption.to_string(), line_chart(&chart, &series)));
-        };
+    let mut add = |title: &str,
+                   y: &str,
+                   axis: Axis,
+                   limit: Option<(f64, String)>,
+                   (series, spreads): (Vec<Series>, Vec<Spread>),
+                   caption: &str| {
+        let (log_y, y_label) = y_axis(&series, axis, y);
+        let chart = Chart { title, x_label: &x_label, y_label: &y_label, log_x, log_y, limit, crosses: None };
+        let caption = format!("{caption} The bars run from the lowest to the highest repeat.");
+        charts.push((caption, line_chart_with_spread(&chart, &series, &spreads)));
+    };
     add(
         "Throughput",
         "successful responses per second",
         Axis::Auto,
         None,
-        per_server(&|c| c.rps_headline),
+        per_server(&|c| (c.rps_headline, (c.rps_min, c.rps_max))),
         "Each repeat's responses with a status below 400 per second: the median across repeats, or the best with statistic = best.",
     );
     add(
@@ -107,12 +120,16 @@ fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
         "latency (ms, log)",
         Axis::Log,
         limit_of(Metric::Mean, 1000.0),
-        per_server(&|c| c.mean_us / 1000.0),
+        per_server(&|c| scaled(c.mean_us, c.ranges.mean_us, 1000.0)),
         "Median of each repeat's mean latency.",
     );
     for (p, value) in [(50.0, 0usize), (90.0, 1), (99.0, 2)] {
         let title = format!("p{p} latency");
-        let pick = move |c: &Cell| [c.p50_us, c.p90_us, c.p99_us][value] / 1000.0;
+        let pick = move |c: &Cell| {
+            let (median, range) =
+                [(c.p50_us, c.ranges.p50_us), (c.p90_us, c.ranges.p90_us), (c.p99_us, c.ranges.p99_us)][value];
+            scaled(median, range, 1000.0)
+        };
         add(
             &title,
             "latency (ms, log)",
@@ -127,7 +144,7 @@ fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
         "failed or status >= 400 (%)",
         Axis::Linear,
         limit_of(Metric::Errors, 1.0),
-        per_server(&|c| c.errors_pct),
+        per_server(&|c| (c.errors_pct, c.ranges.errors_pct)),
         "Share of requests that failed or got status 400 or more.",
     );
     add(
@@ -135,10 +152,17 @@ fn against_load(summary: &SuiteSummary) -> Vec<Drawn> {
         "CPU time per response (µs)",
         Axis::Auto,
         None,
-        per_server(&|c| c.server_cpu_us),
+        per_server(&|c| (c.server_cpu_us, c.ranges.server_cpu_us)),
         "The server's whole process tree.",
     );
-    add("Server memory", "PSS (MiB)", Axis::Auto, None, per_server(&|c| c.pss_bytes / 1_048_576.0), "Mean proportional set size of the server's process tree while measured (shared pages split, fair to pre-forking servers).");
+    add(
+        "Server memory",
+        "PSS (MiB)",
+        Axis::Auto,
+        None,
+        per_server(&|c| scaled(c.pss_bytes, c.ranges.pss_bytes, 1_048_576.0)),
+        "Mean proportional set size of the server's process tree while measured (shared pages split, fair to pre-forking servers).",
+    );
     charts
 }
 
