@@ -23,6 +23,7 @@
 //!   cgroup, stopped and removed; what dead runs left is removed by label.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
 //! - [`log`]: [`log::BoundedLog`], a server's output into its log, its first and last 4 MiB.
+//! - [`outsiders`]: the processes outside the run that used CPU during a trial, named in its record.
 //! - [`live`]: the servers running now, for [`live::kill_all`] when a second signal leaves at once.
 //! - [`reap`]: nothing outlives a runner killed without a word: a guard per server, and the next run reaps what
 //!   dead runs left.
@@ -38,6 +39,7 @@ pub mod cgroup;
 pub mod container;
 pub mod live;
 pub mod log;
+pub mod outsiders;
 pub mod place;
 pub mod probe;
 pub mod process;

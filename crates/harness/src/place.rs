@@ -4,7 +4,7 @@
 //! ([`Watched`], [`Sampler`]), and how a profiler reaches its tree ([`Profilee`]). [`Places`] holds one link per host for the whole run, each made when the run starts
 //! so that an unreachable host stops the run before anything is measured.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -512,6 +512,14 @@ pub enum Sampler {
 }
 
 impl Sampler {
+    /// The processes seen in the tree on this machine, by PID and start time (none for a tree on a host).
+    pub fn seen(&self) -> HashSet<(i32, u64)> {
+        match self {
+            Sampler::Here(tree) => tree.seen().clone(),
+            Sampler::There(..) => HashSet::new(),
+        }
+    }
+
     /// One sample, timed `t_s` on the trial's clock (a host's lost link gives an empty one).
     pub fn sample(&mut self, t_s: f64) -> ResourceSample {
         match self {

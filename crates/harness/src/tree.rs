@@ -116,6 +116,11 @@ impl Tree {
         Tree { cgroup, ..Tree::new(root) }
     }
 
+    /// Every process ever seen as a member, by PID and start time.
+    pub fn seen(&self) -> &HashSet<(i32, u64)> {
+        &self.seen
+    }
+
     /// The live members now (and remembers them).
     pub fn members(&mut self) -> Vec<Process> {
         let all = all_processes();

@@ -2,6 +2,7 @@
 //! while a sampler reads the process trees of the server and of the services beside it; the samples summed over
 //! the measured window ([`usage`]); and the start warm-up, the same load with nothing kept.
 
+use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
@@ -14,6 +15,7 @@ use shootout_model::settings::LoadSettings;
 use shootout_model::LoadResult;
 use shootout_suite::{Agents, Levels, ServerSpec, Suite};
 
+use crate::outsiders::Outsiders;
 use crate::place::{Sampler, Watched};
 use crate::runner::Event;
 use crate::server::RunningServer;
@@ -53,13 +55,17 @@ pub(crate) fn trial(
                 kept.push(tree.sample(t));
             }
             if ended {
-                break samples;
+                let seen: HashSet<(i32, u64)> = trees.iter().flat_map(Sampler::seen).collect();
+                break (samples, seen);
             }
         }
     });
+    let outsiders = Outsiders::start();
     let result = work.run(suite, stop, on_event);
     let _ = stop_sampling.send(());
-    let mut samples = sampler.join().unwrap_or_default().into_iter();
+    let (samples, seen) = sampler.join().unwrap_or_default();
+    let outsiders = outsiders.since(&seen);
+    let mut samples = samples.into_iter();
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name()))?;
     let responses = result.requests.ok + result.requests.http_errors;
     let sum = |samples: &[ResourceSample], cpus: u32| {
@@ -85,6 +91,7 @@ pub(crate) fn trial(
         samples: server_samples,
         usage: server_usage,
         services,
+        outsiders,
     })
 }
 

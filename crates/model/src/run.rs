@@ -46,6 +46,23 @@ pub struct TrialRecord {
     /// The same of each service the server ran beside (a database), in the suite's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceTrial>,
+    /// Processes outside the run (neither shootout's nor the trees it sampled) that used 5% of a CPU or more
+    /// during the trial, the busiest first (three at most): what else was using the machine meanwhile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outsiders: Vec<Outsider>,
+}
+
+/// A process outside the run that used CPU during a trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outsider {
+    /// Its process id.
+    pub pid: i32,
+    /// Its name (`/proc/PID/comm`).
+    pub name: String,
+    /// CPU seconds it used during the trial (from its warm-up to the end of its drain).
+    pub cpu_s: f64,
+    /// That, as a share of one CPU over the trial's time.
+    pub share: f64,
 }
 
 /// One service's share of a trial: its process tree sampled as the server's was, and the sums over the same

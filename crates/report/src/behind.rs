@@ -154,6 +154,7 @@ pub(crate) mod tests {
             samples: vec![],
             usage: Default::default(),
             services: vec![],
+            outsiders: vec![],
         }
     }
 

@@ -190,6 +190,7 @@ impl SuiteSummary {
                 trials.iter().filter(|t| t.server == cell.server && t.level == cell.level).collect();
             warnings.extend(self.measured_nothing(cell));
             warnings.extend(self.queue(cell));
+            warnings.extend(self.spread(cell, &runs));
             warnings.extend(CellLag::of(&runs).map(|lag| self.fell_behind(cell, &lag)));
             warnings.extend(self.failed_checks(cell, &runs));
         }
@@ -214,6 +215,40 @@ impl SuiteSummary {
             self.level(cell.level),
             plural_repeats(cell.failed.len()),
             which.join("; ")
+        ))
+    }
+
+    /// A cell whose repeats' requests/s spread more than [`SPREAD`] times apart, in words, with what else used the
+    /// machine meanwhile: `a at 64 users: its repeats spread from 1827.0 to 3952.0 requests/s (2.16× apart, 1.5× or
+    /// more), so its median hides a change between them; during repeat 2, another process, stress (pid 4242), used
+    /// 40% of a CPU`; none within the bound.
+    pub fn spread(&self, cell: &Cell, runs: &[&TrialRecord]) -> Option<String> {
+        let (low, high) = (cell.rps_min, cell.rps_max);
+        if cell.rps.len() < 2 || low <= 0.0 || !crate::bound::at_least(high, SPREAD * low) {
+            return None;
+        }
+        let others: Vec<String> = runs
+            .iter()
+            .flat_map(|t| t.outsiders.iter().map(move |o| (t.repeat, o)))
+            .map(|(repeat, o)| {
+                format!(
+                    "during repeat {repeat}, another process, {} (pid {}), used {:.0}% of a CPU",
+                    o.name,
+                    o.pid,
+                    o.share * 100.0
+                )
+            })
+            .collect();
+        let why = match others.is_empty() {
+            true => "no process outside the run used 5% of a CPU meanwhile: the server or the machine varied".into(),
+            false => others.join("; "),
+        };
+        Some(format!(
+            "{} at {}: its repeats spread from {low:.1} to {high:.1} requests/s ({:.2}× apart, {SPREAD}× or more), so \
+             its median hides a change between them; {why}",
+            cell.server,
+            self.level(cell.level),
+            high / low
         ))
     }
 
@@ -567,6 +602,9 @@ impl SuiteSummary {
 pub const CLIENT_BOUND: &str = "The client was the bottleneck in the cells marked client-bound (busy, or busy and \
 waiting for a CPU, 90% of the time or more): those figures measure shootout, not the server.";
 
+/// How many times its lowest repeat's requests/s a cell's highest may be before the spread is warned of.
+pub const SPREAD: f64 = 1.5;
+
 /// What the brackets of a ratio hold and when a difference is clear, under the verdicts of every format.
 pub const RATIO_LEGEND: &str = "[low–high]: the 95% interval of a ratio across repeats; a difference is clear only \
 when the whole interval lies more than 2% above 1.";
@@ -872,6 +910,35 @@ pub(crate) mod tests {
         );
         summary.cells[1] = at("b", 16.0, [545.0, 550.0, 540.0]);
         assert!(summary.no_clear_winners().is_empty(), "twice the requests/s at the same level is clear");
+    }
+
+    /// Issue 47: repeats of 1,827, 3,952 and 2,533 req/s in one cell passed without a word.
+    #[test]
+    fn a_cell_whose_repeats_spread_is_warned_of_with_what_else_ran() {
+        let summary = SuiteSummary::of_report(&report());
+        let spread = Cell {
+            rps: vec![1827.0, 3952.0, 2533.0],
+            rps_min: 1827.0,
+            rps_max: 3952.0,
+            ..cell("a", 64.0, 2533.0, false)
+        };
+        let mut runs: Vec<TrialRecord> = (1..=3).map(|r| trial("a", 64.0, r)).collect();
+        let quiet: Vec<&TrialRecord> = runs.iter().collect();
+        assert_eq!(
+            summary.spread(&spread, &quiet).as_deref(),
+            Some(
+                "a at 64 users: its repeats spread from 1827.0 to 3952.0 requests/s (2.16× apart, 1.5× or more), so its \
+                 median hides a change between them; no process outside the run used 5% of a CPU meanwhile: the server \
+                 or the machine varied"
+            )
+        );
+        runs[1].outsiders =
+            vec![shootout_model::run::Outsider { pid: 4242, name: "stress".into(), cpu_s: 4.0, share: 0.4 }];
+        let busy: Vec<&TrialRecord> = runs.iter().collect();
+        let said = summary.spread(&spread, &busy).unwrap();
+        assert!(said.ends_with("; during repeat 2, another process, stress (pid 4242), used 40% of a CPU"), "{said}");
+        let close = Cell { rps_min: 2000.0, rps_max: 2900.0, ..spread.clone() };
+        assert_eq!(summary.spread(&close, &busy), None, "1.45× apart");
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) fn suite_dir(name: &str, template: &shootout_model::LoadResult, cells
                 samples: vec![],
                 usage: ServerUsage::default(),
                 services: Vec::new(),
+                outsiders: Vec::new(),
             };
             let file = dir.join(format!("trials/{server}/{level}-r{}.json", i + 1));
             std::fs::write(file, serde_json::to_string(&trial).unwrap()).unwrap();

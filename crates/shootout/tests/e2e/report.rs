@@ -244,6 +244,7 @@ fn edited_results(name: &str, suite: &str, edits: &[Edit]) -> std::path::PathBuf
             samples: vec![],
             usage: Default::default(),
             services: Vec::new(),
+            outsiders: Vec::new(),
         };
         edit(&mut trial);
         let file = dir.join(format!("trials/{server}/{level}-r1.json"));
