@@ -88,3 +88,30 @@ fn a_growing_queue_does_not_meet_a_latency_objective() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 47: nothing recorded what else was using the CPUs while a trial ran. A busy process the run did not start
+/// is named in the trial's record, with its share of a CPU.
+#[test]
+fn a_trial_names_a_busy_process_outside_the_run() {
+    let dir = workdir("verdicts", "outsider");
+    // Left to init by a shell that exits at once, so no process of the run's: it ends by itself after 6 s.
+    let burn = "import time\nend = time.time() + 6\nwhile time.time() < end: pass";
+    let started = std::process::Command::new("sh")
+        .args(["-c", &format!("python3 -c '{burn}' >/dev/null 2>&1 & echo $!")])
+        .output()
+        .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&started.stdout).trim().parse().unwrap();
+    let suite = "name = \"outsider\"\nrepeats = 1\nduration = \"2s\"\nwarmup = \"300ms\"\nconnections = [1]\n\
+                 [load]\npath = \"/hello\"\n\
+                 [[server]]\nname = \"t\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let trials = crate::support::trials(&dir);
+    let outsiders = &trials[0].outsiders;
+    assert!(
+        outsiders.iter().any(|o| o.pid == pid && o.name == "python3" && o.share > 0.3),
+        "the burner (pid {pid}) is named: {outsiders:?}"
+    );
+    assert!(outsiders.iter().all(|o| o.name != "shootout"), "nothing of the run's own: {outsiders:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
