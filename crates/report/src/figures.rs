@@ -75,6 +75,12 @@ pub fn holding<'a>(conditions: &'a [Condition], result: &LoadResult) -> Vec<(&'a
     judged(conditions, result, true)
 }
 
+/// The conditions no figure of `result` can judge: a latency, a rate or a share of checks of a run that measured
+/// no request (its errors are 100%, a figure). A gate over them says so rather than pass.
+pub fn unjudged<'a>(conditions: &'a [Condition], result: &LoadResult) -> Vec<&'a Condition> {
+    conditions.iter().filter(|c| result.requests.total == 0 && c.metric != Metric::Errors).collect()
+}
+
 /// The objectives of `objectives` that `result` breaks, each with the value that broke it (`--slo`).
 pub fn breaking<'a>(objectives: &'a [Condition], result: &LoadResult) -> Vec<(&'a Condition, f64)> {
     judged(objectives, result, false)
@@ -92,6 +98,22 @@ fn judged<'a>(conditions: &'a [Condition], result: &LoadResult, holds: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 47: `--fail-if 'p99>200ms'` over a run that measured nothing passed, its p99 read as 0.
+    #[test]
+    fn a_gate_over_a_run_that_measured_nothing_cannot_judge_its_latency() {
+        let trial: shootout_model::run::TrialRecord =
+            serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        let mut r = trial.result;
+        let conditions: Vec<Condition> = ["p99>200ms", "errors>1%", "rps<10", "checks>0%"]
+            .iter()
+            .map(|c| shootout_model::slo::parse_condition(c).unwrap())
+            .collect();
+        assert!(unjudged(&conditions, &r).is_empty(), "a run with requests is judged");
+        r.requests = Default::default();
+        let texts: Vec<&str> = unjudged(&conditions, &r).iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["p99>200ms", "rps<10", "checks>0%"], "its errors are 100%: a figure");
+    }
 
     #[test]
     fn a_server_answering_errors_fast_is_not_counted_fast() {

@@ -270,6 +270,14 @@ fn finish(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
     if result.interrupted {
         return Err(Failure::Interrupted);
     }
+    let unjudged: Vec<&str> =
+        shootout_report::figures::unjudged(&args.fail_if, result).iter().map(|c| c.text.as_str()).collect();
+    if !unjudged.is_empty() {
+        return Err(Failure::Unjudged(format!(
+            "--fail-if could not judge {}: no request was measured",
+            unjudged.join(", ")
+        )));
+    }
     let crossed = shootout_report::figures::holding(&args.fail_if, result);
     if !crossed.is_empty() {
         let lines: Vec<String> = crossed
