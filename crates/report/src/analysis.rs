@@ -383,17 +383,27 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::figures::successful_per_s(&t.result)).collect();
     let queue_grew = grew(runs);
-    let range = |f: &dyn Fn(&TrialRecord) -> f64| {
-        runs.iter().map(|t| f(t)).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    // Each figure's median across the repeats, and its lowest and highest.
+    let spread = |f: &dyn Fn(&TrialRecord) -> f64| {
+        let values: Vec<f64> = runs.iter().map(|t| f(t)).collect();
+        let range = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        (median(&values), range)
     };
+    let (mean_us, mean_range) = spread(&|t| t.result.latency.mean_us);
+    let (p50_us, p50_range) = spread(&|t| percentile(t, 50.0));
+    let (p90_us, p90_range) = spread(&|t| percentile(t, 90.0));
+    let (p99_us, p99_range) = spread(&|t| percentile(t, 99.0));
+    let (errors, errors_range) = spread(&|t| errors_pct(&t.result));
+    let (server_cpu_us, cpu_range) = spread(&|t| t.usage.cpu_us_per_request);
+    let (pss_bytes, pss_range) = spread(&|t| t.usage.pss_mean_bytes as f64);
     let ranges = Ranges {
-        mean_us: range(&|t| t.result.latency.mean_us),
-        p50_us: range(&|t| percentile(t, 50.0)),
-        p90_us: range(&|t| percentile(t, 90.0)),
-        p99_us: range(&|t| percentile(t, 99.0)),
-        errors_pct: range(&|t| errors_pct(&t.result)),
-        server_cpu_us: range(&|t| t.usage.cpu_us_per_request),
-        pss_bytes: range(&|t| t.usage.pss_mean_bytes as f64),
+        mean_us: mean_range,
+        p50_us: p50_range,
+        p90_us: p90_range,
+        p99_us: p99_range,
+        errors_pct: errors_range,
+        server_cpu_us: cpu_range,
+        pss_bytes: pss_range,
     };
     let objectives: Vec<Judged> = slo
         .iter()
@@ -412,13 +422,13 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         rps_min: rps.iter().copied().fold(f64::INFINITY, f64::min),
         rps_max: rps.iter().copied().fold(0.0, f64::max),
         rps,
-        mean_us: of(&|t| t.result.latency.mean_us),
-        p50_us: of(&|t| percentile(t, 50.0)),
-        p90_us: of(&|t| percentile(t, 90.0)),
-        p99_us: of(&|t| percentile(t, 99.0)),
-        errors_pct: of(&|t| errors_pct(&t.result)),
-        server_cpu_us: of(&|t| t.usage.cpu_us_per_request),
-        pss_bytes: of(&|t| t.usage.pss_mean_bytes as f64),
+        mean_us,
+        p50_us,
+        p90_us,
+        p99_us,
+        errors_pct: errors,
+        server_cpu_us,
+        pss_bytes,
         services: service_cells(runs),
         limit: Limit::of(runs),
         meets_slo: objectives.iter().all(|o| o.met),

@@ -172,3 +172,26 @@ fn ctrl_c_sigterm_and_sighup_stop_the_run_and_keep_every_answer_counted() {
         );
     }
 }
+
+/// Issue 47: every response a 404 read `Availability: 100.00 %`, `Errors: none`, exit 0 with no warning.
+#[test]
+fn a_run_whose_every_response_is_a_404_says_so() {
+    let target = Target::start();
+    let output = shootout().args(["load", "-n", "200", "-c", "2", &target.url("/status/404")]).output().unwrap();
+    assert!(output.status.success(), "the exit code rule stays: --fail-if gates on it");
+    let summary = String::from_utf8_lossy(&output.stdout);
+    assert!(summary.contains("Availability:             0.00 %"), "{summary}");
+    assert!(summary.contains("Errors:                   HTTP 404: 200\n"), "{summary}");
+    assert!(
+        summary.contains(
+            "WARNING: most requests failed: 200 of 200 got an HTTP error status (404: 200 (100.0%)), so these figures \
+             measure the server's error page, not the page asked for: check the URL and the request."
+        ),
+        "{summary}"
+    );
+    let gated = shootout()
+        .args(["load", "-n", "200", "-c", "2", "--fail-if", "errors>1%", &target.url("/status/404")])
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(3), "{}", String::from_utf8_lossy(&gated.stderr));
+}

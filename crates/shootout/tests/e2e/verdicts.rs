@@ -2,15 +2,24 @@
 //! identical servers are no clear difference, and a repeat whose users a server held through the whole window
 //! is a failed trial with its cause, left out of the figures, whose cell meets no SLO.
 
+use std::path::PathBuf;
+
 use crate::support::{describe, results, run_suite, workdir};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// Runs `suite` in a fresh folder named `name`, which must succeed: the folder and what the terminal said.
+fn run(name: &str, suite: &str) -> (PathBuf, String) {
+    let dir = workdir("verdicts", name);
+    let output = run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    (dir, String::from_utf8_lossy(&output.stdout).into_owned())
+}
 
 /// Issue 47: `twin-a served 1.01× [0.99–1.02] the requests/s of twin-b at 1 user`: two identical servers read
 /// as a win.
 #[test]
 fn two_identical_servers_are_no_clear_difference() {
-    let dir = workdir("verdicts", "twins");
     let server = |name: &str| {
         format!("[[server]]\nname = \"{name}\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n")
     };
@@ -19,9 +28,7 @@ fn two_identical_servers_are_no_clear_difference() {
         server("twin-a"),
         server("twin-b")
     );
-    let output = run_suite(&dir, &suite);
-    assert!(output.status.success(), "{}", describe(&output));
-    let out = String::from_utf8_lossy(&output.stdout);
+    let (dir, out) = run("twins", &suite);
     let line = out.lines().find(|l| l.contains("twin-a") && l.contains("twin-b")).unwrap_or_default();
     assert!(line.starts_with("no clear difference between twin-"), "{out}");
     assert!(line.contains(" served ") && line.contains("× ["), "the figures stay, with their interval: {line}");
@@ -36,15 +43,12 @@ fn two_identical_servers_are_no_clear_difference() {
 /// (every level met it)`: the one user it answered made the figures.
 #[test]
 fn a_repeat_whose_users_were_held_through_the_window_is_a_failed_trial() {
-    let dir = workdir("verdicts", "held");
     let suite = format!(
         "name = \"held\"\nrepeats = 1\nduration = \"2s\"\nwarmup = \"1s\"\nconnections = [1, 8]\nslo = [\"mean < 1s\"]\n\
          [load]\ntimeout = \"3s\"\n\
          [[server]]\nname = \"holds\"\ncommand = \"exec python3 {FIXTURES}/holding-server/server.py {{port}} 2\"\n"
     );
-    let output = run_suite(&dir, &suite);
-    assert!(output.status.success(), "{}", describe(&output));
-    let out = String::from_utf8_lossy(&output.stdout);
+    let (dir, out) = run("held", &suite);
     // It answers two users at a time (one, if the last level's user has not yet left when the first of the 8
     // asks): 6 or 7 of 8 held for good.
     assert!(out.contains("holds: up to 1 user, "), "{out}");
@@ -68,16 +72,14 @@ fn a_repeat_whose_users_were_held_through_the_window_is_a_failed_trial() {
 /// met it)" under `mean < 1s` while its latency rose through each window: a rate it cannot sustain.
 #[test]
 fn a_growing_queue_does_not_meet_a_latency_objective() {
-    let dir = workdir("verdicts", "queue");
     let suite = format!(
         "name = \"queue\"\nrepeats = 1\nduration = \"4s\"\nwarmup = \"1s\"\nrates = [40, 130]\nslo = [\"mean < 2s\"]\n\
          [load]\ntimeout = \"10s\"\n\
          [[server]]\nname = \"one worker\"\ncommand = \"exec python3 {FIXTURES}/one-worker/server.py {{port}}\"\n"
     );
-    let output = run_suite(&dir, &suite);
-    assert!(output.status.success(), "{}", describe(&output));
-    let out = String::from_utf8_lossy(&output.stdout);
-    assert!(out.contains("one worker: up to 40 req/s, ") && out.contains("(its queue grew at 130 req/s)"), "{out}");
+    let (dir, out) = run("queue", &suite);
+    assert!(out.starts_with("SLO (mean < 2s), best first:\n  one worker: up to 40 req/s, "), "the answer first: {out}");
+    assert!(out.contains("(its queue grew at 130 req/s)"), "{out}");
     let warning =
         out.lines().find(|l| l.starts_with("WARNING: one worker at 130 req/s: its queue grew through the window"));
     assert!(
@@ -93,7 +95,6 @@ fn a_growing_queue_does_not_meet_a_latency_objective() {
 /// is named in the trial's record, with its share of a CPU.
 #[test]
 fn a_trial_names_a_busy_process_outside_the_run() {
-    let dir = workdir("verdicts", "outsider");
     // Left to init by a shell that exits at once, so no process of the run's: it ends by itself after 6 s.
     let burn = "import time\nend = time.time() + 6\nwhile time.time() < end: pass";
     let started = std::process::Command::new("sh")
@@ -104,8 +105,7 @@ fn a_trial_names_a_busy_process_outside_the_run() {
     let suite = "name = \"outsider\"\nrepeats = 1\nduration = \"2s\"\nwarmup = \"300ms\"\nconnections = [1]\n\
                  [load]\npath = \"/hello\"\n\
                  [[server]]\nname = \"t\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
-    let output = run_suite(&dir, suite);
-    assert!(output.status.success(), "{}", describe(&output));
+    let (dir, _) = run("outsider", suite);
     let trials = crate::support::trials(&dir);
     let outsiders = &trials[0].outsiders;
     assert!(
