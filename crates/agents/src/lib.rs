@@ -29,7 +29,7 @@ pub use clock::{ClockEstimate, RoundTrip};
 pub use shootout_model::AgentSpec;
 
 /// The version of the agent protocol; a peer that speaks another one is refused with one line.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// This host's name as agents report it (the kernel's node name).
 pub fn host_name() -> String {

@@ -219,7 +219,7 @@ impl Tally {
             return;
         }
         let was_sent = matches!(conn.phase, Phase::Writing | Phase::Reading);
-        let waited = matches!(kind, ErrorKind::ReadTimeout).then(|| micros(now - conn.due));
+        let waited = matches!(kind, ErrorKind::ReadTimeout | ErrorKind::Unanswered).then(|| micros(now - conn.due));
         let served = (waited.is_some() && was_sent).then(|| micros(now - conn.sent_at));
         for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
             recorder.failure(kind, waited, served);
@@ -261,7 +261,7 @@ impl Tally {
         }
     }
 
-    /// Requests still in flight when time ran out after Ctrl-C end with it.
+    /// Time ran out after Ctrl-C: the requests still in flight were recorded unanswered, and the run ends now.
     pub fn cut_off(&mut self, now: Instant) {
         self.last_end = now;
     }

@@ -46,11 +46,14 @@ pub enum ErrorKind {
     OffOrigin,
     /// A redirect past `--max-redirects` hops in a row (a loop, or a chain too long): it was not followed.
     TooManyRedirects,
+    /// Interrupted (Ctrl-C, SIGTERM, SIGHUP): the request was still unanswered when the second given to the requests
+    /// in flight ran out. The time it had waited by then is its latency: at least that long.
+    Unanswered,
 }
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -67,6 +70,7 @@ impl ErrorKind {
         ErrorKind::FlowStalled,
         ErrorKind::OffOrigin,
         ErrorKind::TooManyRedirects,
+        ErrorKind::Unanswered,
     ];
 
     /// The snake_case name used in JSON and in the text summary.
@@ -88,6 +92,7 @@ impl ErrorKind {
             ErrorKind::FlowStalled => "flow_stalled",
             ErrorKind::OffOrigin => "off_origin",
             ErrorKind::TooManyRedirects => "too_many_redirects",
+            ErrorKind::Unanswered => "unanswered",
         }
     }
 

@@ -221,6 +221,12 @@ impl Worker<'_> {
         };
         let out_of_time = matches!(self.period, Period::Interrupted(limit) if now >= limit);
         if out_of_time && busy {
+            // Each request still in flight waited this long at least: counted, never dropped.
+            for i in 0..self.conns.len() {
+                if self.conns[i].phase.in_flight() {
+                    self.tally.failed(&self.conns[i], ErrorKind::Unanswered, now);
+                }
+            }
             self.tally.cut_off(now);
         }
         (finished_sending && !busy) || out_of_time

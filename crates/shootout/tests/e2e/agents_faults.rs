@@ -52,7 +52,7 @@ fn an_agent_of_another_version_is_refused_by_name_before_anything_is_sent() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let expected = format!(
-        "shootout: agent 1 (local) runs shootout 0.0.1 (protocol 1), this one {} (protocol 1): install the same version there",
+        "shootout: agent 1 (local) runs shootout 0.0.1 (protocol 2), this one {} (protocol 2): install the same version there",
         env!("CARGO_PKG_VERSION")
     );
     assert_eq!(stderr.trim(), expected);

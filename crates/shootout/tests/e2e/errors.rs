@@ -25,6 +25,28 @@ fn a_silent_server_gives_read_timeouts_that_keep_their_latency() {
     assert!(result.latency.min_us >= 199_800, "a timed-out request waited at least the timeout");
 }
 
+/// Issue 47: requests still unanswered when the second after Ctrl-C ran out were dropped from every figure: a
+/// silent server read `Transactions: 0`, `Errors: none`.
+#[test]
+fn requests_unanswered_when_an_interrupted_run_ends_are_counted_with_their_wait() {
+    let address = fault_server(Fault::Silent);
+    let run = shootout()
+        .args(["load", "-c", "4", "-d", "30s", "--json", &url(address)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let result = crate::support::ctrl_c(run, Duration::from_millis(1500), Duration::from_secs(4), false);
+    assert_eq!(count(&result, ErrorKind::Unanswered), 4, "{:?}", result.errors);
+    assert_eq!(result.requests.failed, 4);
+    assert_eq!(result.latency.count, 4, "each keeps its wait as its latency");
+    assert!(
+        result.latency.min_us >= 2_000_000,
+        "1.5 s to the signal and the second after it: {}",
+        result.latency.min_us
+    );
+}
+
 #[test]
 fn a_resetting_server_gives_resets() {
     let result = load(&["-n", "20", "-c", "2", &url(fault_server(Fault::Reset))]);
