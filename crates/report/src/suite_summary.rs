@@ -422,9 +422,10 @@ impl SuiteSummary {
     /// A ratio in words, each server's name written by `name` (bold in Markdown), the words held to the interval:
     /// `puma served 1.32× [1.25–1.40] the requests/s of unicorn at 16 users` only for a clear difference (the whole
     /// interval above 1 by more than the noise floor); `no clear difference between a and b at 1 user (a served
-    /// 1.01× [0.99–1.02] the requests/s of b)` otherwise, or `… (too few repeats for an interval)`; for a
-    /// client-bound cell, `a served at least …: the client was the limit of a` (the faster one alone, a clear
-    /// difference) or `no verdict between a and b at 4 users: the client was the limit of b (…)`; and
+    /// 1.01× [0.99–1.02] the requests/s of b)` otherwise, or `a served 2.00× the requests/s of b at 4 users (too few
+    /// repeats for an interval: no verdict)` from one repeat; for a client-bound cell, `a served at least …: the
+    /// client was the limit of a` (the faster one alone, a clear difference) or `no verdict between a and b at 4
+    /// users: the client was the limit of b (…)`; and
     /// [`SuiteSummary::served_nothing`]'s words for a ratio without a figure.
     pub fn ratio_words(&self, r: &Ratio, name: &dyn Fn(&str) -> String) -> String {
         if let Some(words) = self.served_nothing(r) {
@@ -445,9 +446,14 @@ impl SuiteSummary {
             };
             return format!("no verdict between {a} and {b} at {at}: the client was the limit of {whose} ({measured})");
         }
-        match r.clear {
-            true => format!("{measured} at {at}"),
-            false => format!("no clear difference between {a} and {b} at {at} ({measured})"),
+        match (r.clear, r.low.is_some()) {
+            (true, _) => format!("{measured} at {at}"),
+            // One repeat (a side) says nothing of the noise: the figure stands, with no verdict on it.
+            (false, false) => format!(
+                "{a} served {} the requests/s of {b} at {at} (too few repeats for an interval: no verdict)",
+                times(r)
+            ),
+            (false, true) => format!("no clear difference between {a} and {b} at {at} ({measured})"),
         }
     }
 
@@ -477,37 +483,42 @@ impl SuiteSummary {
     pub fn no_clear_winners(&self) -> Vec<String> {
         let ranked = self.ranked_slo_answers();
         let cell = |server: &str, level: f64| self.cells.iter().find(|c| c.server == server && c.level == level);
-        ranked
+        let mut unjudged = false;
+        let mut lines: Vec<String> = ranked
             .windows(2)
             .filter_map(|pair| {
                 let (a, b) = (pair[0], pair[1]);
                 let level = a.level.filter(|&l| b.level == Some(l))?;
                 let (x, y) = (cell(&a.server, level)?, cell(&b.server, level)?);
-                let interval = ratio_interval(&served(&x.rps), &served(&y.rps)).ok();
-                let clear = interval.is_some_and(|i| verdict(&i, NOISE_FLOOR) == Verdict::Improved);
-                if clear {
+                let Ok(interval) = ratio_interval(&served(&x.rps), &served(&y.rps)) else {
+                    unjudged = true; // said once, below
+                    return None;
+                };
+                if verdict(&interval, NOISE_FLOOR) == Verdict::Improved || y.rps_headline <= 0.0 {
                     return None;
                 }
-                let figures = match (interval, y.rps_headline > 0.0) {
-                    (Some(i), true) => {
-                        format!("{:.2}× [{:.2}–{:.2}]", x.rps_headline / y.rps_headline, i.low, i.high)
-                    }
-                    (None, true) => {
-                        format!("{:.2}× (too few repeats for an interval)", x.rps_headline / y.rps_headline)
-                    }
-                    _ => return Some(format!("no clear winner between {} and {}", a.server, b.server)),
-                };
                 Some(format!(
-                    "no clear winner between {} and {}: both met it up to {} ({} served {figures} the requests/s of {} \
-                     there)",
+                    "no clear winner between {} and {}: both met it up to {} ({} served {:.2}× [{:.2}–{:.2}] the \
+                     requests/s of {} there)",
                     a.server,
                     b.server,
                     self.level(level),
                     a.server,
+                    x.rps_headline / y.rps_headline,
+                    interval.low,
+                    interval.high,
                     b.server
                 ))
             })
-            .collect()
+            .collect();
+        if unjudged {
+            lines.push(
+                "where servers met it up to the same level, their order there is by the figures alone: too few \
+                 repeats for an interval, so no verdict"
+                    .into(),
+            );
+        }
+        lines
     }
 
     /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`, and where a
@@ -822,8 +833,7 @@ pub(crate) mod tests {
         );
         assert_eq!(
             said(with(None, None, false, &[])),
-            "no clear difference between puma and unicorn|3 at 16 users (puma served 1.32× (too few repeats for an \
-             interval) the requests/s of unicorn|3)"
+            "puma served 1.32× the requests/s of unicorn|3 at 16 users (too few repeats for an interval: no verdict)"
         );
         assert_eq!(
             said(with(Some(1.25), Some(1.4), true, &["puma"])),
@@ -910,6 +920,13 @@ pub(crate) mod tests {
         );
         summary.cells[1] = at("b", 16.0, [545.0, 550.0, 540.0]);
         assert!(summary.no_clear_winners().is_empty(), "twice the requests/s at the same level is clear");
+        summary.cells[1].rps = vec![550.0];
+        assert_eq!(
+            summary.no_clear_winners(),
+            ["where servers met it up to the same level, their order there is by the figures alone: too few repeats \
+              for an interval, so no verdict"],
+            "one repeat: said once"
+        );
     }
 
     /// Issue 47: repeats of 1,827, 3,952 and 2,533 req/s in one cell passed without a word.
