@@ -321,13 +321,16 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
                 continue;
             }
             // A repeat that measured nothing is a failure with its cause, not a zero in the figures.
-            let (failed, measured): (Vec<&TrialRecord>, Vec<&TrialRecord>) =
-                runs.iter().partition(|t| unmeasured(&t.result).is_some());
+            let mut measured: Vec<&TrialRecord> = Vec::new();
+            let mut failed: Vec<FailedRepeat> = Vec::new();
+            for &t in &runs {
+                match unmeasured(&t.result) {
+                    Some(cause) => failed.push(FailedRepeat { repeat: t.repeat, cause }),
+                    None => measured.push(t),
+                }
+            }
             let mut cell = cell(server, level, if measured.is_empty() { &runs } else { &measured }, slo);
-            cell.failed = failed
-                .iter()
-                .filter_map(|t| Some(FailedRepeat { repeat: t.repeat, cause: unmeasured(&t.result)? }))
-                .collect();
+            cell.failed = failed;
             cell.meets_slo &= cell.failed.is_empty();
             cell.repeats = runs.len();
             cells.push(cell);
@@ -478,7 +481,7 @@ pub(crate) fn service_cells(runs: &[&TrialRecord]) -> Vec<ServiceCell> {
 }
 
 /// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
-fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
+pub(crate) fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
     let divide = |x: f64, y: f64| (y > 0.0).then(|| x / y);
     let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
     Ratio {

@@ -13,8 +13,6 @@ use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::behind::{Behind, CellLag};
 use crate::by_parameter::{BestValue, ParameterSweep};
 use crate::capacity::Capacity;
-use crate::compare::{verdict, Verdict};
-use crate::interval::{ratio_interval, served, NOISE_FLOOR};
 use crate::profiles::ProfileView;
 use crate::suite_report::{SuiteReport, Timeline};
 use crate::units::count;
@@ -490,23 +488,22 @@ impl SuiteSummary {
                 let (a, b) = (pair[0], pair[1]);
                 let level = a.level.filter(|&l| b.level == Some(l))?;
                 let (x, y) = (cell(&a.server, level)?, cell(&b.server, level)?);
-                let Ok(interval) = ratio_interval(&served(&x.rps), &served(&y.rps)) else {
+                // The comparison's own ratio of the two, so that "clear" means here what it means in the verdicts.
+                let r = crate::analysis::ratio(x, y, level, self.statistic);
+                if r.low.is_none() {
                     unjudged = true; // said once, below
                     return None;
-                };
-                if verdict(&interval, NOISE_FLOOR) == Verdict::Improved || y.rps_headline <= 0.0 {
+                }
+                if r.clear || r.ratio.is_none() {
                     return None;
                 }
                 Some(format!(
-                    "no clear winner between {} and {}: both met it up to {} ({} served {:.2}× [{:.2}–{:.2}] the \
-                     requests/s of {} there)",
+                    "no clear winner between {} and {}: both met it up to {} ({} served {} the requests/s of {} there)",
                     a.server,
                     b.server,
                     self.level(level),
                     a.server,
-                    x.rps_headline / y.rps_headline,
-                    interval.low,
-                    interval.high,
+                    ratio_figures(&r),
                     b.server
                 ))
             })
