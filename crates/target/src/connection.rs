@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::routes::{self, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
+use crate::routes::{self, exponential, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
 use crate::State;
 
 /// Bytes of body pattern written per write call for large bodies.
@@ -173,6 +173,10 @@ async fn answer<S: AsyncWrite + Unpin>(
         Route::Hello | Route::Close => small(out, 200, "text/plain", HELLO),
         Route::Spin(work) => {
             spin(work);
+            small(out, 200, "text/plain", HELLO)
+        }
+        Route::SpinExp(mean) => {
+            spin(exponential(mean));
             small(out, 200, "text/plain", HELLO)
         }
         Route::Index => small(out, 200, "text/plain", INDEX.as_bytes()),

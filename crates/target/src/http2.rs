@@ -12,7 +12,7 @@ use h2::server::SendResponse;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::connection::{PATTERN, PATTERN_LEN};
-use crate::routes::{self, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
+use crate::routes::{self, exponential, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
 use crate::State;
 
 /// The streams a client may open at once, as nginx allows by default.
@@ -64,6 +64,10 @@ async fn answer(
         Route::Hello | Route::Close | Route::Delay(_) => (200, "text/plain", Bytes::from_static(HELLO)),
         Route::Spin(work) => {
             spin(work);
+            (200, "text/plain", Bytes::from_static(HELLO))
+        }
+        Route::SpinExp(mean) => {
+            spin(exponential(mean));
             (200, "text/plain", Bytes::from_static(HELLO))
         }
         Route::Index => (200, "text/plain", Bytes::from_static(INDEX.as_bytes())),

@@ -52,6 +52,10 @@ pub enum Route {
     Delay(Duration),
     /// `/spin/US`: [`HELLO`] after burning US microseconds of CPU on the thread serving it (a CPU-bound app).
     Spin(Duration),
+    /// `/spin-exp/US`: [`HELLO`] after burning CPU for a time drawn from an exponential distribution of mean US
+    /// microseconds (capped at [`MAX_SPIN_US`]): a server whose service times vary as queueing theory's M/M/1
+    /// assumes.
+    SpinExp(Duration),
     /// `/status/CODE`: that status, answered as [`StatusAnswer::of`] the code says (not 101, which would switch
     /// to a protocol the target does not have).
     Status(u16),
@@ -96,6 +100,9 @@ impl Route {
             ("spin", Some(_)) => number()
                 .filter(|&us| us <= MAX_SPIN_US)
                 .map_or(Route::NotFound, |us| Route::Spin(Duration::from_micros(us))),
+            ("spin-exp", Some(_)) => number()
+                .filter(|&us| us <= MAX_SPIN_US)
+                .map_or(Route::NotFound, |us| Route::SpinExp(Duration::from_micros(us))),
             ("status", Some(_)) => number()
                 .filter(|code| (100..=999).contains(code) && *code != 101)
                 .map_or(Route::NotFound, |code| Route::Status(code as u16)),
@@ -123,6 +130,30 @@ impl Route {
 /// True when a `Cookie` header's value carries [`SESSION_COOKIE`].
 pub fn signed_in(cookie: &[u8]) -> bool {
     cookie.split(|&b| b == b';').any(|pair| pair.trim_ascii() == SESSION_COOKIE.as_bytes())
+}
+
+/// A time drawn from an exponential distribution of mean `mean` (inverse transform of a uniform draw from a
+/// per-thread xorshift generator), capped at [`MAX_SPIN_US`].
+pub fn exponential(mean: Duration) -> Duration {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(seed());
+    }
+    fn seed() -> u64 {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos());
+        (nanos as u64 ^ ((std::process::id() as u64) << 32)) | 1
+    }
+    let bits = STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        x
+    });
+    // A uniform draw in (0, 1]: never 0, whose logarithm is infinite.
+    let uniform = ((bits >> 11) + 1) as f64 / (1u64 << 53) as f64;
+    mean.mul_f64(-uniform.ln()).min(Duration::from_micros(MAX_SPIN_US))
 }
 
 /// Keeps the calling thread computing until it has used `work` of CPU time (its own CPU clock, so that a
@@ -198,6 +229,7 @@ GET /bytes/N        200, N bytes (Content-Length)\n\
 GET /chunked/N      200, N bytes (chunked)\n\
 GET /delay/MS       200, \"Hello World\\n\" after MS milliseconds\n\
 GET /spin/US        200, \"Hello World\\n\" after US microseconds of the server's CPU\n\
+GET /spin-exp/US    the same after an exponentially distributed time of mean US microseconds\n\
 GET /status/CODE    that status (1xx: then 200; 204, 304: no body)\n\
 GET /close          200, then the server closes the connection\n\
 GET /stats          {\"requests\":N}: requests served so far, /stats excluded\n\
@@ -217,6 +249,7 @@ mod tests {
         assert_eq!(Route::of("/chunked/7"), Route::Chunked(7));
         assert_eq!(Route::of("/delay/250"), Route::Delay(Duration::from_millis(250)));
         assert_eq!(Route::of("/spin/500"), Route::Spin(Duration::from_micros(500)));
+        assert_eq!(Route::of("/spin-exp/500"), Route::SpinExp(Duration::from_micros(500)));
         assert_eq!(Route::of("/spin/2000000"), Route::NotFound);
         assert_eq!(Route::of("/status/503"), Route::Status(503));
         assert_eq!(Route::of("/redirect/3").moved().unwrap().location, "/redirect/2");
@@ -239,5 +272,20 @@ mod tests {
         for code in [200, 201, 205, 301, 404, 503] {
             assert_eq!(StatusAnswer::of(code), StatusAnswer::Body, "{code}");
         }
+    }
+
+    #[test]
+    fn exponential_times_have_the_mean_and_the_spread_of_the_distribution() {
+        let mean = Duration::from_micros(2000);
+        let draws: Vec<f64> = (0..20_000).map(|_| exponential(mean).as_secs_f64() * 1e6).collect();
+        let average = draws.iter().sum::<f64>() / draws.len() as f64;
+        // An exponential's standard deviation equals its mean; so is its median ln 2 times the mean.
+        let deviation = (draws.iter().map(|d| (d - average).powi(2)).sum::<f64>() / draws.len() as f64).sqrt();
+        let mut sorted = draws.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        assert!((average - 2000.0).abs() < 100.0, "mean {average}");
+        assert!((deviation - 2000.0).abs() < 150.0, "deviation {deviation}");
+        assert!((median - 2000.0 * std::f64::consts::LN_2).abs() < 100.0, "median {median}");
     }
 }
