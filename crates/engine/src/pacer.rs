@@ -248,6 +248,16 @@ impl Pacer {
         }
     }
 
+    /// Gives up on the requests due and still waiting for a connection (open model): each counts as never sent,
+    /// its wait so far as its latency.
+    pub fn give_up(&mut self, now: Instant, tally: &mut Tally) {
+        if let Pacer::Open(open) = self {
+            for due in open.pending.drain(..) {
+                tally.not_sent(due, now);
+            }
+        }
+    }
+
     /// Whether nothing is left to send: sending time is over (`ended`) or the request count used up (closed
     /// model); the schedule has ended and no request waits for a connection (open model).
     pub fn done_sending(&self, ended: bool) -> bool {

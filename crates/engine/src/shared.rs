@@ -43,6 +43,8 @@ pub struct Shared {
     pub send_until: Option<Instant>,
     /// Set to stop early (Ctrl-C).
     pub stop: Arc<AtomicBool>,
+    /// The plan's [`give_up_below`](crate::plan::Plan::give_up_below).
+    pub give_up_below: Option<f64>,
 }
 
 /// Which worker this is: thread `thread` of `threads` in this process, which runs share `segment` of a load

@@ -152,6 +152,13 @@ impl Tally {
         }
     }
 
+    /// Open model: the responses inside the window so far over the requests due in it (`None` before any fell
+    /// due, and in the closed model, where nothing falls due).
+    pub fn answered_share(&self) -> Option<f64> {
+        let due = self.recorder.sends().due;
+        (due > 0).then(|| self.recorder.window.responses as f64 / due as f64)
+    }
+
     /// A request due in the warm-up was still unanswered when the window ended: it counts from now on.
     pub fn held_over(&mut self) {
         self.recorder.window.held_over += 1;

@@ -209,3 +209,36 @@ fn two_segments_of_a_rate_send_the_whole_rate() {
     assert_eq!(served(target), sends.sent);
     assert_eq!(sends.offered_per_s, 400.0, "the whole load's rate");
 }
+
+/// A search's probe far behind its rate does not wait for its stragglers: a server that answers each request
+/// after 3 s, offered 50/s for 1 s, has answered none of them when the window ends. Given up on, the run ends with
+/// its window, each request counted unanswered with its wait; waited for, it lasts until the last answer.
+#[test]
+fn a_run_far_behind_gives_up_on_its_stragglers_when_asked() {
+    let address = start_target();
+    let settings = LoadSettings {
+        connections: None,
+        requests: None,
+        rate: Some(50.0),
+        duration: Some(Duration::from_secs(1)),
+        warmup: Some(Duration::ZERO),
+        timeout: Some(Duration::from_secs(10)),
+        ..settings(format!("http://{address}/delay/3000"))
+    };
+    let timed = |give_up_below: Option<f64>| {
+        let mut plan = Plan::new(settings.clone().build(1).unwrap(), b"").unwrap();
+        plan.give_up_below = give_up_below;
+        let began = std::time::Instant::now();
+        let result = run(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {}).unwrap();
+        (began.elapsed(), result)
+    };
+    let (took, given_up) = timed(Some(0.9));
+    let unanswered = given_up.errors.get(&shootout_model::ErrorKind::Unanswered).copied().unwrap_or(0);
+    assert!(took < Duration::from_millis(2500), "it waited {took:?}");
+    assert!((45..=51).contains(&given_up.requests.total), "every request due is counted: {:?}", given_up.requests);
+    assert_eq!(unanswered, given_up.requests.total, "{:?}", given_up.errors);
+    assert!(!given_up.interrupted);
+    let (took, waited) = timed(None);
+    assert!(took >= Duration::from_secs(3), "it waited {took:?}");
+    assert_eq!(waited.requests.ok, waited.requests.total, "{:?}", waited.errors);
+}

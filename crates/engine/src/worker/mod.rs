@@ -234,18 +234,28 @@ impl Worker<'_> {
 
     /// Moves to the end period once sending time is over. A request due in the warm-up and still unanswered then
     /// waited through the whole window: it counts from here on (held over), with its latency from when it fell due,
-    /// so that users a server never answered do not vanish from every figure.
+    /// so that users a server never answered do not vanish from every figure. A search's probe that answered too
+    /// few of the requests due in its window gives up on the rest ([`Shared::give_up_below`]).
     fn check_end(&mut self, now: Instant) {
-        if matches!(self.period, Period::Measure | Period::Warmup)
-            && self.shared.send_until.is_some_and(|end| now >= end)
+        if !matches!(self.period, Period::Measure | Period::Warmup)
+            || self.shared.send_until.is_none_or(|end| now < end)
         {
-            if self.period == Period::Measure {
-                for conn in self.conns.iter_mut().filter(|c| !c.counted && c.phase.in_flight()) {
-                    conn.counted = true;
-                    self.tally.held_over();
-                }
-            }
-            self.period = Period::Ended;
+            return;
+        }
+        let measured = self.period == Period::Measure;
+        self.period = Period::Ended;
+        if !measured {
+            return;
+        }
+        for conn in self.conns.iter_mut().filter(|c| !c.counted && c.phase.in_flight()) {
+            conn.counted = true;
+            self.tally.held_over();
+        }
+        let behind =
+            self.shared.give_up_below.zip(self.tally.answered_share()).is_some_and(|(least, share)| share < least);
+        if behind {
+            self.pacer.give_up(now, &mut self.tally);
+            self.period = Period::Interrupted(now);
         }
     }
 
