@@ -52,6 +52,7 @@ pub mod search;
 pub mod server;
 pub mod service;
 pub mod services;
+pub mod settle;
 pub mod store;
 pub mod tree;
 pub mod trial;

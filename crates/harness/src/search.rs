@@ -2,9 +2,11 @@
 //! [`Search`] asks for (doubling from the suite's start until a level breaks an objective, then bisecting), each
 //! probe a trial like any other: the services reset, a warm-up, the samples, saved as it ends. A probe whose
 //! first trial lies near a limit gets the suite's repeats and is judged on the figure the comparison uses; one far
-//! from every limit is judged on its one trial. Each server's search is saved as `searches/SERVER.json` after
-//! every probe. The search's choices follow from the probes' verdicts alone, so `--resume` replays the probes
-//! already saved and runs only what is missing.
+//! from every limit is judged on its one trial. A probe run again (it contradicted another, or it is the answer
+//! checked once more at the end) numbers its trials after the earlier runs' at that level. A probe that found the
+//! load generator saturated ends the search at the client's limit. Each server's search is saved as
+//! `searches/SERVER.json` after every probe. The search's choices follow from the probes' verdicts alone, so
+//! `--resume` replays the probes already saved and runs only what is missing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,10 +20,11 @@ use crate::place::Places;
 use crate::runner::{launch, measure, prepare, shut_down, Event, Launched, Measured, Outcome};
 use crate::server::RunningServer;
 use crate::services::Services;
+use crate::settle::Settler;
 use crate::store::Store;
 
-/// The pause after a probe that failed, so that what it left queued in the server drains before the next.
-pub const PAUSE: Duration = Duration::from_secs(1);
+/// A settling longer than this is worth a notice.
+pub const LONG_SETTLING: Duration = Duration::from_secs(5);
 
 /// How one server's search (or one probe of it) ended, when not by the search's own decision.
 enum Cut {
@@ -50,7 +53,20 @@ pub fn run_search(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let mut one = OneSearch { suite, spec, server, places, store: &store, stop: &stop, judge, running: None };
+        let mut one = OneSearch {
+            suite,
+            spec,
+            server,
+            places,
+            store: &store,
+            stop: &stop,
+            judge,
+            running: None,
+            settler: None,
+            measured: false,
+            settling: Duration::ZERO,
+            before_settling: 0.0,
+        };
         let cut = one.run(&mut services, done, on_event);
         if let Some(running) = one.running.take() {
             shut_down(server, running, &mut services, &store, 1, on_event);
@@ -79,6 +95,14 @@ struct OneSearch<'a> {
     stop: &'a Arc<AtomicBool>,
     judge: &'a dyn Fn(&[TrialRecord]) -> Verdict,
     running: Option<RunningServer>,
+    /// Brings the running server back to rest before each trial but the first after its start.
+    settler: Option<Settler>,
+    /// True once a trial ran since the server started: the next one waits for the server to settle.
+    measured: bool,
+    /// The time spent settling, this run.
+    settling: Duration,
+    /// The time spent settling by the runs this one resumes, seconds.
+    before_settling: f64,
 }
 
 impl OneSearch<'_> {
@@ -91,7 +115,9 @@ impl OneSearch<'_> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Option<Cut>, String> {
         let began = Instant::now();
-        let before_s = self.store.search(&self.server.name).map_or(0.0, |s| s.seconds);
+        let saved = self.store.search(&self.server.name);
+        let before_s = saved.as_ref().map_or(0.0, |s| s.seconds);
+        self.before_settling = saved.map_or(0.0, |s| s.settling_s);
         let mut search = Search::new(
             self.spec.start,
             self.spec.precision,
@@ -106,34 +132,46 @@ impl OneSearch<'_> {
                 Step::Probe(level) => level,
                 Step::Found(found) => break (found, None),
             };
-            let after_failure = probes.last().is_some_and(|p| !p.passed);
-            if after_failure && self.running.is_some() && !pause(self.stop) {
-                break (search.cut_short(), Some(Cut::Interrupted));
-            }
             let context = (servers_done, probes.len());
-            let (passed, repeats) = match self.probe(level, services, context, on_event)? {
+            let runs_before = probes.iter().filter(|p| p.level == level).count() as u32;
+            let (verdict, repeats) = match self.probe(level, runs_before, services, context, on_event)? {
                 Ok(judged) => judged,
                 Err(cut) => break (search.cut_short(), Some(cut)),
             };
-            search.record(level, passed);
-            probes.push(SuiteProbe { level, passed, repeats });
-            self.save(&search.cut_short(), &probes, before_s + began.elapsed().as_secs_f64())?;
+            let served = Some(verdict.served);
+            probes.push(SuiteProbe {
+                level,
+                passed: verdict.passed,
+                repeats,
+                served,
+                client: verdict.client,
+                broke: verdict.broke.clone(),
+            });
+            if verdict.client {
+                break (search.client_limit(verdict.floor), None);
+            }
+            search.record(level, verdict.passed, served);
+            self.save(&search.cut_short(), &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
         };
-        self.save(&found, &probes, before_s + began.elapsed().as_secs_f64())?;
+        self.save(&found, &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
         Ok(cut)
     }
 
     /// The probe at `level`: its first trial (saved, or measured now), then the rest of the suite's repeats when
-    /// the first is near a limit; whether it passed, on how many repeats.
+    /// the first is near a limit; its verdict, on how many repeats. `runs_before` earlier probes at this level
+    /// took the first `runs_before × repeats` trial numbers.
     fn probe(
         &mut self,
         level: f64,
+        runs_before: u32,
         services: &mut Services,
         (servers_done, probe): (usize, usize),
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Result<(bool, u32), Cut>, String> {
+    ) -> Result<Result<(Verdict, u32), Cut>, String> {
         let mut trials: Vec<TrialRecord> = Vec::new();
-        for repeat in 1..=self.suite.repeats.max(1) {
+        let most = self.suite.repeats.max(1);
+        for nth in 1..=most {
+            let repeat = runs_before * most + nth;
             let trial = match self.store.trial(&self.server.name, level, repeat) {
                 Some(saved) => saved,
                 None => {
@@ -142,10 +180,21 @@ impl OneSearch<'_> {
                     }
                     if self.running.is_none() {
                         match self.start(services, level, on_event) {
-                            Ok(running) => self.running = Some(running),
+                            Ok(running) => {
+                                let url = format!("{}{}", running.url, self.server.ready_path);
+                                self.settler = Some(Settler::new(&url, self.server.protocol));
+                                self.running = Some(running);
+                                self.measured = false;
+                            }
                             Err(cut) => return Ok(Err(cut)),
                         }
+                    } else if self.measured {
+                        self.settle(on_event);
+                        if self.stop.load(Ordering::Relaxed) {
+                            return Ok(Err(Cut::Interrupted));
+                        }
                     }
+                    self.measured = true;
                     let OneSearch { suite, server, store, stop, running, .. } = self;
                     let Some(running) = running.as_mut() else { unreachable!("started above") };
                     on_event(Event::Probe { server: server.name.clone(), level, repeat, probe, servers_done });
@@ -163,11 +212,29 @@ impl OneSearch<'_> {
             };
             trials.push(trial);
             let verdict = (self.judge)(&trials);
-            if !verdict.near || repeat >= self.suite.repeats {
-                return Ok(Ok((verdict.passed, repeat)));
+            if !verdict.near || verdict.client || nth >= most {
+                return Ok(Ok((verdict, nth)));
             }
         }
         unreachable!("the loop returns at its last repeat")
+    }
+
+    /// Waits for the server to come back to rest after the last trial, saying so when it took long or did not.
+    fn settle(&mut self, on_event: &mut dyn FnMut(Event)) {
+        let Some(settler) = self.settler.as_mut() else { return };
+        let rest = settler.settle(self.stop);
+        self.settling += rest.took;
+        let took = rest.took.as_secs_f64();
+        let name = &self.server.name;
+        match rest.unsettled {
+            Some(why) => on_event(Event::Notice(format!(
+                "{name}: not back at rest {took:.0} s after its last probe ({why}); probing all the same"
+            ))),
+            None if rest.took >= LONG_SETTLING => {
+                on_event(Event::Notice(format!("{name}: took {took:.1} s to come back to rest after its last probe")))
+            }
+            None => {}
+        }
     }
 
     /// Starts the server (and the services it needs), warmed up at `level`.
@@ -188,7 +255,7 @@ impl OneSearch<'_> {
     }
 
     /// Saves the search as it stands.
-    fn save(&self, found: &Found, probes: &[SuiteProbe], seconds: f64) -> Result<(), String> {
+    fn save(&self, found: &Found, probes: &[SuiteProbe], moved: bool, seconds: f64) -> Result<(), String> {
         let record = ServerSearch {
             server: self.server.name.clone(),
             capacity: found.capacity,
@@ -197,21 +264,11 @@ impl OneSearch<'_> {
             precision: self.spec.precision,
             probes: probes.to_vec(),
             seconds,
+            moved,
+            settling_s: self.before_settling + self.settling.as_secs_f64(),
         };
         self.store
             .write_search(&record)
             .map_err(|e| format!("cannot save a search in {}: {e}", self.store.dir.display()))
     }
-}
-
-/// Waits [`PAUSE`]; false when Ctrl-C (or another signal) came first.
-pub fn pause(stop: &AtomicBool) -> bool {
-    let until = Instant::now() + PAUSE;
-    while Instant::now() < until {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    !stop.load(Ordering::Relaxed)
 }

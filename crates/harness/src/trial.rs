@@ -145,11 +145,15 @@ impl<'a> Load<'a> {
             None => None,
         };
         let body = suite.load.body.as_deref().unwrap_or_default().as_bytes();
-        let plan = match scenario.clone() {
+        let mut plan = match scenario.clone() {
             Some(scenario) => Plan::with_scenario(options, scenario),
             None => Plan::new(options, body),
         }
         .map_err(|e| e.to_string())?;
+        // A search's probe far behind the rate has failed whatever its stragglers do: they are not waited for.
+        if warmup_only.is_none() {
+            plan.give_up_below = suite.search.map(|search| shootout_model::search::give_up_below(search.precision));
+        }
         Ok(Load { plan, body, scenario })
     }
 

@@ -4,6 +4,12 @@
 //! the lowest that failed until it is within a stated precision. It only decides which level to try next and
 //! when to stop; running a probe and judging it against the objectives is the caller's. Its [`Probe`]s and
 //! [`Found`] are kept in results as they are.
+//!
+//! A shared machine and a server that changes under load make probes contradict each other: a rate passing above
+//! one that failed, a pass serving less than a lower pass. The search runs such a probe again (the later run at a
+//! level stands for it), and when the contradiction stays, it says the server's capacity moved during the search
+//! ([`Search::moved`]). Before it answers, it runs the level it would answer with once more, after every failure:
+//! a capacity that passed early and fails now (a server that slowed down) is not an answer.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +26,13 @@ pub const MOST_PROBES: usize = 30;
 /// The precision a search stops at when the user does not say: a bracket 5% wide.
 pub const PRECISION: f64 = 0.05;
 
+/// The share of the requests due that a probe's run must have answered by the end of its window for its
+/// stragglers to be waited for: under it (`1 − 2 × precision`, where the judge calls a probe far behind), the
+/// probe fails whatever they do, and they are counted unanswered instead of waited for.
+pub fn give_up_below(precision: f64) -> f64 {
+    1.0 - 2.0 * precision
+}
+
 /// One level tried, and whether its trials met every objective.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
@@ -27,6 +40,8 @@ pub struct Probe {
     pub level: f64,
     /// True when the probe met every objective.
     pub passed: bool,
+    /// Successful responses per second it served (`None` when not known).
+    pub served: Option<f64>,
 }
 
 /// How a search ended, with the bracket it ended in.
@@ -56,6 +71,9 @@ pub enum Ended {
     /// A signal, or a probe that could not run, cut it short (never the search's own decision: its caller
     /// records it).
     Interrupted,
+    /// The load generator ran out of CPU at a probe: the capacity is at least what was found below it (or what the
+    /// client completed there, when every objective held), the client's limit and not the server's.
+    Client,
 }
 
 /// A search as a result keeps it (`shootout load --find-rate`'s `search`): what was asked, each probe, and what
@@ -79,14 +97,20 @@ pub struct SearchRecord {
     /// True when a probe that broke an objective had a saturated load generator: the rate found may be the
     /// client's limit rather than the server's, a floor.
     pub client_bound: bool,
+    /// True when probes stayed contradictory after being run again: the server's capacity moved during the search.
+    #[serde(default)]
+    pub moved: bool,
+    /// The time spent bringing the server back to rest before the probes, seconds (part of `seconds`).
+    #[serde(default)]
+    pub settling_s: f64,
 }
 
-/// One probe as a result keeps it: its rate and the figures it was judged on.
+/// One run of a probe as a result keeps it: its rate, its figures, and the verdict of the probe it belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeRecord {
     /// The rate asked, requests per second.
     pub rate: f64,
-    /// True when it met every objective (never for a probe cut short by a signal, which is kept all the same).
+    /// True when its probe passed (never for a run cut short by a signal, which is kept all the same).
     pub passed: bool,
     /// Successful responses per second measured.
     pub requests_per_s: f64,
@@ -96,20 +120,40 @@ pub struct ProbeRecord {
     pub p99_us: f64,
     /// Failed requests and HTTP errors, percent of all requests.
     pub errors_pct: f64,
-    /// The objectives it broke, each with the value that broke it (`mean < 5ms (it was 6.120 ms)`).
+    /// What its probe broke, each with the figure that broke it (`mean < 5ms (it was 6.120 ms)`).
     pub broke: Vec<String>,
     /// True when the load generator was saturated during it.
     pub client_saturated: bool,
+    /// The time it took to bring the server back to rest before this run, seconds.
+    #[serde(default)]
+    pub settle_s: f64,
+    /// Which run of its probe this is: a probe near a limit runs more than once, and is judged on all its runs.
+    #[serde(default = "first_run")]
+    pub run: u32,
+}
+
+/// A probe's first run: what a result saved before runs were counted had.
+fn first_run() -> u32 {
+    1
 }
 
 /// A probe judged: whether it met every objective, and whether a figure lay near its limit (within a factor of
 /// two), where one trial may fall on either side and the probe is worth its repeats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    /// It met every objective.
+    /// It met every objective, the server completed what fell due, and the client was not the limit.
     pub passed: bool,
     /// A figure lay near its limit.
     pub near: bool,
+    /// The load generator was saturated: the probe judges the client, not the server, and ends the search.
+    pub client: bool,
+    /// When the client was saturated and everything else held: the level the server is known to take (the rate it
+    /// completed in the open model, the users in the closed one).
+    pub floor: Option<f64>,
+    /// Successful responses per second served (the figure across repeats the comparison uses).
+    pub served: f64,
+    /// What it broke, each with its figure (`mean<5ms (it was 6.120 ms)`); empty when it passed.
+    pub broke: Vec<String>,
 }
 
 /// One server's search in a suite run (`searches/SERVER.json`), rewritten after each probe, so that a run cut
@@ -130,10 +174,16 @@ pub struct ServerSearch {
     pub probes: Vec<SuiteProbe>,
     /// The time the search took, its server's start and warm-up included, summed over the runs that resumed it.
     pub seconds: f64,
+    /// True when probes stayed contradictory after being run again: the server's capacity moved during the search.
+    #[serde(default)]
+    pub moved: bool,
+    /// The part of `seconds` spent bringing the server back to rest between probes.
+    #[serde(default)]
+    pub settling_s: f64,
 }
 
 /// One probe of a suite's search: a level, its verdict, and the repeats it took (1 when far from every limit).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteProbe {
     /// The level.
     pub level: f64,
@@ -141,6 +191,15 @@ pub struct SuiteProbe {
     pub passed: bool,
     /// The repeats it was judged on.
     pub repeats: u32,
+    /// Successful responses per second it served.
+    #[serde(default)]
+    pub served: Option<f64>,
+    /// True when the load generator was saturated: the search ended at the client's limit.
+    #[serde(default)]
+    pub client: bool,
+    /// What it broke, each with its figure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broke: Vec<String>,
 }
 
 /// What to do next.
@@ -162,6 +221,7 @@ pub struct Search {
     ceiling: f64,
     most_probes: usize,
     probes: Vec<Probe>,
+    moved: bool,
 }
 
 impl Search {
@@ -171,7 +231,7 @@ impl Search {
     /// The bounds must be positive and in order (`floor <= start <= ceiling`), as the caller checked.
     pub fn new(start: f64, precision: f64, floor: f64, ceiling: f64, whole: bool, most_probes: usize) -> Search {
         debug_assert!(0.0 < floor && floor <= start && start <= ceiling && precision > 0.0);
-        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new() }
+        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new(), moved: false }
     }
 
     /// The probes recorded, in the order they ran.
@@ -179,17 +239,31 @@ impl Search {
         &self.probes
     }
 
-    /// Records the outcome of the probe at `level`.
-    pub fn record(&mut self, level: f64, passed: bool) {
-        self.probes.push(Probe { level, passed });
+    /// True when the server's capacity moved during the search: a probe that contradicted an earlier one did so
+    /// again when run a second time, or the level about to be the answer failed when run again at the end.
+    pub fn moved(&self) -> bool {
+        self.moved
     }
 
-    /// The bracket so far: the lowest level that failed, and the highest that passed below it. A pass above a
-    /// failure (a noisy machine) does not move the bracket up: the capacity is where the server last held.
+    /// Records the outcome of the probe at `level`, with the successful responses per second it served when known.
+    pub fn record(&mut self, level: f64, passed: bool, served: Option<f64>) {
+        let rerun = self.rerun_due() == Some(level);
+        let earlier = self.standing(level);
+        let (capacity, _) = self.bracket();
+        self.probes.push(Probe { level, passed, served });
+        let confirmation_failed = !rerun && !passed && capacity == Some(level) && earlier.is_some_and(|p| p.passed);
+        if (rerun && self.contradicts(self.probes.len() - 1)) || confirmation_failed {
+            self.moved = true;
+        }
+    }
+
+    /// The bracket so far: the lowest level that failed, and the highest that passed below it, each level as its
+    /// latest probe judged it. A pass above a failure (a noisy machine) does not move the bracket up: the capacity
+    /// is where the server last held.
     pub fn bracket(&self) -> (Option<f64>, Option<f64>) {
-        let failed_at = self.probes.iter().filter(|p| !p.passed).map(|p| p.level).reduce(f64::min);
-        let passed = self
-            .probes
+        let standing = self.standing_probes();
+        let failed_at = standing.iter().filter(|p| !p.passed).map(|p| p.level).reduce(f64::min);
+        let passed = standing
             .iter()
             .filter(|p| p.passed && failed_at.is_none_or(|f| p.level < f))
             .map(|p| p.level)
@@ -203,29 +277,93 @@ impl Search {
         Found { capacity, failed_at, ended: Ended::Interrupted }
     }
 
+    /// How a search ended when its last probe found the load generator out of CPU: the capacity is at least the
+    /// highest level that passed, or `completed` (what the client completed at that probe, when every objective
+    /// held there) if higher.
+    pub fn client_limit(&self, completed: Option<f64>) -> Found {
+        let (passed, _) = self.bracket();
+        let capacity = match (passed, completed) {
+            (Some(p), Some(c)) => Some(p.max(c)),
+            (p, c) => p.or(c),
+        };
+        Found { capacity, failed_at: None, ended: Ended::Client }
+    }
+
     /// The next level to try, or how the search ended.
     pub fn next(&self) -> Step {
         let (passed, failed_at) = self.bracket();
         let found = |ended| Step::Found(Found { capacity: passed, failed_at, ended });
-        let step = match (passed, failed_at) {
-            (None, None) => Step::Probe(self.start),
-            (Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
-            (Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
-            (None, Some(f)) if f <= self.floor => return found(Ended::Floor),
-            (None, Some(f)) => Step::Probe(self.round(f / 2.0).max(self.floor)),
-            (Some(p), Some(f)) => {
+        let step = match (self.rerun_due(), passed, failed_at) {
+            (Some(level), ..) => Step::Probe(level),
+            (None, None, None) => Step::Probe(self.start),
+            (None, Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
+            (None, Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
+            (None, None, Some(f)) if f <= self.floor => return found(Ended::Floor),
+            (None, None, Some(f)) => Step::Probe(self.round(f / 2.0).max(self.floor)),
+            (None, Some(p), Some(f)) => {
                 let middle = self.round((p + f) / 2.0);
                 // A bracket too narrow for a level between its ends (once rounded) is as precise as levels go.
                 if f - p <= self.precision * p || middle <= p || middle >= f {
-                    return found(Ended::Precise);
+                    if !self.unconfirmed(p) {
+                        return found(Ended::Precise);
+                    }
+                    Step::Probe(p)
+                } else {
+                    Step::Probe(middle)
                 }
-                Step::Probe(middle)
             }
         };
         if self.probes.len() >= self.most_probes {
             return found(Ended::Probes);
         }
         step
+    }
+
+    /// The latest probe at `level`, which stands for it.
+    fn standing(&self, level: f64) -> Option<Probe> {
+        self.probes.iter().rev().find(|p| p.level == level).copied()
+    }
+
+    /// The latest probe at each level tried.
+    fn standing_probes(&self) -> Vec<Probe> {
+        let mut standing: Vec<Probe> = Vec::new();
+        for probe in self.probes.iter().rev() {
+            if !standing.iter().any(|s| s.level == probe.level) {
+                standing.push(*probe);
+            }
+        }
+        standing
+    }
+
+    /// True when probe `i` (standing for its level) contradicts another level's standing probe: it passed above a
+    /// level that failed, failed below one that passed, or it and a pass at another level served in the wrong
+    /// order (the lower level more, beyond the precision).
+    fn contradicts(&self, i: usize) -> bool {
+        let probe = self.probes[i];
+        let more =
+            |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a > b * (1.0 + self.precision));
+        self.standing_probes().iter().filter(|s| s.level != probe.level).any(|s| {
+            if s.level < probe.level {
+                probe.passed && (!s.passed || more(s.served, probe.served))
+            } else {
+                s.passed && (!probe.passed || more(probe.served, s.served))
+            }
+        })
+    }
+
+    /// The level of the last probe when it contradicted an earlier one and has not been run again yet.
+    fn rerun_due(&self) -> Option<f64> {
+        let last = self.probes.len().checked_sub(1)?;
+        let rerun = last > 0 && self.probes[last - 1].level == self.probes[last].level;
+        (!rerun && self.contradicts(last)).then_some(self.probes[last].level)
+    }
+
+    /// True when the latest probe at `level` ran before the latest failure: the answer would rest on a pass from
+    /// before the server was last seen to break, so it is run again first.
+    fn unconfirmed(&self, level: f64) -> bool {
+        let at = self.probes.iter().rposition(|p| p.level == level);
+        let failed = self.probes.iter().rposition(|p| !p.passed);
+        matches!((at, failed), (Some(at), Some(failed)) if at < failed)
     }
 
     /// A level as the search's levels are: whole numbers (rounded down, at least 1) for users; rates with four
@@ -248,7 +386,7 @@ mod tests {
     fn against(mut search: Search, capacity: f64) -> (Found, Vec<f64>) {
         loop {
             match search.next() {
-                Step::Probe(level) => search.record(level, level <= capacity),
+                Step::Probe(level) => search.record(level, level <= capacity, None),
                 Step::Found(found) => return (found, search.probes().iter().map(|p| p.level).collect()),
             }
         }
@@ -309,9 +447,73 @@ mod tests {
     fn a_pass_above_a_failure_does_not_raise_the_capacity() {
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         for (level, passed) in [(100.0, true), (200.0, true), (400.0, false), (300.0, false), (350.0, true)] {
-            search.record(level, passed);
+            search.record(level, passed, None);
         }
+        // 350 passing above 300's failure is run again before anything else; when it fails this time, it stands.
+        assert_eq!(search.next(), Step::Probe(350.0));
+        search.record(350.0, false, None);
+        assert!(!search.moved());
         assert_eq!(search.bracket(), (Some(200.0), Some(300.0)));
         assert_eq!(search.next(), Step::Probe(250.0));
+    }
+
+    #[test]
+    fn a_contradiction_that_stays_means_the_capacity_moved() {
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        for (level, passed) in [(100.0, true), (200.0, false), (150.0, true)] {
+            search.record(level, passed, None);
+        }
+        search.record(175.0, true, Some(175.0));
+        // A pass that served less than a lower pass contradicts it too.
+        let mut slower = search.clone();
+        slower.record(150.0, true, Some(190.0));
+        assert_eq!(slower.next(), Step::Probe(150.0), "150 served more than 175 did: run 150 again");
+        search.record(187.5, true, None);
+        search.record(193.8, false, None);
+        assert_eq!(search.next(), Step::Probe(187.5), "the answer's pass ran before the last failure");
+        search.record(187.5, true, None);
+        assert_eq!(
+            search.next(),
+            Step::Found(Found { capacity: Some(187.5), failed_at: Some(193.8), ended: Ended::Precise })
+        );
+        assert!(!search.moved());
+        // A higher rate passing after a lower one failed, twice: the server moved.
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        for (level, passed) in [(100.0, true), (200.0, false), (300.0, true)] {
+            search.record(level, passed, None);
+        }
+        assert_eq!(search.next(), Step::Probe(300.0));
+        search.record(300.0, true, None);
+        assert!(search.moved());
+    }
+
+    #[test]
+    fn a_server_that_slows_down_is_caught_by_the_last_check_of_the_answer() {
+        // Up to the 6th probe the server takes 1000/s, then 500/s.
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        let levels = loop {
+            match search.next() {
+                Step::Probe(level) => {
+                    let capacity = if search.probes().len() < 6 { 1000.0 } else { 500.0 };
+                    search.record(level, level <= capacity, None)
+                }
+                Step::Found(found) => break found,
+            }
+        };
+        assert!(search.moved(), "{:?}", search.probes());
+        let capacity = levels.capacity.unwrap();
+        assert!(capacity <= 500.0 && levels.failed_at.unwrap() > 500.0, "{levels:?} {:?}", search.probes());
+    }
+
+    #[test]
+    fn the_clients_limit_answers_at_least_what_was_found_or_completed() {
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        search.record(100.0, true, Some(100.0));
+        assert_eq!(
+            search.client_limit(Some(183.0)),
+            Found { capacity: Some(183.0), failed_at: None, ended: Ended::Client }
+        );
+        assert_eq!(search.client_limit(None).capacity, Some(100.0));
+        assert_eq!(Search::new(100.0, 0.05, 1.0, 1e6, false, 30).client_limit(None).capacity, None);
     }
 }

@@ -8,7 +8,6 @@ use serde::Serialize;
 use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
-use shootout_model::search::Verdict;
 
 use shootout_model::slo::{Metric, Slo};
 
@@ -277,31 +276,6 @@ pub fn analyze_by(
     }
     analysis.statistic = statistic;
     analysis
-}
-
-/// A capacity search's probe, judged as the comparison judges a cell: its trials (one server, one level) against
-/// every objective, on the figure across repeats the comparison uses. In the open model a probe also fails when
-/// the server did not keep to the rate: the median share of the requests due that it completed is under
-/// `1 − precision` (an overloaded server can meet a loose objective for a short window while its queue grows, and
-/// a rate it cannot sustain is not one it takes). `near` when the verdict hangs on a figure close to its limit,
-/// where one trial may fall on either side and the probe is worth its repeats: a judged figure within a factor of
-/// two of its limit, or a completed share just under `1 − precision`; never when the server fell far behind (its
-/// share under `1 − 2 × precision`), which no repeat would turn into a pass.
-pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, precision: f64) -> Verdict {
-    let Some(first) = trials.first() else { return Verdict { passed: false, near: false } };
-    let analysis = analyze_by(trials, std::slice::from_ref(&first.server), &[first.level], slo, statistic);
-    let Some(cell) = analysis.cells.first() else { return Verdict { passed: false, near: false } };
-    let share = completed(trials);
-    let kept_up = share.is_none_or(|s| at_least(s, 1.0 - precision));
-    if share.is_some_and(|s| !at_least(s, 1.0 - 2.0 * precision)) {
-        return Verdict { passed: false, near: false };
-    }
-    let near = !kept_up
-        || cell.objectives.iter().any(|o| {
-            let limit = o.condition.limit;
-            limit > 0.0 && o.value >= limit / 2.0 && o.value <= limit * 2.0
-        });
-    Verdict { passed: cell.meets_slo && kept_up, near }
 }
 
 /// The median share of the requests due that open-model `trials` completed ([`completed_share`]); none for the

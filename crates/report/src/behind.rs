@@ -185,13 +185,21 @@ pub(crate) mod tests {
         run.duration_s = 3.0;
         assert!((completed_share(&run).unwrap() - 0.95).abs() < 1e-12);
         // A search at 5% takes 95% as keeping up, and not 94% (near: worth its repeats), nor 89% (far behind).
-        let judge =
-            |run: &LoadResult| crate::analysis::judge_probe(&[record(run.clone())], &[], Default::default(), 0.05);
-        assert_eq!(judge(&run), shootout_model::search::Verdict { passed: true, near: false });
+        let judge = |run: &LoadResult| crate::judge::judge_probe(&[record(run.clone())], &[], Default::default(), 0.05);
+        let verdict = |run: &LoadResult| {
+            let v = judge(run);
+            (v.passed, v.near)
+        };
+        assert_eq!(verdict(&run), (true, false));
         run.throughput.requests_per_s = 1880.0;
-        assert_eq!(judge(&run), shootout_model::search::Verdict { passed: false, near: true });
+        assert_eq!(verdict(&run), (false, true));
+        assert_eq!(judge(&run).broke, ["the server completed 94.0% of the requests due (under 95%)"]);
         run.throughput.requests_per_s = 1780.0;
-        assert_eq!(judge(&run), shootout_model::search::Verdict { passed: false, near: false });
+        assert_eq!(verdict(&run), (false, false));
+        run.throughput.requests_per_s = 1900.0;
+        run.client.saturated = true;
+        let client = judge(&run);
+        assert!(!client.passed && client.client, "{client:?}");
         // Arriving users: their sessions fall due, not requests; the closed model has no schedule.
         run.options.sessions = true;
         assert_eq!(completed_share(&run), None);

@@ -45,7 +45,8 @@ impl Capacity {
         let cell = |at: Option<f64>| cells.iter().find(|c| c.server == search.server && Some(c.level) == at);
         let at_failure = trials.iter().filter(|t| t.server == search.server && Some(t.level) == search.failed_at);
         let fell_behind = cell(search.failed_at).filter(|c| c.meets_slo).and_then(|_| completed(at_failure));
-        let floor = [search.capacity, search.failed_at].into_iter().any(|at| cell(at).is_some_and(Cell::client_bound));
+        let floor = search.ended == Ended::Client
+            || [search.capacity, search.failed_at].into_iter().any(|at| cell(at).is_some_and(Cell::client_bound));
         Capacity {
             search: search.clone(),
             trials: search.probes.iter().map(|p| p.repeats).sum(),
@@ -63,7 +64,7 @@ impl Capacity {
     pub fn found(&self, unit: &str) -> String {
         let at = |l: Option<f64>| l.map_or_else(|| "none".to_string(), |l| level(l, unit));
         let breaks = |l: Option<f64>| l.map_or_else(String::new, |l| format!(" ({} breaks it)", level(l, unit)));
-        match self.search.ended {
+        let mut found = match self.search.ended {
             Ended::Precise => format!("{}{}", at(self.search.capacity), breaks(self.search.failed_at)),
             Ended::Ceiling => format!("at least {} (the search's ceiling)", at(self.search.capacity)),
             Ended::Floor => format!("none ({}, the lowest level tried, breaks it)", at(self.search.failed_at)),
@@ -79,7 +80,19 @@ impl Capacity {
                 at(self.search.capacity),
                 breaks(self.search.failed_at)
             ),
+            Ended::Client => {
+                let last = self.search.probes.last().map(|p| p.level);
+                format!(
+                    "at least {}: the client was the limit{} (give it more CPUs, or load from agents)",
+                    at(self.search.capacity),
+                    last.map_or_else(String::new, |l| format!(" at {}", level(l, unit)))
+                )
+            }
+        };
+        if self.search.moved {
+            found += "; the server's capacity moved during the search (probes contradicted each other when run again)";
         }
+        found
     }
 
     /// The rest of the line: `12 probes (14 trials) in 42 s; at 960 req/s: 960.0 requests/s, kept up (CPU 98%);
@@ -97,7 +110,16 @@ impl Capacity {
             });
             out += &format!("; at {}: {behind}{}", level(failed, unit), limit.text());
         }
-        if self.floor {
+        if self.search.moved {
+            let order: Vec<String> = self
+                .search
+                .probes
+                .iter()
+                .map(|p| format!("{} {}", level(p.level, unit), if p.passed { "✓" } else { "✗" }))
+                .collect();
+            out += &format!("; its probes in the order they ran: {}", order.join(", "));
+        }
+        if self.floor && self.search.ended != Ended::Client {
             out += "; a floor: the client was the bottleneck at the edge of the bracket, so the server may take more";
         }
         out
@@ -218,10 +240,20 @@ mod tests {
 
     fn search(server: &str, capacity: Option<f64>, failed_at: Option<f64>, ended: Ended) -> ServerSearch {
         let probes = vec![
-            SuiteProbe { level: 10.0, passed: true, repeats: 1 },
-            SuiteProbe { level: 20.0, passed: false, repeats: 3 },
+            SuiteProbe { level: 10.0, passed: true, repeats: 1, served: Some(10.0), client: false, broke: vec![] },
+            SuiteProbe { level: 20.0, passed: false, repeats: 3, served: Some(14.0), client: false, broke: vec![] },
         ];
-        ServerSearch { server: server.into(), capacity, failed_at, ended, precision: 0.05, probes, seconds: 41.6 }
+        ServerSearch {
+            server: server.into(),
+            capacity,
+            failed_at,
+            ended,
+            precision: 0.05,
+            probes,
+            seconds: 41.6,
+            moved: false,
+            settling_s: 0.0,
+        }
     }
 
     #[test]
@@ -232,6 +264,19 @@ mod tests {
         assert_eq!(precise.details("req/s"), "2 probes (4 trials) in 42 s");
         assert_eq!(c(Ended::Ceiling, Some(100.0), None).found("users"), "at least 100 users (the search's ceiling)");
         assert_eq!(c(Ended::Floor, None, Some(1.0)).found("users"), "none (1 user, the lowest level tried, breaks it)");
+        let client = c(Ended::Client, Some(10.0), None);
+        assert_eq!(
+            client.found("req/s"),
+            "at least 10 req/s: the client was the limit at 20 req/s (give it more CPUs, or load from agents)"
+        );
+        assert!(client.floor);
+        let mut moved = search("a", Some(10.0), Some(20.0), Ended::Precise);
+        moved.moved = true;
+        let moved = Capacity::of(&moved, &[], &[]);
+        assert!(moved.found("req/s").ends_with(
+            "; the server's capacity moved during the search (probes contradicted each other when run again)"
+        ));
+        assert!(moved.details("req/s").ends_with("; its probes in the order they ran: 10 req/s ✓, 20 req/s ✗"));
         assert_eq!(
             c(Ended::Interrupted, Some(20.0), None).found("req/s"),
             "20 req/s so far: the search was cut short (finish it with shootout run --resume)"

@@ -53,6 +53,7 @@ pub mod export;
 pub mod figures;
 pub mod html;
 pub mod interval;
+pub mod judge;
 pub mod limit;
 pub mod marks;
 pub mod matching;

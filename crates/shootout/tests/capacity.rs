@@ -1,9 +1,14 @@
-//! `shootout load --find-rate` against an analytic truth. The built-in target's `/spin/US` on one thread is a
-//! single server with a fixed service time S, so under Poisson arrivals the time a request waits and is served
-//! is an M/D/1 queue's, S + ρS/(2(1−ρ)), plus a fixed delay d outside the queue (the client's and the kernel's
-//! part of every request). S is measured as the inverse of the rate the target serves when it never idles
-//! (4 users), d as the mean at a low rate less S; the rate at which the mean reaches W is then ρ*/S, with
-//! ρ* = k/(1+k) and k = 2(W−d−S)/S.
+//! The capacity search against servers whose capacity is known in advance. The built-in target's `/spin/US` on
+//! one thread is a single server with a fixed service time S, so under Poisson arrivals the time a request waits
+//! and is served is an M/D/1 queue's, S + ρS/(2(1−ρ)), plus a fixed delay d outside the queue (the client's and
+//! the kernel's part of every request). S is measured as the inverse of the rate the target serves when it never
+//! idles (4 users), d as the mean at a low rate less S; the rate at which the mean reaches W is then ρ*/S, with
+//! ρ* = k/(1+k) and k = 2(W−d−S)/S. Its `/spin-exp/US` draws each service time from an exponential distribution:
+//! an M/M/1 queue, whose mean is d + 1/(μ−λ), so the rate at which it reaches W is 1/S − 1/(W−d).
+//!
+//! The servers of `tests/fixtures/known-capacity` know their capacity by construction: a token bucket with a hard
+//! rate, workers that queue and never answer an error, and one that loses half its speed when the test says so.
+//! The objective every rate meets ends the search at the client's limit, never at the search's ceiling.
 //!
 //! A binary of its own, because cargo runs test binaries one after another: the e2e binary's tests run side by
 //! side and take the CPUs from the target mid-probe, which makes S during the search not the S measured before.
@@ -13,7 +18,12 @@
 #[allow(dead_code)] // the e2e tests' helpers, of which this binary needs a few
 mod support;
 
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
 use support::{assert_valid, describe, load, shootout, Target};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
 /// Held by each test for its whole run: the harness runs a binary's tests side by side, and each of these needs
 /// the machine's CPUs to itself.
@@ -22,6 +32,43 @@ static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Waits for the machine to be this test's alone (a test that failed while holding it does not stop the next).
 fn alone() -> std::sync::MutexGuard<'static, ()> {
     ALONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A server of `tests/fixtures/known-capacity` (`args`: its mode and figures), killed when dropped.
+struct Known {
+    child: Child,
+    url: String,
+}
+
+impl Known {
+    fn start(args: &[&str]) -> Known {
+        let mut child = Command::new("python3")
+            .arg(format!("{FIXTURES}/known-capacity/server.py"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the fixture");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line {line:?}")).into();
+        Known { child, url }
+    }
+}
+
+impl Drop for Known {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `shootout load --json --find-rate ARGS…` to its end and returns its search and its output.
+fn find_rate(args: &[&str]) -> (serde_json::Value, std::process::Output) {
+    let output = shootout().args(["load", "--json", "--find-rate"]).args(args).output().unwrap();
+    let document: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {}", describe(&output)));
+    assert_valid(&document);
+    (document["search"].clone(), output)
 }
 
 /// The rate at which an M/D/1 queue of service time `service_ms`, behind a fixed delay of `delay_ms`, has a mean
@@ -70,8 +117,131 @@ fn the_rate_found_is_a_single_server_queues() {
     // The result printed is the probe at the rate found.
     assert_eq!(document["options"]["pacing"]["open"]["rate"].as_f64(), Some(found), "{}", document["options"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.matches("probe ").count(), probes.len(), "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("probe ")).count(), probes.len(), "{stderr}");
     assert!(stderr.contains("Rate found: "), "{stderr}");
+}
+
+#[test]
+fn the_rate_found_is_a_single_server_queues_with_exponential_service_times() {
+    let _alone = alone();
+    let target = Target::start();
+    let url = target.url("/spin-exp/2000");
+    let busy = load(&["-c", "4", "-t", "1", "-d", "3s", &url]);
+    let service_ms = 1000.0 / busy.throughput.requests_per_s;
+    // The delay outside the queue, from requests that take no service: exponential service times would make a
+    // low rate's mean too noisy to subtract S from.
+    let low = load(&["-R", "50", "--arrival", "poisson", "-t", "1", "-d", "2s", &target.url("/hello")]);
+    let delay_ms = low.latency.mean_us / 1000.0;
+    let expected = 1000.0 / service_ms - 1000.0 / (10.0 - delay_ms);
+    let (search, output) =
+        find_rate(&["--slo", "mean<10ms", "--arrival", "poisson", "-R", "100", "-t", "1", "-d", "3s", &url]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&output)));
+    eprintln!("find-rate: found {found}/s; M/M/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)");
+    assert!(
+        (found - expected).abs() <= 0.10 * expected,
+        "found {found}/s, M/M/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
+    );
+}
+
+/// 300 tokens a second, and a 503 for every request that finds none: `errors<1%` holds up to 300/s and breaks
+/// beyond 303/s. Three searches in a row each land within their 5%.
+#[test]
+fn a_token_bucket_is_found_within_the_precision_three_times_in_a_row() {
+    let _alone = alone();
+    let bucket = Known::start(&["bucket", "300"]);
+    for search in 1..=3 {
+        let (found, output) =
+            find_rate(&["--slo", "errors<1%", "-R", "10", "-d", "1s", "--warmup", "0.5s", &bucket.url]);
+        assert!(output.status.success(), "{}", describe(&output));
+        let rate = found["rate"].as_f64().unwrap_or_else(|| panic!("search {search}: no rate: {found}"));
+        eprintln!("token bucket of 300/s, search {search}: {rate}/s (next {})", found["failed_at"]);
+        assert!((285.0..=303.0).contains(&rate), "search {search} found {rate}/s for a bucket of 300/s: {found}");
+        assert_eq!(found["ended"], "precise", "{found}");
+    }
+}
+
+/// Two workers sleeping 20 ms complete about 95 requests a second and never answer an error: a higher rate only
+/// queues. Under `errors<1%` the rate found is what they complete, not the edge of the timeouts (230/s before
+/// probes were held to the share of the requests due they completed).
+#[test]
+fn a_server_that_queues_and_never_errs_is_found_at_its_completion_rate() {
+    let _alone = alone();
+    let workers = Known::start(&["workers", "2", "20"]);
+    let completes = load(&["-c", "8", "-t", "1", "-d", "2s", &workers.url]).throughput.requests_per_s;
+    let (found, output) =
+        find_rate(&["--slo", "errors<1%", "-R", "10", "-d", "1s", "--warmup", "0.5s", "--timeout", "5s", &workers.url]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let rate = found["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {found}"));
+    eprintln!("two workers of 20 ms: found {rate}/s; they complete {completes:.1}/s; took {} s", found["seconds"]);
+    assert!(
+        (0.9 * completes..=1.1 * completes).contains(&rate),
+        "found {rate}/s for a server that completes {completes:.1}/s: {found}"
+    );
+    // A probe far past the rate gave up on its stragglers rather than wait out the 5 s timeout for each.
+    let behind = found["probes"].as_array().unwrap().iter().find(|p| p["rate"].as_f64() > Some(1.5 * completes));
+    assert!(behind.is_some_and(|p| p["passed"] == false), "{found}");
+    assert!(found["seconds"].as_f64().unwrap() < 60.0, "{found}");
+}
+
+/// One worker of 2 ms that takes 4 ms once the doubling is over (the test asks for it when the first probe fails):
+/// the rate it passed at its old speed fails when the search checks its answer again, so the answer is where the
+/// server holds now, and says that the capacity moved.
+#[test]
+fn a_server_that_slows_down_mid_search_is_answered_at_its_new_speed_and_said_to_have_moved() {
+    let _alone = alone();
+    let server = Known::start(&["slowing", "2"]);
+    let mut run = shootout()
+        .args(["load", "--json", "--find-rate", "--slo", "errors<1%", "-R", "10", "-d", "1s", "--warmup", "0.5s"])
+        .arg(&server.url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(run.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    let mut slowed = false;
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if !slowed && line.starts_with("probe ") && line.contains(": broke ") {
+            let address = server.url.trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
+            support::get(address, "/slower");
+            slowed = true;
+        }
+        lines.push(line);
+    }
+    let output = run.wait_with_output().unwrap();
+    let text = lines.join("\n");
+    assert!(output.status.success(), "{text}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let search = &document["search"];
+    let completes = load(&["-c", "4", "-t", "1", "-d", "2s", &server.url]).throughput.requests_per_s;
+    let rate = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {text}"));
+    eprintln!("slowed to {completes:.0}/s mid-search: found {rate}/s\n{text}");
+    // A probe passes completing 95% of its rate: the answer may lie up to 1/0.95 of what the server completes.
+    assert!(rate <= 1.1 * completes, "found {rate}/s for a server that now completes {completes:.0}/s: {text}");
+    assert!(rate >= 0.8 * completes, "found {rate}/s for a server that now completes {completes:.0}/s: {text}");
+    assert_eq!(search["moved"], true, "{search}");
+    assert!(text.contains("the server's capacity moved during the search"), "{text}");
+}
+
+/// `mean<1s` holds at any rate the target takes: the search ends where the load generator ran out of CPU, with
+/// what it completed there, never at the search's ceiling of 10,000,000/s.
+#[test]
+fn an_objective_every_rate_meets_ends_at_the_clients_limit_with_what_was_completed() {
+    let _alone = alone();
+    let target = Target::start();
+    let (search, output) = find_rate(&["--slo", "mean<1s", "-R", "1000", "-t", "1", "-d", "1s", &target.url("/hello")]);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(search["ended"], "client", "{search}");
+    let probes = search["probes"].as_array().unwrap();
+    let last = probes.last().unwrap();
+    assert_eq!(last["client_saturated"], true, "{search}");
+    let rate = search["rate"].as_f64().unwrap();
+    assert!(rate <= last["rate"].as_f64().unwrap() && rate < 1e6, "{search}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains(&format!("Rate found: at least {rate:.1} requests/s")), "{said}");
+    assert!(said.contains("the load generator was saturated"), "{said}");
 }
 
 /// A suite's search against its own sweep, run one after the other on the same server: the capacity the search

@@ -1,25 +1,36 @@
 //! `shootout load --find-rate`: the highest rate a server takes while every `--slo` objective holds, found by a
 //! [`Search`] instead of by hand. Each probe is an open-model run of `-d` (after `--warmup`) at the rate the
-//! search asks, judged against the objectives by the same figures as `--fail-if` and the suites' SLOs. Every probe
-//! is printed as it ends; then the result at the rate found, and the search: the bracket it ended in, the probes
-//! and the time it took (`--json` gives that result with the whole search as `search`).
+//! search asks, started once the server is back at rest ([`Settler`]), and judged by the one judge of every
+//! search ([`judge_probe`]), as a suite's probes are: its objectives, the share of the requests due the server
+//! completed, and whether the client was the limit. A probe near a limit runs up to [`RUNS`] times and is judged
+//! on the median of its runs. Every run is printed as it ends; then the result at the rate found, and the search:
+//! the bracket it ended in, the spread of the runs at the answer, the probes and the time they took (`--json`
+//! gives that result with the whole search as `search`).
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use shootout_engine::{limits, Progress};
-use shootout_harness::search::pause;
-use shootout_model::search::{Ended, Found, ProbeRecord, Search, SearchRecord, Step};
+use shootout_harness::settle::Settler;
+use shootout_model::run::{Statistic, TrialRecord};
+use shootout_model::search::{Ended, Found, ProbeRecord, Search, SearchRecord, Step, Verdict};
 use shootout_model::search::{
     CEILING_RATE as CEILING, FLOOR_RATE as FLOOR, MOST_PROBES, PRECISION, START_RATE as START,
 };
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
 use shootout_report::figures;
+use shootout_report::judge::{judge_probe, CLIENT_LIMIT};
 
 use super::load::{self, LoadArgs};
 use super::Failure;
+
+/// The most runs of one probe: a probe whose figures lie near a limit runs again, up to this many times.
+pub const RUNS: usize = 3;
+
+/// A settling longer than this is worth a line.
+const LONG_SETTLING: Duration = Duration::from_secs(5);
 
 /// Runs the search and prints what it found.
 pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> Result<(), Failure> {
@@ -51,46 +62,63 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     super::signals::watch(stop.clone(), || {});
     let began = Instant::now();
     let mut search = Search::new(start, precision, FLOOR, CEILING, false, MOST_PROBES);
-    let mut probes: Vec<(ProbeRecord, LoadResult)> = Vec::new();
+    let mut runs: Vec<(ProbeRecord, LoadResult)> = Vec::new();
+    let mut settler: Option<Settler> = None;
     let mut interrupted = false;
     let mut failed: Option<Failure> = None;
-    let found = loop {
+    let mut nth = 0;
+    let found = 'search: loop {
         let rate = match search.next() {
             Step::Probe(rate) => rate,
             Step::Found(found) => break found,
         };
-        if !probes.is_empty() && !pause(&stop) {
-            interrupted = true;
-            break search.cut_short();
-        }
-        let result = match probe(args, scenario, rate, &stop) {
-            Ok(result) => result,
-            Err(failure) => {
-                failed = Some(failure);
-                break search.cut_short();
+        nth += 1;
+        let mut these: Vec<LoadResult> = Vec::new();
+        let verdict = loop {
+            let settle_s = match settler.as_mut() {
+                None => {
+                    settler = Some(Settler::new(&options.url, options.protocol));
+                    0.0
+                }
+                Some(settler) => settle(settler, &stop, nth),
+            };
+            if stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break 'search search.cut_short();
+            }
+            let result = match probe(args, scenario, rate, precision, &stop) {
+                Ok(result) => result,
+                Err(failure) => {
+                    failed = Some(failure);
+                    break 'search search.cut_short();
+                }
+            };
+            let record = record(rate, &result, settle_s, these.len() + 1);
+            if result.interrupted {
+                interrupted = true;
+                runs.push((record, result));
+                break 'search search.cut_short();
+            }
+            these.push(result);
+            let verdict = judge(&args.slo, &these, rate, precision);
+            let done = !verdict.near || verdict.client || these.len() >= RUNS;
+            eprintln!("{}", describe(nth, &record, &verdict, done, these.len()));
+            runs.push((record, these.last().cloned().expect("pushed above")));
+            if done {
+                break verdict;
             }
         };
-        let broke = judge(&args.slo, &result);
-        let record = ProbeRecord {
-            rate,
-            passed: broke.is_empty() && !result.interrupted,
-            requests_per_s: figures::successful_per_s(&result),
-            mean_us: result.latency.mean_us,
-            p99_us: figures::value(Metric::Percentile(99.0), &result),
-            errors_pct: figures::errors_pct(&result),
-            broke,
-            client_saturated: result.client.saturated,
-        };
-        if result.interrupted {
-            interrupted = true;
-            probes.push((record, result));
-            break search.cut_short();
+        // The probe's verdict stands for each of its runs.
+        for (record, _) in runs.iter_mut().rev().take(these.len()) {
+            record.passed = verdict.passed;
+            record.broke.clone_from(&verdict.broke);
         }
-        eprintln!("{}", describe(probes.len() + 1, &record));
-        search.record(rate, record.passed);
-        probes.push((record, result));
+        if verdict.client {
+            break search.client_limit(verdict.floor);
+        }
+        search.record(rate, verdict.passed, Some(verdict.served));
     };
-    let (probes, mut results): (Vec<ProbeRecord>, Vec<LoadResult>) = probes.into_iter().unzip();
+    let (probes, mut results): (Vec<ProbeRecord>, Vec<LoadResult>) = runs.into_iter().unzip();
     let Some(chosen) = chosen(&probes, &found) else {
         return Err(failed.unwrap_or(Failure::Interrupted));
     };
@@ -101,7 +129,9 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         ended: found.ended,
         objectives: args.slo.iter().map(|c| c.text.clone()).collect(),
         precision,
-        client_bound: probes.iter().any(|p| !p.passed && p.client_saturated && Some(p.rate) == found.failed_at),
+        client_bound: found.ended == Ended::Client,
+        moved: search.moved(),
+        settling_s: probes.iter().map(|p| p.settle_s).sum(),
         probes,
         seconds: began.elapsed().as_secs_f64(),
     };
@@ -121,32 +151,77 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     }
     match found.capacity {
         Some(_) => Ok(()),
+        None if found.ended == Ended::Client => {
+            Err(Failure::Threshold("the load generator was saturated before any rate met the objectives".into()))
+        }
         None => Err(Failure::Threshold(format!("no rate down to {FLOOR} requests/s met the objectives"))),
     }
 }
 
-/// What a probe's result broke: each objective with its value, and a window without a response, which meets
-/// nothing (its mean would read 0).
-fn judge(slo: &[Condition], result: &LoadResult) -> Vec<String> {
-    let mut broke: Vec<String> = figures::breaking(slo, result)
-        .into_iter()
-        .map(|(c, v)| format!("{} (it was {})", c.text, figures::show(c, v)))
-        .collect();
-    if result.requests.ok + result.requests.http_errors == 0 {
-        broke.push("no response came in its window".into());
+/// Brings the server back to rest before run `nth`, saying so when it took long or did not happen; the seconds
+/// it took.
+fn settle(settler: &mut Settler, stop: &AtomicBool, nth: usize) -> f64 {
+    let rest = settler.settle(stop);
+    let took = rest.took.as_secs_f64();
+    match rest.unsettled {
+        Some(why) => eprintln!(
+            "shootout: probe {nth}: the server was not back at rest after {took:.0} s ({why}); probing all the same"
+        ),
+        None if rest.took >= LONG_SETTLING => {
+            eprintln!("shootout: probe {nth}: the server took {took:.1} s to come back to rest")
+        }
+        None => {}
     }
-    broke
+    took
 }
 
-/// One probe: the load at `rate`, with the progress bar of a load run.
+/// The figures of one run at `rate`, its verdict to be filled in once its probe is judged.
+fn record(rate: f64, result: &LoadResult, settle_s: f64, run: usize) -> ProbeRecord {
+    ProbeRecord {
+        rate,
+        passed: false,
+        requests_per_s: figures::successful_per_s(result),
+        mean_us: result.latency.mean_us,
+        p99_us: figures::value(Metric::Percentile(99.0), result),
+        errors_pct: figures::errors_pct(result),
+        broke: Vec::new(),
+        client_saturated: result.client.saturated,
+        settle_s,
+        run: run as u32,
+    }
+}
+
+/// The probe at `rate` judged from its runs so far, by the judge every search uses.
+fn judge(slo: &[Condition], runs: &[LoadResult], rate: f64, precision: f64) -> Verdict {
+    let trials: Vec<TrialRecord> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, result)| TrialRecord {
+            server: "target".into(),
+            level: rate,
+            repeat: i as u32 + 1,
+            result: result.clone(),
+            samples: Vec::new(),
+            usage: Default::default(),
+            services: Vec::new(),
+            outsiders: Vec::new(),
+        })
+        .collect();
+    judge_probe(&trials, slo, Statistic::Median, precision)
+}
+
+/// One run of a probe: the load at `rate`, with the progress bar of a load run; far behind the rate when its
+/// window ends, it gives up on its stragglers ([`give_up_below`](shootout_model::search::give_up_below)).
 fn probe(
     args: &LoadArgs,
     scenario: Option<&shootout_scenario::Scenario>,
     rate: f64,
+    precision: f64,
     stop: &Arc<AtomicBool>,
 ) -> Result<LoadResult, Failure> {
     let (options, body) = load::validate(args, scenario, Some(rate))?;
-    let plan = load::plan(options, &body, scenario)?;
+    let mut plan = load::plan(options, &body, scenario)?;
+    plan.give_up_below = Some(shootout_model::search::give_up_below(precision));
     let mut shown = load::Shown::new(&plan.options);
     let result = shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| shown.show(p));
     shown.finish();
@@ -159,29 +234,59 @@ fn chosen(probes: &[ProbeRecord], found: &Found) -> Option<usize> {
     at_capacity.or(probes.len().checked_sub(1))
 }
 
-/// `probe 4: 800.0 req/s: met (...)`, or what it broke.
-fn describe(nth: usize, probe: &ProbeRecord) -> String {
+/// `probe 4: 800.0 req/s: met every objective (...)`, or what it broke; for a run of a probe near a limit that
+/// runs again, `probe 4, run 1: 800.0 req/s: near a limit, running it again (...)`.
+fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: usize) -> String {
     let figures = format!(
         "{:.1} req/s served, mean {} ms, p99 {} ms, errors {:.2}%",
-        probe.requests_per_s,
-        figures::number(Metric::Mean, probe.mean_us, None),
-        figures::number(Metric::Mean, probe.p99_us, None),
-        probe.errors_pct
+        run.requests_per_s,
+        figures::number(Metric::Mean, run.mean_us, None),
+        figures::number(Metric::Mean, run.p99_us, None),
+        run.errors_pct
     );
-    let verdict =
-        if probe.passed { "met every objective".to_string() } else { format!("broke {}", probe.broke.join(", ")) };
-    let saturated = if probe.client_saturated { "; the load generator was saturated" } else { "" };
-    format!("probe {nth}: {:.1} req/s: {verdict} ({figures}){saturated}", probe.rate)
+    let over = if runs > 1 { format!(" over {runs} runs") } else { String::new() };
+    let others: Vec<&str> = verdict.broke.iter().map(String::as_str).filter(|b| *b != CLIENT_LIMIT).collect();
+    let verdict = match (done, verdict.passed) {
+        (false, _) => "near a limit, running it again".to_string(),
+        (true, true) => format!("met every objective{over}"),
+        (true, false) if verdict.client && others.is_empty() => {
+            format!("{CLIENT_LIMIT}{over}; the search ends at the client's limit")
+        }
+        (true, false) if verdict.client => {
+            format!("{CLIENT_LIMIT}{over}; the search ends at the client's limit (it also broke {})", others.join(", "))
+        }
+        (true, false) => format!("broke {}{over}", verdict.broke.join(", ")),
+    };
+    let which = if runs > 1 || !done { format!("probe {nth}, run {runs}") } else { format!("probe {nth}") };
+    format!("{which}: {:.1} req/s: {verdict} (this run: {figures})", run.rate)
 }
 
-/// The search's answer in one paragraph.
+/// The search's answer in one paragraph: the rate found and the bracket, the spread of the runs at the answer
+/// when it ran more than once, and what the reader must know (the client's limit, a capacity that moved).
 fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
     let objectives = slo.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(", ");
-    let took = format!("{} probes in {:.0} s", record.probes.len(), record.seconds);
+    let probes = record.probes.iter().filter(|p| p.run == 1).count();
+    let settling = match record.settling_s {
+        s if s >= 1.0 => format!(", {s:.0} s of it bringing the server back to rest"),
+        _ => String::new(),
+    };
+    let took = format!("{probes} probes ({} runs) in {:.0} s{settling}", record.probes.len(), record.seconds);
+    let last = record.probes.last().map_or(0.0, |p| p.rate);
     let mut lines = vec![match (record.rate, record.failed_at, record.ended) {
+        (Some(rate), _, Ended::Client) => format!(
+            "Rate found: at least {rate:.1} requests/s met {objectives}: the load generator was saturated at \
+             {last:.1} requests/s, so the server's limit was not reached (give it more CPUs with -t, or load from \
+             agents); {took}"
+        ),
+        (None, _, Ended::Client) => format!(
+            "No rate found: the load generator was saturated at {last:.1} requests/s before any rate met \
+             {objectives}; {took}"
+        ),
         (Some(rate), Some(failed), Ended::Precise) => format!(
-            "Rate found: {rate:.1} requests/s met {objectives}; {failed:.1} requests/s did not (within {:.0}%); {took}",
-            record.precision * 100.0
+            "Rate found: {rate:.1} requests/s met {objectives}; {failed:.1} requests/s did not (a bracket within \
+             {:.0}%){}; {took}",
+            record.precision * 100.0,
+            spread(record, rate)
         ),
         (Some(rate), None, _) => {
             format!("Rate found: at least {rate:.1} requests/s: every rate tried met {objectives}; {took}")
@@ -195,14 +300,24 @@ fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
         (None, _, Ended::Floor) => format!("No rate met {objectives}, down to {FLOOR} requests/s; {took}"),
         (None, _, ended) => format!("No rate met {objectives} before the search stopped ({}); {took}", stopped(ended)),
     }];
-    if record.client_bound {
+    if record.moved {
         lines.push(
-            "warning: the load generator was saturated at the rate that broke the objectives: the rate found may be \
-             its limit, not the server's (a floor); give it more CPUs (-t) or load from agents"
+            "warning: the server's capacity moved during the search: probes contradicted each other when run again \
+             (the probes above are in the order they ran); the rate found is where it held last"
                 .into(),
         );
     }
     lines.join("\n")
+}
+
+/// `; at 640.0 requests/s it served 630.2–639.9 req/s over 3 runs`, when the rate found ran more than once.
+fn spread(record: &SearchRecord, rate: f64) -> String {
+    let served: Vec<f64> = record.probes.iter().filter(|p| p.rate == rate).map(|p| p.requests_per_s).collect();
+    if served.len() < 2 {
+        return String::new();
+    }
+    let (low, high) = served.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &s| (l.min(s), h.max(s)));
+    format!("; at {rate:.1} requests/s it served {low:.1}–{high:.1} req/s over {} runs", served.len())
 }
 
 /// Why a search stopped, as a reader is told.
@@ -213,5 +328,6 @@ fn stopped(ended: Ended) -> &'static str {
         Ended::Floor => "the floor was broken",
         Ended::Probes => "out of probes",
         Ended::Interrupted => "interrupted",
+        Ended::Client => "the load generator was saturated",
     }
 }

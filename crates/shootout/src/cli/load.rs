@@ -22,6 +22,7 @@ use super::{duration_arg, Failure};
 
 /// Options of `shootout load`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("open").args(["rate", "find_rate"]).multiple(true)))]
 pub struct LoadArgs {
     /// The URL to load (http://host:port/path); with --scenario, the server to send it to (overrides its base).
     #[arg(required_unless_present_any = ["scenario", "urls_file"])]
@@ -51,7 +52,7 @@ pub struct LoadArgs {
     #[arg(short = 'R', long, allow_negative_numbers = true)]
     pub(super) rate: Option<f64>,
     /// Open model: how due times are spaced: evenly, or as a Poisson process (random, independent arrivals).
-    #[arg(long, value_enum, default_value = "constant", requires = "rate")]
+    #[arg(long, value_enum, default_value = "constant", requires = "open")]
     arrival: ArrivalArg,
     /// Open model: the most connections that may be open at once; more are opened only while all are busy.
     #[arg(long)]
@@ -117,9 +118,12 @@ pub struct LoadArgs {
     /// errors, checks, rps; a time needs its unit: 200ms, 1s).
     #[arg(long = "fail-if", value_name = "CONDITION", value_parser = condition_arg)]
     fail_if: Vec<Condition>,
-    /// Find the highest rate at which every --slo holds: start at -R (default 10/s), double until an objective
-    /// breaks, then bisect until the bracket is within --precision; each probe is an open-model run of -d
-    /// (after --warmup). Prints every probe and the rate found; --json adds them as `search`.
+    /// Find the highest rate at which every --slo holds: start at -R (default 10/s), double until a probe fails,
+    /// then bisect until the bracket is within --precision; each probe is an open-model run of -d (after
+    /// --warmup), run after the server is back at rest, and run up to 3 times when near a limit. A probe passes
+    /// when every --slo holds, the server completed all but --precision of the requests due, and the client was
+    /// not saturated (which ends the search: "at least"). Prints every probe and the rate found; --json adds them
+    /// as `search`.
     #[arg(long, requires = "slo", conflicts_with_all = ["connections", "stages", "requests", "fail_if", "delay"])]
     pub(super) find_rate: bool,
     /// With --find-rate: an objective each probe must meet, e.g. 'mean<1s', 'p99<200ms', 'errors<1%'

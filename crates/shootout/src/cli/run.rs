@@ -255,7 +255,7 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
     let (unit, servers) = (suite.unit(), suite.servers.len());
     let precision = suite.search.map_or(0.0, |s| s.precision);
     let judge =
-        |trials: &[TrialRecord]| shootout_report::analysis::judge_probe(trials, &suite.slo, suite.statistic, precision);
+        |trials: &[TrialRecord]| shootout_report::judge::judge_probe(trials, &suite.slo, suite.statistic, precision);
     let outcome = run_search(suite, places, store, stop, &judge, &mut |event| match event {
         Event::Probe { server, level, repeat, probe, servers_done } => bar.set_message(format!(
             "server {}/{servers}, {server}: probe {} at {}, repeat {repeat}",
