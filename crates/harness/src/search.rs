@@ -4,7 +4,8 @@
 //! first trial lies near a limit gets the suite's repeats and is judged on the figure the comparison uses; one far
 //! from every limit is judged on its one trial. A probe run again (it contradicted another, or it is the answer
 //! checked once more at the end) numbers its trials after the earlier runs' at that level. A probe that found the
-//! load generator saturated ends the search at the client's limit. Each server's search is saved as
+//! load generator saturated bounds the search from above: it goes on under it and ends at the client's limit.
+//! Each server's search is saved as
 //! `searches/SERVER.json` after every probe. The search's choices follow from the probes' verdicts alone, so
 //! `--resume` replays the probes already saved and runs only what is missing.
 
@@ -148,9 +149,10 @@ impl OneSearch<'_> {
                 broke: verdict.broke.clone(),
             });
             if verdict.client {
-                break (search.client_limit(verdict.floor), None);
+                search.record_client(level, verdict.floor);
+            } else {
+                search.record(level, verdict.passed, served);
             }
-            search.record(level, verdict.passed, served);
             self.save(&search.cut_short(), &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
         };
         self.save(&found, &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;

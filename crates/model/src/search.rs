@@ -40,8 +40,13 @@ pub struct Probe {
     pub level: f64,
     /// True when the probe met every objective.
     pub passed: bool,
-    /// Successful responses per second it served (`None` when not known).
+    /// Successful responses per second it served (`None` when not known); for a probe at the client's limit, the
+    /// level the server is known to take there (when every objective held but the client's limit).
     pub served: Option<f64>,
+    /// The load generator was saturated: the probe judged the client, and the server's limit lies above what
+    /// the search can reach from this client.
+    #[serde(default)]
+    pub client: bool,
 }
 
 /// How a search ended, with the bracket it ended in.
@@ -71,8 +76,9 @@ pub enum Ended {
     /// A signal, or a probe that could not run, cut it short (never the search's own decision: its caller
     /// records it).
     Interrupted,
-    /// The load generator ran out of CPU at a probe: the capacity is at least what was found below it (or what the
-    /// client completed there, when every objective held), the client's limit and not the server's.
+    /// The load generator ran out of CPU at a level, and the search narrowed the bracket under it: the capacity is
+    /// at least the highest level that passed (or what the client completed at its limit, when every objective
+    /// held there), the client's limit and not the server's.
     Client,
 }
 
@@ -250,24 +256,30 @@ impl Search {
         let rerun = self.rerun_due() == Some(level);
         let earlier = self.standing(level);
         let (capacity, _) = self.bracket();
-        self.probes.push(Probe { level, passed, served });
+        self.probes.push(Probe { level, passed, served, client: false });
         let confirmation_failed = !rerun && !passed && capacity == Some(level) && earlier.is_some_and(|p| p.passed);
         if (rerun && self.contradicts(self.probes.len() - 1)) || confirmation_failed {
             self.moved = true;
         }
     }
 
-    /// The bracket so far: the lowest level that failed, and the highest that passed below it, each level as its
-    /// latest probe judged it. A pass above a failure (a noisy machine) does not move the bracket up: the capacity
-    /// is where the server last held.
+    /// Records a probe at `level` that found the load generator saturated. With a `floor` (every objective held
+    /// there, and the server completed `floor`), the search ends at once: the server takes at least that. Without
+    /// one (something broke, and the client may be why), the search goes on under it, as under a failure, and ends
+    /// at the client's limit.
+    pub fn record_client(&mut self, level: f64, floor: Option<f64>) {
+        self.probes.push(Probe { level, passed: false, served: floor, client: true });
+    }
+
+    /// The bracket so far: the lowest level that failed, and the highest that passed below it (and below the
+    /// client's limit), each level as its latest probe judged it. A pass above a failure (a noisy machine) does not
+    /// move the bracket up: the capacity is where the server last held.
     pub fn bracket(&self) -> (Option<f64>, Option<f64>) {
         let standing = self.standing_probes();
-        let failed_at = standing.iter().filter(|p| !p.passed).map(|p| p.level).reduce(f64::min);
-        let passed = standing
-            .iter()
-            .filter(|p| p.passed && failed_at.is_none_or(|f| p.level < f))
-            .map(|p| p.level)
-            .reduce(f64::max);
+        let failed_at = standing.iter().filter(|p| !p.passed && !p.client).map(|p| p.level).reduce(f64::min);
+        let upper = [failed_at, self.client_at()].into_iter().flatten().reduce(f64::min);
+        let passed =
+            standing.iter().filter(|p| p.passed && upper.is_none_or(|u| p.level < u)).map(|p| p.level).reduce(f64::max);
         (passed, failed_at)
     }
 
@@ -277,33 +289,36 @@ impl Search {
         Found { capacity, failed_at, ended: Ended::Interrupted }
     }
 
-    /// How a search ended when its last probe found the load generator out of CPU: the capacity is at least the
-    /// highest level that passed, or `completed` (what the client completed at that probe, when every objective
-    /// held there) if higher.
-    pub fn client_limit(&self, completed: Option<f64>) -> Found {
-        let (passed, _) = self.bracket();
-        let capacity = match (passed, completed) {
-            (Some(p), Some(c)) => Some(p.max(c)),
-            (p, c) => p.or(c),
-        };
-        Found { capacity, failed_at: None, ended: Ended::Client }
-    }
-
     /// The next level to try, or how the search ended.
     pub fn next(&self) -> Step {
         let (passed, failed_at) = self.bracket();
-        let found = |ended| Step::Found(Found { capacity: passed, failed_at, ended });
-        let step = match (self.rerun_due(), passed, failed_at) {
+        let client_at = self.client_at();
+        // The client's limit bounds the bracket when it lies under every failure of the server's.
+        let by_client = client_at.is_some_and(|c| failed_at.is_none_or(|f| c < f));
+        let upper = if by_client { client_at } else { failed_at };
+        let found = |ended| {
+            Step::Found(match ended {
+                Ended::Probes | Ended::Interrupted => Found { capacity: passed, failed_at, ended },
+                _ if by_client => Found { capacity: self.client_floor(passed), failed_at: None, ended: Ended::Client },
+                _ => Found { capacity: passed, failed_at, ended },
+            })
+        };
+        // At the client's limit with every objective held, the server took what the client completed (a client short
+        // of CPU only adds to the latency): nothing under it is worth probing, and nothing above can be reached.
+        if self.probes.iter().any(|p| p.client && p.served.is_some()) {
+            return Step::Found(Found { capacity: self.client_floor(passed), failed_at: None, ended: Ended::Client });
+        }
+        let step = match (self.rerun_due(), passed, upper) {
             (Some(level), ..) => Step::Probe(level),
             (None, None, None) => Step::Probe(self.start),
             (None, Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
             (None, Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
-            (None, None, Some(f)) if f <= self.floor => return found(Ended::Floor),
-            (None, None, Some(f)) => Step::Probe(self.round(f / 2.0).max(self.floor)),
-            (None, Some(p), Some(f)) => {
-                let middle = self.round((p + f) / 2.0);
+            (None, None, Some(u)) if u <= self.floor => return found(Ended::Floor),
+            (None, None, Some(u)) => Step::Probe(self.round(u / 2.0).max(self.floor)),
+            (None, Some(p), Some(u)) => {
+                let middle = self.round((p + u) / 2.0);
                 // A bracket too narrow for a level between its ends (once rounded) is as precise as levels go.
-                if f - p <= self.precision * p || middle <= p || middle >= f {
+                if u - p <= self.precision * p || middle <= p || middle >= u {
                     if !self.unconfirmed(p) {
                         return found(Ended::Precise);
                     }
@@ -317,6 +332,18 @@ impl Search {
             return found(Ended::Probes);
         }
         step
+    }
+
+    /// The lowest level at which the load generator was saturated.
+    fn client_at(&self) -> Option<f64> {
+        self.standing_probes().iter().filter(|p| p.client).map(|p| p.level).reduce(f64::min)
+    }
+
+    /// The capacity a search ended by the client's limit answers: the highest level that passed, or what the
+    /// client completed at its limit with every objective held, if higher.
+    fn client_floor(&self, passed: Option<f64>) -> Option<f64> {
+        let completed = self.probes.iter().filter(|p| p.client).filter_map(|p| p.served).reduce(f64::max);
+        [passed, completed].into_iter().flatten().reduce(f64::max)
     }
 
     /// The latest probe at `level`, which stands for it.
@@ -337,18 +364,20 @@ impl Search {
 
     /// True when probe `i` (standing for its level) contradicts another level's standing probe: it passed above a
     /// level that failed, failed below one that passed, or it and a pass at another level served in the wrong
-    /// order (the lower level more, beyond the precision).
+    /// order (the lower level more, beyond the precision). A probe at the client's limit judges the client, and
+    /// contradicts nothing.
     fn contradicts(&self, i: usize) -> bool {
         let probe = self.probes[i];
         let more =
             |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a > b * (1.0 + self.precision));
-        self.standing_probes().iter().filter(|s| s.level != probe.level).any(|s| {
-            if s.level < probe.level {
-                probe.passed && (!s.passed || more(s.served, probe.served))
-            } else {
-                s.passed && (!probe.passed || more(probe.served, s.served))
-            }
-        })
+        !probe.client
+            && self.standing_probes().iter().filter(|s| s.level != probe.level && !s.client).any(|s| {
+                if s.level < probe.level {
+                    probe.passed && (!s.passed || more(s.served, probe.served))
+                } else {
+                    s.passed && (!probe.passed || more(probe.served, s.served))
+                }
+            })
     }
 
     /// The level of the last probe when it contradicted an earlier one and has not been run again yet.
@@ -358,11 +387,11 @@ impl Search {
         (!rerun && self.contradicts(last)).then_some(self.probes[last].level)
     }
 
-    /// True when the latest probe at `level` ran before the latest failure: the answer would rest on a pass from
-    /// before the server was last seen to break, so it is run again first.
+    /// True when the latest probe at `level` ran before the server's latest failure: the answer would rest on a
+    /// pass from before the server was last seen to break, so it is run again first.
     fn unconfirmed(&self, level: f64) -> bool {
         let at = self.probes.iter().rposition(|p| p.level == level);
-        let failed = self.probes.iter().rposition(|p| !p.passed);
+        let failed = self.probes.iter().rposition(|p| !p.passed && !p.client);
         matches!((at, failed), (Some(at), Some(failed)) if at < failed)
     }
 
@@ -506,14 +535,35 @@ mod tests {
     }
 
     #[test]
-    fn the_clients_limit_answers_at_least_what_was_found_or_completed() {
+    fn the_clients_limit_bounds_the_bracket_and_ends_the_search_with_at_least() {
+        // The server takes anything; the client saturates above 183/s.
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        let found = loop {
+            match search.next() {
+                Step::Probe(level) if level > 183.0 => search.record_client(level, None),
+                Step::Probe(level) => search.record(level, true, Some(level)),
+                Step::Found(found) => break found,
+            }
+        };
+        assert_eq!((found.ended, found.failed_at), (Ended::Client, None), "{:?}", search.probes());
+        let capacity = found.capacity.unwrap();
+        assert!((0.95 * 183.0..=183.0).contains(&capacity), "{found:?} {:?}", search.probes());
+        // What the client completed at its limit, every objective held, counts when higher.
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         search.record(100.0, true, Some(100.0));
+        search.record_client(200.0, Some(195.0));
+        assert_eq!(search.next(), Step::Found(Found { capacity: Some(195.0), failed_at: None, ended: Ended::Client }));
+        // A failure of the server's under the client's limit is an answer like any other.
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        search.record(100.0, true, None);
+        search.record_client(200.0, None);
+        search.record(150.0, false, None);
+        search.record(125.0, true, None);
+        search.record(137.5, true, None);
+        search.record(143.8, true, None);
         assert_eq!(
-            search.client_limit(Some(183.0)),
-            Found { capacity: Some(183.0), failed_at: None, ended: Ended::Client }
+            search.next(),
+            Step::Found(Found { capacity: Some(143.8), failed_at: Some(150.0), ended: Ended::Precise })
         );
-        assert_eq!(search.client_limit(None).capacity, Some(100.0));
-        assert_eq!(Search::new(100.0, 0.05, 1.0, 1e6, false, 30).client_limit(None).capacity, None);
     }
 }

@@ -18,6 +18,10 @@ use crate::compare::Verdict;
 use crate::limit::Limit;
 use crate::units::level;
 
+/// What a capacity whose probes disagreed when run again adds to its words.
+pub const MOVED: &str = "; probes disagreed when run again: the server's capacity moved during the search, or varies \
+                         from run to run by more than the precision (the answer is where it held last)";
+
 /// One server's capacity under the SLO: its search as saved, and what the analysis of its trials adds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Capacity {
@@ -81,7 +85,7 @@ impl Capacity {
                 breaks(self.search.failed_at)
             ),
             Ended::Client => {
-                let last = self.search.probes.last().map(|p| p.level);
+                let last = self.search.probes.iter().filter(|p| p.client).map(|p| p.level).reduce(f64::min);
                 format!(
                     "at least {}: the client was the limit{} (give it more CPUs, or load from agents)",
                     at(self.search.capacity),
@@ -90,7 +94,7 @@ impl Capacity {
             }
         };
         if self.search.moved {
-            found += "; the server's capacity moved during the search (probes contradicted each other when run again)";
+            found += MOVED;
         }
         found
     }
@@ -241,7 +245,14 @@ mod tests {
     fn search(server: &str, capacity: Option<f64>, failed_at: Option<f64>, ended: Ended) -> ServerSearch {
         let probes = vec![
             SuiteProbe { level: 10.0, passed: true, repeats: 1, served: Some(10.0), client: false, broke: vec![] },
-            SuiteProbe { level: 20.0, passed: false, repeats: 3, served: Some(14.0), client: false, broke: vec![] },
+            SuiteProbe {
+                level: 20.0,
+                passed: false,
+                repeats: 3,
+                served: Some(14.0),
+                client: ended == Ended::Client,
+                broke: vec![],
+            },
         ];
         ServerSearch {
             server: server.into(),
@@ -273,9 +284,7 @@ mod tests {
         let mut moved = search("a", Some(10.0), Some(20.0), Ended::Precise);
         moved.moved = true;
         let moved = Capacity::of(&moved, &[], &[]);
-        assert!(moved.found("req/s").ends_with(
-            "; the server's capacity moved during the search (probes contradicted each other when run again)"
-        ));
+        assert!(moved.found("req/s").ends_with(MOVED));
         assert!(moved.details("req/s").ends_with("; its probes in the order they ran: 10 req/s ✓, 20 req/s ✗"));
         assert_eq!(
             c(Ended::Interrupted, Some(20.0), None).found("req/s"),

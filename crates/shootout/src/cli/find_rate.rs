@@ -114,9 +114,10 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
             record.broke.clone_from(&verdict.broke);
         }
         if verdict.client {
-            break search.client_limit(verdict.floor);
+            search.record_client(rate, verdict.floor);
+        } else {
+            search.record(rate, verdict.passed, Some(verdict.served));
         }
-        search.record(rate, verdict.passed, Some(verdict.served));
     };
     let (probes, mut results): (Vec<ProbeRecord>, Vec<LoadResult>) = runs.into_iter().unzip();
     let Some(chosen) = chosen(&probes, &found) else {
@@ -250,10 +251,10 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
         (false, _) => "near a limit, running it again".to_string(),
         (true, true) => format!("met every objective{over}"),
         (true, false) if verdict.client && others.is_empty() => {
-            format!("{CLIENT_LIMIT}{over}; the search ends at the client's limit")
+            format!("{CLIENT_LIMIT}{over}, while every objective held: the server took at least what it completed")
         }
         (true, false) if verdict.client => {
-            format!("{CLIENT_LIMIT}{over}; the search ends at the client's limit (it also broke {})", others.join(", "))
+            format!("{CLIENT_LIMIT}{over}; the search goes on under it (it also broke {})", others.join(", "))
         }
         (true, false) => format!("broke {}{over}", verdict.broke.join(", ")),
     };
@@ -271,15 +272,17 @@ fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
         _ => String::new(),
     };
     let took = format!("{probes} probes ({} runs) in {:.0} s{settling}", record.probes.len(), record.seconds);
-    let last = record.probes.last().map_or(0.0, |p| p.rate);
+    // The lowest rate at which the load generator was saturated: the client's limit.
+    let limit =
+        record.probes.iter().filter(|p| p.client_saturated && !p.passed).map(|p| p.rate).fold(f64::NAN, f64::min);
     let mut lines = vec![match (record.rate, record.failed_at, record.ended) {
         (Some(rate), _, Ended::Client) => format!(
             "Rate found: at least {rate:.1} requests/s met {objectives}: the load generator was saturated at \
-             {last:.1} requests/s, so the server's limit was not reached (give it more CPUs with -t, or load from \
+             {limit:.1} requests/s, so the server's limit was not reached (give it more CPUs with -t, or load from \
              agents); {took}"
         ),
         (None, _, Ended::Client) => format!(
-            "No rate found: the load generator was saturated at {last:.1} requests/s before any rate met \
+            "No rate found: the load generator was saturated at {limit:.1} requests/s before any rate met \
              {objectives}; {took}"
         ),
         (Some(rate), Some(failed), Ended::Precise) => format!(
@@ -302,8 +305,9 @@ fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
     }];
     if record.moved {
         lines.push(
-            "warning: the server's capacity moved during the search: probes contradicted each other when run again \
-             (the probes above are in the order they ran); the rate found is where it held last"
+            "warning: probes disagreed when run again: the server's capacity moved during the search, or varies from \
+             run to run by more than the precision; the rate found is where it held last (the probes above are in \
+             the order they ran)"
                 .into(),
         );
     }

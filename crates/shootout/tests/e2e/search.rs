@@ -175,3 +175,30 @@ fn a_server_that_dies_mid_search_has_its_search_cut_short_and_the_next_goes_on()
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("  crashy: ") && stdout.contains("so far"), "{stdout}");
 }
+
+/// Issue 48: a closed-model search whose objective held at every level read `at least 10000 users (the search's
+/// ceiling)` while at 10000 users it served 0 requests/s. A server that answers two users at a time and holds the
+/// rest meets `mean < 1s` with the users it answers; a probe where most users were held through the window measured
+/// nothing, fails, and the search answers near the users it really takes (the held connections it never closes
+/// keep each settling waiting its 30 s).
+#[test]
+fn a_closed_search_whose_objective_holds_for_the_answered_few_is_not_answered_at_its_ceiling() {
+    let dir = workdir("search", "held");
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let suite = format!(
+        "repeats = 1\nduration = \"1s\"\nwarmup = \"200ms\"\nslo = [\"mean < 1s\"]\n\
+         search = {{ model = \"closed\", ceiling = 64 }}\n[load]\ntimeout = \"2s\"\n\
+         [[server]]\nname = \"holds\"\ncommand = \"exec python3 {fixtures}/holding-server/server.py {{port}} 2\"\n"
+    );
+    let output = crate::support::run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = results(&dir);
+    let search: ServerSearch =
+        serde_json::from_str(&std::fs::read_to_string(results.join("searches/holds.json")).unwrap()).unwrap();
+    assert_eq!(search.ended, Ended::Precise, "{search:?}");
+    let capacity = search.capacity.unwrap_or_else(|| panic!("no capacity: {search:?}"));
+    // Up to half the users held still leaves a measure (the rest answered under the mean's limit): 2 to 4 users.
+    assert!((2.0..=4.0).contains(&capacity), "it answers 2 users at a time: {search:?}");
+    let held = search.probes.iter().find(|p| p.level >= 8.0).unwrap_or_else(|| panic!("{search:?}"));
+    assert!(!held.passed && held.broke.iter().any(|b| b.contains("measured nothing")), "{held:?}");
+}
