@@ -102,16 +102,35 @@ fn a_trial_names_a_busy_process_outside_the_run() {
         .output()
         .unwrap();
     let pid: i32 = String::from_utf8_lossy(&started.stdout).trim().parse().unwrap();
-    let suite = "name = \"outsider\"\nrepeats = 1\nduration = \"2s\"\nwarmup = \"300ms\"\nconnections = [1]\n\
-                 [load]\npath = \"/hello\"\n\
-                 [[server]]\nname = \"t\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n";
-    let (dir, _) = run("outsider", suite);
+    // The run and its server go by names of their own (links to the binary), so that the shootout processes of
+    // the other tests running beside this one, which are outsiders to it, are told from its own.
+    let dir = workdir("verdicts", "outsider");
+    for name in ["own-runner", "own-target"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_shootout"), &link).unwrap();
+    }
+    let suite = format!(
+        "name = \"outsider\"\nrepeats = 1\nduration = \"2s\"\nwarmup = \"300ms\"\nconnections = [1]\n\
+         [load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"t\"\ncommand = \"{} target --port {{port}} --threads 1\"\n",
+        dir.join("own-target").display()
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let output = std::process::Command::new(dir.join("own-runner"))
+        .arg("run")
+        .arg(dir.join("suite.toml"))
+        .arg("--results")
+        .arg(dir.join("results"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
     let trials = crate::support::trials(&dir);
     let outsiders = &trials[0].outsiders;
     assert!(
         outsiders.iter().any(|o| o.pid == pid && o.name == "python3" && o.share > 0.3),
         "the burner (pid {pid}) is named: {outsiders:?}"
     );
-    assert!(outsiders.iter().all(|o| o.name != "shootout"), "nothing of the run's own: {outsiders:?}");
+    assert!(outsiders.iter().all(|o| !o.name.starts_with("own-")), "nothing of the run's own: {outsiders:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
