@@ -4,7 +4,7 @@
 //! speaks only HTTP/2 on its port is probed in the protocol it is loaded with.
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use shootout_engine::http::h2::request::encode_plain;
@@ -21,20 +21,47 @@ pub struct Answer {
     pub body: String,
 }
 
+/// A URL's parts as a probe needs them: its scheme, its authority (`host:port` as written), its path, and the
+/// `host:port` to connect to (the scheme's port when the URL gives none).
+pub struct Parts<'a> {
+    /// `http` or `https`.
+    pub scheme: &'a str,
+    /// The authority as written.
+    pub authority: &'a str,
+    /// The path, `/` when the URL has none.
+    pub path: &'a str,
+    /// Where to connect.
+    pub address: String,
+}
+
+impl Parts<'_> {
+    /// The parts of `url`.
+    pub fn of(url: &str) -> Result<Parts<'_>, String> {
+        let (scheme, rest) = url.split_once("://").ok_or("not a URL")?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let default_port = if scheme == "https" { 443 } else { 80 };
+        let address = if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+            authority.to_string()
+        } else {
+            format!("{authority}:{default_port}")
+        };
+        Ok(Parts { scheme, authority, path, address })
+    }
+
+    /// The first socket address its host resolves to.
+    pub fn socket(&self) -> Result<SocketAddr, String> {
+        self.address.to_socket_addrs().map_err(|e| e.to_string())?.next().ok_or_else(|| "no address".into())
+    }
+}
+
 /// GETs `url` (http or https; certificates are not checked, as for a local server under test) over `protocol`.
 pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, String> {
-    let (scheme, rest) = url.split_once("://").ok_or("not a URL")?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let default_port = if scheme == "https" { 443 } else { 80 };
-    let address = if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
-        authority.to_string()
-    } else {
-        format!("{authority}:{default_port}")
-    };
-    let socket = address.to_socket_addrs().map_err(|e| e.to_string())?.next().ok_or("no address")?;
+    let parts = Parts::of(url)?;
+    let socket = parts.socket()?;
+    let Parts { scheme, authority, path, .. } = parts;
     let tcp = TcpStream::connect_timeout(&socket, timeout).map_err(|e| e.to_string())?;
     tcp.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     tcp.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;

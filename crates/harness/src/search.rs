@@ -24,9 +24,6 @@ use crate::services::Services;
 use crate::settle::Settler;
 use crate::store::Store;
 
-/// A settling longer than this is worth a notice.
-pub const LONG_SETTLING: Duration = Duration::from_secs(5);
-
 /// How one server's search (or one probe of it) ended, when not by the search's own decision.
 enum Cut {
     /// The server failed (to start, or during a trial): the search of the next server goes on.
@@ -226,16 +223,8 @@ impl OneSearch<'_> {
         let Some(settler) = self.settler.as_mut() else { return };
         let rest = settler.settle(self.stop);
         self.settling += rest.took;
-        let took = rest.took.as_secs_f64();
-        let name = &self.server.name;
-        match rest.unsettled {
-            Some(why) => on_event(Event::Notice(format!(
-                "{name}: not back at rest {took:.0} s after its last probe ({why}); probing all the same"
-            ))),
-            None if rest.took >= LONG_SETTLING => {
-                on_event(Event::Notice(format!("{name}: took {took:.1} s to come back to rest after its last probe")))
-            }
-            None => {}
+        if let Some(notice) = rest.notice() {
+            on_event(Event::Notice(format!("{}, after its last probe: {notice}", self.server.name)));
         }
     }
 

@@ -12,12 +12,14 @@
 //!
 //! It says how long that took and, when it gave up, what was still not at rest.
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use procfs::net::TcpState;
 use shootout_model::Protocol;
+
+use crate::probe::Parts;
 
 /// The longest a server is waited for between two probes.
 pub const MOST: Duration = Duration::from_secs(30);
@@ -27,6 +29,8 @@ pub const IDLE_CPU: f64 = 0.1;
 pub const CHECK_REQUESTS: usize = 5;
 /// A check's median latency within this many times the usual one (or 1 ms more) is the server's usual speed.
 pub const USUAL: f64 = 3.0;
+/// A settling longer than this is worth a line.
+pub const LONG: Duration = Duration::from_secs(5);
 /// How long the server's CPU is watched for each look.
 const CPU_WINDOW: Duration = Duration::from_millis(250);
 
@@ -37,6 +41,19 @@ pub struct Rest {
     pub took: Duration,
     /// What was still not at rest when it gave up after [`MOST`] (`None`: the server came to rest).
     pub unsettled: Option<String>,
+}
+
+impl Rest {
+    /// What a reader is told of it, when it gave up or took longer than [`LONG`]: `not back at rest after 30 s
+    /// (…); probing all the same`, `took 6.2 s to come back to rest`.
+    pub fn notice(&self) -> Option<String> {
+        let took = self.took.as_secs_f64();
+        match &self.unsettled {
+            Some(why) => Some(format!("not back at rest after {took:.0} s ({why}); probing all the same")),
+            None if self.took >= LONG => Some(format!("took {took:.1} s to come back to rest")),
+            None => None,
+        }
+    }
 }
 
 /// Watches one server between the probes of its search.
@@ -61,11 +78,6 @@ impl Settler {
         let mut settler = Settler { url: url.to_string(), protocol, port, pids, usual: None };
         settler.usual = settler.check().ok();
         settler
-    }
-
-    /// The usual latency a check found before the first probe (`None` when it found no answer).
-    pub fn usual(&self) -> Option<Duration> {
-        self.usual
     }
 
     /// Waits until the server is at rest, for at most [`MOST`], or until `stop` is set.
@@ -126,15 +138,7 @@ impl Settler {
 
 /// The port of `url` when its host is on this machine's loopback (127.0.0.0/8, ::1, or a name for one).
 fn loopback_port(url: &str) -> Option<u16> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split('/').next()?;
-    let default = if scheme == "https" { 443 } else { 80 };
-    let with_port = if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
-        authority.to_string()
-    } else {
-        format!("{authority}:{default}")
-    };
-    let address: SocketAddr = with_port.to_socket_addrs().ok()?.next()?;
+    let address = Parts::of(url).ok()?.socket().ok()?;
     address.ip().is_loopback().then_some(address.port())
 }
 

@@ -151,7 +151,8 @@ pub struct Verdict {
     pub passed: bool,
     /// A figure lay near its limit.
     pub near: bool,
-    /// The load generator was saturated: the probe judges the client, not the server, and ends the search.
+    /// The load generator was saturated: the probe judges the client, not the server, and bounds the search from
+    /// above ([`Search::record_client`]).
     pub client: bool,
     /// When the client was saturated and everything else held: the level the server is known to take (the rate it
     /// completed in the open model, the users in the closed one).
@@ -200,7 +201,8 @@ pub struct SuiteProbe {
     /// Successful responses per second it served.
     #[serde(default)]
     pub served: Option<f64>,
-    /// True when the load generator was saturated: the search ended at the client's limit.
+    /// True when the load generator was saturated: the search went on under this level, and ends at the client's
+    /// limit.
     #[serde(default)]
     pub client: bool,
     /// What it broke, each with its figure.

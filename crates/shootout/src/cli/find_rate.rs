@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use shootout_engine::{limits, Progress};
 use shootout_harness::settle::Settler;
@@ -28,9 +28,6 @@ use super::Failure;
 
 /// The most runs of one probe: a probe whose figures lie near a limit runs again, up to this many times.
 pub const RUNS: usize = 3;
-
-/// A settling longer than this is worth a line.
-const LONG_SETTLING: Duration = Duration::from_secs(5);
 
 /// Runs the search and prints what it found.
 pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> Result<(), Failure> {
@@ -163,17 +160,10 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
 /// it took.
 fn settle(settler: &mut Settler, stop: &AtomicBool, nth: usize) -> f64 {
     let rest = settler.settle(stop);
-    let took = rest.took.as_secs_f64();
-    match rest.unsettled {
-        Some(why) => eprintln!(
-            "shootout: probe {nth}: the server was not back at rest after {took:.0} s ({why}); probing all the same"
-        ),
-        None if rest.took >= LONG_SETTLING => {
-            eprintln!("shootout: probe {nth}: the server took {took:.1} s to come back to rest")
-        }
-        None => {}
+    if let Some(notice) = rest.notice() {
+        eprintln!("shootout: the server, before probe {nth}: {notice}");
     }
-    took
+    rest.took.as_secs_f64()
 }
 
 /// The figures of one run at `rate`, its verdict to be filled in once its probe is judged.
