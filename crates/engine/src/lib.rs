@@ -23,6 +23,8 @@
 //! - [`pacing`]: the arithmetic of when requests start: a [`Ramp`](pacing::Ramp) of users or rate through the
 //!   stages, the open model's [`Schedule`](pacing::Schedule) of due times (constant or Poisson); `timer` wakes the
 //!   loop when the next one falls due.
+//! - [`stakes`]: [`Stakes`](stakes::Stakes), what a search's probe is judged on, so that its run stops waiting
+//!   for requests still unanswered after its window once they cannot change its verdict.
 //! - `tally`: `Tally`, what one worker has measured (its recorders, when its last request ended) and the
 //!   `Report`s it sends the coordinator.
 //! - [`workload`]: [`Workload`](workload::Workload), what is sent: one pre-encoded request, or a scenario's
@@ -45,6 +47,7 @@ pub mod pacing;
 pub mod plan;
 pub mod redirect;
 pub mod run;
+pub mod stakes;
 pub mod tls;
 pub mod workload;
 

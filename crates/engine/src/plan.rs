@@ -10,6 +10,7 @@ use thiserror::Error;
 use url::Url;
 
 use crate::http::request::{encode, RequestSpec};
+use crate::stakes::Stakes;
 use crate::tls::{client_config, TlsPlan};
 use crate::workload::Workload;
 use rustls::pki_types::ServerName;
@@ -76,11 +77,9 @@ pub struct Plan {
     /// shared start of the agents of one load, so that each agent's due times are the whole run's, taken by its
     /// share, however late this process got there.
     pub start_at: Option<Instant>,
-    /// A capacity search's probe: when the measured window ends with less than this share of the requests due in
-    /// it answered, the requests still in flight or waiting are not waited for. The probe has failed whatever
-    /// they do (the window's throughput cannot grow after it), and waiting would cost up to the timeout while the
-    /// server works off a queue; each counts as unanswered (or never sent), its wait so far as its latency.
-    pub give_up_below: Option<f64>,
+    /// A capacity search's probe: what its verdict hangs on, so that the run stops waiting for requests still
+    /// unanswered after its window once they cannot change it ([`Stakes`]).
+    pub stakes: Option<Stakes>,
 }
 
 impl Plan {
@@ -128,7 +127,7 @@ impl Plan {
             }
             _ => None,
         };
-        Ok(Plan { options, address, workload: Arc::new(workload), tls, start_at: None, give_up_below: None })
+        Ok(Plan { options, address, workload: Arc::new(workload), tls, start_at: None, stakes: None })
     }
 
     /// A plan that runs a scenario against its base URL (`options.url`).

@@ -128,7 +128,7 @@ pub fn run_observed(
             StopCondition::Requests(_) => None,
         },
         stop: stop.clone(),
-        give_up_below: plan.give_up_below,
+        stakes: plan.stakes.clone(),
     };
     let pacers = (0..threads)
         .map(|thread| pacer_for(options, &shared, &ramp, Part { segment, thread, threads }, start))

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use shootout_model::{IoBackend, Segment};
 
 use crate::pacing::Share;
+use crate::stakes::Stakes;
 use crate::tls::TlsPlan;
 use crate::workload::Workload;
 
@@ -43,8 +44,8 @@ pub struct Shared {
     pub send_until: Option<Instant>,
     /// Set to stop early (Ctrl-C).
     pub stop: Arc<AtomicBool>,
-    /// The plan's [`give_up_below`](crate::plan::Plan::give_up_below).
-    pub give_up_below: Option<f64>,
+    /// The plan's [`stakes`](crate::plan::Plan::stakes).
+    pub stakes: Option<Stakes>,
 }
 
 /// Which worker this is: thread `thread` of `threads` in this process, which runs share `segment` of a load

@@ -139,9 +139,7 @@ impl Tally {
     /// in flight there, and a counted one that ended past the window is noted as such (also under its name,
     /// `request`, in a scenario).
     fn ended(&mut self, counted: bool, request: Option<usize>, due: Instant, now: Instant) {
-        let from = due.max(self.measure_start);
-        let to = self.window_end.map_or(now, |end| now.min(end));
-        self.recorder.window.in_flight_us += micros(to.saturating_duration_since(from));
+        self.in_flight(due, now);
         if counted {
             let after = u64::from(self.window_end.is_some_and(|end| now >= end));
             for recorder in std::iter::once(&mut self.recorder).chain(request.and_then(|r| self.per_request.get_mut(r)))
@@ -150,6 +148,27 @@ impl Tally {
             }
             self.last_end = now;
         }
+    }
+
+    /// A request due at `due` was outstanding until `now`: the part of that inside the window is time in flight
+    /// there.
+    fn in_flight(&mut self, due: Instant, now: Instant) {
+        let from = due.max(self.measure_start);
+        let to = self.window_end.map_or(now, |end| now.min(end));
+        self.recorder.window.in_flight_us += micros(to.saturating_duration_since(from));
+    }
+
+    /// The counted request on `conn`, still in flight at `now`, is left out: a search's probe stopped waiting
+    /// for it, its verdict settled whatever it does ([`Stakes::settled`](crate::stakes::Stakes::settled)). Its
+    /// time in the window is in flight there, its wait so far is in the latency (at least that long), and it is
+    /// counted apart, in no count of outcomes.
+    pub fn left_out(&mut self, conn: &Conn, now: Instant) {
+        self.in_flight(conn.due, now);
+        let waited = micros(now - conn.due);
+        for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
+            recorder.left_out(waited);
+        }
+        self.last_end = now;
     }
 
     /// Open model: the responses inside the window so far over the requests due in it (`None` before any fell

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use shootout_engine::stakes::Stakes;
 use shootout_engine::{run, run_observed, Merge, Plan, Totals};
 use shootout_metrics::{value_at, Interval};
 use shootout_model::settings::LoadSettings;
@@ -227,7 +228,7 @@ fn a_run_far_behind_gives_up_on_its_stragglers_when_asked() {
     };
     let timed = |give_up_below: Option<f64>| {
         let mut plan = Plan::new(settings.clone().build(1).unwrap(), b"").unwrap();
-        plan.give_up_below = give_up_below;
+        plan.stakes = Some(Stakes { give_up_below, objectives: Vec::new() });
         let began = std::time::Instant::now();
         let result = run(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {}).unwrap();
         (began.elapsed(), result)
@@ -241,4 +242,81 @@ fn a_run_far_behind_gives_up_on_its_stragglers_when_asked() {
     let (took, waited) = timed(None);
     assert!(took >= Duration::from_secs(3), "it waited {took:?}");
     assert_eq!(waited.requests.ok, waited.requests.total, "{:?}", waited.errors);
+}
+
+/// A server that answers every request at once but each `nth`, which it answers `slow` later (one thread per
+/// connection, HTTP/1.1 kept alive): a probe's few stragglers.
+fn start_with_stragglers(nth: usize, slow: Duration) -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let count = count.clone();
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buffer) {
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buffer[..n]);
+                    while let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                        request.drain(..end + 4);
+                        if (count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1).is_multiple_of(nth) {
+                            std::thread::sleep(slow);
+                        }
+                        if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    address
+}
+
+/// A search's probe whose objectives hold whatever its stragglers do stops waiting for them: offered 100/s for
+/// 1 s, a server that answers each 50th request 4 s late leaves two in flight when the window ends. Under `mean <
+/// 1s, errors < 5%` they cannot break it (each failing at the 10 s timeout would make a mean under 0.25 s and 2%
+/// of errors): the run ends with its window, and they are left out of its figures, counted apart. Under `errors <
+/// 1%` they could, and the run waits for them.
+#[test]
+fn a_probe_sure_of_its_objectives_stops_waiting_for_its_stragglers() {
+    let address = start_with_stragglers(50, Duration::from_secs(4));
+    let settings = LoadSettings {
+        connections: None,
+        requests: None,
+        rate: Some(100.0),
+        duration: Some(Duration::from_secs(1)),
+        warmup: Some(Duration::ZERO),
+        timeout: Some(Duration::from_secs(10)),
+        ..settings(format!("http://{address}/"))
+    };
+    let timed = |objectives: &[&str]| {
+        let mut plan = Plan::new(settings.clone().build(1).unwrap(), b"").unwrap();
+        let objectives = objectives.iter().map(|o| shootout_model::slo::parse_condition(o).unwrap()).collect();
+        plan.stakes = Some(Stakes { give_up_below: None, objectives });
+        let began = std::time::Instant::now();
+        let result = run(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {}).unwrap();
+        (began.elapsed(), result)
+    };
+    let (took, settled) = timed(&["mean < 1s", "errors < 5%"]);
+    let counts = settled.requests;
+    assert!(took < Duration::from_millis(2500), "it waited {took:?}");
+    assert!((1..=3).contains(&counts.left_out), "{counts:?}");
+    assert_eq!(counts.ok, counts.total, "{:?}", settled.errors);
+    let due = settled.sends.expect("open model").due;
+    assert_eq!(counts.total + counts.left_out, due, "every request due is counted or left out: {counts:?}");
+    assert_eq!(settled.latency.count, counts.total + counts.left_out, "their waits are in the latency");
+    let max = settled.latency.max_us;
+    assert!((400_000..2_500_000).contains(&max), "a straggler's wait so far, not its answer 4 s after: {max}");
+    assert!(!settled.interrupted);
+    let (took, waited) = timed(&["mean < 1s", "errors < 1%"]);
+    assert!(took >= Duration::from_millis(3500), "it waited {took:?}");
+    assert_eq!(waited.requests.ok, waited.requests.total, "{:?}", waited.errors);
+    assert_eq!(waited.requests.left_out, 0);
+    assert!(waited.latency.max_us > 3_000_000, "the stragglers waited for: {}", waited.latency.max_us);
 }

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use shootout_agents::coordinate::{self, Work};
 use shootout_agents::launch::Launcher;
+use shootout_engine::stakes::Stakes;
 use shootout_engine::{Plan, Progress};
 use shootout_model::run::{ResourceSample, ServerUsage, ServiceTrial, TrialRecord};
 use shootout_model::settings::LoadSettings;
@@ -150,9 +151,9 @@ impl<'a> Load<'a> {
             None => Plan::new(options, body),
         }
         .map_err(|e| e.to_string())?;
-        // A search's probe far behind the rate has failed whatever its stragglers do: they are not waited for.
+        // A search's probe far behind the rate, or sure of its objectives, does not wait for its stragglers.
         if warmup_only.is_none() {
-            plan.give_up_below = suite.search.map(|search| shootout_model::search::give_up_below(search.precision));
+            plan.stakes = suite.search.map(|search| Stakes::of_probe(&suite.slo, search.precision));
         }
         Ok(Load { plan, body, scenario })
     }

@@ -23,7 +23,8 @@ const STATUS_SLOTS: usize = 1000;
 /// exactly: every counter, and its histograms in HdrHistogram V2 base64.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorder {
-    /// Latency of every response and every timed-out or unsent request, in µs, from when each was due.
+    /// Latency of every response and every timed-out or unsent request, in µs, from when each was due; of a
+    /// request left out ([`Recorder::left_out`]), its wait so far.
     pub latency: LatencyHistogram,
     /// Service time of every request that was sent and ended, in µs, from its first byte written.
     pub service: LatencyHistogram,
@@ -94,6 +95,10 @@ pub struct WindowCounts {
     /// latency from when they fell due (they waited through the whole window).
     #[serde(default)]
     pub held_over: u64,
+    /// Counted requests still in flight when a search's probe stopped waiting for them, its verdict settled
+    /// whatever they did: in the latency at their wait so far, in no count of outcomes.
+    #[serde(default)]
+    pub left_out: u64,
 }
 
 impl AddAssign<&WindowCounts> for WindowCounts {
@@ -104,6 +109,7 @@ impl AddAssign<&WindowCounts> for WindowCounts {
         self.in_flight_us += other.in_flight_us;
         self.ended_after += other.ended_after;
         self.held_over += other.held_over;
+        self.left_out += other.left_out;
     }
 }
 
@@ -201,6 +207,14 @@ impl Recorder {
         self.interval.record(latency_us, true);
     }
 
+    /// A request still in flight was left out when a search's probe stopped waiting for it (its verdict settled
+    /// whatever it did): its wait so far is in the latency, at least that long; it is counted apart
+    /// ([`WindowCounts::left_out`]), in no count of outcomes.
+    pub fn left_out(&mut self, waited_us: u64) {
+        record_us(&mut self.latency, waited_us);
+        self.window.left_out += 1;
+    }
+
     /// `n` requests that failed alike, each with a latency of `latency_us` and no service time (open model:
     /// requests a client far behind its schedule passed over, each past its timeout).
     pub fn failures(&mut self, kind: ErrorKind, latency_us: u64, n: u64) {
@@ -285,6 +299,7 @@ impl Recorder {
             warmup: self.warmup_requests,
             after_window: self.window.ended_after,
             held_over: self.window.held_over,
+            left_out: self.window.left_out,
             checks_failed: self.failed_checks.values().sum(),
             redirects: self.redirects,
         }
@@ -553,6 +568,7 @@ mod tests {
             in_flight_us: 12_345,
             ended_after: 2,
             held_over: 1,
+            left_out: 3,
         };
         r.check_failed(1, Check::Status, 302);
         r.check_failed(1, Check::Status, 302);

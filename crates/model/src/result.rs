@@ -175,6 +175,11 @@ pub struct RequestCounts {
     /// fell due. Without them, users a server never answered would vanish from every figure.
     #[serde(default)]
     pub held_over: u64,
+    /// Not in `total`: requests still in flight when a capacity search's probe stopped waiting for them, its
+    /// verdict settled whatever they did (each answered at once or failed at its deadline, every objective held).
+    /// They are in the latency at their wait so far (at least that long), in no other count.
+    #[serde(default)]
+    pub left_out: u64,
     /// Scenarios: of the responses (`ok + http_errors`), those that failed a check (see `failed_checks`).
     #[serde(default)]
     pub checks_failed: u64,

@@ -33,6 +33,9 @@ pub struct LoadSummary {
     pub after_window: u64,
     /// Of those, requests due in the warm-up that were still unanswered at the window's end.
     pub held_over: u64,
+    /// Requests still in flight when a search's probe stopped waiting, its verdict settled: their wait so far in
+    /// the latency, in no count.
+    pub left_out: u64,
     /// Responses with status < 400.
     pub successful: u64,
     /// Responses with status >= 400 plus transport failures.
@@ -67,6 +70,7 @@ impl LoadSummary {
             drain_s: result.drain_s,
             after_window: r.after_window,
             held_over: r.held_over,
+            left_out: r.left_out,
             successful: r.ok,
             failed: r.http_errors + r.failed,
             longest_us: latency.max_us,

@@ -126,6 +126,15 @@ fn siege_fields(out: &mut String, s: &LoadSummary) {
                 s.drain_s
             );
         }
+        if label == "Elapsed time:" && s.left_out > 0 {
+            let _ = writeln!(
+                out,
+                "{:<26}{} requests still in flight when the probe's verdict was settled whatever they did: their \
+                 wait so far in the latency, in no count",
+                "Left out:",
+                count(s.left_out)
+            );
+        }
         if label == "Elapsed time:" && s.held_over > 0 {
             let _ = writeln!(
                 out,

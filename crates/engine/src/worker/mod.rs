@@ -32,7 +32,8 @@ use crate::conn::{untoken, Conn, Phase, MAX_BACKOFF, MIN_BACKOFF};
 use crate::pacer::{self, Pacer, Slot};
 use crate::redirect::Next;
 use crate::shared::{Part, Shared};
-use crate::tally::{Report, Reports, Tally};
+use crate::stakes::Straggler;
+use crate::tally::{micros, Report, Reports, Tally};
 use crate::timer;
 use crate::uring::Ring;
 
@@ -46,6 +47,8 @@ use http2::Wires;
 const READ_BUFFER: usize = 64 * 1024;
 /// How often timers (timeouts, back-offs, the second boundary, the stop flag, the ramp) are checked.
 const TICK: Duration = Duration::from_millis(5);
+/// How often a search's probe past its window checks whether its stragglers can still change its verdict.
+const SETTLED_EVERY: Duration = Duration::from_millis(100);
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 
@@ -78,6 +81,8 @@ struct Worker<'a> {
     http2: Option<Wires>,
     /// The io_uring instance, when the run does its I/O through io_uring ([`ring`]) rather than epoll.
     ring: Option<Ring>,
+    /// When a search's probe past its window next checks its stragglers ([`Worker::check_settled`]).
+    next_settled_check: Instant,
 }
 
 /// Runs one worker, paced by `pacer`, until its part of the run is done.
@@ -113,6 +118,7 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
         http2: (shared.streams > 0).then(|| Wires::new(shared.streams)),
         ring,
+        next_settled_check: now,
     };
     // The run starts once the worker is set up (its poll instance or ring, its buffers): no request is due, and
     // no connect timed, from before.
@@ -195,6 +201,9 @@ impl Worker<'_> {
         if self.period != Period::Warmup {
             self.tally.report_seconds(now);
         }
+        if self.check_settled(now) {
+            return true;
+        }
         self.pacer.update(now, &mut self.tally);
         let mut busy = false;
         for i in 0..self.conns.len() {
@@ -235,7 +244,7 @@ impl Worker<'_> {
     /// Moves to the end period once sending time is over. A request due in the warm-up and still unanswered then
     /// waited through the whole window: it counts from here on (held over), with its latency from when it fell due,
     /// so that users a server never answered do not vanish from every figure. A search's probe that answered too
-    /// few of the requests due in its window gives up on the rest ([`Shared::give_up_below`]).
+    /// few of the requests due in its window gives up on the rest ([`Stakes::give_up_below`](crate::stakes::Stakes::give_up_below)).
     fn check_end(&mut self, now: Instant) {
         if !matches!(self.period, Period::Measure | Period::Warmup)
             || self.shared.send_until.is_none_or(|end| now < end)
@@ -251,12 +260,42 @@ impl Worker<'_> {
             conn.counted = true;
             self.tally.held_over();
         }
-        let behind =
-            self.shared.give_up_below.zip(self.tally.answered_share()).is_some_and(|(least, share)| share < least);
-        if behind {
+        let least = self.shared.stakes.as_ref().and_then(|stakes| stakes.give_up_below);
+        if least.zip(self.tally.answered_share()).is_some_and(|(least, share)| share < least) {
             self.pacer.give_up(now, &mut self.tally);
             self.period = Period::Interrupted(now);
         }
+    }
+
+    /// A search's probe past its window, with nothing left to send: once its objectives hold whatever its
+    /// requests still in flight do ([`Stakes::settled`](crate::stakes::Stakes::settled)), it stops waiting for
+    /// them (checked every [`SETTLED_EVERY`]) and leaves them out. Returns true when it did: the worker is done.
+    fn check_settled(&mut self, now: Instant) -> bool {
+        let Some(stakes) = self.shared.stakes.as_ref().filter(|s| !s.objectives.is_empty()) else { return false };
+        if self.period != Period::Ended || now < self.next_settled_check || !self.pacer.done_sending(true) {
+            return false;
+        }
+        self.next_settled_check = now + SETTLED_EVERY;
+        let timeout = self.shared.timeout;
+        let stragglers: Vec<Straggler> = self
+            .conns
+            .iter()
+            .filter(|c| c.counted && c.phase.in_flight())
+            .map(|c| {
+                // A connect's deadline may pass the request's own (its due time and the timeout); then it fails
+                // at once when connected. A tick more for the loop to see it.
+                let deadline = c.deadline.max(c.due + timeout) + TICK;
+                Straggler { waited_us: micros(now - c.due), at_most_us: micros(deadline - c.due) }
+            })
+            .collect();
+        if stragglers.is_empty() || !stakes.settled(&self.tally.recorder, &stragglers) {
+            return false;
+        }
+        // Past the window every request in flight is counted (those due in the warm-up are held over).
+        for conn in self.conns.iter().filter(|c| c.phase.in_flight()) {
+            self.tally.left_out(conn, now);
+        }
+        true
     }
 
     /// Starts every request the pacer has due by now (open model), on the connection it chooses.

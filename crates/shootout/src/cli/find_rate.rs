@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use shootout_engine::stakes::Stakes;
 use shootout_engine::{limits, Progress};
 use shootout_harness::settle::Settler;
 use shootout_model::run::{Statistic, TrialRecord};
@@ -202,7 +203,7 @@ fn judge(slo: &[Condition], runs: &[LoadResult], rate: f64, precision: f64) -> V
 }
 
 /// One run of a probe: the load at `rate`, with the progress bar of a load run; far behind the rate when its
-/// window ends, it gives up on its stragglers ([`give_up_below`](shootout_model::search::give_up_below)).
+/// window ends, or sure to meet every objective whatever its stragglers do, it stops waiting for them ([`Stakes`]).
 fn probe(
     args: &LoadArgs,
     scenario: Option<&shootout_scenario::Scenario>,
@@ -212,7 +213,7 @@ fn probe(
 ) -> Result<LoadResult, Failure> {
     let (options, body) = load::validate(args, scenario, Some(rate))?;
     let mut plan = load::plan(options, &body, scenario)?;
-    plan.give_up_below = Some(shootout_model::search::give_up_below(precision));
+    plan.stakes = Some(Stakes::of_probe(&args.slo, precision));
     let mut shown = load::Shown::new(&plan.options);
     let result = shootout_engine::run(&plan, stop.clone(), &mut |p: &Progress| shown.show(p));
     shown.finish();
