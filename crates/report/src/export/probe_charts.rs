@@ -1,7 +1,9 @@
 //! The HTML report's charts of a capacity search: per server, the mean and p99 latency of each level it probed
 //! against the level, the SLO's latency limit drawn across, and the probes that broke the SLO crossed out, so that
-//! how the search closed in on the capacity can be seen.
+//! how the search closed in on the capacity can be seen. When its probes disagreed when run again (the capacity
+//! moved), a second chart gives each probe's level in the order they ran, so that when it moved can be seen.
 
+use shootout_model::search::ServerSearch;
 use shootout_model::slo::Metric;
 
 use crate::charts::{line_chart, Chart, Series};
@@ -19,7 +21,7 @@ pub fn probe_charts(summary: &SuiteSummary) -> Vec<(String, Option<String>)> {
     summary
         .capacities
         .iter()
-        .map(|capacity| {
+        .flat_map(|capacity| {
             let cells: Vec<_> = summary.cells.iter().filter(|c| c.server == capacity.search.server).collect();
             let line = |name: &str, pick: fn(&crate::analysis::Cell) -> f64| Series {
                 name: name.to_string(),
@@ -48,7 +50,69 @@ pub fn probe_charts(summary: &SuiteSummary) -> Vec<(String, Option<String>)> {
                 capacity.search.server,
                 capacity.found(summary.unit)
             );
-            (caption, line_chart(&chart, &series))
+            let mut charts = vec![(caption, line_chart(&chart, &series))];
+            if capacity.search.moved {
+                charts.push(in_order(&capacity.search, summary.unit));
+            }
+            charts
         })
         .collect()
+}
+
+/// A search whose capacity moved: the level of each probe against its place in the order they ran, the probes
+/// that broke the SLO crossed out.
+fn in_order(search: &ServerSearch, unit: &str) -> (String, Option<String>) {
+    let points: Vec<(f64, f64)> = search.probes.iter().enumerate().map(|(i, p)| ((i + 1) as f64, p.level)).collect();
+    let failed: Vec<(f64, f64)> =
+        search.probes.iter().zip(&points).filter(|(p, _)| !p.passed).map(|(_, &point)| point).collect();
+    let title = format!("Probes of {}, in the order they ran", search.server);
+    let y_label = format!("load ({unit}, log)");
+    let chart = Chart {
+        title: &title,
+        x_label: "probe",
+        y_label: &y_label,
+        log_x: false,
+        log_y: true,
+        limit: None,
+        crosses: (!failed.is_empty()).then(|| (failed, "broke the SLO".to_string())),
+    };
+    let caption = format!(
+        "{}: its probes disagreed when run again (the capacity moved during the search, or varies from run to run \
+         by more than the precision). Each probe's level in the order it ran; a cross marks a probe that broke the SLO.",
+        search.server
+    );
+    (caption, line_chart(&chart, &[Series { name: "probe".into(), points }]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::search::{Ended, SuiteProbe};
+
+    #[test]
+    fn a_search_that_moved_is_charted_in_the_order_its_probes_ran() {
+        let probe = |level: f64, passed: bool| SuiteProbe {
+            level,
+            passed,
+            repeats: 1,
+            served: Some(level),
+            client: false,
+            broke: Vec::new(),
+        };
+        let search = ServerSearch {
+            server: "puma".into(),
+            capacity: Some(800.0),
+            failed_at: Some(1000.0),
+            ended: Ended::Precise,
+            precision: 0.05,
+            probes: vec![probe(1000.0, true), probe(2000.0, false), probe(1000.0, false), probe(800.0, true)],
+            seconds: 20.0,
+            moved: true,
+            settling_s: 0.0,
+        };
+        let (caption, svg) = in_order(&search, "req/s");
+        let svg = svg.expect("a chart");
+        assert!(caption.starts_with("puma: its probes disagreed when run again"), "{caption}");
+        assert!(svg.contains("Probes of puma, in the order they ran") && svg.contains("broke the SLO"), "{svg}");
+    }
 }
