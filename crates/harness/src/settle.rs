@@ -5,7 +5,8 @@
 //! settler waits, for at most [`MOST`], until all of these hold:
 //! - nothing waits on the server's port: its listening socket's accept queue is empty, and no connection to it is
 //!   half open or closed by the client but not yet by the server (read from the kernel's socket table, when the
-//!   server listens on this machine's loopback);
+//!   server listens on this machine's loopback). A server that does not close such connections at all (their
+//!   count has not fallen for [`KEPT_OPEN`]) keeps them as it keeps them at rest: they are not waited for;
 //! - the processes that hold its listening socket use under [`IDLE_CPU`] of a CPU (when they run here);
 //! - a check of [`CHECK_REQUESTS`] requests, one at a time, is answered at the server's usual latency: a median
 //!   at most [`USUAL`] times that of the check before the first probe, or 1 ms more.
@@ -31,6 +32,8 @@ pub const CHECK_REQUESTS: usize = 5;
 pub const USUAL: f64 = 3.0;
 /// A settling longer than this is worth a line.
 pub const LONG: Duration = Duration::from_secs(5);
+/// Connections closed by the client whose count has not fallen for this long are ones the server keeps open.
+pub const KEPT_OPEN: Duration = Duration::from_secs(2);
 /// How long the server's CPU is watched for each look.
 const CPU_WINDOW: Duration = Duration::from_millis(250);
 
@@ -67,6 +70,9 @@ pub struct Settler {
     pids: Vec<i32>,
     /// The median latency of a check with the server at rest.
     usual: Option<Duration>,
+    /// In the settling under way, the fewest connections closed by the client but not by the server seen so far,
+    /// and since when there have been that few.
+    closing: Option<(u64, Instant)>,
 }
 
 impl Settler {
@@ -75,7 +81,7 @@ impl Settler {
     pub fn new(url: &str, protocol: Protocol) -> Settler {
         let port = loopback_port(url);
         let pids = port.map(listeners).unwrap_or_default();
-        let mut settler = Settler { url: url.to_string(), protocol, port, pids, usual: None };
+        let mut settler = Settler { url: url.to_string(), protocol, port, pids, usual: None, closing: None };
         settler.usual = settler.check().ok();
         settler
     }
@@ -83,6 +89,7 @@ impl Settler {
     /// Waits until the server is at rest, for at most [`MOST`], or until `stop` is set.
     pub fn settle(&mut self, stop: &AtomicBool) -> Rest {
         let began = Instant::now();
+        self.closing = None;
         loop {
             let (unsettled, gone) = match self.not_at_rest() {
                 Ok(unsettled) => (unsettled, false),
@@ -97,11 +104,17 @@ impl Settler {
 
     /// What is not at rest yet, in words (`None` when everything is); an error when the server is gone (its port
     /// refuses connections), which no waiting mends.
-    fn not_at_rest(&self) -> Result<Option<String>, String> {
+    fn not_at_rest(&mut self) -> Result<Option<String>, String> {
         if let Some(port) = self.port {
             let waiting = waiting_on(port);
-            if waiting > 0 {
-                return Ok(Some(format!("{waiting} connections still waited on port {port}")));
+            if waiting.queued > 0 {
+                return Ok(Some(format!("{} connections still waited on port {port}", waiting.queued)));
+            }
+            if !self.kept_open(waiting.closing, Instant::now()) {
+                return Ok(Some(format!(
+                    "{} connections closed by the client were not yet closed by the server",
+                    waiting.closing
+                )));
             }
         }
         if !self.pids.is_empty() {
@@ -121,6 +134,20 @@ impl Settler {
             Err(why) if why.contains("refused") => Err(format!("it refused a connection ({why})")),
             Err(why) => Ok(Some(format!("it did not answer a check ({why})"))),
         }
+    }
+
+    /// Whether `closing` connections closed by the client but not by the server, seen `now`, are at rest: none,
+    /// or as many as the server has kept for [`KEPT_OPEN`] without closing one (it does not close them).
+    fn kept_open(&mut self, closing: u64, now: Instant) -> bool {
+        if closing == 0 {
+            return true;
+        }
+        let since = match self.closing {
+            Some((fewest, since)) if closing >= fewest => since,
+            _ => now,
+        };
+        self.closing = Some((closing.min(self.closing.map_or(closing, |(fewest, _)| fewest)), since));
+        now.duration_since(since) >= KEPT_OPEN
     }
 
     /// The median latency of [`CHECK_REQUESTS`] requests one at a time; what went wrong when one went unanswered.
@@ -149,18 +176,27 @@ fn sockets() -> Vec<procfs::net::TcpNetEntry> {
     all
 }
 
-/// Connections waiting on the server at `port`: in its listening sockets' accept queues, half open (the
-/// server's SYN-ACK not yet acknowledged), or closed by the client while the server has not closed its end.
-pub fn waiting_on(port: u16) -> u64 {
-    sockets()
-        .iter()
-        .filter(|s| s.local_address.port() == port)
-        .map(|s| match s.state {
-            TcpState::Listen => u64::from(s.rx_queue),
-            TcpState::SynRecv | TcpState::NewSynRecv | TcpState::CloseWait => 1,
-            _ => 0,
-        })
-        .sum()
+/// Connections waiting on a server's port.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// In its listening sockets' accept queues, or half open (the server's SYN-ACK not yet acknowledged).
+    pub queued: u64,
+    /// Closed by the client while the server has not closed its end.
+    pub closing: u64,
+}
+
+/// Connections waiting on the server at `port`.
+pub fn waiting_on(port: u16) -> Waiting {
+    let mut waiting = Waiting::default();
+    for s in sockets().iter().filter(|s| s.local_address.port() == port) {
+        match s.state {
+            TcpState::Listen => waiting.queued += u64::from(s.rx_queue),
+            TcpState::SynRecv | TcpState::NewSynRecv => waiting.queued += 1,
+            TcpState::CloseWait => waiting.closing += 1,
+            _ => {}
+        }
+    }
+    waiting
 }
 
 /// The processes that hold a socket listening on `port` (a pre-forking server's workers all do).
@@ -219,13 +255,35 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         assert_eq!(listeners(port), [std::process::id() as i32]);
-        assert_eq!(waiting_on(port), 0);
+        assert_eq!(waiting_on(port), Waiting::default());
         let waiting: Vec<_> = (0..3).map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
-        assert_eq!(waiting_on(port), 3, "three connections not accepted yet");
+        assert_eq!(waiting_on(port), Waiting { queued: 3, closing: 0 }, "three connections not accepted yet");
         drop(waiting);
         let accepted: Vec<_> = (0..3).map(|_| listener.accept().unwrap()).collect();
-        assert_eq!(waiting_on(port), 3, "accepted, closed by the client, not yet by the server");
+        let closing = Waiting { queued: 0, closing: 3 };
+        assert_eq!(waiting_on(port), closing, "accepted, closed by the client, not yet by the server");
         drop(accepted);
-        assert_eq!(waiting_on(port), 0);
+        assert_eq!(waiting_on(port), Waiting::default());
+    }
+
+    #[test]
+    fn connections_the_server_keeps_open_are_waited_for_only_while_their_count_falls() {
+        let mut settler = Settler {
+            url: "http://127.0.0.1:1/".into(),
+            protocol: Protocol::Http1,
+            port: None,
+            pids: Vec::new(),
+            usual: None,
+            closing: None,
+        };
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        assert!(settler.kept_open(0, at(0.0)), "none");
+        assert!(!settler.kept_open(9, at(0.0)));
+        assert!(!settler.kept_open(5, at(1.0)), "the server is closing them");
+        assert!(!settler.kept_open(5, at(2.5)), "five for 1.5 s");
+        assert!(!settler.kept_open(6, at(2.9)), "a new one does not restart the wait");
+        assert!(settler.kept_open(5, at(3.0)), "five for 2 s: the server keeps them");
+        assert!(!settler.kept_open(4, at(3.1)), "it closed one after all");
     }
 }
