@@ -136,6 +136,10 @@ pub struct ProbeRecord {
     /// Which run of its probe this is: a probe near a limit runs more than once, and is judged on all its runs.
     #[serde(default = "first_run")]
     pub run: u32,
+    /// Requests still in flight when it stopped waiting for them, its verdict settled whatever they did (the
+    /// result's `requests.left_out`).
+    #[serde(default)]
+    pub left_out: u64,
 }
 
 /// A probe's first run: what a result saved before runs were counted had.

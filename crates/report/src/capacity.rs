@@ -41,6 +41,9 @@ pub struct Capacity {
     /// When the level that broke the search met every objective, but the server fell behind the rate offered: the
     /// median share of the requests due that it completed there.
     pub fell_behind: Option<f64>,
+    /// Requests still in flight that its probes left out once their verdicts were settled (the trials'
+    /// `requests.left_out`), and in how many trials.
+    pub left_out: (u64, u32),
 }
 
 impl Capacity {
@@ -59,6 +62,10 @@ impl Capacity {
             limit_failed: cell(search.failed_at).map(|c| c.limit.clone()),
             floor,
             fell_behind,
+            left_out: trials
+                .iter()
+                .filter(|t| t.server == search.server && t.result.requests.left_out > 0)
+                .fold((0, 0), |(n, runs), t| (n + t.result.requests.left_out, runs + 1)),
         }
     }
 
@@ -113,6 +120,13 @@ impl Capacity {
                 format!("it met the SLO but completed {:.1}% of the requests due (under {asked:.0}%), ", share * 100.0)
             });
             out += &format!("; at {}: {behind}{}", level(failed, unit), limit.text());
+        }
+        if let (n @ 1.., runs) = self.left_out {
+            let trials = if runs == 1 { "1 trial".to_string() } else { format!("{runs} trials") };
+            out += &format!(
+                "; {n} requests still in flight were left out of {trials} once nothing they did could change the \
+                 verdict (their wait so far in the latency)"
+            );
         }
         if self.search.moved {
             let order: Vec<String> = self
@@ -286,6 +300,14 @@ mod tests {
         let moved = Capacity::of(&moved, &[], &[]);
         assert!(moved.found("req/s").ends_with(MOVED));
         assert!(moved.details("req/s").ends_with("; its probes in the order they ran: 10 req/s ✓, 20 req/s ✗"));
+        let mut trial: TrialRecord = serde_json::from_str(include_str!("../tests/trial.json")).unwrap();
+        (trial.server, trial.level, trial.result.requests.left_out) = ("a".into(), 10.0, 759);
+        let left_out = Capacity::of(&search("a", Some(10.0), Some(20.0), Ended::Precise), &[], &[trial.clone(), trial]);
+        assert!(
+            left_out.details("req/s").ends_with("; 1518 requests still in flight were left out of 2 trials once nothing they did could change the verdict (their wait so far in the latency)"),
+            "{}",
+            left_out.details("req/s")
+        );
         assert_eq!(
             c(Ended::Interrupted, Some(20.0), None).found("req/s"),
             "20 req/s so far: the search was cut short (finish it with shootout run --resume)"

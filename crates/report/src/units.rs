@@ -5,7 +5,8 @@
 pub fn level(value: f64, unit: &str) -> String {
     match unit.strip_prefix("users") {
         Some(rest) if value == 1.0 => format!("1 user{rest}"),
-        _ => format!("{value} {unit}"),
+        // A level measured rather than asked (what a client-bound search completed) is not a round number.
+        _ => format!("{} {unit}", (value * 10.0).round() / 10.0),
     }
 }
 

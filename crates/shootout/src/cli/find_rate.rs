@@ -180,6 +180,7 @@ fn record(rate: f64, result: &LoadResult, settle_s: f64, run: usize) -> ProbeRec
         client_saturated: result.client.saturated,
         settle_s,
         run: run as u32,
+        left_out: result.requests.left_out,
     }
 }
 
@@ -229,13 +230,17 @@ fn chosen(probes: &[ProbeRecord], found: &Found) -> Option<usize> {
 /// `probe 4: 800.0 req/s: met every objective (...)`, or what it broke; for a run of a probe near a limit that
 /// runs again, `probe 4, run 1: 800.0 req/s: near a limit, running it again (...)`.
 fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: usize) -> String {
-    let figures = format!(
+    let mut figures = format!(
         "{:.1} req/s served, mean {} ms, p99 {} ms, errors {:.2}%",
         run.requests_per_s,
         figures::number(Metric::Mean, run.mean_us, None),
         figures::number(Metric::Mean, run.p99_us, None),
         run.errors_pct
     );
+    if run.left_out > 0 {
+        figures +=
+            &format!(", {} left out (still in flight once nothing they did could change the verdict)", run.left_out);
+    }
     let over = if runs > 1 { format!(" over {runs} runs") } else { String::new() };
     let others: Vec<&str> = verdict.broke.iter().map(String::as_str).filter(|b| *b != CLIENT_LIMIT).collect();
     let verdict = match (done, verdict.passed) {
