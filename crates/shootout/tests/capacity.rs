@@ -246,19 +246,21 @@ fn an_objective_every_rate_meets_ends_at_the_clients_limit_with_what_was_complet
 
 /// A suite's search against its own sweep, run one after the other on the same server: the capacity the search
 /// finds lies between the sweep's highest level that met the SLO and its lowest that broke it (each widened by 5%,
-/// the search's precision, for the noise of a shared machine).
+/// the search's precision, for the noise of a shared machine). Each side is judged on the median of 3 trials near
+/// the limit, as a reader should: with one, a single slow second of this machine (a mean of 5.7 ms at 800/s, where
+/// queueing theory says 3 ms) moved a search's answer out of the sweep's bracket.
 #[test]
 fn a_suites_search_lands_between_the_levels_of_its_sweep() {
     let _alone = alone();
     let dir = support::workdir("capacity", "search-and-sweep");
     let suite = r#"
-repeats = 1
+repeats = 3
 duration = "2s"
 warmup = "1s"
 slo = ["mean < 5ms", "errors < 1%"]
 search = { model = "open", start = 100 }
 [full]
-rates = [250, 500, 750, 850, 900, 950, 1000, 1100, 1250]
+rates = [500, 750, 850, 900, 950, 1000, 1100, 1250]
 [load]
 path = "/spin/1000"
 [[server]]
