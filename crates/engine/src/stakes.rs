@@ -58,10 +58,11 @@ impl Stakes {
     /// answered now or failed at their deadlines, or anything between. A run that followed a redirect is never
     /// settled this way (a straggler's next hop would have a deadline of its own).
     pub fn settled(&self, recorder: &Recorder, stragglers: &[Straggler]) -> bool {
-        if self.objectives.is_empty() || recorder.request_counts().redirects > 0 {
+        let counts = recorder.request_counts();
+        if self.objectives.is_empty() || counts.redirects > 0 {
             return false;
         }
-        let reach = Reach::of(recorder, stragglers);
+        let reach = Reach::of(recorder, counts, stragglers);
         self.objectives.iter().all(|objective| {
             reach.bounds(objective.metric).is_some_and(|(low, high)| objective.holds(low) && objective.holds(high))
         })
@@ -79,13 +80,14 @@ struct Reach {
 }
 
 impl Reach {
-    fn of(recorder: &Recorder, stragglers: &[Straggler]) -> Reach {
+    /// `recorder`'s latencies with `stragglers` at each end, and its `counts`.
+    fn of(recorder: &Recorder, counts: RequestCounts, stragglers: &[Straggler]) -> Reach {
         let (mut soonest, mut latest) = (recorder.latency.clone(), recorder.latency.clone());
         for straggler in stragglers {
             record_us(&mut soonest, straggler.waited_us);
             record_us(&mut latest, straggler.at_most_us);
         }
-        Reach { soonest, latest, counts: recorder.request_counts(), k: stragglers.len() as u64 }
+        Reach { soonest, latest, counts, k: stragglers.len() as u64 }
     }
 
     /// The lowest and highest value the figure `metric` can take, as a result gives it; none for the rate, which
@@ -131,7 +133,7 @@ mod tests {
     #[test]
     fn each_figure_is_bounded_by_the_stragglers_answered_now_and_failed_at_their_deadlines() {
         let (recorder, stragglers) = worker();
-        let reach = Reach::of(&recorder, &stragglers);
+        let reach = Reach::of(&recorder, recorder.request_counts(), &stragglers);
         let (low, high) = reach.bounds(Metric::Mean).unwrap();
         assert!((low - 10_980.0).abs() < 50.0 && (high - 200_980.0).abs() < 500.0, "{low} {high}");
         assert_eq!(reach.bounds(Metric::Errors), Some((0.0, 2.0)));

@@ -244,7 +244,8 @@ impl Worker<'_> {
     /// Moves to the end period once sending time is over. A request due in the warm-up and still unanswered then
     /// waited through the whole window: it counts from here on (held over), with its latency from when it fell due,
     /// so that users a server never answered do not vanish from every figure. A search's probe that answered too
-    /// few of the requests due in its window gives up on the rest ([`Stakes::give_up_below`](crate::stakes::Stakes::give_up_below)).
+    /// few of the requests due in its window gives up on the rest
+    /// ([`Stakes::give_up_below`](crate::stakes::Stakes::give_up_below)).
     fn check_end(&mut self, now: Instant) {
         if !matches!(self.period, Period::Measure | Period::Warmup)
             || self.shared.send_until.is_none_or(|end| now < end)
@@ -277,10 +278,12 @@ impl Worker<'_> {
         }
         self.next_settled_check = now + SETTLED_EVERY;
         let timeout = self.shared.timeout;
+        // Past the window every request in flight is counted (those due in the warm-up are held over).
+        let straggling = |c: &&Conn| c.counted && c.phase.in_flight();
         let stragglers: Vec<Straggler> = self
             .conns
             .iter()
-            .filter(|c| c.counted && c.phase.in_flight())
+            .filter(straggling)
             .map(|c| {
                 // A connect's deadline may pass the request's own (its due time and the timeout); then it fails
                 // at once when connected. A tick more for the loop to see it.
@@ -291,8 +294,7 @@ impl Worker<'_> {
         if stragglers.is_empty() || !stakes.settled(&self.tally.recorder, &stragglers) {
             return false;
         }
-        // Past the window every request in flight is counted (those due in the warm-up are held over).
-        for conn in self.conns.iter().filter(|c| c.phase.in_flight()) {
+        for conn in self.conns.iter().filter(straggling) {
             self.tally.left_out(conn, now);
         }
         true
