@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::{
     assert_freezes_seen_as_they_are, assert_percentiles_from_merged_histogram, assert_skew_refused, describe,
-    left_with, marked, show_agents, skewed, Target, FREEZING, OPEN_MODEL_THROUGH_FREEZES,
+    left_with, marked, processes_with, show_agents, skewed, Target, FREEZING, OPEN_MODEL_THROUGH_FREEZES,
 };
 
 const NODES: u32 = 3;
@@ -205,6 +205,11 @@ impl Drop for Cluster {
             }
             let _ = daemon.kill();
             let _ = daemon.wait();
+        }
+        // A job step's slurmstepd outlives its slurmd (it is reparented to init): every process started with this
+        // cluster's configuration goes too.
+        for (pid, _) in processes_with(&format!("SLURM_CONF={}", self.conf.display())) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }

@@ -403,14 +403,19 @@ pub fn left_with(mark: &str) -> Vec<String> {
 
 /// The command lines of the live processes carrying `mark` now.
 pub fn running_with(mark: &str) -> Vec<String> {
-    let needle = format!("{MARK}={mark}");
+    processes_with(&format!("{MARK}={mark}")).into_iter().map(|(_, command)| command).collect()
+}
+
+/// The live processes whose environment holds `entry` (`NAME=value`) now: their pids and command lines.
+pub fn processes_with(entry: &str) -> Vec<(i32, String)> {
     let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let dir = entry.path();
+    for entry_dir in std::fs::read_dir("/proc").unwrap().flatten() {
+        let dir = entry_dir.path();
+        let Some(pid) = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<i32>().ok()) else { continue };
         let environ = std::fs::read(dir.join("environ")).unwrap_or_default();
         let alive = std::fs::read_to_string(dir.join("stat")).is_ok_and(|s| !s.contains(") Z "));
-        if alive && environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
-            found.push(std::fs::read_to_string(dir.join("cmdline")).unwrap_or_default().replace('\0', " "));
+        if alive && environ.split(|&b| b == 0).any(|v| v == entry.as_bytes()) {
+            found.push((pid, std::fs::read_to_string(dir.join("cmdline")).unwrap_or_default().replace('\0', " ")));
         }
     }
     found
