@@ -19,6 +19,10 @@
 //! - [`service`]: one service's lifecycle (a database): a process, its ready command or port, its reset.
 //! - [`services`]: the services of a run: started when first needed, reset before each server, stopped.
 //! - [`tree`]: the server's process tree in `/proc` and its resource samples.
+//! - [`thread_states`]: where each thread of a tree is, swept many times a second (on a CPU, on a lock, on a
+//!   backend, waiting for the client), with [`sockets`] to tell a client's socket from a backend's.
+//! - [`kernel_counts`]: what the kernel counts about a tree: its CPU quota running out, connects dropped on a full
+//!   listen queue.
 //! - [`container`]: a server or service in a Docker or Podman container: labelled, published, sampled by its
 //!   cgroup, stopped and removed; what dead runs left is removed by label.
 //! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
@@ -37,6 +41,7 @@
 
 pub mod cgroup;
 pub mod container;
+pub mod kernel_counts;
 pub mod live;
 pub mod log;
 pub mod outsiders;
@@ -53,6 +58,8 @@ pub mod server;
 pub mod service;
 pub mod services;
 pub mod settle;
+pub mod sockets;
 pub mod store;
+pub mod thread_states;
 pub mod tree;
 pub mod trial;

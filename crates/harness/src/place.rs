@@ -486,11 +486,14 @@ impl Watched {
         count as u32
     }
 
-    /// Starts sampling it: its CPU counted from now.
-    pub fn sampler(self) -> Sampler {
+    /// Starts sampling it: its CPU counted from now, and where its threads are unless `sweeps` is false;
+    /// `backends` names the services by their ports when its threads wait on them (on a host, by the ports the
+    /// host knows).
+    pub fn sampler(self, backends: &[(u16, String)], sweeps: bool) -> Sampler {
         match self {
             Watched::Here { root, cgroup, cpus, .. } => {
-                let mut tree = Tree::with_cgroup(root, cgroup).on_cpus(cpus);
+                let tree = Tree::with_cgroup(root, cgroup).on_cpus(cpus).naming(backends.to_vec());
+                let mut tree = tree.sweeping(sweeps);
                 tree.baseline();
                 Sampler::Here(Box::new(tree))
             }

@@ -21,6 +21,9 @@ use procfs::process::Stat;
 use procfs::{CurrentSI, KernelStats};
 use shootout_model::run::ResourceSample;
 
+use crate::kernel_counts::{Net, Quota, QuotaCount};
+use crate::thread_states::StateSampler;
+
 /// One process, as `/proc/PID/stat` describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Process {
@@ -81,13 +84,29 @@ pub struct Tree {
     cgroup: Option<PathBuf>,
     seen: HashSet<(i32, u64)>,
     last_ticks: HashMap<(i32, u64), u64>,
-    /// Each thread's run-queue wait so far, ns, by thread id.
-    last_queued_ns: HashMap<i32, u64>,
+    /// Each thread's time on a CPU and in the run queue so far, ns, by thread id.
+    last_thread_ns: HashMap<i32, ThreadNs>,
     last_cgroup_us: Option<u64>,
     last_host: Option<Ticks>,
     /// The CPUs the server may run on (empty: all), whose busy share each sample gives.
     cpus: Vec<usize>,
     last_cpus: Option<Ticks>,
+    /// Services by the port each listens on, to name what the threads wait on.
+    backends: Vec<(u16, String)>,
+    /// Whether the baseline starts sweeping where the threads are.
+    sweeps: bool,
+    /// Where the threads are, swept from the baseline on.
+    states: Option<StateSampler>,
+    quota: Option<Quota>,
+    last_quota: QuotaCount,
+    last_net: Net,
+}
+
+/// A thread's time on a CPU and waiting for one, so far, ns (`/proc/PID/task/TID/schedstat`).
+#[derive(Debug, Clone, Copy, Default)]
+struct ThreadNs {
+    on_cpu: u64,
+    queued: u64,
 }
 
 impl Tree {
@@ -98,17 +117,33 @@ impl Tree {
             cgroup: None,
             seen: HashSet::new(),
             last_ticks: HashMap::new(),
-            last_queued_ns: HashMap::new(),
+            last_thread_ns: HashMap::new(),
             last_cgroup_us: None,
             last_host: None,
             cpus: Vec::new(),
             last_cpus: None,
+            backends: Vec::new(),
+            sweeps: true,
+            states: None,
+            quota: None,
+            last_quota: QuotaCount::default(),
+            last_net: Net::default(),
         }
     }
 
     /// Samples also say how busy `cpus` (the server's own, by anything) were.
     pub fn on_cpus(self, cpus: Vec<usize>) -> Tree {
         Tree { cpus, ..self }
+    }
+
+    /// Samples name the services of `backends` (by the port each listens on) when its threads wait on them.
+    pub fn naming(self, backends: Vec<(u16, String)>) -> Tree {
+        Tree { backends, ..self }
+    }
+
+    /// Samples say where the threads were only when `sweeps` (on by default).
+    pub fn sweeping(self, sweeps: bool) -> Tree {
+        Tree { sweeps, ..self }
     }
 
     /// The tree rooted at `root`, plus every process in the cgroup at `cgroup`.
@@ -157,13 +192,20 @@ impl Tree {
         members
     }
 
-    /// Starts CPU accounting from now (the next sample counts CPU used after this call).
+    /// Starts CPU accounting from now (the next sample counts CPU used after this call), and the sweeps of where
+    /// its threads are.
     pub fn baseline(&mut self) {
         let members = self.members();
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
-        self.last_queued_ns = members.iter().flat_map(|p| queued_ns(p.pid)).collect();
+        self.last_thread_ns = members.iter().flat_map(|p| thread_ns(p.pid)).collect();
         self.last_cgroup_us = self.cgroup_usage_us();
         (self.last_host, self.last_cpus) = host_and_cpu_ticks(&self.cpus);
+        let quota = Quota::over(members.iter().map(|p| p.pid));
+        self.last_quota = quota.count();
+        self.quota = Some(quota);
+        self.last_net = Net::of(self.root);
+        let pids = std::iter::once(self.root).chain(members.iter().map(|p| p.pid).filter(|&p| p != self.root));
+        self.states = self.sweeps.then(|| StateSampler::start(pids.collect(), self.backends.clone()));
     }
 
     /// CPU time used by every process ever in the cgroup, µs (exact, and it keeps the time of processes that
@@ -185,12 +227,11 @@ impl Tree {
             rss_bytes: 0,
             pss_bytes: 0,
             cpu_s: 0.0,
-            cpu_queued_s: 0.0,
-            host_busy: 0.0,
-            cpus_busy: 0.0,
+            ..ResourceSample::default()
         };
         let mut ticks = HashMap::with_capacity(members.len());
-        let mut queued = HashMap::with_capacity(self.last_queued_ns.len());
+        let mut threads = HashMap::with_capacity(self.last_thread_ns.len());
+        let mut ran = HashSet::new();
         for p in &members {
             sample.threads += p.threads;
             let (fds, rss, pss) = descriptors_and_memory(p.pid);
@@ -198,18 +239,50 @@ impl Tree {
             sample.rss_bytes += rss;
             sample.pss_bytes += pss;
             let before = self.last_ticks.get(&p.identity()).copied().unwrap_or(0);
-            sample.cpu_s += p.ticks.saturating_sub(before) as f64 / tick;
+            // The process's own count keeps the time of its threads that have ended since.
+            let process_cpu_s = p.ticks.saturating_sub(before) as f64 / tick;
+            sample.cpu_s += process_cpu_s;
             ticks.insert(p.identity(), p.ticks);
-            for (tid, ns) in queued_ns(p.pid) {
-                // The baseline saw every thread alive then: one first seen now started since, and its whole wait
+            let mut process_ran = 0;
+            for (tid, ns) in thread_ns(p.pid) {
+                // The baseline saw every thread alive then: one first seen now started since, and all its time
                 // belongs to the measurement.
-                let before = self.last_queued_ns.get(&tid).copied().unwrap_or(0);
-                sample.cpu_queued_s += ns.saturating_sub(before) as f64 / 1e9;
-                queued.insert(tid, ns);
+                let before = self.last_thread_ns.get(&tid).copied().unwrap_or_default();
+                sample.cpu_queued_s += ns.queued.saturating_sub(before.queued) as f64 / 1e9;
+                let on_cpu = ns.on_cpu.saturating_sub(before.on_cpu);
+                if on_cpu > 0 {
+                    ran.insert(tid);
+                    process_ran += 1;
+                }
+                threads.insert(tid, ns);
+            }
+            if process_cpu_s > sample.busiest_cpu_s {
+                (sample.busiest_cpu_s, sample.busiest_threads) = (process_cpu_s, process_ran);
             }
         }
         self.last_ticks = ticks;
-        self.last_queued_ns = queued;
+        self.last_thread_ns = threads;
+        if let Some(states) = &self.states {
+            sample.states = states.take(&ran);
+            let root_first =
+                std::iter::once(self.root).chain(members.iter().map(|p| p.pid).filter(|&p| p != self.root));
+            states.follow(root_first.collect());
+        }
+        if let Some(quota) = &self.quota {
+            let now = quota.count();
+            if now.cpus > 0.0 && now.cpus == self.last_quota.cpus {
+                sample.periods = now.periods.saturating_sub(self.last_quota.periods);
+                sample.throttled_periods = now.throttled.saturating_sub(self.last_quota.throttled);
+            }
+            sample.quota_cpus = now.cpus;
+            self.last_quota = now;
+        }
+        let net = Net::of(self.root);
+        if net != Net::default() {
+            let counted = net.since(self.last_net);
+            (sample.listen_overflows, sample.syn_retransmits) = (counted.listen_overflows, counted.syn_retransmits);
+            self.last_net = net;
+        }
         if let (Some(before), Some(now)) = (self.last_cgroup_us, self.cgroup_usage_us()) {
             // The cgroup's count is exact; /proc's clock ticks are 10 ms each.
             sample.cpu_s = now.saturating_sub(before) as f64 / 1e6;
@@ -242,11 +315,15 @@ fn descriptors_and_memory(pid: i32) -> (u32, u64, u64) {
     (fds, bytes("Rss"), bytes("Pss"))
 }
 
-/// Each thread of process `pid` with the time it has spent ready to run but waiting for a CPU, ns (from
-/// `/proc/PID/task/TID/schedstat`; nothing where the kernel keeps no scheduler statistics).
-fn queued_ns(pid: i32) -> Vec<(i32, u64)> {
+/// Each thread of process `pid` with the time it has spent on a CPU and ready to run but waiting for one, ns
+/// (from `/proc/PID/task/TID/schedstat`; nothing where the kernel keeps no scheduler statistics).
+fn thread_ns(pid: i32) -> Vec<(i32, ThreadNs)> {
     let Ok(tasks) = procfs::process::Process::new(pid).and_then(|p| p.tasks()) else { return Vec::new() };
-    tasks.flatten().filter_map(|task| Some((task.tid, task.schedstat().ok()?.run_delay))).collect()
+    let times = |task: procfs::process::Task| {
+        let stat = task.schedstat().ok()?;
+        Some((task.tid, ThreadNs { on_cpu: stat.sum_exec_runtime, queued: stat.run_delay }))
+    };
+    tasks.flatten().filter_map(times).collect()
 }
 
 /// The busy share between two readings of [`host_and_cpu_ticks`].

@@ -13,6 +13,7 @@ use shootout_engine::stakes::Stakes;
 use shootout_engine::{Plan, Progress};
 use shootout_model::run::{ResourceSample, ServerUsage, ServiceTrial, TrialRecord};
 use shootout_model::settings::LoadSettings;
+use shootout_model::states::ThreadTime;
 use shootout_model::LoadResult;
 use shootout_suite::{Agents, Levels, ServerSpec, Suite};
 
@@ -38,10 +39,12 @@ pub(crate) fn trial(
     let watched: Vec<Watched> = std::iter::once(running.process.watched()).chain(services.iter().cloned()).collect();
     let cpu_counts: Vec<u32> = watched.iter().map(Watched::cpu_count).collect();
     let (stop_sampling, sampled) = mpsc::channel::<()>();
-    let every = suite.sample_every;
+    let (every, sweeps) = (suite.sample_every, suite.thread_states);
+    let backends: Vec<(u16, String)> =
+        running.process.fill().services.iter().map(|(name, port)| (*port, name.clone())).collect();
     let measure_start = Instant::now() + suite.warmup;
     let sampler = std::thread::spawn(move || {
-        let mut trees: Vec<Sampler> = watched.into_iter().map(Watched::sampler).collect();
+        let mut trees: Vec<Sampler> = watched.into_iter().map(|w| w.sampler(&backends, sweeps)).collect();
         let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
         loop {
             let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
@@ -227,8 +230,10 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
     let measured: Vec<&ResourceSample> = samples.iter().filter(|s| s.t_s > 0.0).collect();
     let last_s = measured.iter().map(|s| s.t_s).fold(0.0, f64::max);
     let window_s = if window_s > 0.0 { window_s.min(last_s) } else { last_s };
-    // CPU since the window began, and within it: CPU, threads' wait for a CPU, and CPUs' busy time.
-    let (mut cpu_s, mut window_cpu_s, mut window_queued_s, mut window_cpus_busy_s) = (0.0, 0.0, 0.0, 0.0);
+    // CPU since the window began, and the sums within it, each sample's share of them weighted by the part of its
+    // interval inside the window.
+    let mut cpu_s = 0.0;
+    let mut window = WindowSums::default();
     let mut previous = -warmup_s;
     for sample in samples {
         if sample.t_s > previous {
@@ -236,14 +241,22 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
             let after_start = (sample.t_s - previous.max(0.0)).max(0.0);
             let inside = (sample.t_s.min(window_s) - previous.max(0.0)).max(0.0);
             cpu_s += sample.cpu_s * after_start / length;
-            window_cpu_s += sample.cpu_s * inside / length;
-            window_queued_s += sample.cpu_queued_s * inside / length;
-            window_cpus_busy_s += sample.cpus_busy * inside;
+            window.add(sample, inside, inside / length);
         }
         previous = sample.t_s;
     }
     let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
-    let share = |seconds: f64| if window_s > 0.0 && cpus > 0 { seconds / (window_s * f64::from(cpus)) } else { 0.0 };
+    let per_second = |sum: f64| if window_s > 0.0 { sum / window_s } else { 0.0 };
+    let share = |seconds: f64| if cpus > 0 { per_second(seconds) / f64::from(cpus) } else { 0.0 };
+    let mut time = window.states;
+    for figure in [&mut time.disk, &mut time.lock, &mut time.sleep, &mut time.client, &mut time.idle] {
+        *figure = per_second(*figure);
+    }
+    for (_, figure) in &mut time.backends {
+        *figure = per_second(*figure);
+    }
+    time.backends.sort_by(|a, b| b.1.total_cmp(&a.1));
+    (time.on_cpu, time.runnable) = (per_second(window.cpu_s), per_second(window.queued_s));
     ServerUsage {
         cpu_s,
         cpu_us_per_request: if responses > 0 { cpu_s * 1e6 / responses as f64 } else { 0.0 },
@@ -253,9 +266,64 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
         threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
         cpus,
-        busy: share(window_cpu_s),
-        queued: share(window_queued_s),
-        cpus_busy: if window_s > 0.0 { window_cpus_busy_s / window_s } else { 0.0 },
+        busy: share(window.cpu_s),
+        queued: share(window.queued_s),
+        cpus_busy: per_second(window.cpus_busy_s),
+        busiest_cores: per_second(window.busiest_cpu_s),
+        busiest_threads: measured.iter().map(|s| s.busiest_threads).max().unwrap_or(0),
+        quota_cpus: measured.iter().map(|s| s.quota_cpus).fold(0.0, f64::max),
+        throttled: if window.periods > 0.0 { window.throttled_periods / window.periods } else { 0.0 },
+        listen_overflows: window.listen_overflows.round() as u64,
+        syn_retransmits: window.syn_retransmits.round() as u64,
+        time,
+    }
+}
+
+/// What a trial's samples add up to inside its measured window.
+#[derive(Debug, Default)]
+struct WindowSums {
+    cpu_s: f64,
+    queued_s: f64,
+    cpus_busy_s: f64,
+    busiest_cpu_s: f64,
+    periods: f64,
+    throttled_periods: f64,
+    listen_overflows: f64,
+    syn_retransmits: f64,
+    /// Thread-seconds in each wait (on CPU and runnable come from `cpu_s` and `queued_s`).
+    states: ThreadTime,
+}
+
+impl WindowSums {
+    /// Adds `sample`, of which `inside` seconds, a `part` of its interval, lie inside the window.
+    fn add(&mut self, sample: &ResourceSample, inside: f64, part: f64) {
+        self.cpu_s += sample.cpu_s * part;
+        self.queued_s += sample.cpu_queued_s * part;
+        self.cpus_busy_s += sample.cpus_busy * inside;
+        self.busiest_cpu_s += sample.busiest_cpu_s * part;
+        self.periods += sample.periods as f64 * part;
+        self.throttled_periods += sample.throttled_periods as f64 * part;
+        self.listen_overflows += sample.listen_overflows as f64 * part;
+        self.syn_retransmits += sample.syn_retransmits as f64 * part;
+        let counts = &sample.states;
+        if counts.sweeps == 0 || inside <= 0.0 {
+            return;
+        }
+        // Each count over the sweeps is the mean number of threads in that state over the interval.
+        let seconds = |n: u32| f64::from(n) / f64::from(counts.sweeps) * inside;
+        let time = &mut self.states;
+        time.sweeps += (f64::from(counts.sweeps) * part).round() as u32;
+        time.disk += seconds(counts.disk);
+        time.lock += seconds(counts.lock);
+        time.sleep += seconds(counts.sleep);
+        time.client += seconds(counts.client);
+        time.idle += seconds(counts.idle);
+        for (name, n) in &counts.backends {
+            match time.backends.iter_mut().find(|(known, _)| known == name) {
+                Some((_, sum)) => *sum += seconds(*n),
+                None => time.backends.push((name.clone(), seconds(*n))),
+            }
+        }
     }
 }
 

@@ -107,6 +107,15 @@ pub enum DecodeError {
     Payload(hdrhistogram::serialization::DeserializeError),
 }
 
+/// How many values of `summary` are `at_least_us` or more; none when its histogram cannot be read.
+pub fn count_at_least(summary: &LatencySummary, at_least_us: u64) -> u64 {
+    let Ok(histogram) = decode_histogram(&summary.histogram) else { return 0 };
+    if histogram.is_empty() || histogram.max() < at_least_us {
+        return 0;
+    }
+    histogram.count_between(at_least_us, histogram.max())
+}
+
 /// Decodes the output of [`encode_histogram`] (or any V2 / V2-deflate base64 histogram).
 pub fn decode_histogram(text: &str) -> Result<LatencyHistogram, DecodeError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;

@@ -14,6 +14,8 @@
 //!   resource samples), and [`run::Environment`].
 //! - [`profile`]: [`profile::Profiler`], the profilers by name, and [`profile::ProfileSpec`], a suite's
 //!   `[profile]` table.
+//! - [`states`]: [`states::ThreadTime`], where a server's threads spent a trial: on a CPU, waiting on a lock,
+//!   a backend, a client.
 //! - [`slo`]: [`slo::Slo`], a service-level objective such as `p99 < 200ms`.
 //! - [`search`]: [`search::Search`], which level a capacity search tries next, and the probes and bracket it
 //!   keeps.
@@ -32,6 +34,7 @@ pub mod run;
 pub mod search;
 pub mod settings;
 pub mod slo;
+pub mod states;
 pub mod units;
 
 pub use agents::{AgentSettings, AgentSpec};

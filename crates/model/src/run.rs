@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::states::{StateCounts, ThreadTime};
 use crate::LoadResult;
 
 /// Which repeat figure the verdicts of a suite use.
@@ -78,7 +79,7 @@ pub struct ServiceTrial {
 }
 
 /// One sample of the server's whole live process tree.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResourceSample {
     /// Seconds since the start of the measured window (negative during the warm-up).
     pub t_s: f64,
@@ -105,10 +106,36 @@ pub struct ResourceSample {
     pub cpus_busy: f64,
     /// Busy share of the whole host's CPUs since the previous sample (0 to 1).
     pub host_busy: f64,
+    /// CPU seconds used by the tree's busiest process since the previous sample: a process that used one CPU
+    /// while it could have used more was held to one core (by a GIL, or by having one thread).
+    #[serde(default)]
+    pub busiest_cpu_s: f64,
+    /// Threads of that process that ran since the previous sample.
+    #[serde(default)]
+    pub busiest_threads: u32,
+    /// CPU-quota periods of the tree's cgroup since the previous sample (none without a quota).
+    #[serde(default)]
+    pub periods: u64,
+    /// Of those, the periods in which the quota ran out and its threads were held off the CPU.
+    #[serde(default)]
+    pub throttled_periods: u64,
+    /// The quota, in CPUs (0: none).
+    #[serde(default)]
+    pub quota_cpus: f64,
+    /// Connects the kernel dropped since the previous sample because a listen queue was full
+    /// (`ListenOverflows` of /proc/net/netstat, on the tree's host).
+    #[serde(default)]
+    pub listen_overflows: u64,
+    /// SYNs the kernel sent again since the previous sample, for connects not answered in time (`TCPSynRetrans`).
+    #[serde(default)]
+    pub syn_retransmits: u64,
+    /// Where the threads were since the previous sample.
+    #[serde(default)]
+    pub states: StateCounts,
 }
 
 /// The server's resource use over one trial's measured window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerUsage {
     /// CPU seconds used by the server tree in the measured window.
     pub cpu_s: f64,
@@ -140,6 +167,27 @@ pub struct ServerUsage {
     /// measured window: at 0.9 or more, with threads queued, the server wanted more CPU than it got.
     #[serde(default)]
     pub cpus_busy: f64,
+    /// CPUs used by the tree's busiest process, on average over the window.
+    #[serde(default)]
+    pub busiest_cores: f64,
+    /// The most threads of that process that ran in one sample's interval.
+    #[serde(default)]
+    pub busiest_threads: u32,
+    /// Its cgroup's CPU quota, in CPUs (0: none).
+    #[serde(default)]
+    pub quota_cpus: f64,
+    /// Share of the quota's periods in the window in which it ran out (0 to 1; 0 without a quota).
+    #[serde(default)]
+    pub throttled: f64,
+    /// Connects dropped on a full listen queue on its host during the window.
+    #[serde(default)]
+    pub listen_overflows: u64,
+    /// SYNs sent again on its host during the window, for connects not answered in time.
+    #[serde(default)]
+    pub syn_retransmits: u64,
+    /// Where its threads were.
+    #[serde(default)]
+    pub time: ThreadTime,
 }
 
 /// The machine and the software a suite ran on.

@@ -143,6 +143,8 @@ pub struct Suite {
     pub threads: u32,
     /// Time between two resource samples.
     pub sample_every: Duration,
+    /// Whether the servers' threads are swept to say where they spent their time (on by default).
+    pub thread_states: bool,
     /// What each request is.
     pub load: LoadSpec,
     /// The servers.

@@ -90,6 +90,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         threads: raw.threads.unwrap_or(if single_cpu { 1 } else { 2 }).max(1),
         client_cpus,
         sample_every: duration_or(&raw.sample_every, Duration::from_secs(1), &at)?,
+        thread_states: raw.thread_states.unwrap_or(true),
         load,
         servers,
         services,

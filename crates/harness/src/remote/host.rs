@@ -109,7 +109,9 @@ impl Host {
             ToHost::Watch { id } => match self.processes.get(&id) {
                 Some(process) => {
                     let cgroup = process.cgroup.as_ref().map(|g| g.path().to_path_buf());
-                    let mut tree = Tree::with_cgroup(process.tree_root(), cgroup).on_cpus(process.cpus.clone());
+                    let backends = process.fill.services.iter().map(|(name, port)| (*port, name.clone())).collect();
+                    let tree = Tree::with_cgroup(process.tree_root(), cgroup).on_cpus(process.cpus.clone());
+                    let mut tree = tree.naming(backends);
                     tree.baseline();
                     self.trees.insert(id, tree);
                     FromHost::Done { output: String::new() }
