@@ -4,10 +4,12 @@
 //! that breaks an objective, and its throughput); the knee (where throughput stops rising); and what limited each
 //! cell ([`Limit`]).
 
+use crate::limit::mean_time;
 use serde::Serialize;
 use shootout_metrics::percentile_us;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
+use shootout_model::states::ThreadTime;
 
 use shootout_model::slo::{Metric, Slo};
 
@@ -68,6 +70,10 @@ pub struct Cell {
     pub queue_grew: Option<QueueGrowth>,
     /// The lowest and highest of the repeats' figures behind the medians above, for the charts' spread.
     pub ranges: Ranges,
+    /// Where the server's threads were, the mean over the repeats (no sweeps in results saved before them).
+    pub time: ThreadTime,
+    /// The median share of its CPU quota's periods that ran out (0 without a quota).
+    pub throttled: f64,
 }
 
 /// The lowest and the highest across a cell's repeats of each figure whose median it shows.
@@ -414,6 +420,8 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         repeats: runs.len(),
         queue_grew,
         ranges,
+        time: mean_time(runs),
+        throttled: median(&runs.iter().map(|t| t.usage.throttled).collect::<Vec<_>>()),
     }
 }
 
@@ -513,6 +521,8 @@ mod tests {
             repeats: rps.len(),
             queue_grew: None,
             ranges: Ranges::default(),
+            time: ThreadTime::default(),
+            throttled: 0.0,
         }
     }
 

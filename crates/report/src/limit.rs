@@ -1,28 +1,58 @@
-//! [`Limit`]: what held a cell's throughput back, read from what every trial already samples. The client was the
-//! bottleneck when it was busy, or busy and waiting for a CPU, 90% of the time or more in any repeat (its figures
-//! then measure shootout); else, in the open model, nothing held it back when every repeat completed 90% of the
-//! offered rate or more ([`COMPLETED_SHARE`]): the rate offered set the throughput, whatever the server's CPU; else
-//! the server was CPU-bound when its process tree kept 90% or more of the CPUs it could run on busy (median over
-//! the repeats); else a service it ran beside (a database) was the limit when its tree kept 90% or more of the
-//! CPUs it could run on busy (the busiest such service is named); else the server was CPU-bound when those CPUs were 90% busy with anything (the kernel's network work, another process, the
-//! client on a shared core) while its threads queued for them; else, in the open model, the client's connections
-//! when a repeat fell behind because every one was busy while the server answered at its usual speed
-//! ([`Behind::Connections`]); else the server was waiting with CPU to spare: for a free worker, a lock, the disk,
-//! the network or a sleep. A server's threads queueing behind each other on a CPU that still had idle time (a
-//! thundering herd of workers woken for one connection) is not a CPU limit.
+//! [`Limit`]: what held a cell's throughput back, read from what every trial samples: the client's CPU, the
+//! server's and its services' CPU, the kernel's counts (listen queues, CPU quotas), and where the server's threads
+//! spent their time ([`ThreadTime`]). The first that holds, in this order, is the cell's limit:
+//! 1. the client, busy (or busy and waiting for a CPU) 90% of the time or more in any repeat: its figures then
+//!    measure shootout;
+//! 2. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
+//!    took [`SYN_RETRIED_US`] or more, the time a dropped SYN waits to be sent again (then 3 s, 7 s): whatever
+//!    else the server did, those requests waited seconds;
+//! 3. nothing, in the open model, when every repeat completed the requests due within [`KEPT`] and grew no queue
+//!    ([`queue_growth`]): the rate offered set the throughput;
+//! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
+//! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
+//! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
+//!    take turns on a lock (a GIL, a GVL) or it has one thread that runs;
+//! 7. a service it ran beside (a database) that kept 90% or more of its CPUs busy;
+//! 8. CPU taken by another (a process outside the run, a service), when the server's CPUs were 90% busy with
+//!    anything while its threads queued for them;
+//! 9. the client's connections, in the open model, all busy while the server answered at its usual speed
+//!    ([`Behind::Connections`]);
+//! 10. what its threads waited on, when one wait took [`WAITED`] of their time or more and more than any other: a
+//!     backend (`db`), the disk, a lock, or a sleep with more requests in flight than threads to take them
+//!     (its workers all busy);
+//! 11. the client, when the threads mostly waited for it: the load, not the server, set the pace;
+//! 12. else waiting, with CPU to spare, and the largest wait of the threads named.
+//!
+//! A server's threads queueing behind each other on a CPU that still had idle time (a thundering herd of workers
+//! woken for one connection) is not a CPU limit.
 
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
+use shootout_model::states::ThreadTime;
 
 use crate::analysis::{median, service_cells};
-use crate::behind::{Behind, CellLag, COMPLETED_SHARE};
+use crate::behind::{completed_share, Behind, CellLag};
 use crate::bound::{at_least, figure};
+use crate::queue::{queue_growth, KEPT};
+use shootout_metrics::histogram::count_at_least;
 
 /// The busy share from which the client, or the server, counts as the bottleneck.
 pub use shootout_model::SATURATION as BOUND;
 
 /// Threads waiting for each CPU, on average, from which a server on full CPUs wanted more than it got.
 pub const QUEUED: f64 = 0.1;
+
+/// A connect that took this long had its SYN sent again (Linux waits 1 s before the first retry).
+pub const SYN_RETRIED_US: u64 = 950_000;
+
+/// The share of a quota's periods that ran out from which the quota is the limit.
+pub const THROTTLED: f64 = 0.25;
+
+/// The share of the threads' time from which one wait is named as the limit.
+pub const WAITED: f64 = 0.25;
+
+/// The share of one CPU from which another's use of the server's CPUs is named.
+pub const TAKEN: f64 = 0.1;
 
 /// What limited one server at one level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,6 +61,27 @@ pub enum Limit {
     /// The load generator was busy, or busy and waiting for a CPU, 90% of the time or more in some repeat: the
     /// figures measure shootout, not the server.
     Client,
+    /// The kernel dropped connects on a full listen queue, and `dropped` of the load's connects (median over the
+    /// repeats) were sent again: each waited 1 s or more, the longest `longest_us`.
+    ListenQueue {
+        /// The load's connects that were dropped and sent again.
+        dropped: u64,
+        /// The longest connect, µs.
+        longest_us: u64,
+    },
+    /// Open model: every repeat completed what was offered and grew no queue: the offered rate, not the server,
+    /// set the throughput (`busy`, 0 to 1, the server's median busy share meanwhile).
+    KeptUp {
+        /// Median busy share.
+        busy: f64,
+    },
+    /// The server's CPU quota ran out in `throttled` of its periods (0 to 1, median).
+    Quota {
+        /// Share of periods throttled.
+        throttled: f64,
+        /// The quota, in CPUs.
+        cpus: f64,
+    },
     /// The server's processes used 90% or more of the CPUs they could run on (`busy`, 0 to 1), or those CPUs
     /// were that busy (`cpus_busy`) while its threads queued for them.
     ServerCpu {
@@ -38,6 +89,16 @@ pub enum Limit {
         busy: f64,
         /// Median busy share of its CPUs, by anything.
         cpus_busy: f64,
+    },
+    /// One process of the server used a whole CPU (`cores`) of the `cpus` it could run on: its threads took turns
+    /// on a lock (`lock`: a GIL), or one thread did the work.
+    OneCore {
+        /// CPUs its busiest process used.
+        cores: f64,
+        /// CPUs it could run on.
+        cpus: u32,
+        /// Its other threads waited on a lock.
+        lock: bool,
     },
     /// A service the server ran beside (`name`, a database) used 90% or more of the CPUs it could run on (`busy`,
     /// 0 to 1, its median busy share) while the server did not.
@@ -47,10 +108,13 @@ pub enum Limit {
         /// Its median busy share.
         busy: f64,
     },
-    /// The server had CPU to spare (`busy`, 0 to 1) and still went no faster: it was waiting.
-    Waiting {
-        /// Median busy share.
-        busy: f64,
+    /// The server's CPUs were 90% busy while its threads queued for them, and `who` used `share` of a CPU of
+    /// them (a process outside the run, or a service).
+    TakenBy {
+        /// The process or service.
+        who: String,
+        /// Its share of one CPU.
+        share: f64,
     },
     /// Open model: a repeat fell behind because every connection the client could open was busy while the server
     /// answered each at its usual speed ([`Behind::Connections`]): the connections, not the server, set the figure
@@ -59,11 +123,38 @@ pub enum Limit {
         /// Median busy share.
         busy: f64,
     },
-    /// Open model: every repeat completed what was offered (90% of it or more): the offered rate, not the server,
-    /// set the throughput (`busy`, 0 to 1, the server's median busy share meanwhile).
-    KeptUp {
+    /// The server's threads spent `share` of their time waiting on `on`: a backend by name, `disk`, `lock`, or
+    /// `sleep` with every worker taken (`workers`, the mean number of them).
+    Waited {
+        /// What they waited on.
+        on: String,
+        /// Their share of the threads' time.
+        share: f64,
+        /// The mean number of threads busy with a request.
+        workers: f64,
+    },
+    /// The server's threads mostly waited for the client (`share` of their time): the load set the pace.
+    ForClient {
+        /// Their share of the threads' time.
+        share: f64,
         /// Median busy share.
         busy: f64,
+    },
+    /// The server had CPU to spare (`busy`, 0 to 1) and still went no faster; no thread states were sampled.
+    Waiting {
+        /// Median busy share.
+        busy: f64,
+    },
+    /// The server had CPU to spare (`busy`, 0 to 1) and still went no faster, and no wait of its threads stood
+    /// out as the limit: the largest (`on`: `client`, `idle`, `disk`, `lock`, `sleep` or a backend) took `share`
+    /// of their time.
+    WaitingOn {
+        /// Median busy share.
+        busy: f64,
+        /// The largest wait.
+        on: String,
+        /// Its share of the threads' time.
+        share: f64,
     },
     /// Saved before shootout recorded the server's CPUs.
     Unknown,
@@ -78,47 +169,190 @@ impl Limit {
         if runs.is_empty() || runs.iter().any(|t| t.usage.cpus == 0) {
             return Limit::Unknown;
         }
-        let busy = median(&runs.iter().map(|t| t.usage.busy).collect::<Vec<_>>());
+        let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
+        // The kernel's count is its whole host's; the load's slow connects say the server's queue was the one.
+        let overflows = of(&|t| t.usage.listen_overflows as f64);
+        let dropped = of(&|t| count_at_least(&t.result.connect, SYN_RETRIED_US) as f64).round() as u64;
+        if overflows >= 1.0 && dropped > 0 {
+            let longest_us = runs.iter().map(|t| t.result.connect.max_us).max().unwrap_or(0);
+            return Limit::ListenQueue { dropped, longest_us };
+        }
+        let busy = of(&|t| t.usage.busy);
         let kept_up = |t: &&TrialRecord| {
-            let completed = t.result.throughput.requests_per_s;
-            t.result.sends.is_some_and(|sends| at_least(completed, COMPLETED_SHARE * sends.offered_per_s))
+            completed_share(&t.result).is_some_and(|share| at_least(share, KEPT)) && queue_growth(&t.result).is_none()
         };
         if runs.iter().all(kept_up) {
             return Limit::KeptUp { busy };
         }
-        let queued = median(&runs.iter().map(|t| t.usage.queued).collect::<Vec<_>>());
-        let cpus_busy = median(&runs.iter().map(|t| t.usage.cpus_busy).collect::<Vec<_>>());
-        if at_least(busy, BOUND) {
-            Limit::ServerCpu { busy, cpus_busy }
-        } else if let Some((name, busy)) = busiest_service(runs).filter(|(_, busy)| at_least(*busy, BOUND)) {
-            Limit::Service { name, busy }
-        } else if at_least(cpus_busy, BOUND) && at_least(queued, QUEUED) {
-            Limit::ServerCpu { busy, cpus_busy }
-        } else if CellLag::of(runs).is_some_and(|lag| matches!(lag.by, Behind::Connections { .. })) {
-            Limit::Connections { busy }
-        } else {
-            Limit::Waiting { busy }
+        let throttled = of(&|t| t.usage.throttled);
+        if at_least(throttled, THROTTLED) {
+            return Limit::Quota { throttled, cpus: of(&|t| t.usage.quota_cpus) };
         }
+        let queued = of(&|t| t.usage.queued);
+        let cpus_busy = of(&|t| t.usage.cpus_busy);
+        if at_least(busy, BOUND) {
+            return Limit::ServerCpu { busy, cpus_busy };
+        }
+        let time = mean_time(runs);
+        let cores = of(&|t| t.usage.busiest_cores);
+        let cpus = runs[0].usage.cpus;
+        if cpus >= 2 && at_least(cores, BOUND) {
+            let threads = of(&|t| f64::from(t.usage.busiest_threads));
+            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0 };
+        }
+        if let Some((name, busy)) = busiest_service(runs).filter(|(_, busy)| at_least(*busy, BOUND)) {
+            return Limit::Service { name, busy };
+        }
+        if at_least(cpus_busy, BOUND) && at_least(queued, QUEUED) {
+            return match taker(runs) {
+                Some((who, share)) => Limit::TakenBy { who, share },
+                None => Limit::ServerCpu { busy, cpus_busy },
+            };
+        }
+        if CellLag::of(runs).is_some_and(|lag| matches!(lag.by, Behind::Connections { .. })) {
+            return Limit::Connections { busy };
+        }
+        let in_flight = of(&|t| t.result.throughput.requests_per_s * t.result.latency.mean_us / 1e6);
+        waited(&time, in_flight).unwrap_or_else(|| {
+            let total = time.total();
+            if total <= 0.0 {
+                return Limit::Waiting { busy };
+            }
+            if time.client / total >= WAITED && time.client >= largest_wait(&time) {
+                return Limit::ForClient { share: time.client / total, busy };
+            }
+            let fixed = [("client", time.client), ("idle", time.idle), ("disk", time.disk), ("lock", time.lock)];
+            let waits = fixed.into_iter().chain([("sleep", time.sleep)]);
+            let all = waits.chain(time.backends.iter().map(|(name, n)| (name.as_str(), *n)));
+            match all.max_by(|a, b| a.1.total_cmp(&b.1)).filter(|(_, n)| *n > 0.0) {
+                Some((on, n)) => Limit::WaitingOn { busy, on: on.to_string(), share: n / total },
+                None => Limit::Waiting { busy },
+            }
+        })
     }
 
-    /// How the tables write it: `client-bound`, `server CPU 97%`, `db CPU 97%` (a service), `server CPU 60% (CPUs 98% busy)` (it wanted more
-    /// than it got), `waiting (CPU 35%)`, `connections (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class
-    /// was judged on is written on its side of 90% ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU 90%)`.
+    /// How the tables write it: `client-bound`, `server CPU 97%`, `db CPU 97%` (a service), `server CPU 60% (CPUs
+    /// 98% busy)` (it wanted more than it got), `one core: its GIL (1 of 2 CPUs used; threads wait on its lock)`,
+    /// `db: waited on it 71% of the time`, `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class
+    /// was judged on is written on its side of its bound ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU
+    /// 90%)`.
     pub fn text(&self) -> String {
         let judged = |share: f64| figure(share * 100.0, Some(BOUND * 100.0), 0);
+        let percent = |share: f64| format!("{:.0}%", share * 100.0);
         match self {
             Limit::Client => "client-bound".into(),
+            Limit::ListenQueue { dropped, longest_us } => {
+                let longest_s = (*longest_us as f64 / 1e6).round();
+                let after = if longest_s > 1.0 { format!("1–{longest_s} s") } else { "1 s".into() };
+                format!("listen queue: {} connects dropped, retried after {after}", crate::units::count(*dropped))
+            }
+            Limit::Quota { throttled, cpus } => format!(
+                "CPU quota of {} CPUs: throttled in {}% of periods",
+                cores_text(*cpus),
+                figure(throttled * 100.0, Some(THROTTLED * 100.0), 0)
+            ),
             Limit::ServerCpu { busy, .. } if at_least(*busy, BOUND) => format!("server CPU {}%", judged(*busy)),
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
+            Limit::OneCore { cores, cpus, lock: true } => {
+                format!("one core: its GIL ({} of {cpus} CPUs used; threads wait on its lock)", cores_text(*cores))
+            }
+            Limit::OneCore { cores, cpus, lock: false } => {
+                format!("one core: one thread ({} of {cpus} CPUs used)", cores_text(*cores))
+            }
             Limit::Service { name, busy } => format!("{name} CPU {}%", judged(*busy)),
+            Limit::TakenBy { who, share } => format!("CPU taken by {who}: {} of a CPU", percent(*share)),
+            Limit::Connections { busy } => format!("connections (CPU {})", percent(*busy)),
+            Limit::Waited { on, share, workers } => match on.as_str() {
+                "sleep" => format!("workers: all {:.0} busy, asleep {} of the time", workers, percent(*share)),
+                "lock" => format!("a lock: threads waited on one another {} of the time", percent(*share)),
+                "disk" => format!("disk: threads waited on it {} of the time", percent(*share)),
+                backend => format!("{backend}: waited on it {} of the time", percent(*share)),
+            },
+            Limit::ForClient { share, busy } => {
+                format!("waiting for the client {} of the time (CPU {})", percent(*share), percent(*busy))
+            }
             Limit::Waiting { busy } => format!("waiting (CPU {}%)", judged(*busy)),
-            Limit::Connections { busy } => format!("connections (CPU {:.0}%)", busy * 100.0),
-            Limit::KeptUp { busy } => format!("kept up (CPU {:.0}%)", busy * 100.0),
+            Limit::WaitingOn { busy, on, share } => {
+                let what = match on.as_str() {
+                    "client" => "waiting for the client".to_string(),
+                    "idle" => "idle".into(),
+                    "disk" => "on the disk".into(),
+                    "lock" => "on a lock".into(),
+                    "sleep" => "asleep".into(),
+                    backend => format!("on {backend}"),
+                };
+                format!("waiting (CPU {}%), threads mostly {what} ({} of the time)", judged(*busy), percent(*share))
+            }
+            Limit::KeptUp { busy } => format!("kept up (CPU {})", percent(*busy)),
             Limit::Unknown => "—".into(),
         }
     }
+}
+
+/// CPUs to a tenth, `1` for one: `0.9`, `1`, `1.1`.
+fn cores_text(cores: f64) -> String {
+    format!("{}", (cores * 10.0).round() / 10.0)
+}
+
+/// The mean over `runs` of where the server's threads were.
+pub(crate) fn mean_time(runs: &[&TrialRecord]) -> ThreadTime {
+    let mut mean = ThreadTime::default();
+    let n = runs.len().max(1) as f64;
+    for t in runs {
+        let time = &t.usage.time;
+        mean.on_cpu += time.on_cpu / n;
+        mean.runnable += time.runnable / n;
+        mean.disk += time.disk / n;
+        mean.lock += time.lock / n;
+        mean.sleep += time.sleep / n;
+        mean.client += time.client / n;
+        mean.idle += time.idle / n;
+        mean.sweeps += time.sweeps;
+        for (name, threads) in &time.backends {
+            match mean.backends.iter_mut().find(|(known, _)| known == name) {
+                Some((_, sum)) => *sum += threads / n,
+                None => mean.backends.push((name.clone(), threads / n)),
+            }
+        }
+    }
+    mean
+}
+
+/// The largest of the waits a server's threads can be held by: a backend, the disk, a lock, a sleep.
+fn largest_wait(time: &ThreadTime) -> f64 {
+    time.backends.iter().map(|(_, n)| *n).chain([time.disk, time.lock, time.sleep]).fold(0.0, f64::max)
+}
+
+/// The wait that held the threads, when one took [`WAITED`] of their time or more and more than any other; a
+/// sleep only when more requests were in flight (`in_flight`) than threads busy with them, half again as many.
+fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
+    let total = time.total();
+    if total <= 0.0 {
+        return None;
+    }
+    let waits = time.backends.iter().map(|(name, n)| (name.as_str(), *n));
+    let (on, threads) = waits
+        .chain([("disk", time.disk), ("lock", time.lock), ("sleep", time.sleep)])
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let workers = total - time.client - time.idle;
+    let share = threads / total;
+    let queued = in_flight >= 1.5 * workers && in_flight - workers >= 1.0;
+    (share >= WAITED && threads >= time.client && (on != "sleep" || queued)).then(|| Limit::Waited {
+        on: on.to_string(),
+        share,
+        workers,
+    })
+}
+
+/// Who took the server's CPUs: the busiest process outside the run, or service, over the repeats, with its share
+/// of one CPU; none under [`TAKEN`].
+fn taker(runs: &[&TrialRecord]) -> Option<(String, f64)> {
+    let outsiders = runs.iter().flat_map(|t| &t.outsiders).map(|o| (format!("{} (pid {})", o.name, o.pid), o.share));
+    let services =
+        runs.iter().flat_map(|t| &t.services).map(|s| (s.name.clone(), s.usage.busy * f64::from(s.usage.cpus)));
+    outsiders.chain(services).filter(|(_, share)| *share >= TAKEN).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 /// The service with the highest median busy share over `runs`, with that share (none without services): from the
@@ -179,7 +413,9 @@ mod tests {
         assert_eq!(Limit::of(&[&db_bound]).text(), "db CPU 94%");
         assert_eq!(Limit::of(&[&with_db(0.95, 0.99, 0.04)]), Limit::ServerCpu { busy: 0.95, cpus_busy: 0.99 });
         let idle_db = with_db(0.3, 0.99, 0.5);
-        assert_eq!(Limit::of(&[&idle_db]), Limit::ServerCpu { busy: 0.3, cpus_busy: 0.99 }, "its CPUs busy, queued");
+        let taken = Limit::TakenBy { who: "db".into(), share: 0.5 };
+        assert_eq!(Limit::of(&[&idle_db]), taken, "its CPUs busy, queued, half of one taken by the db");
+        assert_eq!(taken.text(), "CPU taken by db: 50% of a CPU");
         assert_eq!(Limit::of(&[&with_db(0.3, 0.35, 0.5)]), Limit::Waiting { busy: 0.3 });
         assert_eq!(Limit::of(&[&db_bound, &with_db(0.05, 0.99, 0.97), &idle_db]).text(), "db CPU 94%", "median");
     }
@@ -226,10 +462,13 @@ mod tests {
         assert_eq!(Limit::of(&[&kept, &kept]), Limit::KeptUp { busy: 0.97 });
         assert_eq!(Limit::of(&[&kept, &behind]), Limit::ServerCpu { busy: 0.97, cpus_busy: 0.98 }, "one fell behind");
         assert_eq!(Limit::KeptUp { busy: 0.2 }.text(), "kept up (CPU 20%)");
-        let mut at_share = open(11.7);
-        at_share.result.sends.as_mut().unwrap().offered_per_s = 13.0;
-        // 0.9 × 13 is 11.700000000000001 in floating point.
-        assert_eq!(Limit::of(&[&at_share]), Limit::KeptUp { busy: 0.97 }, "11.7 of 13 is 90% of it");
+        let due = |t: &TrialRecord| t.result.sends.unwrap().due as f64 / t.result.duration_s;
+        let mut at_share = open(0.0);
+        at_share.result.throughput.requests_per_s = KEPT * due(&at_share);
+        assert_eq!(Limit::of(&[&at_share]), Limit::KeptUp { busy: 0.97 }, "97% of what was due is kept up");
+        let mut short = open(0.0);
+        short.result.throughput.requests_per_s = 0.94 * due(&short);
+        assert!(!matches!(Limit::of(&[&short]), Limit::KeptUp { .. }), "94% of it is not");
     }
 
     #[test]
@@ -240,5 +479,54 @@ mod tests {
         assert_eq!(Limit::of(&[&busy]).text(), "connections (CPU 30%)");
         let queued = with(crate::behind::tests::open(970.0, 900_000, 1_000, 2500));
         assert_eq!(Limit::of(&[&queued]), Limit::Waiting { busy: 0.3 }, "the server's requests queued");
+    }
+
+    #[test]
+    fn the_kernels_counts_and_where_the_threads_waited_name_the_limit() {
+        let base = || trial(false, 2, 0.5, 0.0, 0.55);
+        let mut dropped = base();
+        dropped.usage.listen_overflows = 1500;
+        assert!(!matches!(Limit::of(&[&dropped]), Limit::ListenQueue { .. }), "another server's queue: none slow here");
+        let mut connects = shootout_metrics::histogram::new_histogram();
+        shootout_metrics::histogram::record_us_n(&mut connects, 80, 5000);
+        shootout_metrics::histogram::record_us_n(&mut connects, 1_030_000, 1200);
+        shootout_metrics::histogram::record_us_n(&mut connects, 7_100_000, 34);
+        dropped.result.connect = shootout_metrics::histogram::summarize(&connects);
+        assert_eq!(Limit::of(&[&dropped]).text(), "listen queue: 1,234 connects dropped, retried after 1–7 s");
+        dropped.usage.listen_overflows = 0;
+        assert!(!matches!(Limit::of(&[&dropped]), Limit::ListenQueue { .. }), "slow connects, but no queue overflowed");
+        let mut throttled = base();
+        (throttled.usage.throttled, throttled.usage.quota_cpus) = (80.0 / 88.0, 0.5);
+        assert_eq!(Limit::of(&[&throttled]).text(), "CPU quota of 0.5 CPUs: throttled in 91% of periods");
+        let mut gil = base();
+        (gil.usage.busiest_cores, gil.usage.busiest_threads) = (0.99, 9);
+        gil.usage.time = ThreadTime { on_cpu: 1.0, lock: 7.0, client: 1.0, ..ThreadTime::default() };
+        assert_eq!(Limit::of(&[&gil]).text(), "one core: its GIL (1 of 2 CPUs used; threads wait on its lock)");
+        let mut one_thread = base();
+        (one_thread.usage.busiest_cores, one_thread.usage.busiest_threads) = (0.93, 1);
+        assert_eq!(Limit::of(&[&one_thread]).text(), "one core: one thread (0.9 of 2 CPUs used)");
+        let with_time = |time: ThreadTime, connections: f64| {
+            let mut t = base();
+            t.usage.time = time;
+            // Little's law: requests in flight are the rate times the mean latency.
+            t.result.throughput.requests_per_s = 1000.0;
+            t.result.latency.mean_us = connections * 1000.0;
+            t
+        };
+        let db = ThreadTime { on_cpu: 0.5, backends: vec![("db".into(), 7.1)], client: 2.4, ..ThreadTime::default() };
+        assert_eq!(Limit::of(&[&with_time(db, 8.0)]).text(), "db: waited on it 71% of the time");
+        let lock = ThreadTime { on_cpu: 0.1, sleep: 1.0, lock: 6.9, client: 2.0, ..ThreadTime::default() };
+        assert_eq!(Limit::of(&[&with_time(lock, 8.0)]).text(), "a lock: threads waited on one another 69% of the time");
+        let asleep = ThreadTime { on_cpu: 0.05, sleep: 1.9, client: 0.05, ..ThreadTime::default() };
+        assert_eq!(Limit::of(&[&with_time(asleep.clone(), 8.0)]).text(), "workers: all 2 busy, asleep 95% of the time");
+        // As many threads asleep as requests in flight: a thread for each, none queued for one.
+        let each = Limit::of(&[&with_time(asleep, 2.0)]);
+        assert_eq!(
+            each.text(),
+            "waiting (CPU 50%), threads mostly asleep (95% of the time)",
+            "a sleep with a thread for every request held nothing back"
+        );
+        let idle = ThreadTime { on_cpu: 0.2, client: 3.6, sleep: 0.2, ..ThreadTime::default() };
+        assert_eq!(Limit::of(&[&with_time(idle, 4.0)]).text(), "waiting for the client 90% of the time (CPU 50%)");
     }
 }

@@ -8,6 +8,7 @@
 use shootout_metrics::percentile_us;
 use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
+use shootout_model::states::ThreadTime;
 
 use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::behind::{Behind, CellLag};
@@ -103,6 +104,10 @@ pub struct TrialRow {
     pub server_busy: f64,
     /// The client's busy share, 0 to 1.
     pub client_busy: f64,
+    /// The share of the server's CPU quota's periods that ran out (0 without a quota).
+    pub server_throttled: f64,
+    /// Where the server's threads were.
+    pub threads: ThreadTime,
     /// Each service's CPU time per response, µs, and mean PSS, bytes, by name, in the suite's order.
     pub services: Vec<(String, f64, u64)>,
     /// The SLO conditions its server and level break, judged on the medians across repeats as the table marks
@@ -134,6 +139,8 @@ impl TrialRow {
             server_cpus: t.usage.cpus,
             server_busy: t.usage.busy,
             client_busy: r.client.busy,
+            server_throttled: t.usage.throttled,
+            threads: t.usage.time.clone(),
             services: t
                 .services
                 .iter()
@@ -684,6 +691,8 @@ pub(crate) mod tests {
             repeats: 1,
             queue_grew: None,
             ranges: Default::default(),
+            time: ThreadTime::default(),
+            throttled: 0.0,
         }
     }
 

@@ -4,9 +4,10 @@
 
 use super::Exporter;
 use crate::suite_summary::SuiteSummary;
+use shootout_model::states::ThreadTime;
 
 /// The columns of `summary.csv`, in order.
-pub const COLUMNS: [&str; 20] = [
+pub const COLUMNS: [&str; 29] = [
     "server",
     "level",
     "repeat",
@@ -26,10 +27,20 @@ pub const COLUMNS: [&str; 20] = [
     "server_cpus",
     "server_busy",
     "client_busy",
+    "server_throttled",
+    "threads_on_cpu",
+    "threads_runnable",
+    "threads_disk",
+    "threads_lock",
+    "threads_sleep",
+    "threads_client",
+    "threads_idle",
+    "threads_waited_on",
     "cell_breaks_slo",
 ];
 
-/// `summary.csv`: a header, then [`SuiteSummary::trials`]; after [`COLUMNS`], a pair for each service
+/// `summary.csv`: a header, then [`SuiteSummary::trials`] (the thread shares empty for a trial without sweeps); after
+/// [`COLUMNS`], a pair for each service
 /// (`service_db_cpu_us_per_request`, `service_db_pss_mean_bytes`), empty where a server ran without it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Csv;
@@ -44,7 +55,11 @@ impl Exporter for Csv {
         let header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).chain(pairs).collect();
         writer.write_record(&header).expect("writing into memory cannot fail");
         for t in &summary.trials {
-            let record: [String; 20] = [
+            let (shares, waited_on) = match super::threads::shares(&t.threads) {
+                Some((fixed, backends)) => (fixed.iter().map(|s| format!("{s:.3}")).collect(), backends),
+                None => (vec![String::new(); ThreadTime::CLASSES.len()], String::new()),
+            };
+            let mut record: Vec<String> = vec![
                 t.server.clone(),
                 t.level.to_string(),
                 t.repeat.to_string(),
@@ -64,13 +79,17 @@ impl Exporter for Csv {
                 t.server_cpus.to_string(),
                 format!("{:.3}", t.server_busy),
                 format!("{:.3}", t.client_busy),
-                t.cell_breaks_slo.join("; "),
+                format!("{:.3}", t.server_throttled),
             ];
+            record.extend(shares);
+            record.push(waited_on);
+            record.push(t.cell_breaks_slo.join("; "));
+            debug_assert_eq!(record.len(), COLUMNS.len());
             let pairs = services.iter().flat_map(|name| match t.services.iter().find(|s| &s.0 == name) {
                 Some((_, cpu_us, pss)) => [format!("{cpu_us:.2}"), pss.to_string()],
                 None => [String::new(), String::new()],
             });
-            let record: Vec<String> = record.into_iter().chain(pairs).collect();
+            record.extend(pairs);
             writer.write_record(&record).expect("writing into memory cannot fail");
         }
         let bytes = writer.into_inner().expect("writing into memory cannot fail");
@@ -87,11 +106,24 @@ mod tests {
     fn a_header_and_one_row_per_trial_with_names_quoted() {
         let trials = [trial("puma, \"tuned\"", 16.0, 1), trial("thin", 0.5, 2)];
         let summary = SuiteSummary::of_report(&report()).with_trials(&trials);
-        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy,cell_breaks_slo
-\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,
-thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,
+        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy,server_throttled,threads_on_cpu,threads_runnable,threads_disk,threads_lock,threads_sleep,threads_client,threads_idle,threads_waited_on,cell_breaks_slo
+\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,0.000,,,,,,,,,
+thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,0.000,,,,,,,,,
 ";
         assert_eq!(Csv.export(&summary), expected);
+        let mut swept = trial("puma", 16.0, 1);
+        swept.usage.time = ThreadTime {
+            on_cpu: 1.0,
+            lock: 2.0,
+            backends: vec![("db".into(), 1.0)],
+            sweeps: 10,
+            ..ThreadTime::default()
+        };
+        let out = Csv.export(&SuiteSummary::of_report(&report()).with_trials(&[swept]));
+        assert!(
+            out.lines().nth(1).unwrap().ends_with(",0.000,0.250,0.000,0.000,0.500,0.000,0.000,0.000,db 25%,"),
+            "{out}"
+        );
     }
 
     #[test]

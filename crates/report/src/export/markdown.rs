@@ -56,6 +56,7 @@ impl Exporter for Markdown {
         if !summary.ratios.is_empty() {
             let _ = writeln!(out, "\n{}", RATIO_LEGEND.replace('[', "\\["));
         }
+        out.push_str(&super::threads::markdown(summary));
         out.push_str(&super::profiles::markdown(summary));
         for line in &summary.cell_warnings {
             let _ = writeln!(out, "\n> ⚠ {line}.");

@@ -5,6 +5,7 @@
 //!   a capacity search's probes.
 //! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
 //! - [`profiles`]: the profiled servers' section, in each format but the CSV.
+//! - [`threads`]: where each server's threads were at each level, in `report.md` and `summary.csv`.
 
 pub mod csv;
 pub mod html;
@@ -12,6 +13,7 @@ pub mod markdown;
 pub mod probe_charts;
 pub mod profiles;
 pub mod text;
+pub mod threads;
 
 pub use self::csv::Csv;
 pub use self::html::Html;

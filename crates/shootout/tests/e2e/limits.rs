@@ -1,17 +1,36 @@
-//! What limited each cell, as `shootout run` prints it and `report.md` and `summary.csv` keep it, with the built-in
-//! target in the three situations a suite meets: an app that burns CPU (the server's CPU is the limit), an app
-//! that sleeps (the server is waiting, its CPU nearly idle), and uploads bigger than one client core can send (the
-//! client is the limit, and so the figures measure shootout).
+//! What limited each cell, as `shootout run` prints it and `report.md` and `summary.csv` keep it, through real
+//! servers whose limit is known in advance: the built-in target burning CPU, sleeping, or sent uploads bigger than
+//! one client core can send (the client is the limit, and so the figures measure shootout); and the purpose-built
+//! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database, or by a
+//! listen queue too short for its connects; the target beside a CPU burner, and under a CPU quota.
 
 use crate::support::{describe, results, run_suite, workdir};
 
-/// Runs a one-server suite of target instances (`server` holds the server's keys) under `connections` users and
-/// returns the limit the summary table gives the server, after checking report.md and summary.csv agree with it.
+/// Held by each test whose truth needs the CPUs to itself: the one that pins a busy loop to CPU 1, and those that
+/// would read another test's busy server as CPU taken from theirs.
+static CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The tests of this file that take [`CPUS`] wait for one another, not for a failed one's poison.
+fn cpus_alone() -> std::sync::MutexGuard<'static, ()> {
+    CPUS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The purpose-built servers whose limit is known.
+const LIMITED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/limited-server");
+
+/// Runs a one-server suite (`server` holds the server's keys) under `connections` users and returns the limit the
+/// summary table gives the server, after checking report.md and summary.csv agree with it.
 fn limit_of(name: &str, connections: u32, load: &str, server: &str) -> String {
+    limit_at(name, &format!("connections = [{connections}]"), load, server, "")
+}
+
+/// [`limit_of`] at the one level `levels` (`connections = [8]` or `rates = [108]`), with `more` after the suite's
+/// keys (a service).
+fn limit_at(name: &str, levels: &str, load: &str, server: &str, more: &str) -> String {
     let dir = workdir("limits", name);
     let suite = format!(
         "name = \"{name}\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
-         connections = [{connections}]\nclient_cpus = \"0\"\n[load]\n{load}\n\
+         {levels}\nclient_cpus = \"0\"\n[load]\n{load}\n{more}\
          [[server]]\nname = \"target\"\n{server}\n",
     );
     let output = run_suite(&dir, &suite);
@@ -41,18 +60,20 @@ fn an_app_burning_cpu_is_limited_by_the_servers_cpu() {
     // second that cost the client next to nothing. Whether a neighbour takes part of CPU 1 or not, the server
     // either used it or queued for it. Sixteen users keep 30 ms of work waiting in its sockets: with four (6 ms),
     // a client held off CPU 0 by other tests for longer left the server idle 10% of a CI run ("waiting (CPU 89.9%)").
+    let _alone = cpus_alone();
     let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/2000\"";
     let limit = limit_of("cpu", 16, "", server);
     assert!(limit.starts_with("server CPU"), "{limit}");
 }
 
 #[test]
-fn an_app_that_sleeps_is_waiting() {
-    // 20 ms asleep per request, four users: 200 requests per second, a few percent of one CPU.
+fn an_app_that_sleeps_for_four_users_waits_for_them() {
+    // 20 ms asleep per request, four users: 200 requests per second, a few percent of one CPU, the target's
+    // event loop waiting for the next request of each user: more users would be served as fast.
     let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/delay/20\"";
     let limit = limit_of("waiting", 4, "", server);
-    assert!(limit.starts_with("waiting (CPU "), "{limit}");
-    assert!(percent(&limit) < 50.0, "{limit}");
+    assert!(limit.starts_with("waiting for the client "), "{limit}");
+    assert!(percent(&limit) >= 50.0, "{limit}");
 }
 
 #[test]
@@ -105,4 +126,118 @@ fn an_open_model_cell_gets_the_rate_its_server_completed_and_says_when_it_kept_u
     );
     let markdown = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
     assert!(markdown.contains(&completed), "report.md: {markdown}");
+}
+
+/// The keys of a `limited-server` in `mode`, on `cpus`.
+fn limited(mode: &str, cpus: &str) -> String {
+    format!("command = \"{LIMITED} {mode} --port {{port}}\"\ncpus = \"{cpus}\"")
+}
+
+#[test]
+fn a_threaded_python_server_is_held_to_one_core_by_its_gil() {
+    // A thread per connection, each request 1 ms of pure-Python work, allowed both CPUs: it uses one. Another
+    // test running meanwhile can take part of that core, which reads, rightly, as another limit; so the suite runs
+    // up to three times, and one run must find the GIL.
+    let _alone = cpus_alone();
+    let gil = |limit: &String| {
+        limit.starts_with("one core: its GIL (") && limit.ends_with(" of 2 CPUs used; threads wait on its lock)")
+    };
+    let limits: Vec<String> =
+        (0..3).map(|_| limit_of("gil", 8, "", &limited("gil", "0-1"))).take_while(|l| !gil(l)).collect();
+    assert!(limits.len() < 3, "never its GIL: {limits:?}");
+}
+
+#[test]
+fn threads_that_share_one_lock_wait_on_it() {
+    // Each request holds one lock for 5 ms asleep: 200 requests per second whatever the threads, CPU idle.
+    let limit = limit_of("lock", 8, "", &limited("lock", "1"));
+    assert!(limit.starts_with("a lock: threads waited on one another "), "{limit}");
+}
+
+#[test]
+fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little_more_than_it_can_take() {
+    // Two single-threaded workers, 20 ms asleep a request: 100 requests per second at most. Eight users, and an
+    // offer of 108 a second (it completes about 98, 91% of it, its queue growing): all busy, not keeping up.
+    let server = limited("workers", "1");
+    let closed = limit_of("workers", 8, "keepalive = false", &server);
+    assert!(closed.starts_with("workers: all 2 busy, asleep "), "{closed}");
+    let open = limit_at("workers-open", "rates = [108]", "keepalive = false", &server, "");
+    assert!(open.starts_with("workers: all 2 busy"), "{open}");
+}
+
+#[test]
+fn a_server_waiting_on_its_database_names_it() {
+    // Each request one query that sorts 50,000 rows on a PostgreSQL of the test's own: the app's threads wait on
+    // their connections to it.
+    let dir = workdir("limits", "db-service");
+    let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
+    let limit = limit_at(
+        "db",
+        "connections = [4]",
+        "",
+        &limited("db", "1").replace("{port}", "{port} --db-port {service.db.port}"),
+        &service,
+    );
+    assert!(limit.starts_with("db"), "{limit}");
+}
+
+#[test]
+fn a_listen_queue_too_short_for_its_connects_drops_them() {
+    // One thread that takes 2 ms a connection, a backlog of 8, 64 users connecting anew for each request.
+    let server = limited("backlog", "1");
+    let limit = limit_of("backlog", 64, "keepalive = false\ntimeout = \"10s\"", &server);
+    assert!(limit.starts_with("listen queue: ") && limit.contains(" connects dropped, retried after 1"), "{limit}");
+}
+
+#[test]
+fn a_cpu_burner_beside_the_server_is_named() {
+    // The target burning 1 ms a request on CPU 1, beside a busy loop pinned there too (ending by itself in 20 s).
+    let _alone = cpus_alone();
+    let burn = "import time\nend = time.time() + 20\nwhile time.time() < end: pass";
+    let mut burner = std::process::Command::new("taskset").args(["-c", "1", "python3", "-c", burn]).spawn().unwrap();
+    let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/1000\"";
+    let limit = limit_of("burner", 16, "", server);
+    let _ = burner.kill();
+    let _ = burner.wait();
+    assert!(limit.starts_with(&format!("CPU taken by python3 (pid {})", burner.id())), "{limit}");
+}
+
+#[test]
+fn a_server_under_a_cpu_quota_is_throttled() {
+    // The target in a cgroup of the test's own with half a CPU, moved there by the command that starts it, as a
+    // container's or a systemd unit's quota would hold it.
+    let Some(cgroup) = half_a_cpu(&format!("shootout-test-limits-{}", std::process::id())) else {
+        eprintln!("no cgroup with a cpu controller can be made here: nothing to throttle");
+        return;
+    };
+    let command = format!(
+        "sh -c 'echo $$ > {}/cgroup.procs && exec {{shootout}} target --port {{port}} --threads 2'",
+        cgroup.display()
+    );
+    let server = format!("command = \"{command}\"\ncpus = \"1\"\npath = \"/spin/1000\"");
+    let limit = limit_of("quota", 16, "", &server);
+    let _ = std::fs::remove_dir(&cgroup);
+    assert!(limit.starts_with("CPU quota of 0.5 CPUs: throttled in "), "{limit}");
+}
+
+/// A cgroup of its own with a quota of half a CPU, under cgroup v2 where its `cpu` controller is enabled, else
+/// under v1's `cpu` hierarchy; none where neither can be written.
+fn half_a_cpu(name: &str) -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    let mount = |kind: &str, option: Option<&str>| {
+        mounts
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|f| f.len() > 3 && f[2] == kind && option.is_none_or(|o| f[3].split(',').any(|x| x == o)))
+            .map(|f| std::path::PathBuf::from(f[1]))
+    };
+    let v2 = mount("cgroup2", None)
+        .filter(|root| std::fs::read_to_string(root.join("cgroup.subtree_control")).is_ok_and(|c| c.contains("cpu")));
+    let (dir, file, quota) = match v2 {
+        Some(root) => (root.join(name), "cpu.max", "50000 100000"),
+        None => (mount("cgroup", Some("cpu"))?.join(name), "cpu.cfs_quota_us", "50000"),
+    };
+    std::fs::create_dir(&dir).ok()?;
+    std::fs::write(dir.join(file), quota).ok()?;
+    Some(dir)
 }
