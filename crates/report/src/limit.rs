@@ -6,8 +6,8 @@
 //! 2. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
 //!    took [`SYN_RETRIED_US`] or more, the time a dropped SYN waits to be sent again (then 3 s, 7 s): whatever
 //!    else the server did, those requests waited seconds;
-//! 3. nothing, in the open model, when every repeat completed the requests due within [`KEPT`] and grew no queue
-//!    ([`queue_growth`]): the rate offered set the throughput;
+//! 3. nothing, in the open model, when every repeat completed the requests due within [`KEPT`], grew no queue
+//!    ([`queue_growth`]) and failed under [`KEPT_ERRORS`] of them: the rate offered set the throughput;
 //! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
 //! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
 //! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
@@ -44,6 +44,10 @@ pub const QUEUED: f64 = 0.1;
 
 /// A connect that took this long had its SYN sent again (Linux waits 1 s before the first retry).
 pub const SYN_RETRIED_US: u64 = 950_000;
+
+/// An open-model cell whose requests failed (or got a status of 400 or more) this often did not keep up, whatever
+/// it completed.
+pub const KEPT_ERRORS: f64 = 0.01;
 
 /// The share of a quota's periods that ran out from which the quota is the limit.
 pub const THROTTLED: f64 = 0.25;
@@ -179,7 +183,11 @@ impl Limit {
         }
         let busy = of(&|t| t.usage.busy);
         let kept_up = |t: &&TrialRecord| {
-            completed_share(&t.result).is_some_and(|share| at_least(share, KEPT)) && queue_growth(&t.result).is_none()
+            let r = &t.result.requests;
+            let errors = (r.failed + r.http_errors) as f64 / r.total.max(1) as f64;
+            completed_share(&t.result).is_some_and(|share| at_least(share, KEPT))
+                && queue_growth(&t.result).is_none()
+                && errors < KEPT_ERRORS
         };
         if runs.iter().all(kept_up) {
             return Limit::KeptUp { busy };
@@ -325,8 +333,10 @@ fn largest_wait(time: &ThreadTime) -> f64 {
     time.backends.iter().map(|(_, n)| *n).chain([time.disk, time.lock, time.sleep]).fold(0.0, f64::max)
 }
 
-/// The wait that held the threads, when one took [`WAITED`] of their time or more and more than any other; a
-/// sleep only when more requests were in flight (`in_flight`) than threads busy with them, half again as many.
+/// The wait that held the threads, when one took [`WAITED`] of their time or more and more than any other, and no
+/// more threads waited in it than there were requests in flight (`in_flight`: a thread waits on a lock or a
+/// backend for a request it holds; more than that are a pool's spare threads waiting for work); a sleep only when
+/// more requests were in flight than threads busy with them, half again as many.
 fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     let total = time.total();
     if total <= 0.0 {
@@ -339,11 +349,9 @@ fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     let workers = total - time.client - time.idle;
     let share = threads / total;
     let queued = in_flight >= 1.5 * workers && in_flight - workers >= 1.0;
-    (share >= WAITED && threads >= time.client && (on != "sleep" || queued)).then(|| Limit::Waited {
-        on: on.to_string(),
-        share,
-        workers,
-    })
+    let holding_requests = threads <= in_flight + 0.5;
+    (share >= WAITED && threads >= time.client && holding_requests && (on != "sleep" || queued))
+        .then(|| Limit::Waited { on: on.to_string(), share, workers })
 }
 
 /// Who took the server's CPUs: the busiest process outside the run, or service, over the repeats, with its share
@@ -469,6 +477,9 @@ mod tests {
         let mut short = open(0.0);
         short.result.throughput.requests_per_s = 0.94 * due(&short);
         assert!(!matches!(Limit::of(&[&short]), Limit::KeptUp { .. }), "94% of it is not");
+        let mut failing = open(999.0);
+        (failing.result.requests.total, failing.result.requests.http_errors) = (1000, 30);
+        assert!(!matches!(Limit::of(&[&failing]), Limit::KeptUp { .. }), "3% of its requests failed");
     }
 
     #[test]
@@ -516,7 +527,13 @@ mod tests {
         let db = ThreadTime { on_cpu: 0.5, backends: vec![("db".into(), 7.1)], client: 2.4, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&with_time(db, 8.0)]).text(), "db: waited on it 71% of the time");
         let lock = ThreadTime { on_cpu: 0.1, sleep: 1.0, lock: 6.9, client: 2.0, ..ThreadTime::default() };
-        assert_eq!(Limit::of(&[&with_time(lock, 8.0)]).text(), "a lock: threads waited on one another 69% of the time");
+        assert_eq!(
+            Limit::of(&[&with_time(lock.clone(), 8.0)]).text(),
+            "a lock: threads waited on one another 69% of the time"
+        );
+        // Seven threads on futexes with three requests in flight: at least four of them were a pool's spares.
+        let spares = Limit::of(&[&with_time(lock, 3.0)]);
+        assert_eq!(spares.text(), "waiting (CPU 50%), threads mostly on a lock (69% of the time)");
         let asleep = ThreadTime { on_cpu: 0.05, sleep: 1.9, client: 0.05, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&with_time(asleep.clone(), 8.0)]).text(), "workers: all 2 busy, asleep 95% of the time");
         // As many threads asleep as requests in flight: a thread for each, none queued for one.
