@@ -1,6 +1,7 @@
 //! [`Html`]: a suite's report as one self-contained HTML file (inline SVG charts and styles, nothing fetched),
 //! built with maud so every piece of text is escaped: throughput, latency (log axis), errors, server CPU and
-//! memory against load, where the CPU went between a server and its services (a database), per-second
+//! memory against load, where the CPU went between a server and its services (a database), where each server's
+//! threads were (on a CPU, on a lock, on a backend, waiting for the client), per-second
 //! timelines, then the verdicts, the comparison table, each profiled server's flame graph and hottest frames,
 //! and the environment.
 
@@ -35,6 +36,8 @@ impl Exporter for Html {
         let mut charts = super::probe_charts::probe_charts(summary);
         charts.extend(against_load(summary));
         charts.extend(beside_services(summary));
+        let (x_label, log_x) = load_axis(summary);
+        charts.extend(super::threads::charts(summary, &x_label, log_x));
         charts.extend(by_parameter(summary));
         charts.extend(second_by_second(summary));
         html! {

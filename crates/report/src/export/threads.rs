@@ -1,11 +1,14 @@
 //! Where each server's threads were at each level, as shares of the time of the threads that ran: the section
-//! of `report.md` under the table, and the columns of `summary.csv` ([`shares`]). Cells without sweeps (results
-//! saved before them, or a suite with `thread_states = false`) have none.
+//! of `report.md` under the table ([`markdown`]), a chart per server in `report.html` ([`charts`]), and the columns
+//! of `summary.csv` ([`shares`]). Cells without sweeps (results saved before them, or a suite with
+//! `thread_states = false`) have none.
 
 use std::fmt::Write;
 
 use shootout_model::states::ThreadTime;
 
+use crate::analysis::Cell;
+use crate::charts::{line_chart, Chart, Series};
 use crate::suite_summary::SuiteSummary;
 
 /// The shares of `time` in [`ThreadTime::CLASSES`]' order, then its backends as `db 71%` (none without sweeps, or
@@ -56,6 +59,64 @@ pub fn markdown(summary: &SuiteSummary) -> String {
     out
 }
 
+/// One chart per server with sweeps, its caption and SVG: each state's share against the load, stacked (each line
+/// adds a state to the ones below it, so the gap between two lines is that state's share, and the top one is
+/// 100%). The backends are drawn as one state, `backends`, under the client.
+pub fn charts(summary: &SuiteSummary, x_label: &str, log_x: bool) -> Vec<(String, Option<String>)> {
+    let mut charts = Vec::new();
+    for server in summary.servers() {
+        let cells: Vec<(&Cell, Vec<f64>)> = summary
+            .cells
+            .iter()
+            .filter(|c| c.server == server)
+            .filter_map(|c| {
+                let (fixed, _) = shares(&c.time)?;
+                let backends = 1.0 - fixed.iter().sum::<f64>();
+                // on CPU, runnable, disk, lock, sleep, backends, client, idle
+                let mut stacked = fixed[..5].to_vec();
+                stacked.extend([backends.max(0.0), fixed[5], fixed[6]]);
+                Some((c, stacked))
+            })
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let names = ["on CPU", "+ runnable", "+ disk", "+ lock", "+ sleep", "+ backends", "+ client", "+ idle"];
+        let mut sums = vec![0.0; cells.len()];
+        let series: Vec<Series> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                for (sum, (_, stacked)) in sums.iter_mut().zip(&cells) {
+                    *sum += stacked[i] * 100.0;
+                }
+                Series {
+                    name: name.to_string(),
+                    points: cells.iter().zip(&sums).map(|((c, _), &s)| (c.level, s)).collect(),
+                }
+            })
+            .collect();
+        let title = format!("Where the threads were: {server}");
+        let chart = Chart {
+            title: &title,
+            x_label,
+            y_label: "share of the threads' time (%)",
+            log_x,
+            log_y: false,
+            limit: None,
+            crosses: None,
+        };
+        charts.push((
+            format!(
+                "Where {server}'s threads that ran spent their time, stacked: the gap between two lines is that state's share \
+                 (backends: waiting on a service or another server it connected to)."
+            ),
+            line_chart(&chart, &series),
+        ));
+    }
+    charts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +135,30 @@ mod tests {
         assert_eq!(backends, "db 25%");
         assert_eq!(shares(&ThreadTime { sweeps: 0, ..time }), None, "no sweeps, no shares");
         assert_eq!(shares(&ThreadTime { sweeps: 10, ..ThreadTime::default() }), None, "no thread ran");
+    }
+
+    #[test]
+    fn a_chart_per_server_with_sweeps_whose_top_line_is_all_of_the_time() {
+        use crate::suite_summary::tests::report;
+        let mut summary = SuiteSummary::of_report(&report());
+        assert!(charts(&summary, "users", true).is_empty(), "no sweeps, no charts");
+        summary.cells[0].time = ThreadTime {
+            on_cpu: 1.0,
+            lock: 2.0,
+            backends: vec![("db".into(), 1.0)],
+            sweeps: 10,
+            ..ThreadTime::default()
+        };
+        let drawn = charts(&summary, "users", true);
+        assert_eq!(drawn.len(), 1, "one server swept");
+        let (caption, svg) = &drawn[0];
+        assert!(caption.starts_with(&format!("Where {}'s threads", summary.cells[0].server)), "{caption}");
+        let svg = svg.as_ref().expect("drawn");
+        assert!(svg.contains("+ backends") && svg.contains("+ idle"), "every state in the legend");
+        assert!(
+            markdown(&summary).contains("| 25% | 0% | 0% | 50% | 0% | 0% | 0% | db 25% | — |"),
+            "{}",
+            markdown(&summary)
+        );
     }
 }

@@ -56,7 +56,8 @@ fn the_report_renders_in_a_browser_with_every_chart() {
     assert!(dom.status.success(), "{}", describe(&dom));
     let rendered = String::from_utf8_lossy(&dom.stdout);
     let charts: Vec<&str> = rendered.split("<figure class=\"chart\">").skip(1).collect();
-    assert_eq!(charts.len(), 10, "throughput, 4 latencies, errors, CPU, memory and 2 timelines");
+    assert_eq!(charts.len(), 12, "throughput, 4 latencies, errors, CPU, memory, 2 timelines and 2 servers' threads");
+    assert_eq!(charts.iter().filter(|c| c.contains("Where the threads were: ")).count(), 2, "one per server");
     for chart in &charts {
         assert!(
             chart.contains("<svg") && chart.contains("<polyline"),
