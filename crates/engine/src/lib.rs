@@ -31,7 +31,7 @@
 //!   requests and sessions rendered for each virtual user, with cookies, checks and extracted values.
 //! - [`http`]: request encoding and the streaming response parser, free of I/O.
 //! - [`limits`]: raising the open-file limit for many connections.
-//! - [`cpu`]: the client's own CPU time.
+//! - [`cpu`]: the client's own CPU time; [`quota`]: the CPU quota over a process (the client's own, a server's).
 //! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
 //! - `preflight`: the checks made once before a run (the server answers, its certificate, that it speaks HTTP/2
 //!   when asked), each failure one clear line.
@@ -45,6 +45,7 @@ pub mod limits;
 pub mod merge;
 pub mod pacing;
 pub mod plan;
+pub mod quota;
 pub mod redirect;
 pub mod run;
 pub mod stakes;

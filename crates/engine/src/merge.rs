@@ -116,6 +116,15 @@ pub struct Totals {
     pub threads: u32,
     /// CPUs the process could run on (added up: once per host, summed over hosts).
     pub cpus_available: u32,
+    /// The CPU quota over the process, in CPUs (0: none) (added up: the tightest of the parts that have one).
+    #[serde(default)]
+    pub quota_cpus: f64,
+    /// The quota's periods in the measured window (added up: summed).
+    #[serde(default)]
+    pub periods: u64,
+    /// Of those, the periods in which it ran out and held the threads off their CPUs (added up: summed).
+    #[serde(default)]
+    pub throttled_periods: u64,
     /// User CPU time of the process in the measured window (added up: summed).
     pub user: Duration,
     /// System CPU time of the process in the measured window (added up: summed).
@@ -136,9 +145,19 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// The fraction of `cpu` used of what `threads` threads on `cpus` CPUs could have used in `duration`.
-    pub fn busy(cpu: Duration, duration: Duration, threads: u32, cpus: u32) -> f64 {
-        let capacity = duration.as_secs_f64() * f64::from(threads.min(cpus));
+    /// The CPUs `threads` threads on `cpus` CPUs under a quota of `quota` CPUs (0: none) can use.
+    pub fn capacity(threads: u32, cpus: u32, quota: f64) -> f64 {
+        let usable = f64::from(threads.min(cpus));
+        if quota > 0.0 {
+            usable.min(quota)
+        } else {
+            usable
+        }
+    }
+
+    /// The fraction of `cpu` used of what `capacity` CPUs ([`Totals::capacity`]) could have given in `duration`.
+    pub fn busy(cpu: Duration, duration: Duration, capacity: f64) -> f64 {
+        let capacity = duration.as_secs_f64() * capacity;
         if capacity > 0.0 {
             cpu.as_secs_f64() / capacity
         } else {
@@ -157,6 +176,8 @@ impl Totals {
             busy: self.busy,
             queued_s: self.queued.as_secs_f64(),
             queued: self.queued_share,
+            quota_cpus: self.quota_cpus,
+            throttled: if self.periods > 0 { self.throttled_periods as f64 / self.periods as f64 } else { 0.0 },
             saturated: self.busy >= SATURATION || self.busy + self.queued_share >= SATURATION,
             io: self.io,
         }
@@ -175,8 +196,9 @@ impl Totals {
     pub fn add_same_host(&mut self, other: &Totals) {
         self.add_measured(other);
         self.cpus_available = self.cpus_available.max(other.cpus_available);
-        self.busy = Totals::busy(self.user + self.system, self.duration, self.threads, self.cpus_available);
-        self.queued_share = Totals::busy(self.queued, self.duration, self.threads, self.cpus_available);
+        let capacity = Totals::capacity(self.threads, self.cpus_available, self.quota_cpus);
+        self.busy = Totals::busy(self.user + self.system, self.duration, capacity);
+        self.queued_share = Totals::busy(self.queued, self.duration, capacity);
     }
 
     /// Adds what both ways of adding share: counts, histograms, the window, threads and CPU time.
@@ -192,6 +214,13 @@ impl Totals {
         self.started = self.started.min(other.started);
         self.interrupted |= other.interrupted;
         self.threads += other.threads;
+        self.quota_cpus = match (self.quota_cpus, other.quota_cpus) {
+            (0.0, theirs) => theirs,
+            (mine, 0.0) => mine,
+            (mine, theirs) => mine.min(theirs),
+        };
+        self.periods += other.periods;
+        self.throttled_periods += other.throttled_periods;
         self.user += other.user;
         self.system += other.system;
         self.queued += other.queued;
@@ -398,6 +427,9 @@ mod tests {
             interrupted: false,
             threads: 2,
             cpus_available: 4,
+            quota_cpus: 0.0,
+            periods: 0,
+            throttled_periods: 0,
             user: Duration::from_millis(300),
             system: Duration::from_millis(200),
             busy,
@@ -419,7 +451,17 @@ mod tests {
         assert_eq!((shared.threads, shared.cpus_available), (4, 4), "one host's CPUs, counted once");
         assert_eq!(shared.busy, 1.0 / (2.0 * 4.0), "1 s of CPU over 2 s on 4 CPUs, both parts together");
         assert_eq!(shared.queued_share, 0.2 / (2.0 * 4.0), "0.2 s queued over 2 s on 4 CPUs");
-        let starved = Totals { busy: 0.6, queued_share: 0.35, ..a };
+        let starved = Totals { busy: 0.6, queued_share: 0.35, ..a.clone() };
         assert!(starved.client_usage().saturated, "a client that wanted its CPUs and waited for them is the limit");
+        // Under a quota of a quarter of a CPU, its 2 threads on 4 CPUs could use a quarter of a CPU: 0.5 s of CPU in
+        // 2 s is all of it; the same part with a quota of its own adds its periods and keeps the tighter quota.
+        let held = Totals { quota_cpus: 0.25, periods: 20, throttled_periods: 18, ..a.clone() };
+        let mut both = held.clone();
+        both.add_same_host(&Totals { quota_cpus: 0.5, periods: 20, throttled_periods: 2, ..a });
+        assert_eq!((both.quota_cpus, both.periods, both.throttled_periods), (0.25, 40, 20));
+        assert_eq!(both.busy, 1.0 / (2.0 * 0.25), "1 s of CPU over 2 s on a quarter of a CPU");
+        assert_eq!((held.client_usage().quota_cpus, held.client_usage().throttled), (0.25, 0.9));
+        assert_eq!(Totals::capacity(2, 4, 0.0), 2.0);
+        assert_eq!(Totals::capacity(2, 4, 3.0), 2.0, "a quota above what the threads can use holds nothing");
     }
 }

@@ -15,6 +15,7 @@ use crate::merge::{assemble, Seconds, Totals};
 use crate::pacer::Pacer;
 use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
+use crate::quota::{Quota, QuotaCount};
 use crate::shared::{segment_share, share, Part, Shared};
 use crate::tally::{Ends, Report};
 use crate::worker::run_worker;
@@ -134,6 +135,7 @@ pub fn run_observed(
         .map(|thread| pacer_for(options, &shared, &ramp, Part { segment, thread, threads }, start))
         .collect::<Vec<_>>();
 
+    let quota = Quota::of(std::process::id() as i32);
     let gathered = std::thread::scope(|scope| {
         let (tx, rx) = channel();
         for (thread, pacer) in pacers.into_iter().enumerate() {
@@ -142,12 +144,13 @@ pub fn run_observed(
             scope.spawn(move || run_worker(shared, Part { segment, thread, threads }, pacer, tx));
         }
         drop(tx);
-        gather(&rx, threads, &shared, start, on_progress, on_second)
+        gather(&rx, threads, &shared, &quota, start, on_progress, on_second)
     });
     if let Some(e) = gathered.failure {
         return Err(RunError::Worker(e));
     }
     let cpu = CpuTimes::now().since(gathered.cpu_start.unwrap_or_default());
+    let throttling = quota.count().since(gathered.quota_start);
     let duration = gathered.ended.saturating_duration_since(measure_start);
     let drain = gathered.last_end.saturating_duration_since(gathered.ended);
     let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
@@ -160,11 +163,22 @@ pub fn run_observed(
         interrupted: stop.load(Ordering::Relaxed),
         threads: threads as u32,
         cpus_available,
+        quota_cpus: throttling.cpus,
+        periods: throttling.periods,
+        throttled_periods: throttling.throttled,
         user: cpu.user,
         system: cpu.system,
-        busy: Totals::busy(cpu.user + cpu.system, duration, threads as u32, cpus_available),
+        busy: Totals::busy(
+            cpu.user + cpu.system,
+            duration,
+            Totals::capacity(threads as u32, cpus_available, throttling.cpus),
+        ),
         queued: gathered.queued,
-        queued_share: Totals::busy(gathered.queued, duration, threads as u32, cpus_available),
+        queued_share: Totals::busy(
+            gathered.queued,
+            duration,
+            Totals::capacity(threads as u32, cpus_available, throttling.cpus),
+        ),
         io: shared.io,
     };
     let result = assemble(plan, &totals, &gathered.timeline);
@@ -209,6 +223,8 @@ struct Gathered {
     last_end: Instant,
     /// The client's CPU times when measuring started.
     cpu_start: Option<CpuTimes>,
+    /// Its CPU quota's counts then.
+    quota_start: QuotaCount,
     /// How long the workers waited for a CPU while measuring, added up.
     queued: Duration,
     /// Why a worker could not start, if one could not.
@@ -217,11 +233,12 @@ struct Gathered {
 
 /// Receives the reports of `threads` workers until all are done, adding them up; hands each complete second to
 /// `on_second`, and calls `on_progress` every [`PROGRESS_EVERY`] (sending started at `start`). Notes the
-/// client's CPU times when the warm-up ends.
+/// client's CPU times, and its CPU quota's counts, when the warm-up ends.
 fn gather(
     reports: &Receiver<(usize, Report)>,
     threads: usize,
     shared: &Shared,
+    quota: &Quota,
     start: Instant,
     on_progress: &mut dyn FnMut(&Progress),
     on_second: &mut dyn FnMut(&Interval),
@@ -233,6 +250,7 @@ fn gather(
     let mut ended = measure_start;
     let mut last_end = measure_start;
     let mut cpu_start = None;
+    let mut quota_start = QuotaCount::default();
     let mut queued = Duration::ZERO;
     let mut failure = None;
     let mut done = 0;
@@ -242,6 +260,7 @@ fn gather(
         let now = Instant::now();
         if cpu_start.is_none() && now >= measure_start {
             cpu_start = Some(CpuTimes::now());
+            quota_start = quota.count();
         }
         let mut wait = next_progress.saturating_duration_since(now);
         if cpu_start.is_none() {
@@ -291,7 +310,17 @@ fn gather(
     // Every thread has finished (or the channel closed): what is left is complete.
     (0..threads).for_each(|thread| seconds.finish(thread));
     seconds.flush(on_second);
-    Gathered { timeline: seconds.into_timeline(), total, per_request, ended, last_end, cpu_start, queued, failure }
+    Gathered {
+        timeline: seconds.into_timeline(),
+        total,
+        per_request,
+        ended,
+        last_end,
+        cpu_start,
+        quota_start,
+        queued,
+        failure,
+    }
 }
 
 /// Where a worker's measured window ends. A timed run's window is its sending time: the requests counted are

@@ -362,6 +362,13 @@ pub struct ClientUsage {
     /// `queued_s` as a fraction of the same capacity as `busy`.
     #[serde(default)]
     pub queued: f64,
+    /// The CPU quota over the client's process, in CPUs (0: none): `busy` and `queued` are of min(threads, CPUs,
+    /// quota).
+    #[serde(default)]
+    pub quota_cpus: f64,
+    /// The share of the quota's periods in the measured window in which it ran out (0 to 1; 0 without a quota).
+    #[serde(default)]
+    pub throttled: f64,
     /// True when `busy >= 0.9`, or `busy + queued >= 0.9` (the client wanted its CPUs and did not get them): the
     /// result then measures the client, not the server.
     pub saturated: bool,

@@ -295,8 +295,26 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
         busy_of(result),
         u.io.name()
     );
-    // Time queued for a CPU is worth a line once it is more than a wake-up's worth: the client was starved.
-    if u.queued >= 0.05 {
+    if u.quota_cpus > 0.0 {
+        let _ = writeln!(
+            out,
+            "{:<26}{} CPUs, ran out in {:.0}% of its periods",
+            "Client CPU quota:",
+            (u.quota_cpus * 100.0).round() / 100.0,
+            u.throttled * 100.0
+        );
+    }
+    // Time queued for a CPU is worth a line once it is more than a wake-up's worth: the client was starved, by its
+    // quota when that ran out in a quarter of its periods or more, else by other work.
+    if u.queued >= 0.05 && u.throttled >= crate::limit::THROTTLED {
+        let _ = writeln!(
+            out,
+            "{:<26}{:.2} s ({:.0}% more): its CPU quota held the client back",
+            "Client waited for CPU:",
+            u.queued_s,
+            u.queued * 100.0
+        );
+    } else if u.queued >= 0.05 {
         let _ = writeln!(
             out,
             "{:<26}{:.2} s ({:.0}% more): other work held the client's CPUs",
@@ -335,6 +353,9 @@ fn busy_of(result: &LoadResult) -> String {
     }
     let agents = if result.agents.len() > 1 { format!(" of {} agents", result.agents.len()) } else { String::new() };
     let overall = format!("{}{agents} on {}", plural(u.threads, "thread"), plural(u.cpus_available, "CPU"));
+    if hosts.len() <= 1 && u.quota_cpus > 0.0 && u.quota_cpus < f64::from(u.threads.min(u.cpus_available)) {
+        return format!("its quota of {} CPUs ({overall}", (u.quota_cpus * 100.0).round() / 100.0);
+    }
     if hosts.len() <= 1 {
         return format!("{} ({overall}", plural(u.threads.min(u.cpus_available), "CPU"));
     }
@@ -430,7 +451,17 @@ fn warnings(out: &mut String, result: &LoadResult) {
         );
     }
     let u = &result.client;
-    if u.saturated && u.busy < SATURATION && u.busy + u.queued >= SATURATION {
+    if u.saturated && u.throttled >= crate::limit::THROTTLED {
+        let _ = writeln!(
+            out,
+            "\nWARNING: the client was held by its CPU quota of {} CPUs ({:.0}% busy, the quota ran out in {:.0}% of \
+             its periods): this measures the quota, not the server. Raise the quota of the client's cgroup, or run \
+             it outside it.",
+            (u.quota_cpus * 100.0).round() / 100.0,
+            u.busy * 100.0,
+            u.throttled * 100.0
+        );
+    } else if u.saturated && u.busy < SATURATION && u.busy + u.queued >= SATURATION {
         let _ = writeln!(
             out,
             "\nWARNING: the client was starved of CPU ({:.0}% busy, {:.0}% more waiting for a CPU): this measures \

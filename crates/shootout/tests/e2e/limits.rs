@@ -241,3 +241,35 @@ fn half_a_cpu(name: &str) -> Option<std::path::PathBuf> {
     std::fs::write(dir.join(file), quota).ok()?;
     Some(dir)
 }
+
+#[test]
+fn a_client_under_a_cpu_quota_is_held_by_it_and_says_so() {
+    // `shootout load` itself in a cgroup of the test's own with half a CPU, sending as fast as one thread can to a
+    // target outside it: the quota, not the target or other work, holds it back.
+    let _alone = cpus_alone();
+    let Some(cgroup) = half_a_cpu(&format!("shootout-test-client-{}", std::process::id())) else {
+        eprintln!("no cgroup with a cpu controller can be made here: nothing to throttle");
+        return;
+    };
+    let target = crate::support::Target::start();
+    let run = |json: &str| {
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec {} load {json} -c 16 -t 1 -d 2s {}",
+            cgroup.display(),
+            env!("CARGO_BIN_EXE_shootout"),
+            target.url("/hello")
+        );
+        std::process::Command::new("sh").args(["-c", &script]).output().unwrap()
+    };
+    let (json, text) = (run("--json"), run(""));
+    let _ = std::fs::remove_dir(&cgroup);
+    assert!(json.status.success(), "{}", describe(&json));
+    let document: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let client = &document["client"];
+    assert_eq!(client["quota_cpus"].as_f64(), Some(0.5), "{client}");
+    assert!(client["throttled"].as_f64().unwrap() >= 0.5, "{client}");
+    assert_eq!(client["saturated"], true, "{client}");
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("WARNING: the client was held by its CPU quota of 0.5 CPUs"), "{out}");
+    assert!(!out.contains("other work held the client's CPUs"), "{out}");
+}
