@@ -476,6 +476,17 @@ impl Watched {
         }
     }
 
+    /// Whether it and `other` may run on a CPU in common (on one machine: a host's tree shares none with one here).
+    pub fn shares_cpus_with(&self, other: &Watched) -> bool {
+        match (self, other) {
+            (Watched::Here { cpus: a, .. }, Watched::Here { cpus: b, .. })
+            | (Watched::There { cpus: a, .. }, Watched::There { cpus: b, .. }) => {
+                a.is_empty() || b.is_empty() || a.iter().any(|cpu| b.contains(cpu))
+            }
+            _ => false,
+        }
+    }
+
     /// The CPUs it may run on, counted (every CPU of this machine when its affinity was not read).
     pub fn cpu_count(&self) -> u32 {
         let cpus = match self {

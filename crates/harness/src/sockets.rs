@@ -1,15 +1,17 @@
 //! [`Sockets`]: the TCP sockets of a process's network namespace, by inode, read from `/proc/PID/net/tcp` and
 //! `tcp6`, so that a thread waiting on a socket can be said to wait for its client (a socket accepted on a
 //! listening port) or on a backend (one it connected to a listening port elsewhere, a database). The table is read
-//! again only when a socket is not in it, and at most every [`REREAD`], so a sweep of a busy server costs a
-//! lookup, not a parse of thousands of lines.
+//! again only when a socket is not in it, and at most every [`REREAD`]: the kernel walks its whole connection
+//! table to write it (about 10 ms of CPU on this project's machine however few sockets there are), so a sweep of a
+//! busy server costs a lookup. A socket made since the last read is not known until the next: a wait on it counts
+//! as idle.
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
 /// The least time between two reads of the table.
-pub const REREAD: Duration = Duration::from_millis(200);
+pub const REREAD: Duration = Duration::from_secs(1);
 
 /// What a socket is to the thread waiting on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,12 +40,21 @@ pub struct Sockets {
     read_at: Option<Instant>,
     /// Services by the port they listen on, to name a backend.
     backends: Vec<(u16, String)>,
+    /// CPU time spent reading the table since [`Sockets::take_read_cost`] last asked.
+    read_cost: Duration,
 }
 
 impl Sockets {
     /// The sockets of the namespace `pid` is in; `backends` names the services by their ports.
     pub fn of(pid: i32, backends: Vec<(u16, String)>) -> Sockets {
-        Sockets { pid, by_inode: HashMap::new(), listening_ports: HashSet::new(), read_at: None, backends }
+        Sockets {
+            pid,
+            by_inode: HashMap::new(),
+            listening_ports: HashSet::new(),
+            read_at: None,
+            backends,
+            read_cost: Duration::ZERO,
+        }
     }
 
     /// Reads the table from the namespace of `pid` from now on (the tree's root may have changed).
@@ -68,7 +79,13 @@ impl Sockets {
         })))
     }
 
+    /// The CPU time spent reading the table since the last call.
+    pub fn take_read_cost(&mut self) -> Duration {
+        std::mem::take(&mut self.read_cost)
+    }
+
     fn read(&mut self) {
+        let cpu_before = crate::thread_states::thread_cpu();
         self.read_at = Some(Instant::now());
         self.by_inode.clear();
         self.listening_ports.clear();
@@ -81,6 +98,7 @@ impl Sockets {
                 self.by_inode.insert(inode, socket);
             }
         }
+        self.read_cost += crate::thread_states::thread_cpu().saturating_sub(cpu_before);
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`StateSampler`]: where each thread of a process tree is, swept every [`EVERY`] on a thread of its own while a
-//! trial runs (thread-state analysis). Each sweep reads every thread's state (`/proc/PID/task/TID/stat`) and, for
+//! trial runs (thread-state analysis), or less often for a tree so large that a sweep takes longer than
+//! [`BUDGET`] of the time between two. Each sweep reads every thread's state (`/proc/PID/task/TID/stat`) and, for
 //! one asleep, the system call it waits in (`…/syscall`): a futex is a [lock](Where::Lock), a timed sleep a
 //! [sleep](Where::Sleep); a read, a receive, an accept or a poll waits on its descriptors, which are followed to
 //! their sockets ([`Sockets`]) to tell a wait for the client from a wait on a backend (a database). The counts
@@ -23,6 +24,11 @@ use crate::sockets::{socket_inode, Peer, Sockets};
 
 /// How often the threads are swept.
 pub const EVERY: Duration = Duration::from_millis(20);
+
+/// The most of one CPU the sweeps may take: after a sweep that took `t` of CPU time, the next starts `t / BUDGET`
+/// later at least (a server of hundreds of threads, or a socket table of tens of thousands of connections, is
+/// swept less often).
+pub const BUDGET: f64 = 0.02;
 
 /// An epoll set watching more descriptors than this is an event loop serving clients, and is not followed.
 const EPOLL_FOLLOWED: usize = 64;
@@ -74,7 +80,9 @@ impl StateSampler {
         let theirs = shared.clone();
         let sweeper = std::thread::Builder::new().name("thread-states".into()).spawn(move || {
             let mut sockets = Sockets::of(root, backends);
-            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
+            let mut wait = EVERY;
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                let (began, cpu_before) = (std::time::Instant::now(), thread_cpu());
                 let pids = match theirs.lock() {
                     Ok(shared) => shared.pids.clone(),
                     Err(_) => return,
@@ -83,6 +91,9 @@ impl StateSampler {
                     sockets.follow(first);
                 }
                 let found: Vec<(i32, Where)> = pids.iter().flat_map(|&pid| sweep(pid, &mut sockets)).collect();
+                // The socket table's reads are bounded apart (one per `sockets::REREAD` at most).
+                let cost = thread_cpu().saturating_sub(cpu_before).saturating_sub(sockets.take_read_cost());
+                wait = EVERY.max(cost.div_f64(BUDGET)).saturating_sub(began.elapsed());
                 let Ok(mut shared) = theirs.lock() else { return };
                 shared.sweeps += 1;
                 for (tid, at) in found {
@@ -120,6 +131,11 @@ impl Drop for StateSampler {
             let _ = sweeper.join();
         }
     }
+}
+
+/// The CPU time the calling thread has used so far.
+pub(crate) fn thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(Duration::ZERO, Duration::from)
 }
 
 fn count(counts: &mut StateCounts, at: &Where) {
@@ -314,7 +330,7 @@ mod tests {
         assert_eq!(at(i32::MAX), None, "no such thread");
         // The sampler counts them too, keeping only the threads that ran.
         let sampler = StateSampler::start(vec![me], Vec::new());
-        std::thread::sleep(EVERY * 10);
+        std::thread::sleep(EVERY * 20);
         let counts = sampler.take(&HashSet::from([on_lock, spinning]));
         assert!(counts.sweeps >= 3, "{counts:?}");
         assert_eq!(counts.lock, counts.sweeps, "{counts:?}");

@@ -38,6 +38,7 @@ pub(crate) fn trial(
     let work = Load::new(suite, spec, running, level, None)?;
     let watched: Vec<Watched> = std::iter::once(running.process.watched()).chain(services.iter().cloned()).collect();
     let cpu_counts: Vec<u32> = watched.iter().map(Watched::cpu_count).collect();
+    let shared_cpus: Vec<bool> = watched.iter().skip(1).map(|w| w.shares_cpus_with(&watched[0])).collect();
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let (every, sweeps) = (suite.sample_every, suite.thread_states);
     let backends: Vec<(u16, String)> =
@@ -80,11 +81,12 @@ pub(crate) fn trial(
     let services = services
         .iter()
         .zip(samples)
-        .zip(&cpu_counts[1..])
-        .map(|((service, samples), &cpus)| ServiceTrial {
+        .zip(cpu_counts[1..].iter().zip(&shared_cpus))
+        .map(|((service, samples), (&cpus, &shares_cpus))| ServiceTrial {
             name: service.name().to_string(),
             usage: sum(&samples, cpus),
             samples,
+            shares_cpus,
         })
         .collect();
     Ok(TrialRecord {

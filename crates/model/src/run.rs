@@ -76,6 +76,9 @@ pub struct ServiceTrial {
     pub samples: Vec<ResourceSample>,
     /// What they add up to over the measured window.
     pub usage: ServerUsage,
+    /// Whether it could run on a CPU the server could run on (false in results saved before this was recorded).
+    #[serde(default)]
+    pub shares_cpus: bool,
 }
 
 /// One sample of the server's whole live process tree.

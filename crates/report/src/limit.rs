@@ -119,6 +119,8 @@ pub enum Limit {
         who: String,
         /// Its share of one CPU.
         share: f64,
+        /// The server's median busy share of its CPUs meanwhile.
+        busy: f64,
     },
     /// Open model: a repeat fell behind because every connection the client could open was busy while the server
     /// answered each at its usual speed ([`Behind::Connections`]): the connections, not the server, set the figure
@@ -213,7 +215,7 @@ impl Limit {
         }
         if at_least(cpus_busy, BOUND) && at_least(queued, QUEUED) {
             return match taker(runs) {
-                Some((who, share)) => Limit::TakenBy { who, share },
+                Some((who, share)) => Limit::TakenBy { who, share, busy },
                 None => Limit::ServerCpu { busy, cpus_busy },
             };
         }
@@ -270,7 +272,9 @@ impl Limit {
                 format!("one core: one thread ({} of {cpus} CPUs used)", cores_text(*cores))
             }
             Limit::Service { name, busy } => format!("{name} CPU {}%", judged(*busy)),
-            Limit::TakenBy { who, share } => format!("CPU taken by {who}: {} of a CPU", percent(*share)),
+            Limit::TakenBy { who, share, busy } => {
+                format!("CPU taken by {who}: {} of a CPU (server CPU {})", percent(*share), percent(*busy))
+            }
             Limit::Connections { busy } => format!("connections (CPU {})", percent(*busy)),
             Limit::Waited { on, share, workers } => match on.as_str() {
                 "sleep" => format!("workers: all {:.0} busy, asleep {} of the time", workers, percent(*share)),
@@ -354,12 +358,15 @@ fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
         .then(|| Limit::Waited { on: on.to_string(), share, workers })
 }
 
-/// Who took the server's CPUs: the busiest process outside the run, or service, over the repeats, with its share
-/// of one CPU; none under [`TAKEN`].
+/// Who took the server's CPUs: the busiest process outside the run, or service that could run on them, over the
+/// repeats, with its share of one CPU; none under [`TAKEN`].
 fn taker(runs: &[&TrialRecord]) -> Option<(String, f64)> {
     let outsiders = runs.iter().flat_map(|t| &t.outsiders).map(|o| (format!("{} (pid {})", o.name, o.pid), o.share));
-    let services =
-        runs.iter().flat_map(|t| &t.services).map(|s| (s.name.clone(), s.usage.busy * f64::from(s.usage.cpus)));
+    let services = runs
+        .iter()
+        .flat_map(|t| &t.services)
+        .filter(|s| s.shares_cpus)
+        .map(|s| (s.name.clone(), s.usage.busy * f64::from(s.usage.cpus)));
     outsiders.chain(services).filter(|(_, share)| *share >= TAKEN).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
@@ -411,8 +418,9 @@ mod tests {
                     name: "cache".into(),
                     samples: Vec::new(),
                     usage: Default::default(),
+                    shares_cpus: true,
                 },
-                shootout_model::run::ServiceTrial { name: "db".into(), samples: Vec::new(), usage },
+                shootout_model::run::ServiceTrial { name: "db".into(), samples: Vec::new(), usage, shares_cpus: true },
             ];
             t
         };
@@ -421,9 +429,13 @@ mod tests {
         assert_eq!(Limit::of(&[&db_bound]).text(), "db CPU 94%");
         assert_eq!(Limit::of(&[&with_db(0.95, 0.99, 0.04)]), Limit::ServerCpu { busy: 0.95, cpus_busy: 0.99 });
         let idle_db = with_db(0.3, 0.99, 0.5);
-        let taken = Limit::TakenBy { who: "db".into(), share: 0.5 };
+        let taken = Limit::TakenBy { who: "db".into(), share: 0.5, busy: 0.3 };
         assert_eq!(Limit::of(&[&idle_db]), taken, "its CPUs busy, queued, half of one taken by the db");
-        assert_eq!(taken.text(), "CPU taken by db: 50% of a CPU");
+        assert_eq!(taken.text(), "CPU taken by db: 50% of a CPU (server CPU 30%)");
+        let mut elsewhere = idle_db.clone();
+        elsewhere.services[1].shares_cpus = false;
+        let full = Limit::ServerCpu { busy: 0.3, cpus_busy: 0.99 };
+        assert_eq!(Limit::of(&[&elsewhere]), full, "a db on other CPUs took none of the server's");
         assert_eq!(Limit::of(&[&with_db(0.3, 0.35, 0.5)]), Limit::Waiting { busy: 0.3 });
         assert_eq!(Limit::of(&[&db_bound, &with_db(0.05, 0.99, 0.97), &idle_db]).text(), "db CPU 94%", "median");
     }

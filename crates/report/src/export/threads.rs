@@ -52,7 +52,7 @@ pub fn markdown(summary: &SuiteSummary) -> String {
         let _ = writeln!(out, "{row}");
     }
     out.push_str(
-        "\nShares of the time of the server's threads that ran, swept every 20 ms (on CPU and runnable from the \
+        "\nShares of the time of the server's threads that ran, swept every 20 ms or so (on CPU and runnable from the \
          kernel's exact counts); \"waited on\" names the backends their sockets led to; \"quota throttled\" is the \
          share of its CPU quota's periods that ran out.\n",
     );
