@@ -18,8 +18,8 @@
 //! 9. the client's connections, in the open model, all busy while the server answered at its usual speed
 //!    ([`Behind::Connections`]);
 //! 10. what its threads waited on, when one wait took [`WAITED`] of their time or more and more than any other: a
-//!     backend (`db`), the disk, a lock, or a sleep with more requests in flight than threads to take them
-//!     (its workers all busy);
+//!     backend (`db`), the disk, a lock; else its workers, all busy with more requests in flight than they could
+//!     take (named with what they did most: on a CPU, asleep, on a lock, on a backend);
 //! 11. the client, when the threads mostly waited for it: the load, not the server, set the pace;
 //! 12. else waiting, with CPU to spare, and the largest wait of the threads named.
 //!
@@ -54,6 +54,10 @@ pub const THROTTLED: f64 = 0.25;
 
 /// The share of the threads' time from which one wait is named as the limit.
 pub const WAITED: f64 = 0.25;
+
+/// The threads' worth of busy workers from which a server is a pool of workers (an event loop's one thread, idle
+/// between its callbacks, is not).
+pub const WORKER: f64 = 0.9;
 
 /// The share of one CPU from which another's use of the server's CPUs is named.
 pub const TAKEN: f64 = 0.1;
@@ -129,15 +133,23 @@ pub enum Limit {
         /// Median busy share.
         busy: f64,
     },
-    /// The server's threads spent `share` of their time waiting on `on`: a backend by name, `disk`, `lock`, or
-    /// `sleep` with every worker taken (`workers`, the mean number of them).
+    /// The server's threads spent `share` of their time waiting on `on`: a backend by name, `disk` or `lock`.
     Waited {
         /// What they waited on.
         on: String,
         /// Their share of the threads' time.
         share: f64,
+    },
+    /// Every worker was busy (`workers`, the mean number of threads not waiting for the client) while more
+    /// requests were in flight than they could take: the pool was full; they spent most of their time (`share`)
+    /// `on`: `on CPU`, `sleep`, `lock`, `disk` or a backend.
+    Workers {
         /// The mean number of threads busy with a request.
         workers: f64,
+        /// What they did most.
+        on: String,
+        /// Its share of the threads' time.
+        share: f64,
     },
     /// The server's threads mostly waited for the client (`share` of their time): the load set the pace.
     ForClient {
@@ -276,12 +288,21 @@ impl Limit {
                 format!("CPU taken by {who}: {} of a CPU (server CPU {})", percent(*share), percent(*busy))
             }
             Limit::Connections { busy } => format!("connections (CPU {})", percent(*busy)),
-            Limit::Waited { on, share, workers } => match on.as_str() {
-                "sleep" => format!("workers: all {:.0} busy, asleep {} of the time", workers, percent(*share)),
+            Limit::Waited { on, share } => match on.as_str() {
                 "lock" => format!("a lock: threads waited on one another {} of the time", percent(*share)),
                 "disk" => format!("disk: threads waited on it {} of the time", percent(*share)),
                 backend => format!("{backend}: waited on it {} of the time", percent(*share)),
             },
+            Limit::Workers { workers, on, share } => {
+                let what = match on.as_str() {
+                    "on CPU" => "on a CPU".to_string(),
+                    "sleep" => "asleep".into(),
+                    "lock" => "on a lock".into(),
+                    "disk" => "on the disk".into(),
+                    backend => format!("on {backend}"),
+                };
+                format!("workers: all {workers:.0} busy, {what} {} of the time", percent(*share))
+            }
             Limit::ForClient { share, busy } => {
                 format!("waiting for the client {} of the time (CPU {})", percent(*share), percent(*busy))
             }
@@ -337,25 +358,35 @@ fn largest_wait(time: &ThreadTime) -> f64 {
     time.backends.iter().map(|(_, n)| *n).chain([time.disk, time.lock, time.sleep]).fold(0.0, f64::max)
 }
 
-/// The wait that held the threads, when one took [`WAITED`] of their time or more and more than any other, and no
-/// more threads waited in it than there were requests in flight (`in_flight`: a thread waits on a lock or a
-/// backend for a request it holds; more than that are a pool's spare threads waiting for work); a sleep only when
-/// more requests were in flight than threads busy with them, half again as many.
+/// What held the threads: a wait on a backend, the disk or a lock that took [`WAITED`] of their time or more, more
+/// than any other and than the wait for the client, with no more threads in it than requests in flight
+/// (`in_flight`: a thread waits on a lock or a backend for a request it holds; more than that are a pool's spare
+/// threads waiting for work); else every worker busy, [`WORKER`] of a thread or more of them, with half again as
+/// many requests in flight as workers to take them (and one more at least), named with what the workers did most.
 fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     let total = time.total();
     if total <= 0.0 {
         return None;
     }
-    let waits = time.backends.iter().map(|(name, n)| (name.as_str(), *n));
-    let (on, threads) = waits
-        .chain([("disk", time.disk), ("lock", time.lock), ("sleep", time.sleep)])
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let workers = total - time.client - time.idle;
-    let share = threads / total;
-    let queued = in_flight >= 1.5 * workers && in_flight - workers >= 1.0;
-    let holding_requests = threads <= in_flight + 0.5;
-    (share >= WAITED && threads >= time.client && holding_requests && (on != "sleep" || queued))
-        .then(|| Limit::Waited { on: on.to_string(), share, workers })
+    let backends = || time.backends.iter().map(|(name, n)| (name.as_str(), *n));
+    fn largest(waits: Vec<(&str, f64)>) -> Option<(&str, f64)> {
+        waits.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+    let mut holding = backends().collect::<Vec<_>>();
+    holding.extend([("disk", time.disk), ("lock", time.lock)]);
+    if let Some((on, threads)) = largest(holding) {
+        let share = threads / total;
+        if share >= WAITED && threads >= time.client && threads <= in_flight + 0.5 {
+            return Some(Limit::Waited { on: on.to_string(), share });
+        }
+    }
+    let queued = workers >= WORKER && in_flight >= 1.5 * workers && in_flight - workers >= 1.0;
+    let mut doing = vec![("on CPU", time.on_cpu + time.runnable), ("sleep", time.sleep)];
+    doing.extend([("lock", time.lock), ("disk", time.disk)]);
+    doing.extend(backends());
+    let (on, threads) = largest(doing).filter(|_| queued)?;
+    Some(Limit::Workers { workers, on: on.to_string(), share: threads / total })
 }
 
 /// Who took the server's CPUs: the busiest process outside the run, or service that could run on them, over the
@@ -548,6 +579,16 @@ mod tests {
         assert_eq!(spares.text(), "waiting (CPU 50%), threads mostly on a lock (69% of the time)");
         let asleep = ThreadTime { on_cpu: 0.05, sleep: 1.9, client: 0.05, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&with_time(asleep.clone(), 8.0)]).text(), "workers: all 2 busy, asleep 95% of the time");
+        // Three workers' worth of threads, none waiting on one thing most of the time, sixteen requests in flight.
+        let mixed = ThreadTime {
+            on_cpu: 0.5,
+            runnable: 0.1,
+            sleep: 1.2,
+            backends: vec![("db".into(), 0.9)],
+            client: 1.5,
+            ..ThreadTime::default()
+        };
+        assert_eq!(Limit::of(&[&with_time(mixed, 16.0)]).text(), "workers: all 3 busy, asleep 29% of the time");
         // As many threads asleep as requests in flight: a thread for each, none queued for one.
         let each = Limit::of(&[&with_time(asleep, 2.0)]);
         assert_eq!(
