@@ -321,10 +321,7 @@ impl WindowSums {
         time.client += seconds(counts.client);
         time.idle += seconds(counts.idle);
         for (name, n) in &counts.backends {
-            match time.backends.iter_mut().find(|(known, _)| known == name) {
-                Some((_, sum)) => *sum += seconds(*n),
-                None => time.backends.push((name.clone(), seconds(*n))),
-            }
+            time.add_backend(name, seconds(*n));
         }
     }
 }

@@ -125,6 +125,29 @@ impl ThreadTime {
             .collect()
     }
 
+    /// Adds `other`'s threads, each times `weight`, into these, and its sweeps whole.
+    pub fn add_scaled(&mut self, other: &ThreadTime, weight: f64) {
+        self.on_cpu += other.on_cpu * weight;
+        self.runnable += other.runnable * weight;
+        self.disk += other.disk * weight;
+        self.lock += other.lock * weight;
+        self.sleep += other.sleep * weight;
+        self.client += other.client * weight;
+        self.idle += other.idle * weight;
+        self.sweeps += other.sweeps;
+        for (name, threads) in &other.backends {
+            self.add_backend(name, threads * weight);
+        }
+    }
+
+    /// Adds `threads` to the wait on the backend `name`.
+    pub fn add_backend(&mut self, name: &str, threads: f64) {
+        match self.backends.iter_mut().find(|(known, _)| known == name) {
+            Some((_, sum)) => *sum += threads,
+            None => self.backends.push((name.to_string(), threads)),
+        }
+    }
+
     /// The names of the fixed states, as reports write them.
     pub const CLASSES: [&'static str; 7] = ["on CPU", "runnable", "disk", "lock", "sleep", "client", "idle"];
 }

@@ -294,33 +294,37 @@ impl Limit {
                 backend => format!("{backend}: waited on it {} of the time", percent(*share)),
             },
             Limit::Workers { workers, on, share } => {
-                let what = match on.as_str() {
-                    "on CPU" => "on a CPU".to_string(),
-                    "sleep" => "asleep".into(),
-                    "lock" => "on a lock".into(),
-                    "disk" => "on the disk".into(),
-                    backend => format!("on {backend}"),
-                };
-                format!("workers: all {workers:.0} busy, {what} {} of the time", percent(*share))
+                format!("workers: all {workers:.0} busy, {} {} of the time", doing(on), percent(*share))
             }
             Limit::ForClient { share, busy } => {
                 format!("waiting for the client {} of the time (CPU {})", percent(*share), percent(*busy))
             }
             Limit::Waiting { busy } => format!("waiting (CPU {}%)", judged(*busy)),
             Limit::WaitingOn { busy, on, share } => {
-                let what = match on.as_str() {
-                    "client" => "waiting for the client".to_string(),
-                    "idle" => "idle".into(),
-                    "disk" => "on the disk".into(),
-                    "lock" => "on a lock".into(),
-                    "sleep" => "asleep".into(),
-                    backend => format!("on {backend}"),
-                };
-                format!("waiting (CPU {}%), threads mostly {what} ({} of the time)", judged(*busy), percent(*share))
+                format!(
+                    "waiting (CPU {}%), threads mostly {} ({} of the time)",
+                    judged(*busy),
+                    doing(on),
+                    percent(*share)
+                )
             }
             Limit::KeptUp { busy } => format!("kept up (CPU {})", percent(*busy)),
             Limit::Unknown => "—".into(),
         }
+    }
+}
+
+/// A state of the threads in words: `on a CPU`, `asleep`, `on a lock`, `on the disk`, `waiting for the client`,
+/// `idle`, `on db` (a backend).
+fn doing(state: &str) -> String {
+    match state {
+        "on CPU" => "on a CPU".into(),
+        "sleep" => "asleep".into(),
+        "lock" => "on a lock".into(),
+        "disk" => "on the disk".into(),
+        "client" => "waiting for the client".into(),
+        "idle" => "idle".into(),
+        backend => format!("on {backend}"),
     }
 }
 
@@ -334,21 +338,7 @@ pub(crate) fn mean_time(runs: &[&TrialRecord]) -> ThreadTime {
     let mut mean = ThreadTime::default();
     let n = runs.len().max(1) as f64;
     for t in runs {
-        let time = &t.usage.time;
-        mean.on_cpu += time.on_cpu / n;
-        mean.runnable += time.runnable / n;
-        mean.disk += time.disk / n;
-        mean.lock += time.lock / n;
-        mean.sleep += time.sleep / n;
-        mean.client += time.client / n;
-        mean.idle += time.idle / n;
-        mean.sweeps += time.sweeps;
-        for (name, threads) in &time.backends {
-            match mean.backends.iter_mut().find(|(known, _)| known == name) {
-                Some((_, sum)) => *sum += threads / n,
-                None => mean.backends.push((name.clone(), threads / n)),
-            }
-        }
+        mean.add_scaled(&t.usage.time, 1.0 / n);
     }
     mean
 }
