@@ -9,6 +9,7 @@
 //! - [`Merge`]: the coordinator's side: N agents' seconds and totals in, one [`LoadResult`] out, through the same
 //!   [`assemble`] a local run uses.
 
+use crate::quota::QuotaCount;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
@@ -177,7 +178,8 @@ impl Totals {
             queued_s: self.queued.as_secs_f64(),
             queued: self.queued_share,
             quota_cpus: self.quota_cpus,
-            throttled: if self.periods > 0 { self.throttled_periods as f64 / self.periods as f64 } else { 0.0 },
+            throttled: QuotaCount { periods: self.periods, throttled: self.throttled_periods, cpus: self.quota_cpus }
+                .throttled_share(),
             saturated: self.busy >= SATURATION || self.busy + self.queued_share >= SATURATION,
             io: self.io,
         }

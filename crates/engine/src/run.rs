@@ -154,6 +154,7 @@ pub fn run_observed(
     let duration = gathered.ended.saturating_duration_since(measure_start);
     let drain = gathered.last_end.saturating_duration_since(gathered.ended);
     let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let capacity = Totals::capacity(threads as u32, cpus_available, throttling.cpus);
     let totals = Totals {
         recorder: gathered.total,
         per_request: gathered.per_request,
@@ -168,17 +169,9 @@ pub fn run_observed(
         throttled_periods: throttling.throttled,
         user: cpu.user,
         system: cpu.system,
-        busy: Totals::busy(
-            cpu.user + cpu.system,
-            duration,
-            Totals::capacity(threads as u32, cpus_available, throttling.cpus),
-        ),
+        busy: Totals::busy(cpu.user + cpu.system, duration, capacity),
         queued: gathered.queued,
-        queued_share: Totals::busy(
-            gathered.queued,
-            duration,
-            Totals::capacity(threads as u32, cpus_available, throttling.cpus),
-        ),
+        queued_share: Totals::busy(gathered.queued, duration, capacity),
         io: shared.io,
     };
     let result = assemble(plan, &totals, &gathered.timeline);

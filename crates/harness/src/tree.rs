@@ -204,8 +204,12 @@ impl Tree {
         self.last_quota = quota.count();
         self.quota = Some(quota);
         self.last_net = Net::of(self.root);
-        let pids = std::iter::once(self.root).chain(members.iter().map(|p| p.pid).filter(|&p| p != self.root));
-        self.states = self.sweeps.then(|| StateSampler::start(pids.collect(), self.backends.clone()));
+        self.states = self.sweeps.then(|| StateSampler::start(self.root_first(&members), self.backends.clone()));
+    }
+
+    /// The PIDs of `members`, the root first (the sweeps read the socket table of its network namespace).
+    fn root_first(&self, members: &[Process]) -> Vec<i32> {
+        std::iter::once(self.root).chain(members.iter().map(|p| p.pid).filter(|&p| p != self.root)).collect()
     }
 
     /// CPU time used by every process ever in the cgroup, µs (exact, and it keeps the time of processes that
@@ -264,17 +268,13 @@ impl Tree {
         self.last_thread_ns = threads;
         if let Some(states) = &self.states {
             sample.states = states.take(&ran);
-            let root_first =
-                std::iter::once(self.root).chain(members.iter().map(|p| p.pid).filter(|&p| p != self.root));
-            states.follow(root_first.collect());
+            states.follow(self.root_first(&members));
         }
         if let Some(quota) = &self.quota {
             let now = quota.count();
-            if now.cpus > 0.0 && now.cpus == self.last_quota.cpus {
-                sample.periods = now.periods.saturating_sub(self.last_quota.periods);
-                sample.throttled_periods = now.throttled.saturating_sub(self.last_quota.throttled);
-            }
-            sample.quota_cpus = now.cpus;
+            let counted = now.since(self.last_quota);
+            (sample.periods, sample.throttled_periods, sample.quota_cpus) =
+                (counted.periods, counted.throttled, now.cpus);
             self.last_quota = now;
         }
         let net = Net::of(self.root);

@@ -250,13 +250,9 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
     let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
     let per_second = |sum: f64| if window_s > 0.0 { sum / window_s } else { 0.0 };
     let share = |seconds: f64| if cpus > 0 { per_second(seconds) / f64::from(cpus) } else { 0.0 };
-    let mut time = window.states;
-    for figure in [&mut time.disk, &mut time.lock, &mut time.sleep, &mut time.client, &mut time.idle] {
-        *figure = per_second(*figure);
-    }
-    for (_, figure) in &mut time.backends {
-        *figure = per_second(*figure);
-    }
+    // Thread-seconds over the window's seconds: the mean number of threads in each state.
+    let mut time = ThreadTime::default();
+    time.add_scaled(&window.states, per_second(1.0));
     time.backends.sort_by(|a, b| b.1.total_cmp(&a.1));
     (time.on_cpu, time.runnable) = (per_second(window.cpu_s), per_second(window.queued_s));
     ServerUsage {
