@@ -116,6 +116,41 @@ impl Quota {
     }
 }
 
+/// The directory of process `pid`'s cgroup v2, where the unified hierarchy is mounted (the mount itself for the root
+/// cgroup); none without it.
+pub fn v2_dir(pid: i32) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = text.lines().find_map(|line| line.strip_prefix("0::"))?;
+    let mount = mounts().into_iter().find(|m| m.kind == "cgroup2")?.path;
+    Some(mount.join(path.trim_start_matches('/')))
+}
+
+/// Makes a cgroup `name` at the root of the hierarchy with the `cpu` controller (v2 where its root can hand the
+/// controller down, else v1's) with a quota of `cpus`, and gives its directory; none where it cannot be made. Its
+/// maker moves processes into it (`cgroup.procs`) and removes it when they are gone: the tests that hold a server
+/// or a client to a quota, as a container would.
+pub fn with_quota(name: &str, cpus: f64) -> Option<PathBuf> {
+    const PERIOD_US: u64 = 100_000;
+    let quota_us = (cpus * PERIOD_US as f64).round() as u64;
+    let mounts = mounts();
+    let v2 = mounts.iter().find(|m| m.kind == "cgroup2").map(|m| m.path.clone());
+    let delegates =
+        |root: &PathBuf| std::fs::read_to_string(root.join("cgroup.subtree_control")).is_ok_and(|c| c.contains("cpu"));
+    let (dir, file, value) = match v2.filter(delegates) {
+        Some(root) => (root.join(name), "cpu.max", format!("{quota_us} {PERIOD_US}")),
+        None => {
+            let v1 = mounts.iter().find(|m| m.kind == "cgroup" && m.options.split(',').any(|o| o == "cpu"))?;
+            (v1.path.join(name), "cpu.cfs_quota_us", quota_us.to_string())
+        }
+    };
+    std::fs::create_dir(&dir).ok()?;
+    if std::fs::write(dir.join(file), value).is_err() {
+        let _ = std::fs::remove_dir(&dir);
+        return None;
+    }
+    Some(dir)
+}
+
 /// The quota set on one cgroup directory, in CPUs; none when it has none.
 fn quota_cpus(dir: &Path, version: Version) -> Option<f64> {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
@@ -174,29 +209,9 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
-    /// A cgroup of its own with a quota of half a CPU, under cgroup v2 where its `cpu` controller can be used, else
-    /// under v1's `cpu` hierarchy; none where neither can be written.
-    fn half_a_cpu(name: &str) -> Option<PathBuf> {
-        let mounts = mounts();
-        let v2 = mounts.iter().find(|m| m.kind == "cgroup2").map(|m| m.path.clone());
-        if let Some(root) =
-            v2.filter(|r| std::fs::read_to_string(r.join("cgroup.subtree_control")).is_ok_and(|c| c.contains("cpu")))
-        {
-            let dir = root.join(name);
-            std::fs::create_dir(&dir).ok()?;
-            std::fs::write(dir.join("cpu.max"), "50000 100000").ok()?;
-            return Some(dir);
-        }
-        let v1 = mounts.iter().find(|m| m.kind == "cgroup" && m.options.split(',').any(|o| o == "cpu"))?;
-        let dir = v1.path.join(name);
-        std::fs::create_dir(&dir).ok()?;
-        std::fs::write(dir.join("cpu.cfs_quota_us"), "50000").ok()?;
-        Some(dir)
-    }
-
     #[test]
     fn a_process_under_a_quota_is_throttled_by_it() {
-        let Some(dir) = half_a_cpu(&format!("shootout-test-quota-{}", std::process::id())) else {
+        let Some(dir) = with_quota(&format!("shootout-test-quota-{}", std::process::id()), 0.5) else {
             eprintln!("no cgroup with a cpu controller can be made here: nothing to throttle");
             return;
         };

@@ -1,8 +1,13 @@
 //! What the kernel counts about a tree that no thread of it sees: the connects its host's listen queues dropped
-//! ([`Net`], `ListenOverflows` and `TCPSynRetrans` of `/proc/PID/net/netstat`, in the root's network namespace).
-//! How often its CPU quota ran out is [`Quota`]'s, which the load engine shares to judge its own.
+//! and the resets it sent ([`Net`], `ListenOverflows` and `TCPSynRetrans` of `/proc/PID/net/netstat`, `OutRsts`
+//! of `/proc/PID/net/snmp`, in the root's network namespace), and the time its tasks stalled for want of a CPU,
+//! I/O or memory ([`Pressure`], the pressure stall figures of its cgroup v2, or of the host). How often its CPU
+//! quota ran out is [`Quota`]'s, which the load engine shares to judge its own.
+
+use std::path::PathBuf;
 
 pub use shootout_engine::quota::{Quota, QuotaCount};
+use shootout_model::pressure::Stalls;
 
 /// The listen-queue counts of a network namespace so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -11,26 +16,21 @@ pub struct Net {
     pub listen_overflows: u64,
     /// SYNs sent again for connects not answered in time.
     pub syn_retransmits: u64,
+    /// Resets sent: connects refused, connections aborted.
+    pub resets: u64,
 }
 
 impl Net {
     /// The counts of the namespace process `pid` is in; zeros where they cannot be read.
     pub fn of(pid: i32) -> Net {
-        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/net/netstat")) else { return Net::default() };
-        let mut lines = text.lines();
-        while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
-            if !names.starts_with("TcpExt:") {
-                continue;
-            }
-            let pairs: Vec<(&str, u64)> = names
-                .split_whitespace()
-                .zip(values.split_whitespace())
-                .filter_map(|(n, v)| Some((n, v.parse().ok()?)))
-                .collect();
-            let get = |name: &str| pairs.iter().find(|(n, _)| *n == name).map_or(0, |(_, v)| *v);
-            return Net { listen_overflows: get("ListenOverflows"), syn_retransmits: get("TCPSynRetrans") };
+        let extended = counters(&format!("/proc/{pid}/net/netstat"), "TcpExt:");
+        let tcp = counters(&format!("/proc/{pid}/net/snmp"), "Tcp:");
+        let get = |pairs: &[(String, u64)], name: &str| pairs.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
+        Net {
+            listen_overflows: get(&extended, "ListenOverflows"),
+            syn_retransmits: get(&extended, "TCPSynRetrans"),
+            resets: get(&tcp, "OutRsts"),
         }
-        Net::default()
     }
 
     /// What was counted since `before`.
@@ -38,7 +38,57 @@ impl Net {
         Net {
             listen_overflows: self.listen_overflows.saturating_sub(before.listen_overflows),
             syn_retransmits: self.syn_retransmits.saturating_sub(before.syn_retransmits),
+            resets: self.resets.saturating_sub(before.resets),
         }
+    }
+}
+
+/// The counters of the table `prefix` (`TcpExt:`, `Tcp:`) of a file written as pairs of lines, names then values,
+/// by name; none where the file cannot be read.
+fn counters(path: &str, prefix: &str) -> Vec<(String, u64)> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let mut lines = text.lines();
+    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
+        if names.starts_with(prefix) && values.starts_with(prefix) {
+            return names
+                .split_whitespace()
+                .zip(values.split_whitespace())
+                .filter_map(|(n, v)| Some((n.to_string(), v.parse().ok()?)))
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
+/// Where the kernel's pressure stall figures of a tree are: the `cpu.pressure`, `io.pressure` and
+/// `memory.pressure` of its root's cgroup v2, or the host's `/proc/pressure` (the root cgroup's too).
+#[derive(Debug, Clone)]
+pub struct Pressure {
+    /// The three files, in [`Stalls`]' order.
+    files: [PathBuf; 3],
+}
+
+impl Pressure {
+    /// The figures over process `pid`.
+    pub fn of(pid: i32) -> Pressure {
+        let cgroup = shootout_engine::quota::v2_dir(pid).filter(|dir| dir.join("cpu.pressure").exists());
+        let files = match cgroup {
+            Some(dir) => ["cpu", "io", "memory"].map(|r| dir.join(format!("{r}.pressure"))),
+            None => ["cpu", "io", "memory"].map(|r| PathBuf::from("/proc/pressure").join(r)),
+        };
+        Pressure { files }
+    }
+
+    /// The seconds stalled so far, by resource (`some total=`, µs); none where the kernel keeps no such figures.
+    pub fn count(&self) -> Option<Stalls> {
+        let seconds = |file: &PathBuf| -> Option<f64> {
+            let text = std::fs::read_to_string(file).ok()?;
+            let some = text.lines().find_map(|l| l.strip_prefix("some "))?;
+            let total = some.split_whitespace().find_map(|field| field.strip_prefix("total="))?;
+            Some(total.parse::<u64>().ok()? as f64 / 1e6)
+        };
+        let [cpu, io, memory] = &self.files;
+        Some(Stalls { cpu: seconds(cpu)?, io: seconds(io)?, memory: seconds(memory).unwrap_or(0.0) })
     }
 }
 
@@ -77,5 +127,47 @@ mod tests {
         assert!(connected.iter().any(Result::is_err), "some connects were never answered");
         assert!(counted.listen_overflows >= 1, "{counted:?}");
         assert!(counted.syn_retransmits >= 1, "{counted:?}");
+    }
+
+    #[test]
+    fn a_refused_connect_is_a_reset_sent() {
+        // A port bound and never listened on: a connect to it is answered by a reset.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let me = std::process::id() as i32;
+        let before = Net::of(me);
+        for _ in 0..3 {
+            assert!(std::net::TcpStream::connect(closed).is_err(), "nothing listens on {closed}");
+        }
+        let counted = Net::of(me).since(before);
+        assert!(counted.resets >= 3, "{counted:?}");
+    }
+
+    #[test]
+    fn a_task_waiting_for_a_cpu_is_a_cpu_stall() {
+        let pressure = Pressure::of(std::process::id() as i32);
+        let Some(before) = pressure.count() else {
+            eprintln!("no pressure figures on this kernel: nothing to check");
+            return;
+        };
+        // Three spinning threads on one CPU: two of them wait for it all the time.
+        let me = nix::unistd::Pid::from_raw(0);
+        let allowed = nix::sched::sched_getaffinity(me).unwrap();
+        let first = (0..nix::sched::CpuSet::count()).find(|&i| allowed.is_set(i).unwrap_or(false)).unwrap();
+        let mut one = nix::sched::CpuSet::new();
+        one.set(first).unwrap();
+        let spinners: Vec<_> = (0..3)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    let _ = nix::sched::sched_setaffinity(me, &one);
+                    let end = std::time::Instant::now() + std::time::Duration::from_millis(300);
+                    while std::time::Instant::now() < end {
+                        std::hint::black_box(0u64);
+                    }
+                })
+            })
+            .collect();
+        spinners.into_iter().for_each(|s| s.join().unwrap());
+        let stalled = pressure.count().unwrap().since(before);
+        assert!(stalled.cpu >= 0.1, "two threads queued for 0.3 s: {stalled:?}");
     }
 }

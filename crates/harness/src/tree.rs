@@ -19,9 +19,10 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use procfs::process::Stat;
 use procfs::{CurrentSI, KernelStats};
+use shootout_model::pressure::Stalls;
 use shootout_model::run::ResourceSample;
 
-use crate::kernel_counts::{Net, Quota, QuotaCount};
+use crate::kernel_counts::{Net, Pressure, Quota, QuotaCount};
 use crate::thread_states::StateSampler;
 
 /// One process, as `/proc/PID/stat` describes it.
@@ -91,6 +92,8 @@ pub struct Tree {
     /// The CPUs the server may run on (empty: all), whose busy share each sample gives.
     cpus: Vec<usize>,
     last_cpus: Option<Ticks>,
+    /// Softirq ticks of those CPUs so far.
+    last_softirq: Option<u64>,
     /// Services by the port each listens on, to name what the threads wait on.
     backends: Vec<(u16, String)>,
     /// Whether the baseline starts sweeping where the threads are.
@@ -100,6 +103,8 @@ pub struct Tree {
     quota: Option<Quota>,
     last_quota: QuotaCount,
     last_net: Net,
+    pressure: Option<Pressure>,
+    last_stalls: Option<Stalls>,
 }
 
 /// A thread's time on a CPU and waiting for one, so far, ns (`/proc/PID/task/TID/schedstat`).
@@ -122,12 +127,15 @@ impl Tree {
             last_host: None,
             cpus: Vec::new(),
             last_cpus: None,
+            last_softirq: None,
             backends: Vec::new(),
             sweeps: true,
             states: None,
             quota: None,
             last_quota: QuotaCount::default(),
             last_net: Net::default(),
+            pressure: None,
+            last_stalls: None,
         }
     }
 
@@ -199,7 +207,10 @@ impl Tree {
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
         self.last_thread_ns = members.iter().flat_map(|p| thread_ns(p.pid)).collect();
         self.last_cgroup_us = self.cgroup_usage_us();
-        (self.last_host, self.last_cpus) = host_and_cpu_ticks(&self.cpus);
+        (self.last_host, self.last_cpus, self.last_softirq) = host_and_cpu_ticks(&self.cpus);
+        let pressure = Pressure::of(self.root);
+        self.last_stalls = pressure.count();
+        self.pressure = Some(pressure);
         let quota = Quota::over(members.iter().map(|p| p.pid));
         self.last_quota = quota.count();
         self.quota = Some(quota);
@@ -281,6 +292,7 @@ impl Tree {
         if net != Net::default() {
             let counted = net.since(self.last_net);
             (sample.listen_overflows, sample.syn_retransmits) = (counted.listen_overflows, counted.syn_retransmits);
+            sample.resets = counted.resets;
             self.last_net = net;
         }
         if let (Some(before), Some(now)) = (self.last_cgroup_us, self.cgroup_usage_us()) {
@@ -288,10 +300,17 @@ impl Tree {
             sample.cpu_s = now.saturating_sub(before) as f64 / 1e6;
             self.last_cgroup_us = Some(now);
         }
-        let (host, cpus) = host_and_cpu_ticks(&self.cpus);
+        if let Some(now) = self.pressure.as_ref().and_then(Pressure::count) {
+            sample.stalls_s = self.last_stalls.map_or_else(Stalls::default, |before| now.since(before));
+            self.last_stalls = Some(now);
+        }
+        let (host, cpus, softirq) = host_and_cpu_ticks(&self.cpus);
         sample.host_busy = busy_between(self.last_host, host);
         sample.cpus_busy = busy_between(self.last_cpus, cpus);
-        (self.last_host, self.last_cpus) = (host, cpus);
+        if let (Some(before), Some(now)) = (self.last_softirq, softirq) {
+            sample.softirq_s = now.saturating_sub(before) as f64 / tick;
+        }
+        (self.last_host, self.last_cpus, self.last_softirq) = (host, cpus, softirq);
         sample
     }
 
@@ -337,20 +356,21 @@ fn busy_between(before: Option<Ticks>, after: Option<Ticks>) -> f64 {
     }
 }
 
-/// (busy, total) CPU ticks of the whole host and of `cpus` (empty: the whole host again), from one read of
-/// `/proc/stat`: busy is all but idle and iowait.
-fn host_and_cpu_ticks(cpus: &[usize]) -> (Option<Ticks>, Option<Ticks>) {
-    let Ok(stats) = KernelStats::current() else { return (None, None) };
+/// (busy, total) CPU ticks of the whole host and of `cpus` (empty: the whole host again), and the softirq ticks of
+/// `cpus`, from one read of `/proc/stat`: busy is all but idle and iowait.
+fn host_and_cpu_ticks(cpus: &[usize]) -> (Option<Ticks>, Option<Ticks>, Option<u64>) {
+    let Ok(stats) = KernelStats::current() else { return (None, None, None) };
     let host = busy_and_total(&stats.total);
     if cpus.is_empty() {
-        return (Some(host), Some(host));
+        return (Some(host), Some(host), Some(stats.total.softirq.unwrap_or(0)));
     }
-    let mut sum = (0, 0);
+    let (mut sum, mut softirq) = ((0, 0), 0);
     for cpu in cpus.iter().filter_map(|&i| stats.cpu_time.get(i)) {
         let (busy, total) = busy_and_total(cpu);
         sum = (sum.0 + busy, sum.1 + total);
+        softirq += cpu.softirq.unwrap_or(0);
     }
-    (Some(host), Some(sum))
+    (Some(host), Some(sum), Some(softirq))
 }
 
 /// (busy, total) ticks of one line of `/proc/stat`.

@@ -11,6 +11,7 @@ use shootout_agents::coordinate::{self, Work};
 use shootout_agents::launch::Launcher;
 use shootout_engine::stakes::Stakes;
 use shootout_engine::{Plan, Progress};
+use shootout_model::pressure::Stalls;
 use shootout_model::run::{ResourceSample, ServerUsage, ServiceTrial, TrialRecord};
 use shootout_model::settings::LoadSettings;
 use shootout_model::states::ThreadTime;
@@ -250,6 +251,9 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
     let pss: Vec<u64> = measured.iter().map(|s| s.pss_bytes).collect();
     let per_second = |sum: f64| if window_s > 0.0 { sum / window_s } else { 0.0 };
     let share = |seconds: f64| if cpus > 0 { per_second(seconds) / f64::from(cpus) } else { 0.0 };
+    // A tree keeps its CPUs busy all the time at most: more is the samples' clock ticks (10 ms each) and their
+    // intervals cut at the window's edges, not CPU it used.
+    let busy_share = |seconds: f64| share(seconds).min(1.0);
     // Thread-seconds over the window's seconds: the mean number of threads in each state.
     let mut time = ThreadTime::default();
     time.add_scaled(&window.states, per_second(1.0));
@@ -264,15 +268,18 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         processes_max: measured.iter().map(|s| s.processes).max().unwrap_or(0),
         threads_max: measured.iter().map(|s| s.threads).max().unwrap_or(0),
         cpus,
-        busy: share(window.cpu_s),
+        busy: busy_share(window.cpu_s),
         queued: share(window.queued_s),
-        cpus_busy: per_second(window.cpus_busy_s),
+        cpus_busy: per_second(window.cpus_busy_s).min(1.0),
         busiest_cores: per_second(window.busiest_cpu_s),
         busiest_threads: measured.iter().map(|s| s.busiest_threads).max().unwrap_or(0),
         quota_cpus: measured.iter().map(|s| s.quota_cpus).fold(0.0, f64::max),
         throttled: if window.periods > 0.0 { window.throttled_periods / window.periods } else { 0.0 },
         listen_overflows: window.listen_overflows.round() as u64,
         syn_retransmits: window.syn_retransmits.round() as u64,
+        resets: window.resets.round() as u64,
+        softirq: per_second(window.softirq_s),
+        stalled: window.stalls_s.scaled(per_second(1.0)),
         time,
     }
 }
@@ -288,6 +295,9 @@ struct WindowSums {
     throttled_periods: f64,
     listen_overflows: f64,
     syn_retransmits: f64,
+    resets: f64,
+    softirq_s: f64,
+    stalls_s: Stalls,
     /// Thread-seconds in each wait (on CPU and runnable come from `cpu_s` and `queued_s`).
     states: ThreadTime,
 }
@@ -303,6 +313,9 @@ impl WindowSums {
         self.throttled_periods += sample.throttled_periods as f64 * part;
         self.listen_overflows += sample.listen_overflows as f64 * part;
         self.syn_retransmits += sample.syn_retransmits as f64 * part;
+        self.resets += sample.resets as f64 * part;
+        self.softirq_s += sample.softirq_s * part;
+        self.stalls_s.add_scaled(sample.stalls_s, part);
         let counts = &sample.states;
         if counts.sweeps == 0 || inside <= 0.0 {
             return;

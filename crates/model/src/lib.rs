@@ -16,6 +16,8 @@
 //!   `[profile]` table.
 //! - [`states`]: [`states::ThreadTime`], where a server's threads spent a trial: on a CPU, waiting on a lock,
 //!   a backend, a client.
+//! - [`pressure`]: [`pressure::Stalls`], the time the kernel held a tree's tasks back for want of a CPU, I/O or
+//!   memory (its pressure stall information).
 //! - [`slo`]: [`slo::Slo`], a service-level objective such as `p99 < 200ms`.
 //! - [`search`]: [`search::Search`], which level a capacity search tries next, and the probes and bracket it
 //!   keeps.
@@ -27,6 +29,7 @@
 pub mod agents;
 pub mod errors;
 pub mod options;
+pub mod pressure;
 pub mod profile;
 pub mod reading;
 pub mod result;

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::pressure::Stalls;
 use crate::states::{StateCounts, ThreadTime};
 use crate::LoadResult;
 
@@ -132,6 +133,18 @@ pub struct ResourceSample {
     /// SYNs the kernel sent again since the previous sample, for connects not answered in time (`TCPSynRetrans`).
     #[serde(default)]
     pub syn_retransmits: u64,
+    /// Resets its host's TCP sent since the previous sample (`OutRsts` of /proc/net/snmp): connections refused or
+    /// aborted.
+    #[serde(default)]
+    pub resets: u64,
+    /// Seconds the CPUs the server may run on spent in the kernel's deferred network work (softirq) since the
+    /// previous sample, added over those CPUs.
+    #[serde(default)]
+    pub softirq_s: f64,
+    /// Seconds in which some task of the tree's cgroup (of the host, for the root cgroup) stalled, by resource,
+    /// since the previous sample.
+    #[serde(default)]
+    pub stalls_s: Stalls,
     /// Where the threads were since the previous sample.
     #[serde(default)]
     pub states: StateCounts,
@@ -188,6 +201,17 @@ pub struct ServerUsage {
     /// SYNs sent again on its host during the window, for connects not answered in time.
     #[serde(default)]
     pub syn_retransmits: u64,
+    /// Resets its host's TCP sent during the window: connections refused or aborted.
+    #[serde(default)]
+    pub resets: u64,
+    /// CPUs' worth of the kernel's deferred network work (softirq) on the CPUs it could run on, on average over the
+    /// window.
+    #[serde(default)]
+    pub softirq: f64,
+    /// Share of the window in which some task of its cgroup (of the host, for the root cgroup) stalled, by
+    /// resource (0 to 1 each; zeros where the kernel keeps no pressure figures).
+    #[serde(default)]
+    pub stalled: Stalls,
     /// Where its threads were.
     #[serde(default)]
     pub time: ThreadTime,

@@ -7,6 +7,7 @@
 use crate::limit::mean_time;
 use serde::Serialize;
 use shootout_metrics::percentile_us;
+use shootout_model::pressure::Stalls;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
 use shootout_model::states::ThreadTime;
@@ -74,6 +75,40 @@ pub struct Cell {
     pub time: ThreadTime,
     /// The median share of its CPU quota's periods that ran out (0 without a quota).
     pub throttled: f64,
+    /// What the kernel counted about it: medians over the repeats ([`KernelCell`]).
+    pub kernel: KernelCell,
+}
+
+/// What the kernel counted about a server in one cell, each the median over its repeats: none of it is seen by a
+/// thread of the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct KernelCell {
+    /// Share of the window in which some task of its cgroup (of the host, for the root cgroup) stalled, by
+    /// resource.
+    pub stalled: Stalls,
+    /// CPUs' worth of the kernel's network work (softirq) on its CPUs.
+    pub softirq: f64,
+    /// Resets its host's TCP sent in the window.
+    pub resets: f64,
+    /// Connects its host dropped on a full listen queue in the window.
+    pub listen_overflows: f64,
+}
+
+impl KernelCell {
+    /// The medians of `runs`.
+    pub fn of(runs: &[&TrialRecord]) -> KernelCell {
+        let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
+        KernelCell {
+            stalled: Stalls {
+                cpu: of(&|t| t.usage.stalled.cpu),
+                io: of(&|t| t.usage.stalled.io),
+                memory: of(&|t| t.usage.stalled.memory),
+            },
+            softirq: of(&|t| t.usage.softirq),
+            resets: of(&|t| t.usage.resets as f64),
+            listen_overflows: of(&|t| t.usage.listen_overflows as f64),
+        }
+    }
 }
 
 /// The lowest and the highest across a cell's repeats of each figure whose median it shows.
@@ -422,6 +457,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         ranges,
         time: mean_time(runs),
         throttled: median(&runs.iter().map(|t| t.usage.throttled).collect::<Vec<_>>()),
+        kernel: KernelCell::of(runs),
     }
 }
 
@@ -523,6 +559,7 @@ mod tests {
             ranges: Ranges::default(),
             time: ThreadTime::default(),
             throttled: 0.0,
+            kernel: KernelCell::default(),
         }
     }
 

@@ -8,20 +8,23 @@
 //!    else the server did, those requests waited seconds;
 //! 3. nothing, in the open model, when every repeat completed the requests due within [`KEPT`], grew no queue
 //!    ([`queue_growth`]) and failed under [`KEPT_ERRORS`] of them: the rate offered set the throughput;
-//! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
-//! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
-//! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
+//! 4. memory: some task of its cgroup (of the host, for a server in the root cgroup) stalled on memory (reclaim,
+//!    refaults, swap) [`STALLED`] of the time or more, as the kernel's pressure figures count it;
+//! 5. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
+//! 6. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
+//! 7. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
 //!    take turns on a lock (a GIL, a GVL) or it has one thread that runs;
-//! 7. a service it ran beside (a database) that kept 90% or more of its CPUs busy;
-//! 8. CPU taken by another (a process outside the run, a service), when the server's CPUs were 90% busy with
-//!    anything while its threads queued for them;
-//! 9. the client's connections, in the open model, all busy while the server answered at its usual speed
-//!    ([`Behind::Connections`]);
-//! 10. what its threads waited on, when one wait took [`WAITED`] of their time or more and more than any other: a
+//! 8. a service it ran beside (a database) that kept 90% or more of its CPUs busy;
+//! 9. CPU taken by another (a process outside the run, a service, the kernel's network work), when the server's
+//!    CPUs were 90% busy with anything while its threads queued for them;
+//! 10. the client's connections, in the open model, all busy while the server answered at its usual speed
+//!     ([`Behind::Connections`]);
+//! 11. what its threads waited on, when one wait took [`WAITED`] of their time or more and more than any other: a
 //!     backend (`db`), the disk, a lock; else its workers, all busy with more requests in flight than they could
 //!     take (named with what they did most: on a CPU, asleep, on a lock, on a backend);
-//! 11. the client, when the threads mostly waited for it: the load, not the server, set the pace;
-//! 12. else waiting, with CPU to spare, and the largest wait of the threads named.
+//! 12. the client, when the threads mostly waited for it: the load, not the server, set the pace;
+//! 13. else waiting, with CPU to spare, and the largest wait of the threads named (a futex wait of more threads
+//!     than requests in flight counted idle: a pool's threads waiting for work, not for a lock).
 //!
 //! A server's threads queueing behind each other on a CPU that still had idle time (a thundering herd of workers
 //! woken for one connection) is not a CPU limit.
@@ -62,6 +65,9 @@ pub const WORKER: f64 = 0.9;
 /// The share of one CPU from which another's use of the server's CPUs is named.
 pub const TAKEN: f64 = 0.1;
 
+/// The share of the time with some task stalled on memory from which memory is the limit.
+pub const STALLED: f64 = 0.1;
+
 /// What limited one server at one level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
@@ -82,6 +88,12 @@ pub enum Limit {
     KeptUp {
         /// Median busy share.
         busy: f64,
+    },
+    /// Some task of the server's cgroup (of the host, for the root cgroup) stalled on memory `stalled` of the time
+    /// (0 to 1, median): reclaim, refaults, swap.
+    Memory {
+        /// Share of the time stalled.
+        stalled: f64,
     },
     /// The server's CPU quota ran out in `throttled` of its periods (0 to 1, median).
     Quota {
@@ -206,6 +218,10 @@ impl Limit {
         if runs.iter().all(kept_up) {
             return Limit::KeptUp { busy };
         }
+        let stalled = of(&|t| t.usage.stalled.memory);
+        if at_least(stalled, STALLED) {
+            return Limit::Memory { stalled };
+        }
         let throttled = of(&|t| t.usage.throttled);
         if at_least(throttled, THROTTLED) {
             return Limit::Quota { throttled, cpus: of(&|t| t.usage.quota_cpus) };
@@ -226,7 +242,7 @@ impl Limit {
             return Limit::Service { name, busy };
         }
         if at_least(cpus_busy, BOUND) && at_least(queued, QUEUED) {
-            return match taker(runs) {
+            return match taker(runs, of(&|t| t.usage.softirq)) {
                 Some((who, share)) => Limit::TakenBy { who, share, busy },
                 None => Limit::ServerCpu { busy, cpus_busy },
             };
@@ -243,7 +259,10 @@ impl Limit {
             if time.client / total >= WAITED && time.client >= largest_wait(&time) {
                 return Limit::ForClient { share: time.client / total, busy };
             }
-            let fixed = [("client", time.client), ("idle", time.idle), ("disk", time.disk), ("lock", time.lock)];
+            // Threads on a futex beyond the requests in flight held none: a pool's threads waiting for work.
+            let lock = time.lock.min(in_flight.max(0.0));
+            let idle = time.idle + time.lock - lock;
+            let fixed = [("client", time.client), ("idle", idle), ("disk", time.disk), ("lock", lock)];
             let waits = fixed.into_iter().chain([("sleep", time.sleep)]);
             let all = waits.chain(time.backends.iter().map(|(name, n)| (name.as_str(), *n)));
             match all.max_by(|a, b| a.1.total_cmp(&b.1)).filter(|(_, n)| *n > 0.0) {
@@ -267,6 +286,12 @@ impl Limit {
                 let longest_s = (*longest_us as f64 / 1e6).round();
                 let after = if longest_s > 1.0 { format!("1–{longest_s} s") } else { "1 s".into() };
                 format!("listen queue: {} connects dropped, retried after {after}", crate::units::count(*dropped))
+            }
+            Limit::Memory { stalled } => {
+                format!(
+                    "memory: tasks stalled on it {}% of the time",
+                    figure(stalled * 100.0, Some(STALLED * 100.0), 0)
+                )
             }
             Limit::Quota { throttled, cpus } => format!(
                 "CPU quota of {} CPUs: throttled in {}% of periods",
@@ -379,16 +404,18 @@ fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     Some(Limit::Workers { workers, on: on.to_string(), share: threads / total })
 }
 
-/// Who took the server's CPUs: the busiest process outside the run, or service that could run on them, over the
-/// repeats, with its share of one CPU; none under [`TAKEN`].
-fn taker(runs: &[&TrialRecord]) -> Option<(String, f64)> {
+/// Who took the server's CPUs: the busiest process outside the run, service that could run on them, or the
+/// kernel's network work on them (`softirq`, CPUs' worth, median), over the repeats, with its share of one CPU;
+/// none under [`TAKEN`].
+fn taker(runs: &[&TrialRecord], softirq: f64) -> Option<(String, f64)> {
     let outsiders = runs.iter().flat_map(|t| &t.outsiders).map(|o| (format!("{} (pid {})", o.name, o.pid), o.share));
     let services = runs
         .iter()
         .flat_map(|t| &t.services)
         .filter(|s| s.shares_cpus)
         .map(|s| (s.name.clone(), s.usage.busy * f64::from(s.usage.cpus)));
-    outsiders.chain(services).filter(|(_, share)| *share >= TAKEN).max_by(|a, b| a.1.total_cmp(&b.1))
+    let kernel = std::iter::once(("the kernel's network work".to_string(), softirq));
+    outsiders.chain(services).chain(kernel).filter(|(_, share)| *share >= TAKEN).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 /// The service with the highest median busy share over `runs`, with that share (none without services): from the
@@ -453,6 +480,10 @@ mod tests {
         let taken = Limit::TakenBy { who: "db".into(), share: 0.5, busy: 0.3 };
         assert_eq!(Limit::of(&[&idle_db]), taken, "its CPUs busy, queued, half of one taken by the db");
         assert_eq!(taken.text(), "CPU taken by db: 50% of a CPU (server CPU 30%)");
+        let mut network = idle_db.clone();
+        network.usage.softirq = 0.62;
+        let by_kernel = Limit::TakenBy { who: "the kernel's network work".into(), share: 0.62, busy: 0.3 };
+        assert_eq!(Limit::of(&[&network]), by_kernel, "the kernel's softirq took more of the CPU than the db");
         let mut elsewhere = idle_db.clone();
         elsewhere.services[1].shares_cpus = false;
         let full = Limit::ServerCpu { busy: 0.3, cpus_busy: 0.99 };
@@ -542,6 +573,11 @@ mod tests {
         let mut throttled = base();
         (throttled.usage.throttled, throttled.usage.quota_cpus) = (80.0 / 88.0, 0.5);
         assert_eq!(Limit::of(&[&throttled]).text(), "CPU quota of 0.5 CPUs: throttled in 91% of periods");
+        let mut reclaiming = throttled.clone();
+        reclaiming.usage.stalled.memory = 0.34;
+        assert_eq!(Limit::of(&[&reclaiming]).text(), "memory: tasks stalled on it 34% of the time", "before the quota");
+        reclaiming.usage.stalled = shootout_model::pressure::Stalls { cpu: 0.9, io: 0.9, memory: 0.09 };
+        assert!(matches!(Limit::of(&[&reclaiming]), Limit::Quota { .. }), "9% of the time is not the limit");
         let mut gil = base();
         (gil.usage.busiest_cores, gil.usage.busiest_threads) = (0.99, 9);
         gil.usage.time = ThreadTime { on_cpu: 1.0, lock: 7.0, client: 1.0, ..ThreadTime::default() };
@@ -564,9 +600,10 @@ mod tests {
             Limit::of(&[&with_time(lock.clone(), 8.0)]).text(),
             "a lock: threads waited on one another 69% of the time"
         );
-        // Seven threads on futexes with three requests in flight: at least four of them were a pool's spares.
+        // Seven threads on futexes with three requests in flight: at least four of them were a pool's spares,
+        // waiting for work, not for a lock.
         let spares = Limit::of(&[&with_time(lock, 3.0)]);
-        assert_eq!(spares.text(), "waiting (CPU 50%), threads mostly on a lock (69% of the time)");
+        assert_eq!(spares.text(), "waiting (CPU 50%), threads mostly idle (39% of the time)");
         let asleep = ThreadTime { on_cpu: 0.05, sleep: 1.9, client: 0.05, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&with_time(asleep.clone(), 8.0)]).text(), "workers: all 2 busy, asleep 95% of the time");
         // Three workers' worth of threads, none waiting on one thing most of the time, sixteen requests in flight.

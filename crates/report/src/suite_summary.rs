@@ -6,6 +6,7 @@
 //! figures judged against the SLO in [`crate::marks`], so that the formats differ only in their markup.
 
 use shootout_metrics::percentile_us;
+use shootout_model::pressure::Stalls;
 use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
 use shootout_model::states::ThreadTime;
@@ -108,6 +109,14 @@ pub struct TrialRow {
     pub server_throttled: f64,
     /// Where the server's threads were.
     pub threads: ThreadTime,
+    /// Share of the window some task of its cgroup (of the host, for the root cgroup) stalled, by resource.
+    pub stalled: Stalls,
+    /// CPUs' worth of the kernel's network work on its CPUs.
+    pub softirq_cpus: f64,
+    /// Resets its host's TCP sent in the window.
+    pub tcp_resets: u64,
+    /// Connects its host dropped on a full listen queue in the window.
+    pub listen_overflows: u64,
     /// Each service's CPU time per response, µs, and mean PSS, bytes, by name, in the suite's order.
     pub services: Vec<(String, f64, u64)>,
     /// The SLO conditions its server and level break, judged on the medians across repeats as the table marks
@@ -141,6 +150,10 @@ impl TrialRow {
             client_busy: r.client.busy,
             server_throttled: t.usage.throttled,
             threads: t.usage.time.clone(),
+            stalled: t.usage.stalled,
+            softirq_cpus: t.usage.softirq,
+            tcp_resets: t.usage.resets,
+            listen_overflows: t.usage.listen_overflows,
             services: t
                 .services
                 .iter()
@@ -693,6 +706,7 @@ pub(crate) mod tests {
             ranges: Default::default(),
             time: ThreadTime::default(),
             throttled: 0.0,
+            kernel: Default::default(),
         }
     }
 

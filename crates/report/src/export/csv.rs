@@ -7,7 +7,7 @@ use crate::suite_summary::SuiteSummary;
 use shootout_model::states::ThreadTime;
 
 /// The columns of `summary.csv`, in order.
-pub const COLUMNS: [&str; 29] = [
+pub const COLUMNS: [&str; 35] = [
     "server",
     "level",
     "repeat",
@@ -36,6 +36,12 @@ pub const COLUMNS: [&str; 29] = [
     "threads_client",
     "threads_idle",
     "threads_waited_on",
+    "stalled_cpu",
+    "stalled_io",
+    "stalled_memory",
+    "softirq_cpus",
+    "tcp_resets",
+    "listen_overflows",
     "cell_breaks_slo",
 ];
 
@@ -83,6 +89,9 @@ impl Exporter for Csv {
             ];
             record.extend(shares);
             record.push(waited_on);
+            let stalled = t.stalled.named().map(|(_, share)| format!("{share:.3}"));
+            record.extend(stalled);
+            record.extend([format!("{:.3}", t.softirq_cpus), t.tcp_resets.to_string(), t.listen_overflows.to_string()]);
             record.push(t.cell_breaks_slo.join("; "));
             debug_assert_eq!(record.len(), COLUMNS.len());
             let pairs = services.iter().flat_map(|name| match t.services.iter().find(|s| &s.0 == name) {
@@ -106,9 +115,9 @@ mod tests {
     fn a_header_and_one_row_per_trial_with_names_quoted() {
         let trials = [trial("puma, \"tuned\"", 16.0, 1), trial("thin", 0.5, 2)];
         let summary = SuiteSummary::of_report(&report()).with_trials(&trials);
-        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy,server_throttled,threads_on_cpu,threads_runnable,threads_disk,threads_lock,threads_sleep,threads_client,threads_idle,threads_waited_on,cell_breaks_slo
-\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,0.000,,,,,,,,,
-thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,0.000,,,,,,,,,
+        let expected = "server,level,repeat,requests,ok,http_errors,failed,requests_per_s,mean_us,p50_us,p90_us,p99_us,max_us,server_cpu_us_per_request,server_pss_mean_bytes,server_rss_max_bytes,server_cpus,server_busy,client_busy,server_throttled,threads_on_cpu,threads_runnable,threads_disk,threads_lock,threads_sleep,threads_client,threads_idle,threads_waited_on,stalled_cpu,stalled_io,stalled_memory,softirq_cpus,tcp_resets,listen_overflows,cell_breaks_slo
+\"puma, \"\"tuned\"\"\",16,1,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,0.000,,,,,,,,,0.000,0.000,0.000,0.000,0,0,
+thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,5042176,0,0.000,0.024,0.000,,,,,,,,,0.000,0.000,0.000,0.000,0,0,
 ";
         assert_eq!(Csv.export(&summary), expected);
         let mut swept = trial("puma", 16.0, 1);
@@ -119,9 +128,15 @@ thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,50421
             sweeps: 10,
             ..ThreadTime::default()
         };
+        swept.usage.stalled.io = 0.125;
+        (swept.usage.softirq, swept.usage.resets, swept.usage.listen_overflows) = (0.05, 7, 3);
         let out = Csv.export(&SuiteSummary::of_report(&report()).with_trials(&[swept]));
+        let kernel = "0.000,0.125,0.000,0.050,7,3,";
         assert!(
-            out.lines().nth(1).unwrap().ends_with(",0.000,0.250,0.000,0.000,0.500,0.000,0.000,0.000,db 25%,"),
+            out.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(&format!(",0.250,0.000,0.000,0.500,0.000,0.000,0.000,db 25%,{kernel}")),
             "{out}"
         );
     }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use shootout_model::states::ThreadTime;
 
-use crate::analysis::Cell;
+use crate::analysis::{Cell, KernelCell};
 use crate::charts::{line_chart, Chart, Series};
 use crate::suite_summary::SuiteSummary;
 
@@ -38,7 +38,9 @@ pub fn markdown(summary: &SuiteSummary) -> String {
             let cells: String = fixed.iter().map(|share| format!(" {} |", percent(*share))).collect();
             let throttled = if c.throttled > 0.0 { percent(c.throttled) } else { "—".into() };
             let backends = if backends.is_empty() { "—".to_string() } else { backends };
-            Some(format!("| {} | {} |{cells} {backends} | {throttled} |", c.server.replace('|', "\\|"), c.level))
+            let kernel = kernel(&c.kernel);
+            let server = c.server.replace('|', "\\|");
+            Some(format!("| {server} | {} |{cells} {backends} | {throttled} | {kernel} |", c.level))
         })
         .collect();
     if rows.is_empty() {
@@ -46,17 +48,50 @@ pub fn markdown(summary: &SuiteSummary) -> String {
     }
     let mut out = String::from("\n## Where the threads were\n\n");
     let headings: String = ThreadTime::CLASSES.iter().map(|class| format!(" {class} |")).collect();
-    let _ = writeln!(out, "| server | {} |{headings} waited on | quota throttled |", summary.unit);
-    let _ = writeln!(out, "|---|---:|{}---|---:|", "---:|".repeat(ThreadTime::CLASSES.len()));
+    let _ = writeln!(out, "| server | {} |{headings} waited on | quota throttled | kernel |", summary.unit);
+    let _ = writeln!(out, "|---|---:|{}---|---:|---|", "---:|".repeat(ThreadTime::CLASSES.len()));
     for row in rows {
         let _ = writeln!(out, "{row}");
     }
     out.push_str(
         "\nShares of the time of the server's threads that ran, swept every 20 ms or so (on CPU and runnable from the \
          kernel's exact counts); \"waited on\" names the backends their sockets led to; \"quota throttled\" is the \
-         share of its CPU quota's periods that ran out.\n",
+         share of its CPU quota's periods that ran out; \"kernel\" what the kernel counted that no thread sees: the \
+         share of the time some task of the server's cgroup (of the host, for the root cgroup) stalled for a CPU, \
+         I/O or memory, the CPUs' worth of network work (softirq) on its CPUs, the resets its host sent and the \
+         connects it dropped on a full listen queue.\n",
     );
     out
+}
+
+/// What the kernel counted about a cell, in words, leaving out what it did not see: `stalled: cpu 12%, io 3%;
+/// network work 0.15 CPU; 40 resets sent; 1,234 connects dropped`, or `—`.
+pub fn kernel(k: &KernelCell) -> String {
+    let stalls: Vec<String> = k
+        .stalled
+        .named()
+        .iter()
+        .filter(|(_, share)| *share >= 0.005)
+        .map(|(name, share)| format!("{name} {}", percent(*share)))
+        .collect();
+    let mut parts = Vec::new();
+    if !stalls.is_empty() {
+        parts.push(format!("stalled: {}", stalls.join(", ")));
+    }
+    if k.softirq >= 0.005 {
+        parts.push(format!("network work {:.2} CPU", k.softirq));
+    }
+    if k.resets >= 1.0 {
+        parts.push(format!("{} resets sent", crate::units::count(k.resets.round() as u64)));
+    }
+    if k.listen_overflows >= 1.0 {
+        parts.push(format!("{} connects dropped", crate::units::count(k.listen_overflows.round() as u64)));
+    }
+    if parts.is_empty() {
+        "—".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// One chart per server with sweeps, its caption and SVG: each state's share against the load, stacked (each line
@@ -156,9 +191,21 @@ mod tests {
         let svg = svg.as_ref().expect("drawn");
         assert!(svg.contains("+ backends") && svg.contains("+ idle"), "every state in the legend");
         assert!(
-            markdown(&summary).contains("| 25% | 0% | 0% | 50% | 0% | 0% | 0% | db 25% | — |"),
+            markdown(&summary).contains("| 25% | 0% | 0% | 50% | 0% | 0% | 0% | db 25% | — | — |"),
             "{}",
             markdown(&summary)
         );
+    }
+
+    #[test]
+    fn the_kernels_counts_in_words_leave_out_what_it_did_not_see() {
+        assert_eq!(kernel(&KernelCell::default()), "—");
+        let counted = KernelCell {
+            stalled: shootout_model::pressure::Stalls { cpu: 0.123, io: 0.001, memory: 0.3 },
+            softirq: 0.154,
+            resets: 1234.4,
+            listen_overflows: 0.0,
+        };
+        assert_eq!(kernel(&counted), "stalled: cpu 12%, memory 30%; network work 0.15 CPU; 1,234 resets sent");
     }
 }

@@ -182,11 +182,32 @@ fn a_server_waiting_on_its_database_names_it() {
 }
 
 #[test]
+fn a_server_whose_requests_wait_in_its_database_says_it_waited_on_it() {
+    // Each request one query that sleeps 10 ms in PostgreSQL: no CPU anywhere, every thread waiting on its
+    // connection to the database.
+    let dir = workdir("limits", "db-wait-service");
+    let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
+    let limit = limit_at(
+        "db-wait",
+        "connections = [4]",
+        "",
+        &limited("db-wait", "1").replace("{port}", "{port} --db-port {service.db.port}"),
+        &service,
+    );
+    assert!(limit.starts_with("db: waited on it ") && limit.ends_with(" of the time"), "{limit}");
+}
+
+#[test]
 fn a_listen_queue_too_short_for_its_connects_drops_them() {
     // One thread that takes 2 ms a connection, a backlog of 8, 64 users connecting anew for each request.
     let server = limited("backlog", "1");
     let limit = limit_of("backlog", 64, "keepalive = false\ntimeout = \"10s\"", &server);
     assert!(limit.starts_with("listen queue: ") && limit.contains(" connects dropped, retried after 1"), "{limit}");
+    // The kernel's own count is in the report's breakdown, beside where the threads were.
+    let dir = std::env::temp_dir().join(format!("shootout-limits-{}-backlog", std::process::id()));
+    let markdown = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
+    let row = markdown.lines().rfind(|l| l.starts_with("| target |")).unwrap_or_default().to_string();
+    assert!(row.contains(" connects dropped"), "the kernel column counts the drops: {markdown}");
 }
 
 #[test]
@@ -206,7 +227,8 @@ fn a_cpu_burner_beside_the_server_is_named() {
 fn a_server_under_a_cpu_quota_is_throttled() {
     // The target in a cgroup of the test's own with half a CPU, moved there by the command that starts it, as a
     // container's or a systemd unit's quota would hold it.
-    let Some(cgroup) = half_a_cpu(&format!("shootout-test-limits-{}", std::process::id())) else {
+    let Some(cgroup) = shootout_engine::quota::with_quota(&format!("shootout-test-limits-{}", std::process::id()), 0.5)
+    else {
         eprintln!("no cgroup with a cpu controller can be made here: nothing to throttle");
         return;
     };
@@ -220,34 +242,13 @@ fn a_server_under_a_cpu_quota_is_throttled() {
     assert!(limit.starts_with("CPU quota of 0.5 CPUs: throttled in "), "{limit}");
 }
 
-/// A cgroup of its own with a quota of half a CPU, under cgroup v2 where its `cpu` controller is enabled, else
-/// under v1's `cpu` hierarchy; none where neither can be written.
-fn half_a_cpu(name: &str) -> Option<std::path::PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    let mount = |kind: &str, option: Option<&str>| {
-        mounts
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .find(|f| f.len() > 3 && f[2] == kind && option.is_none_or(|o| f[3].split(',').any(|x| x == o)))
-            .map(|f| std::path::PathBuf::from(f[1]))
-    };
-    let v2 = mount("cgroup2", None)
-        .filter(|root| std::fs::read_to_string(root.join("cgroup.subtree_control")).is_ok_and(|c| c.contains("cpu")));
-    let (dir, file, quota) = match v2 {
-        Some(root) => (root.join(name), "cpu.max", "50000 100000"),
-        None => (mount("cgroup", Some("cpu"))?.join(name), "cpu.cfs_quota_us", "50000"),
-    };
-    std::fs::create_dir(&dir).ok()?;
-    std::fs::write(dir.join(file), quota).ok()?;
-    Some(dir)
-}
-
 #[test]
 fn a_client_under_a_cpu_quota_is_held_by_it_and_says_so() {
     // `shootout load` itself in a cgroup of the test's own with half a CPU, sending as fast as one thread can to a
     // target outside it: the quota, not the target or other work, holds it back.
     let _alone = cpus_alone();
-    let Some(cgroup) = half_a_cpu(&format!("shootout-test-client-{}", std::process::id())) else {
+    let Some(cgroup) = shootout_engine::quota::with_quota(&format!("shootout-test-client-{}", std::process::id()), 0.5)
+    else {
         eprintln!("no cgroup with a cpu controller can be made here: nothing to throttle");
         return;
     };
