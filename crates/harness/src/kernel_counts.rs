@@ -4,7 +4,7 @@
 //! I/O or memory ([`Pressure`], the pressure stall figures of its cgroup v2, or of the host). How often its CPU
 //! quota ran out is [`Quota`]'s, which the load engine shares to judge its own.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use shootout_engine::quota::{Quota, QuotaCount};
 use shootout_model::pressure::Stalls;
@@ -69,9 +69,10 @@ pub struct Pressure {
 }
 
 impl Pressure {
-    /// The figures over process `pid`.
-    pub fn of(pid: i32) -> Pressure {
-        let cgroup = shootout_engine::quota::v2_dir(pid).filter(|dir| dir.join("cpu.pressure").exists());
+    /// The figures of the cgroup v2 at `cgroup` (a server's own), else of process `pid`'s.
+    pub fn of(pid: i32, cgroup: Option<&Path>) -> Pressure {
+        let cgroup = cgroup.map(Path::to_path_buf).or_else(|| shootout_engine::quota::v2_dir(pid));
+        let cgroup = cgroup.filter(|dir| dir.join("cpu.pressure").exists());
         let files = match cgroup {
             Some(dir) => ["cpu", "io", "memory"].map(|r| dir.join(format!("{r}.pressure"))),
             None => ["cpu", "io", "memory"].map(|r| PathBuf::from("/proc/pressure").join(r)),
@@ -144,7 +145,7 @@ mod tests {
 
     #[test]
     fn a_task_waiting_for_a_cpu_is_a_cpu_stall() {
-        let pressure = Pressure::of(std::process::id() as i32);
+        let pressure = Pressure::of(std::process::id() as i32, None);
         let Some(before) = pressure.count() else {
             eprintln!("no pressure figures on this kernel: nothing to check");
             return;

@@ -208,7 +208,7 @@ impl Tree {
         self.last_thread_ns = members.iter().flat_map(|p| thread_ns(p.pid)).collect();
         self.last_cgroup_us = self.cgroup_usage_us();
         (self.last_host, self.last_cpus, self.last_softirq) = host_and_cpu_ticks(&self.cpus);
-        let pressure = Pressure::of(self.root);
+        let pressure = Pressure::of(self.root, self.cgroup.as_deref());
         self.last_stalls = pressure.count();
         self.pressure = Some(pressure);
         let quota = Quota::over(members.iter().map(|p| p.pid));

@@ -24,7 +24,7 @@
 //!     take (named with what they did most: on a CPU, asleep, on a lock, on a backend);
 //! 12. the client, when the threads mostly waited for it: the load, not the server, set the pace;
 //! 13. else waiting, with CPU to spare, and the largest wait of the threads named (a futex wait of more threads
-//!     than requests in flight counted idle: a pool's threads waiting for work, not for a lock).
+//!     than requests in flight less one counted idle: a pool's threads waiting for work, not for a lock).
 //!
 //! A server's threads queueing behind each other on a CPU that still had idle time (a thundering herd of workers
 //! woken for one connection) is not a CPU limit.
@@ -259,8 +259,8 @@ impl Limit {
             if time.client / total >= WAITED && time.client >= largest_wait(&time) {
                 return Limit::ForClient { share: time.client / total, busy };
             }
-            // Threads on a futex beyond the requests in flight held none: a pool's threads waiting for work.
-            let lock = time.lock.min(in_flight.max(0.0));
+            // Threads on a futex beyond the requests waiting for a lock held none: a pool's threads waiting for work.
+            let lock = time.lock.min(lock_waiters(in_flight));
             let idle = time.idle + time.lock - lock;
             let fixed = [("client", time.client), ("idle", idle), ("disk", time.disk), ("lock", lock)];
             let waits = fixed.into_iter().chain([("sleep", time.sleep)]);
@@ -310,7 +310,7 @@ impl Limit {
             }
             Limit::Service { name, busy } => format!("{name} CPU {}%", judged(*busy)),
             Limit::TakenBy { who, share, busy } => {
-                format!("CPU taken by {who}: {} of a CPU (server CPU {})", percent(*share), percent(*busy))
+                format!("CPU taken by {who}: {} of a CPU (server CPU {}%)", percent(*share), judged(*busy))
             }
             Limit::Connections { busy } => format!("connections (CPU {})", percent(*busy)),
             Limit::Waited { on, share } => match on.as_str() {
@@ -375,8 +375,8 @@ fn largest_wait(time: &ThreadTime) -> f64 {
 
 /// What held the threads: a wait on a backend, the disk or a lock that took [`WAITED`] of their time or more, more
 /// than any other and than the wait for the client, with no more threads in it than requests in flight
-/// (`in_flight`: a thread waits on a lock or a backend for a request it holds; more than that are a pool's spare
-/// threads waiting for work); else every worker busy, [`WORKER`] of a thread or more of them, with half again as
+/// (`in_flight`: a thread waits on a backend for a request it holds, on a lock for one while another request holds
+/// the lock, so one fewer; more than that are a pool's spare threads waiting for work); else every worker busy, [`WORKER`] of a thread or more of them, with half again as
 /// many requests in flight as workers to take them (and one more at least), named with what the workers did most.
 fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     let total = time.total();
@@ -392,7 +392,10 @@ fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     holding.extend([("disk", time.disk), ("lock", time.lock)]);
     if let Some((on, threads)) = largest(holding) {
         let share = threads / total;
-        if share >= WAITED && threads >= time.client && threads <= in_flight + 0.5 {
+        // A backend or the disk can hold every request in flight; a lock holds one while the others wait on it.
+        let most = if on == "lock" { lock_waiters(in_flight) } else { in_flight };
+        let contended = on != "lock" || most >= 0.5;
+        if share >= WAITED && threads >= time.client && threads <= most + 0.5 && contended {
             return Some(Limit::Waited { on: on.to_string(), share });
         }
     }
@@ -402,6 +405,12 @@ fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     doing.extend(backends());
     let (on, threads) = largest(doing).filter(|_| queued)?;
     Some(Limit::Workers { workers, on: on.to_string(), share: threads / total })
+}
+
+/// The most threads that can wait on a lock for a request with `in_flight` requests in flight: all but the one
+/// that holds it (none with one request in flight: one user's requests never contend).
+fn lock_waiters(in_flight: f64) -> f64 {
+    (in_flight - 1.0).max(0.0)
 }
 
 /// Who took the server's CPUs: the busiest process outside the run, service that could run on them, or the
@@ -484,6 +493,8 @@ mod tests {
         network.usage.softirq = 0.62;
         let by_kernel = Limit::TakenBy { who: "the kernel's network work".into(), share: 0.62, busy: 0.3 };
         assert_eq!(Limit::of(&[&network]), by_kernel, "the kernel's softirq took more of the CPU than the db");
+        let near = Limit::TakenBy { who: "the kernel's network work".into(), share: 0.15, busy: 0.8996 };
+        assert_eq!(near.text(), "CPU taken by the kernel's network work: 15% of a CPU (server CPU 89.96%)");
         let mut elsewhere = idle_db.clone();
         elsewhere.services[1].shares_cpus = false;
         let full = Limit::ServerCpu { busy: 0.3, cpus_busy: 0.99 };
@@ -603,7 +614,14 @@ mod tests {
         // Seven threads on futexes with three requests in flight: at least four of them were a pool's spares,
         // waiting for work, not for a lock.
         let spares = Limit::of(&[&with_time(lock, 3.0)]);
-        assert_eq!(spares.text(), "waiting (CPU 50%), threads mostly idle (39% of the time)");
+        assert_eq!(spares.text(), "waiting (CPU 50%), threads mostly idle (49% of the time)");
+        // One request in flight at a time: a thread on a futex between requests waits for the next, not a lock.
+        let one_user = ThreadTime { on_cpu: 0.25, lock: 0.44, client: 0.31, ..ThreadTime::default() };
+        assert_eq!(
+            Limit::of(&[&with_time(one_user, 1.0)]).text(),
+            "waiting (CPU 50%), threads mostly idle (44% of the time)",
+            "one user's requests never wait for each other"
+        );
         let asleep = ThreadTime { on_cpu: 0.05, sleep: 1.9, client: 0.05, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&with_time(asleep.clone(), 8.0)]).text(), "workers: all 2 busy, asleep 95% of the time");
         // Three workers' worth of threads, none waiting on one thing most of the time, sixteen requests in flight.
