@@ -1,7 +1,7 @@
 //! What limited each cell, as `shootout run` prints it and `report.md` and `summary.csv` keep it, through real
 //! servers whose limit is known in advance: the built-in target burning CPU, sleeping, or sent uploads bigger than
 //! one client core can send (the client is the limit, and so the figures measure shootout); and the purpose-built
-//! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database, or by a
+//! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database's CPU or its waits, or by a
 //! listen queue too short for its connects; the target beside a CPU burner, and under a CPU quota.
 
 use crate::support::{describe, results, run_suite, workdir};
@@ -165,19 +165,21 @@ fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little
     assert!(open.starts_with("workers: all 2 busy"), "{open}");
 }
 
+/// The limit of `limited-server MODE` at 4 users, beside a PostgreSQL service of the test's own that it queries.
+/// The heavy queries of one such test fill a CPU, which the other's server would read as taken from it: they take
+/// [`CPUS`] in turn.
+fn limit_beside_postgres(mode: &str) -> String {
+    let _alone = cpus_alone();
+    let dir = workdir("limits", &format!("{mode}-service"));
+    let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
+    let server = limited(mode, "1").replace("{port}", "{port} --db-port {service.db.port}");
+    limit_at(mode, "connections = [4]", "", &server, &service)
+}
+
 #[test]
 fn a_server_waiting_on_its_database_names_it() {
-    // Each request one query that sorts 50,000 rows on a PostgreSQL of the test's own: the app's threads wait on
-    // their connections to it.
-    let dir = workdir("limits", "db-service");
-    let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
-    let limit = limit_at(
-        "db",
-        "connections = [4]",
-        "",
-        &limited("db", "1").replace("{port}", "{port} --db-port {service.db.port}"),
-        &service,
-    );
+    // Each request one query that sorts 50,000 rows on PostgreSQL: the database's CPU holds the app back.
+    let limit = limit_beside_postgres("db");
     assert!(limit.starts_with("db"), "{limit}");
 }
 
@@ -185,15 +187,7 @@ fn a_server_waiting_on_its_database_names_it() {
 fn a_server_whose_requests_wait_in_its_database_says_it_waited_on_it() {
     // Each request one query that sleeps 10 ms in PostgreSQL: no CPU anywhere, every thread waiting on its
     // connection to the database.
-    let dir = workdir("limits", "db-wait-service");
-    let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
-    let limit = limit_at(
-        "db-wait",
-        "connections = [4]",
-        "",
-        &limited("db-wait", "1").replace("{port}", "{port} --db-port {service.db.port}"),
-        &service,
-    );
+    let limit = limit_beside_postgres("db-wait");
     assert!(limit.starts_with("db: waited on it ") && limit.ends_with(" of the time"), "{limit}");
 }
 
