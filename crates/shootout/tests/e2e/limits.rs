@@ -1,8 +1,9 @@
 //! What limited each cell, as `shootout run` prints it and `report.md` and `summary.csv` keep it, through real
 //! servers whose limit is known in advance: the built-in target burning CPU, sleeping, or sent uploads bigger than
 //! one client core can send (the client is the limit, and so the figures measure shootout); and the purpose-built
-//! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database's CPU or its waits, or by a
-//! listen queue too short for its connects; the target beside a CPU burner, and under a CPU quota.
+//! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database's CPU
+//! or its waits on it, or by a listen queue too short for its connects; the target beside a CPU burner, and under
+//! a CPU quota.
 
 use crate::support::{describe, results, run_suite, workdir};
 
