@@ -232,9 +232,22 @@ impl Call {
 }
 
 /// A wait on `fds`: on a backend when any is one, else for the client when any socket is the client's, else idle
-/// (pipes, files, Unix sockets).
+/// (pipes, files, Unix sockets). An epoll instance among them stands for what it watches: an event loop that
+/// polls its epoll descriptor (EventMachine, under Thin, selects on it) waits on the set (for the client when the
+/// set is too large to follow, as [`Call::Epoll`] is read).
 fn on_fds(pid: i32, fds: &[i64], sockets: &mut Sockets) -> Where {
-    let peers: Vec<Peer> = fds.iter().filter_map(|&fd| sockets.peer(socket_inode(pid, fd)?)).collect();
+    let mut watched = Vec::with_capacity(fds.len());
+    for &fd in fds {
+        if !is_epoll(pid, fd) {
+            watched.push(fd);
+            continue;
+        }
+        match epoll_set(pid, fd) {
+            Some(set) => watched.extend(set),
+            None => return Where::Client,
+        }
+    }
+    let peers: Vec<Peer> = watched.iter().filter_map(|&fd| sockets.peer(socket_inode(pid, fd)?)).collect();
     if let Some(Peer::Backend(name)) = peers.iter().find(|p| matches!(p, Peer::Backend(_))) {
         Where::Backend(name.clone())
     } else if peers.contains(&Peer::Client) {
@@ -264,6 +277,12 @@ fn selected(pid: i32, count: u64, address: u64) -> Vec<i64> {
         .enumerate()
         .flat_map(|(i, byte)| (0..8).filter(move |b| byte & (1 << b) != 0).map(move |b| i * 8 + b));
     bits.map(|fd| fd as i64).collect()
+}
+
+/// Whether descriptor `fd` of `pid` is an epoll instance.
+fn is_epoll(pid: i32, fd: i64) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+        .is_ok_and(|target| target.as_os_str() == "anon_inode:[eventpoll]")
 }
 
 /// The descriptors an epoll instance `epfd` of `pid` watches; none when there are more than [`EPOLL_FOLLOWED`].
@@ -340,5 +359,29 @@ mod tests {
         drop(held);
         drop(TcpStream::connect(("127.0.0.1", port)));
         drop(backend);
+    }
+
+    #[test]
+    fn an_event_loop_polling_its_epoll_descriptor_waits_on_what_it_watches() {
+        use std::os::fd::AsRawFd;
+        let me = std::process::id() as i32;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        // SAFETY: plain system calls on descriptors this test owns; the poll's array lives on its thread's stack.
+        let epfd = unsafe { libc::epoll_create1(0) };
+        assert!(epfd >= 0);
+        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: 0 };
+        assert_eq!(unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, listener.as_raw_fd(), &mut event) }, 0);
+        // As EventMachine does: wait for the epoll descriptor to be readable (3 s at most), then ask it what is.
+        let polling = spawn(move || {
+            let mut fds = [libc::pollfd { fd: epfd, events: libc::POLLIN, revents: 0 }];
+            unsafe { libc::poll(fds.as_mut_ptr(), 1, 3000) };
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let mut sockets = Sockets::of(me, Vec::new());
+        assert_eq!(where_is(me, polling, &mut sockets), Some(Where::Client), "the set holds a listening socket");
+        drop(TcpStream::connect(address));
+        std::thread::sleep(Duration::from_millis(100));
+        unsafe { libc::close(epfd) };
     }
 }
