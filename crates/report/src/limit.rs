@@ -376,8 +376,9 @@ fn largest_wait(time: &ThreadTime) -> f64 {
 /// What held the threads: a wait on a backend, the disk or a lock that took [`WAITED`] of their time or more, more
 /// than any other and than the wait for the client, with no more threads in it than requests in flight
 /// (`in_flight`: a thread waits on a backend for a request it holds, on a lock for one while another request holds
-/// the lock, so one fewer; more than that are a pool's spare threads waiting for work); else every worker busy, [`WORKER`] of a thread or more of them, with half again as
-/// many requests in flight as workers to take them (and one more at least), named with what the workers did most.
+/// the lock, so one fewer; more than that are a pool's spare threads waiting for work); else every worker busy,
+/// [`WORKER`] of a thread or more of them, with half again as many requests in flight as workers to take them (and
+/// one more at least), named with what the workers did most.
 fn waited(time: &ThreadTime, in_flight: f64) -> Option<Limit> {
     let total = time.total();
     if total <= 0.0 {
