@@ -141,19 +141,22 @@ class Measured:
 
 
 def measure(argv, limit_s=600):
-    """Runs argv to completion (killed after `limit_s`); exits naming the tool when it fails."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    watchdog = threading.Timer(limit_s, process.kill)
-    watchdog.start()
-    try:
-        with process.stdout:
-            out = process.stdout.read()
-        _, status, usage = os.wait4(process.pid, 0)
-    finally:
-        watchdog.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed ({process.returncode}):\n{out}")
+    """Runs argv to completion (killed after `limit_s`); exits naming the tool, with what it said on stderr, when
+    it fails. Only stdout is parsed: shootout's warnings (a saturated client, say) go to stderr, beside its JSON."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        watchdog = threading.Timer(limit_s, process.kill)
+        watchdog.start()
+        try:
+            with process.stdout:
+                out = process.stdout.read()
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            watchdog.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            err.seek(0)
+            sys.exit(f"{' '.join(argv)} failed ({process.returncode}):\n{out}{err.read()}")
     return Measured(out, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 

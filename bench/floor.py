@@ -193,7 +193,7 @@ def keeps_pace(args, name, rate, pin, probe, url):
     out = measure(pin + [args.shootout, "load", "-t", "1", "-R", str(rate), "--max-connections",
                          str(args.connections), "-d", f"{args.seconds}s", "--json", url]).out
     sends = json.loads(out)["sends"]
-    return rate, sends["late"] / max(sends["sent"], 1), sends["achieved_per_s"]
+    return rate, sends["late"] / max(sends["sent"], 1), sends["sent_per_s"]
 
 
 def report(args, table, many_rss, pace, p50):

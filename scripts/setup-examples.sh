@@ -3,9 +3,9 @@
 # build steps for what Debian lacks (Puma's JVM parser), and the commands that prove each piece really loads
 # (`ruby -e 'require "sinatra/base"'`, a configuration test of Apache with its modules), which are what
 # --check runs: an installed package whose library does not load is still missing. Safe to run again: it
-# installs only what is missing. Services are kept from starting on install (the examples start their own
-# servers on free ports), as on machines without systemd's policy file. The profilers `--profile` attaches come
-# too: perf from Debian, rbspy from crates.io, py-spy from PyPI, async-profiler from Maven Central.
+# installs only what is missing. Services are kept from starting on install (scripts/apt-install.sh: the
+# examples start their own servers on free ports). The profilers `--profile` attaches come too: perf from
+# Debian, rbspy from crates.io, py-spy from PyPI, async-profiler from Maven Central.
 #
 #     scripts/setup-examples.sh                    # as root: install the union of every suite's packages, build,
 #                                                  # then check every suite (exit 1 when a check fails)
@@ -51,9 +51,6 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup-examples: every package is installed (${packages[*]})"
 else
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-  fi
   # Redmine's package would ask which database to configure: none (each suite runs its own PostgreSQL).
   printf '%s\n' 'redmine redmine/instances/default/dbconfig-install boolean false' \
     'redmine redmine/instances/default/database-type select pgsql' | debconf-set-selections
@@ -63,7 +60,7 @@ else
       echo "setup-examples: Debian has no package '$package' on this machine; the suites that need it will fail to start" >&2
     fi
   done
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  bash "$root/scripts/apt-install.sh" "${missing[@]}"
   echo "setup-examples: installed ${missing[*]}"
 fi
 builds="$("${requires[@]}" build)"

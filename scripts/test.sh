@@ -12,11 +12,12 @@ cd "$(dirname "$0")/.."
 # each of three network namespaces and reaches it with ssh), slurmctld, slurmd, slurm-client and munge (the Slurm
 # agents test runs a controller and three nodes of its own), faketime (the agents' clock tests skew an agent's
 # wall clock), apache2-utils (ab, the seeds' own tool, must finish against the built-in target), postgresql (the
-# services tests start a PostgreSQL of their own, in their own folder, beside the servers) and docker.io (the
-# containers test starts a Docker daemon of its own and runs a server in a container) and linux-perf (the
-# profile tests attach perf to the built-in target under load). Under CI every
-# one of these tests must run. Installed only when missing, and only where we may (root, apt); no daemon is
-# started by the install (policy-rc.d), since each test starts its own.
+# services tests start a PostgreSQL of their own, in their own folder, beside the servers), docker.io (the
+# containers test starts a Docker daemon of its own and runs a server in a container), linux-perf (the profile
+# tests attach perf to the built-in target under load), wrk and nghttp2-client (h2load: the peers of
+# bench/floor.py, the benchmark behind the README's performance table, run here for one short round). Under CI
+# every one of these tests must run. Installed only when missing, and only where we may (root, apt), by
+# scripts/apt-install.sh: no daemon is started by the install, since each test starts its own.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pgrep >/dev/null || missing+=(procps)
@@ -32,14 +33,12 @@ command -v ab >/dev/null || missing+=(apache2-utils)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
 command -v perf >/dev/null || missing+=(linux-perf)
+command -v wrk >/dev/null || missing+=(wrk)
+command -v h2load >/dev/null || missing+=(nghttp2-client)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    bash scripts/apt-install.sh "${missing[@]}" >/dev/null
   else
     echo "the tests need: ${missing[*]} (apt-get install ${missing[*]})" >&2
     exit 1
@@ -51,7 +50,7 @@ fi
 python=target/test-python/bin/python
 if ! "$python" -c 'import kubernetes' 2>/dev/null; then
   python3 -m venv target/test-python 2>/dev/null || {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+    bash scripts/apt-install.sh python3-venv >/dev/null
     python3 -m venv target/test-python
   }
   "$python" -m pip install -q --disable-pip-version-check kubernetes==31.0.0
@@ -73,6 +72,9 @@ timed cargo test --workspace --locked
 # machine without the example servers skips their smoke runs, and says so.
 if bash scripts/setup-examples.sh --check; then
   timed bash scripts/smoke-examples.sh
+  # One short round of the engine floor against its peers on nginx (bench/floor.py; its figures here are too
+  # short to quote): the benchmark behind the README's performance table must keep running.
+  timed python3 bench/floor.py --rounds 1 --seconds 1
 elif [ -n "${CI:-}" ]; then
   echo "test: the example suites' checks failed under CI (above): scripts/setup-examples.sh must make them pass" >&2
   exit 1
