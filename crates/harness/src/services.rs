@@ -2,7 +2,8 @@
 //! in the suite's order: those with `restart = "suite"` once for the whole run, those with `restart = "server"`
 //! anew for each server start and stopped with it. Before each server starts, every service it needs is reset
 //! (and before each of its trials too, with `reset_every = "trial"`); a service that exits, or whose reset fails,
-//! stops the suite. Their logs are `logs/service-NAME.log`, each start appended.
+//! stops the suite. Their logs are `logs/services/NAME.log` (a folder of their own, so no server's log can
+//! share a name with one), each start appended.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -26,11 +27,11 @@ impl<'a> Services<'a> {
     /// None running yet.
     pub fn new(suite: &'a Suite, places: &'a Places, store: &Store) -> Services<'a> {
         let running = suite.services.iter().map(|_| None).collect();
-        Services { suite, places, logs: store.dir.join("logs"), running }
+        Services { suite, places, logs: store.dir.join("logs").join("services"), running }
     }
 
     fn log(&self, index: usize) -> PathBuf {
-        self.logs.join(format!("service-{}.log", file_name(&self.suite.services[index].name)))
+        self.logs.join(format!("{}.log", file_name(&self.suite.services[index].name)))
     }
 
     /// The indexes of the services `server` needs, in the suite's order.
@@ -48,6 +49,7 @@ impl<'a> Services<'a> {
                 still_running(service)?;
             }
             if self.running[index].is_none() {
+                std::fs::create_dir_all(&self.logs).map_err(|e| format!("{}: {e}", self.logs.display()))?;
                 let started = service::start(spec, &self.places.of(&spec.place), &ports, &self.log(index), stop)?;
                 self.running[index] = Some(started);
             }

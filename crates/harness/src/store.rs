@@ -13,6 +13,7 @@
 //!   profiles/SERVER-LEVEL.json               a server's profiled pass (profiler, samples, its trial) ...
 //!   profiles/SERVER-LEVEL.folded             ... and its stacks, folded
 //!   logs/SERVER-rREPEAT.log                  the server's stdout and stderr (SERVER-profile.log: profiled pass)
+//!   logs/services/NAME.log                   a service's stdout and stderr, each start appended
 //!   summary.csv, analysis.json               what the trials add up to, written by the report at the end
 //!   report.html, report.md                   the report (shootout report DIR makes them again)
 //! ```

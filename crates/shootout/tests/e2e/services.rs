@@ -302,3 +302,20 @@ fn a_server_naming_no_service_and_two_services_on_one_port_are_refused() {
         assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
     }
 }
+
+#[test]
+fn a_services_log_and_a_servers_log_never_share_a_file() {
+    let dir = workdir("services", "log-names");
+    // Named so that flat names would meet: server "service-db", repeat 1, and service "db-r1".
+    let suite = "name = \"logs\"\nrepeats = 1\nduration = \"300ms\"\nconnections = [1]\n[load]\npath = \"/hello\"\n\
+                 [[service]]\nname = \"db-r1\"\ncommand = \"echo said by the service; exec {shootout} target --port {port}\"\n\
+                 [[server]]\nname = \"service-db\"\nneeds = [\"db-r1\"]\n\
+                 command = \"echo said by the server; exec {shootout} target --port {port}\"\n";
+    let output = crate::support::run_suite(&dir, suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let logs = results(&dir).join("logs");
+    let server = std::fs::read_to_string(logs.join("service-db-r1.log")).unwrap();
+    let service = std::fs::read_to_string(logs.join("services/db-r1.log")).unwrap();
+    assert!(server.contains("said by the server") && !server.contains("said by the service"), "{server}");
+    assert!(service.contains("said by the service") && !service.contains("said by the server"), "{service}");
+}
