@@ -327,6 +327,19 @@ impl Placed {
         }
     }
 
+    /// The addresses its tree listens on, read where this machine can (here, or a container here: in its own
+    /// network namespace); none for one on a host.
+    pub fn listening(&self) -> Option<Vec<std::net::SocketAddr>> {
+        let (root, cgroup) = match self {
+            Placed::Here(p) => (p.tree_root(), p.cgroup.as_ref().map(|g| g.path().to_path_buf())),
+            Placed::Container(c) => (c.root, c.cgroup.clone()),
+            Placed::There(_) => return None,
+        };
+        let mut pids: Vec<i32> = crate::tree::Tree::with_cgroup(root, cgroup).members().iter().map(|p| p.pid).collect();
+        pids.sort_by_key(|&pid| pid != root);
+        Some(crate::sockets::listening(&pids))
+    }
+
     /// What a trial's sampler watches of it.
     pub fn watched(&self) -> Watched {
         match self {

@@ -1,9 +1,11 @@
 //! [`get`]: one blocking GET, for the ready probe and the verification request (not for load: that is the
-//! engine's job). Over HTTP/1.1 it asks `Connection: close` and reads to the end; over HTTP/2 it opens one stream
+//! engine's job). Over HTTP/1.1 it asks `Connection: close` and reads the response by its framing (Content-Length,
+//! chunked; to the close only when it has neither), so a server that keeps the connection open after answering
+//! is read as soon as it answered; over HTTP/2 it opens one stream
 //! with the engine's own session (prior knowledge on http://, ALPN h2 on https://), so that a server which
 //! speaks only HTTP/2 on its port is probed in the protocol it is loaded with.
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
@@ -19,6 +21,50 @@ pub struct Answer {
     pub status: u16,
     /// Body.
     pub body: String,
+}
+
+/// Why a probe got no answer: the kind the ready probe acts on, and the words for the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What kind of failure it was.
+    pub kind: FailureKind,
+    /// What happened, in words.
+    pub text: String,
+}
+
+/// The failures the ready probe tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The URL's host name does not resolve: waiting will not help.
+    Unresolved,
+    /// Nothing listens on the address (connection refused): not started yet, or listening elsewhere.
+    Refused,
+    /// Anything else: a timeout, a reset, a response that is not HTTP.
+    Other,
+}
+
+impl Failure {
+    fn other(text: impl Into<String>) -> Failure {
+        Failure { kind: FailureKind::Other, text: text.into() }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl From<Failure> for String {
+    fn from(failure: Failure) -> String {
+        failure.text
+    }
+}
+
+impl From<String> for Failure {
+    fn from(text: String) -> Failure {
+        Failure::other(text)
+    }
 }
 
 /// A URL's parts as a probe needs them: its scheme, its authority (`host:port` as written), its path, and the
@@ -58,17 +104,20 @@ impl Parts<'_> {
 }
 
 /// GETs `url` (http or https; certificates are not checked, as for a local server under test) over `protocol`.
-pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, String> {
+pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, Failure> {
     let parts = Parts::of(url)?;
-    let socket = parts.socket()?;
+    let socket = parts.socket().map_err(|text| Failure { kind: FailureKind::Unresolved, text })?;
     let Parts { scheme, authority, path, .. } = parts;
-    let tcp = TcpStream::connect_timeout(&socket, timeout).map_err(|e| e.to_string())?;
+    let tcp = TcpStream::connect_timeout(&socket, timeout).map_err(|e| Failure {
+        kind: if e.kind() == io::ErrorKind::ConnectionRefused { FailureKind::Refused } else { FailureKind::Other },
+        text: worded(&e, timeout, "to connect"),
+    })?;
     tcp.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     tcp.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nUser-Agent: shootout-probe\r\n\r\n");
     if scheme != "https" {
-        return exchange(&mut { tcp }, request.as_bytes(), scheme, protocol);
+        return Ok(exchange(&mut { tcp }, request.as_bytes(), scheme, protocol, timeout)?);
     }
     let config = shootout_engine::tls::client_config(true, None, protocol)?;
     let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
@@ -77,36 +126,43 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, S
     let mut stream = rustls::StreamOwned::new(session, tcp);
     if protocol == Protocol::Http2 {
         while stream.conn.is_handshaking() {
-            stream.conn.complete_io(&mut stream.sock).map_err(|e| format!("TLS handshake: {e}"))?;
+            stream
+                .conn
+                .complete_io(&mut stream.sock)
+                .map_err(|e| format!("TLS handshake: {}", worded(&e, timeout, "")))?;
         }
         if stream.conn.alpn_protocol() != Some(b"h2") {
-            return Err(shootout_engine::tls::not_h2(stream.conn.alpn_protocol()));
+            return Err(shootout_engine::tls::not_h2(stream.conn.alpn_protocol()).into());
         }
     }
-    exchange(&mut stream, request.as_bytes(), scheme, protocol)
+    Ok(exchange(&mut stream, request.as_bytes(), scheme, protocol, timeout)?)
 }
 
-/// Sends `request` (HTTP/1.1 bytes) over `protocol` and reads its answer.
+/// Sends `request` (HTTP/1.1 bytes) over `protocol` and reads its answer; `timeout` is how long each read may wait.
 fn exchange(
     stream: &mut (impl Read + Write),
     request: &[u8],
     scheme: &str,
     protocol: Protocol,
+    timeout: Duration,
 ) -> Result<Answer, String> {
     match protocol {
         Protocol::Http1 => {
-            stream.write_all(request).map_err(|e| e.to_string())?;
-            let mut raw = Vec::new();
-            read_all(stream, &mut raw)?;
-            parse(&raw)
+            stream.write_all(request).map_err(|e| worded(&e, timeout, "to take the request"))?;
+            read_response(stream, timeout)
         }
-        Protocol::Http2 => exchange_http2(stream, request, scheme),
+        Protocol::Http2 => exchange_http2(stream, request, scheme, timeout),
     }
 }
 
 /// One stream on a new HTTP/2 connection: the session queues the preface and settings, the request goes out
 /// once the server's SETTINGS came, and frames are read until the stream ends.
-fn exchange_http2(stream: &mut (impl Read + Write), request: &[u8], scheme: &str) -> Result<Answer, String> {
+fn exchange_http2(
+    stream: &mut (impl Read + Write),
+    request: &[u8],
+    scheme: &str,
+    timeout: Duration,
+) -> Result<Answer, String> {
     let mut block = Vec::new();
     encode_plain(request, scheme, &mut block).map_err(|e| e.0)?;
     let mut session = Session::new();
@@ -119,7 +175,7 @@ fn exchange_http2(stream: &mut (impl Read + Write), request: &[u8], scheme: &str
         }
         let queued = session.pending_output().len();
         if queued > 0 {
-            stream.write_all(session.pending_output()).map_err(|e| e.to_string())?;
+            stream.write_all(session.pending_output()).map_err(|e| worded(&e, timeout, "to take the request"))?;
             session.wrote(queued);
         }
         match session.poll(&input, &mut pos).map_err(|e| format!("HTTP/2: {}", e.0))? {
@@ -141,32 +197,48 @@ fn exchange_http2(stream: &mut (impl Read + Write), request: &[u8], scheme: &str
         match stream.read(&mut chunk) {
             Ok(0) => return Err("HTTP/2: the server closed the connection before it answered".into()),
             Ok(n) => input.extend_from_slice(&chunk[..n]),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(format!("HTTP/2: {}", worded(&e, timeout, "to answer"))),
         }
     }
 }
 
-/// Reads until the end of the stream (an unclean TLS close after the data is accepted).
-fn read_all(stream: &mut impl Read, into: &mut Vec<u8>) -> Result<(), String> {
+/// Reads one response by its framing, with the engine's parser: it ends at its Content-Length or last chunk,
+/// or, with neither, where the server closes the connection (then an unclean TLS close after the data counts as
+/// the close).
+fn read_response(stream: &mut impl Read, timeout: Duration) -> Result<Answer, String> {
+    let mut parser = ResponseParser::new();
+    parser.reset_capturing(false, Capture::HeadAndBody);
     let mut chunk = [0u8; 8192];
     loop {
         match stream.read(&mut chunk) {
-            Ok(0) => return Ok(()),
-            Ok(n) => into.extend_from_slice(&chunk[..n]),
-            Err(_) if !into.is_empty() => return Ok(()),
-            Err(e) => return Err(e.to_string()),
+            Ok(0) if !parser.started() => return Err("the server closed the connection without answering".into()),
+            Ok(0) => {
+                parser.finish_at_eof().map_err(|e| format!("the server closed the connection mid-response: {e}"))?;
+                break;
+            }
+            Ok(n) => match parser.feed(&chunk[..n]) {
+                Ok(Progress::Complete { .. }) => break,
+                Ok(Progress::NeedMore) => {}
+                Err(e) => return Err(e.to_string()),
+            },
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) if parser.started() && parser.finish_at_eof().is_ok() => break,
+            Err(e) => return Err(worded(&e, timeout, "to answer")),
         }
     }
+    Ok(Answer { status: parser.status(), body: String::from_utf8_lossy(parser.body()).into_owned() })
 }
 
-/// Status and body of a whole response, read with the engine's parser (Content-Length, chunked, or to the close).
-fn parse(raw: &[u8]) -> Result<Answer, String> {
-    let mut parser = ResponseParser::new();
-    parser.reset_capturing(false, Capture::HeadAndBody);
-    match parser.feed(raw) {
-        Ok(Progress::Complete { .. }) => {}
-        Ok(Progress::NeedMore) => parser.finish_at_eof().map_err(|e| format!("incomplete response: {e}"))?,
-        Err(e) => return Err(e.to_string()),
+/// An I/O error as a sentence: a timeout (the kernel's "Resource temporarily unavailable" for a read or write
+/// that waited its whole timeout) says what did not happen in how long.
+fn worded(e: &io::Error, timeout: Duration, waited: &str) -> String {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut if waited.is_empty() => {
+            format!("timed out after {}", humantime::format_duration(timeout))
+        }
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            format!("the server took more than {} {waited}", humantime::format_duration(timeout))
+        }
+        _ => e.to_string(),
     }
-    Ok(Answer { status: parser.status(), body: String::from_utf8_lossy(parser.body()).into_owned() })
 }

@@ -3,14 +3,19 @@
 //! runner: one dropped without a stop (an error, a panic) is killed, tree and cgroup; a second signal kills every
 //! running one ([`live`](crate::live)).
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::place::{Place, Placed};
-use crate::probe;
+use crate::probe::{self, Failure, FailureKind};
 use crate::process::{Hook, Launch};
 use shootout_suite::ServerSpec;
+
+/// How long a server's tree must listen elsewhere, and only there, while its url is refused, before its start
+/// fails for it: long enough for a server that opens an admin or shutdown port before its own.
+pub const ELSEWHERE: Duration = Duration::from_secs(2);
 
 /// A started server.
 #[derive(Debug)]
@@ -50,6 +55,10 @@ pub fn start(
     };
     let process = place.start(&launch, services, log, stop)?;
     let url = process.fill().fill(&spec.url).trim_end_matches('/').to_string();
+    let url = match place {
+        Place::There(link) => link.reachable(&url),
+        Place::Here => url,
+    };
     let mut server = RunningServer { url, process, place: place.clone() };
     if let Err(e) = server.wait_ready(spec, stop).and_then(|()| server.verify(spec, log, stop)) {
         server.process.stop();
@@ -59,30 +68,101 @@ pub fn start(
 }
 
 impl RunningServer {
+    /// Probes its ready path until it answers with a ready status. What waiting cannot mend ends the wait at
+    /// once: a host name that does not resolve, or (where its processes can be read) a tree that listens on
+    /// other addresses, and only on them, for [`ELSEWHERE`] while the url's is refused.
     fn wait_ready(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
+        let name = self.process.name().to_string();
         let deadline = Instant::now() + spec.ready_timeout;
         let url = format!("{}{}", self.url, spec.ready_path);
-        let mut last = String::from("no answer yet");
+        let mut last = Failure { kind: FailureKind::Other, text: "no answer yet".into() };
+        let mut last_status = None;
+        let mut elsewhere: Option<(Instant, Vec<SocketAddr>)> = None;
         while Instant::now() < deadline {
             if stop.load(Ordering::Relaxed) {
-                return Err(format!("server '{}': interrupted while it was getting ready", self.process.name()));
+                return Err(format!("server '{name}': interrupted while it was getting ready"));
             }
             if let Some(status) = self.process.exited() {
                 return Err(self.process.ended_early(&status, "it answered"));
             }
             match probe::get(&url, Duration::from_secs(1), spec.protocol) {
                 Ok(answer) if spec.ready_status.map_or(answer.status < 400, |s| s == answer.status) => return Ok(()),
-                Ok(answer) => last = format!("status {}", answer.status),
-                Err(e) => last = e,
+                Ok(answer) => (last_status, elsewhere) = (Some(answer.status), None),
+                Err(failure) if failure.kind == FailureKind::Unresolved => {
+                    return Err(format!(
+                        "server '{name}': the host of its url {url} does not resolve ({failure}): give it a url \
+                         whose host this machine can reach, e.g. url = \"http://ADDRESS:{{port}}\""
+                    ))
+                }
+                Err(failure) => {
+                    if failure.kind == FailureKind::Refused {
+                        if let Some(why) = self.listens_elsewhere(&url, &mut elsewhere) {
+                            return Err(format!("server '{name}' {why}\n{}", self.process.log_tail()));
+                        }
+                    } else {
+                        elsewhere = None;
+                    }
+                    (last, last_status) = (failure, None);
+                }
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        Err(format!(
-            "server '{}' was not ready within {:?} ({url}: {last}); raise ready.timeout if it is slow to start\n{}",
-            self.process.name(),
-            spec.ready_timeout,
-            self.process.log_tail()
-        ))
+        let within = humantime::format_duration(spec.ready_timeout);
+        let tail = self.process.log_tail();
+        Err(match last_status {
+            Some(status) => format!(
+                "server '{name}' answered {url} with status {status} until its ready.timeout of {within} ran out, \
+                 and {}: fix the server or its ready settings (ready.path, ready.status)\n{tail}",
+                spec.ready_status.map_or("a ready status is below 400".to_string(), |s| format!("ready.status is {s}"))
+            ),
+            None => format!(
+                "server '{name}' was not ready within {within} ({url}: {last}); raise ready.timeout if it is slow to \
+                 start\n{tail}"
+            ),
+        })
+    }
+
+    /// Whether its tree, refused on the url's address, listens on other addresses only, and has for [`ELSEWHERE`]
+    /// (`since` keeps when that was first seen, and where): the message then, naming where it listens.
+    fn listens_elsewhere(&self, url: &str, since: &mut Option<(Instant, Vec<SocketAddr>)>) -> Option<String> {
+        let wanted = probe::Parts::of(url).ok()?.socket().ok()?;
+        let listening = self.process.listening()?;
+        let reaches = |a: &SocketAddr| a.port() == wanted.port() && (a.ip().is_unspecified() || a.ip() == wanted.ip());
+        if listening.is_empty() || listening.iter().any(reaches) {
+            *since = None;
+            return None;
+        }
+        match since {
+            Some((at, seen)) if *seen == listening => {
+                if at.elapsed() < ELSEWHERE {
+                    return None;
+                }
+            }
+            _ => {
+                *since = Some((Instant::now(), listening));
+                return None;
+            }
+        }
+        let (_, listening) = since.as_ref()?;
+        let addresses: Vec<String> = listening.iter().map(SocketAddr::to_string).collect();
+        let port = self.process.fill().port;
+        let on_port = listening.iter().any(|a| a.port() == wanted.port());
+        Some(if on_port {
+            format!(
+                "listens on {}, which its url {url} does not reach: have it listen on {} (or on every address), or \
+                 give the url the address it listens on",
+                addresses.join(", "),
+                wanted.ip()
+            )
+        } else if wanted.port() == port {
+            format!(
+                "listens on {}, not on {{port}} = {port}: put {{port}} in its command (or its configuration) \
+                 where it says which port to listen on",
+                addresses.join(", ")
+            )
+        } else {
+            format!("listens on {}, not on {wanted}, the address of its url {url}", addresses.join(", "))
+        })
     }
 
     /// Checks the server's answer on its path against its verify settings; a stop meanwhile ends the wait for the

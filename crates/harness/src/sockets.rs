@@ -7,7 +7,7 @@
 //! as idle.
 
 use std::collections::{HashMap, HashSet};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 /// The least time between two reads of the table.
@@ -26,7 +26,7 @@ pub enum Peer {
 /// One TCP socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Socket {
-    local_port: u16,
+    local: (IpAddr, u16),
     remote: (IpAddr, u16),
     listening: bool,
 }
@@ -68,7 +68,7 @@ impl Sockets {
             self.read();
         }
         let socket = self.by_inode.get(&inode)?;
-        if socket.listening || self.listening_ports.contains(&socket.local_port) {
+        if socket.listening || self.listening_ports.contains(&socket.local.1) {
             return Some(Peer::Client);
         }
         let (address, port) = socket.remote;
@@ -93,7 +93,7 @@ impl Sockets {
             let Ok(text) = std::fs::read_to_string(format!("/proc/{}/net/{file}", self.pid)) else { continue };
             for (inode, socket) in text.lines().skip(1).filter_map(parse_line) {
                 if socket.listening {
-                    self.listening_ports.insert(socket.local_port);
+                    self.listening_ports.insert(socket.local.1);
                 }
                 self.by_inode.insert(inode, socket);
             }
@@ -105,11 +105,11 @@ impl Sockets {
 /// One line of `/proc/net/tcp`: `sl local rem st tx:rx tr:when retrnsmt uid timeout inode …`.
 fn parse_line(line: &str) -> Option<(u64, Socket)> {
     let fields: Vec<&str> = line.split_whitespace().collect();
-    let (_, local_port) = endpoint(fields.get(1)?)?;
+    let local = endpoint(fields.get(1)?)?;
     let remote = endpoint(fields.get(2)?)?;
     let listening = *fields.get(3)? == "0A";
     let inode = fields.get(9)?.parse().ok()?;
-    Some((inode, Socket { local_port, remote, listening }))
+    Some((inode, Socket { local, remote, listening }))
 }
 
 /// `0100007F:1F90` (IPv4) or 32 hex digits and a port (IPv6): each 32-bit word as the kernel holds it, in the
@@ -130,6 +130,34 @@ fn endpoint(text: &str) -> Option<(IpAddr, u16)> {
         _ => return None,
     };
     Some((address, port))
+}
+
+/// The addresses the processes `pids` listen on over TCP (their network namespace is the first one's), sorted:
+/// what a server that refuses connections on its port listens on instead.
+pub fn listening(pids: &[i32]) -> Vec<SocketAddr> {
+    let Some(first) = pids.first() else { return Vec::new() };
+    let mut inodes = HashSet::new();
+    for pid in pids {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+        for fd in fds.flatten() {
+            let inode = fd.file_name().to_str().and_then(|n| n.parse().ok()).and_then(|fd| socket_inode(*pid, fd));
+            inodes.extend(inode);
+        }
+    }
+    let mut found = Vec::new();
+    for file in ["tcp", "tcp6"] {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{first}/net/{file}")) else { continue };
+        found.extend(
+            text.lines()
+                .skip(1)
+                .filter_map(parse_line)
+                .filter(|(inode, socket)| socket.listening && inodes.contains(inode))
+                .map(|(_, socket)| SocketAddr::from(socket.local)),
+        );
+    }
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// The inode of the socket `fd` of process `pid` refers to; none for anything else.
@@ -164,6 +192,15 @@ mod tests {
         assert_eq!(unnamed.peer(inode(unix.as_raw_fd().into())), None, "not TCP");
         let file = std::fs::File::open("/proc/self/stat").unwrap();
         assert_eq!(socket_inode(me, file.as_raw_fd().into()), None, "not a socket");
+    }
+
+    #[test]
+    fn a_process_listening_is_found_at_its_address() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let found = listening(&[std::process::id() as i32]);
+        assert!(found.contains(&address), "{found:?} holds {address}");
+        assert_eq!(listening(&[]), Vec::new());
     }
 
     #[test]

@@ -21,6 +21,9 @@ use shootout_model::run::Machine;
 pub struct HostLink {
     /// What ssh was given: `[user@]HOST`.
     pub target: String,
+    /// The address ssh connects to for it (`ssh -G`'s `hostname`: an alias of the ssh config becomes its
+    /// HostName), which a server's url there defaults to.
+    pub address: String,
     /// The machine there.
     pub machine: Machine,
     talk: Mutex<Option<(ChildStdin, BufReader<ChildStdout>)>>,
@@ -52,6 +55,7 @@ impl HostLink {
         };
         let mut link = HostLink {
             target: target.to_string(),
+            address: address_of(target, hosts),
             machine: Machine::default(),
             talk: Mutex::new(Some((input, BufReader::new(output)))),
             ssh: Mutex::new(child),
@@ -72,6 +76,20 @@ impl HostLink {
             Ok(other) => Err(format!("host '{target}': answered the hello with {other:?}")),
             Err(why) => Err(format!("host '{target}': cannot start `{remote}` there ({why}); check that ssh {target} works without a password and that shootout is installed there (or set [hosts] command)")),
         }
+    }
+
+    /// `url` with its host written as ssh connects to it, when it names this host's target (the suite's default
+    /// url, `http://ALIAS:{port}`): a name only ssh's config knows cannot be reached over HTTP.
+    pub fn reachable(&self, url: &str) -> String {
+        let host = self.target.rsplit_once('@').map_or(self.target.as_str(), |(_, host)| host);
+        let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+        let authority = rest.split(['/', '?']).next().unwrap_or("");
+        let named = authority.rsplit_once(':').filter(|(_, p)| p.parse::<u16>().is_ok()).map_or(authority, |(h, _)| h);
+        if named != host || self.address == host {
+            return url.to_string();
+        }
+        let address = if self.address.contains(':') { format!("[{}]", self.address) } else { self.address.clone() };
+        format!("{scheme}://{address}{}", &rest[named.len()..])
     }
 
     /// Asks one question and reads its answer; an error says the link is lost, with ssh's last words.
@@ -125,4 +143,19 @@ impl Drop for HostLink {
         let _ = ssh.kill();
         let _ = ssh.wait();
     }
+}
+
+/// The address ssh connects to for `target` under `hosts`' config: the `hostname` line of `ssh -G`; the target's
+/// host itself when ssh cannot say.
+fn address_of(target: &str, hosts: &Hosts) -> String {
+    let host = target.rsplit_once('@').map_or(target, |(_, host)| host).to_string();
+    let mut ssh = Command::new("ssh");
+    ssh.arg("-G");
+    if let Some(config) = &hosts.ssh_config {
+        ssh.arg("-F").arg(config);
+    }
+    let Ok(output) = ssh.args(["--", target]).stdin(Stdio::null()).stderr(Stdio::null()).output() else { return host };
+    let text = String::from_utf8_lossy(&output.stdout);
+    let named = text.lines().find_map(|line| line.strip_prefix("hostname ")).map(str::trim);
+    named.filter(|name| output.status.success() && !name.is_empty()).map_or(host, str::to_string)
 }

@@ -14,18 +14,18 @@ use crate::namespaces::TestHosts;
 use crate::support::{describe, results, shootout, start_run, workdir};
 
 /// A suite with its server on h1 and a PostgreSQL on h2 (made in `dir`: the hosts share this filesystem), the
-/// hosts running `command` as shootout.
+/// hosts running `command` as shootout. The server's url is left to its default: `h1` is an alias of the ssh
+/// config, so the url must be made of the address ssh connects to.
 fn suite(hosts: &TestHosts, dir: &Path, command: &str, duration: &str) -> String {
     let database = crate::services::postgres_service(dir, &format!("host = \"ssh:h2\"\ncwd = \"{}\"\n", dir.display()));
     format!(
         "name = \"hosts\"\nrepeats = 1\nduration = \"{duration}\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
          connections = [2]\n[load]\npath = \"/hello\"\n\
          [hosts]\nssh_config = \"{}\"\ncommand = \"{command}\"\n{database}\
-         [[server]]\nname = \"app\"\nhost = \"ssh:h1\"\nurl = \"http://{}:{{port}}\"\n\
+         [[server]]\nname = \"app\"\nhost = \"ssh:h1\"\n\
          command = \"{{shootout}} target --host 0.0.0.0 --port {{port}} --threads 1\"\n\
          env = {{ DB_PORT = \"{{service.db.port}}\" }}\nsetup = \"echo setup on $(uname -n) beside db on $DB_PORT\"\n",
         hosts.ssh_config.display(),
-        hosts.address(1),
     )
 }
 

@@ -26,6 +26,7 @@ mod load_counts;
 mod open_model;
 mod profile;
 mod progress;
+mod ready;
 mod redirects;
 mod report;
 mod result_json;

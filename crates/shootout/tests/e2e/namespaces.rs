@@ -183,11 +183,6 @@ impl TestHosts {
         }
     }
 
-    /// The address of host `n` (1 to 3), as this machine reaches it.
-    pub fn address(&self, n: u32) -> Ipv4Addr {
-        subnet(self.slot, n).1
-    }
-
     /// This binary through a link with a name of its own, so that what the hosts run is told apart from this
     /// machine's own shootout processes by other tests.
     pub fn remote_shootout(&self) -> String {

@@ -1,0 +1,81 @@
+//! The ready probe against servers that get ready wrongly (`tests/fixtures/ready-faults`): one that keeps the
+//! connection open after answering `Connection: close` is ready at once (the answer is read by its framing); one
+//! that never answers is told so in words, not as an OS error; one listening on a port of its own, or a url whose
+//! host does not resolve, fails at once with the fact, not after the whole timeout with advice to raise it; one
+//! answering 503 is told its status.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crate::support::{describe, run_suite, workdir};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ready-faults/server.py");
+
+/// A suite of one server, the fixture in `mode`, given `extra` keys; run to its end, timed.
+fn run_mode(dir: &Path, mode: &str, extra: &str) -> (Output, Duration) {
+    let suite = format!(
+        "name = \"ready\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+         [load]\npath = \"/\"\n\
+         [[server]]\nname = \"{mode}\"\ncommand = \"exec python3 {FIXTURE} {mode} {{port}}\"\n{extra}\n"
+    );
+    let started = Instant::now();
+    let output = run_suite(dir, &suite);
+    (output, started.elapsed())
+}
+
+#[test]
+fn a_server_that_keeps_the_connection_open_after_answering_is_ready_at_once() {
+    let dir = workdir("ready", "keep-open");
+    let (output, took) = run_mode(&dir, "keep-open", "ready = { timeout = \"20s\" }");
+    assert!(output.status.success(), "{}", describe(&output));
+    // The verification request alone waited 10 s when the probe read to the end of the connection.
+    assert!(took < Duration::from_secs(8), "{took:?}\n{}", describe(&output));
+}
+
+#[test]
+fn a_server_that_never_answers_is_told_so_in_words() {
+    let dir = workdir("ready", "silent");
+    let (output, _) = run_mode(&dir, "silent", "ready = { timeout = \"2s\" }");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'silent' was not ready within 2s"), "{stderr}");
+    assert!(stderr.contains("the server took more than 1s to answer"), "{stderr}");
+    assert!(!stderr.contains("os error"), "{stderr}");
+}
+
+#[test]
+fn a_server_listening_elsewhere_or_a_url_that_does_not_resolve_fails_at_once() {
+    let dir = workdir("ready", "elsewhere");
+    let (output, took) = run_mode(&dir, "elsewhere", "ready = { timeout = \"30s\" }");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr.lines().find(|l| l.contains("server 'elsewhere' listens on 127.0.0.1:")).unwrap_or_else(|| {
+        panic!("where it listens is named: {stderr}");
+    });
+    assert!(line.contains(", not on {port} = ") && line.contains("put {port} in its command"), "{line}");
+    assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
+    assert!(took < Duration::from_secs(15), "failed before its 30 s: {took:?}");
+
+    let dir = workdir("ready", "unresolved");
+    let url = "url = \"http://no-such-host.invalid:{port}\"\nready = { timeout = \"30s\" }";
+    let (output, took) = run_mode(&dir, "keep-open", url);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the host of its url http://no-such-host.invalid:"), "{stderr}");
+    assert!(stderr.contains("does not resolve") && !stderr.contains("raise ready.timeout"), "{stderr}");
+    assert!(took < Duration::from_secs(15), "failed before its 30 s: {took:?}");
+}
+
+#[test]
+fn a_server_answering_503_is_told_its_status() {
+    let dir = workdir("ready", "unavailable");
+    let (output, _) = run_mode(&dir, "unavailable", "ready = { timeout = \"1s\" }");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("with status 503 until its ready.timeout of 1s ran out, and a ready status is below 400"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
+}
