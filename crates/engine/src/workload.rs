@@ -10,7 +10,7 @@ use shootout_scenario::{Request, Scenario, Session, Source};
 
 use crate::http::h2::request::{Request2, Untranslatable};
 use crate::http::request::{self, Head};
-use crate::http::response::Capture;
+use crate::http::response::{Capture, MAX_CAPTURE};
 use crate::redirect::{self, Hop, Next, Redirects};
 
 /// What the run sends.
@@ -236,9 +236,11 @@ impl Workload {
     }
 
     /// Takes cookies and extracted values from a response into `user`, and checks it. Returns the first check it
-    /// failed (its status, its body, then the values to extract in order), if any.
-    pub fn inspect(&self, request: usize, user: &mut User, status: u16, head: &[u8], body: &[u8]) -> Option<Check> {
+    /// failed (its status, its body, then the values to extract in order), if any; of a body longer than the
+    /// window checks read, the failure says so.
+    pub fn inspect(&self, request: usize, user: &mut User, status: u16, head: &[u8], body: Body<'_>) -> Option<Check> {
         let Some(r) = &self.requests[request].scenario else { return None };
+        let Body { bytes: body, cut } = body;
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut response = httparse::Response::new(&mut headers);
         let _ = response.parse(head);
@@ -249,7 +251,7 @@ impl Workload {
         }
         if let Some(text) = r.expect.body.as_ref().filter(|_| failed.is_none()) {
             if !body.windows(text.len().max(1)).any(|w| w == text.as_bytes()) {
-                failed = Some(Check::Body);
+                failed = Some(if cut { Check::BodyPastWindow } else { Check::Body });
             }
         }
         for (n, extract) in r.extract.iter().enumerate() {
@@ -275,6 +277,9 @@ impl Workload {
                     user.values[extract.variable] = shootout_scenario::url_encode(&value)
                 }
                 Some(value) => user.values[extract.variable] = value,
+                None if cut && !matches!(extract.from, Source::Header(_)) => {
+                    failed = failed.or(Some(Check::ExtractPastWindow(n as u32)))
+                }
                 None => failed = failed.or(Some(Check::Extract(n as u32))),
             }
         }
@@ -307,18 +312,18 @@ impl Workload {
                 };
                 (expected, status.to_string())
             }
-            Check::Body => {
+            Check::Body | Check::BodyPastWindow => {
                 let text = r.expect.body.as_deref().unwrap_or_default();
-                (format!("a body containing {text:?}"), format!("status {status} without it"))
+                (format!("a body containing {text:?}"), without(status, check))
             }
-            Check::Extract(n) => {
+            Check::Extract(n) | Check::ExtractPastWindow(n) => {
                 let from = match r.extract.get(n as usize).map(|e| &e.from) {
                     Some(Source::Header(name)) => format!("header {name}"),
                     Some(Source::Regex(pattern)) => format!("regex {:?}", pattern.as_str()),
                     Some(Source::Json(pointer)) => format!("JSON {pointer}"),
                     None => "the response".into(),
                 };
-                (format!("a value from {from}"), format!("status {status} without it"))
+                (format!("a value from {from}"), without(status, check))
             }
         }
     }
@@ -350,6 +355,27 @@ fn take_cookies(user: &mut User, headers: &[httparse::Header<'_>]) {
                 None => user.cookies.push((name, value)),
             }
         }
+    }
+}
+
+/// A response's body as checks and extractions read it: its first [`MAX_CAPTURE`] bytes, and whether it went on.
+#[derive(Debug, Clone, Copy)]
+pub struct Body<'a> {
+    /// The bytes kept.
+    pub bytes: &'a [u8],
+    /// The body was longer than [`MAX_CAPTURE`]: what is after is not read.
+    pub cut: bool,
+}
+
+/// What a response that failed a body check or an extraction got: `status 200 without it`, and, of a body longer
+/// than the part read, where the reading stopped.
+fn without(status: u16, check: Check) -> String {
+    match check {
+        Check::BodyPastWindow | Check::ExtractPastWindow(_) => format!(
+            "status {status} without it in the first {} MiB of its body, which is as far as checks read",
+            MAX_CAPTURE >> 20
+        ),
+        _ => format!("status {status} without it"),
     }
 }
 
@@ -403,15 +429,23 @@ mod tests {
         ));
         let mut user = w.new_user();
         let head = b"HTTP/1.1 200 OK\r\nSet-Cookie: sid=42; Path=/\r\nX-Next: /home\r\n\r\n";
-        assert_eq!(w.inspect(0, &mut user, 200, head, br#"{"token":"t1","ok":"n=5"}"#), None);
+        let whole = |bytes: &'static [u8]| Body { bytes, cut: false };
+        assert_eq!(w.inspect(0, &mut user, 200, head, whole(br#"{"token":"t1","ok":"n=5"}"#)), None);
         assert_eq!(user.cookies, [("sid".to_string(), "42".to_string())]);
         assert_eq!(user.values, ["t1", "5", "/home"]);
-        let wrong_status = w.inspect(0, &mut user, 302, head, br#"{"token":"t1","ok":"n=5"}"#);
+        let wrong_status = w.inspect(0, &mut user, 302, head, whole(br#"{"token":"t1","ok":"n=5"}"#));
         assert_eq!(wrong_status, Some(Check::Status));
         assert_eq!(w.describe_check(0, Check::Status, 302), ("status 200".to_string(), "302".to_string()));
-        assert_eq!(w.inspect(0, &mut user, 200, head, br#"{"id":"t1"}"#), Some(Check::Body), "no text expected");
-        let missing = w.inspect(0, &mut user, 200, head, br#"{"ok":"n=5"}"#);
+        assert_eq!(w.inspect(0, &mut user, 200, head, whole(br#"{"id":"t1"}"#)), Some(Check::Body), "no text expected");
+        let missing = w.inspect(0, &mut user, 200, head, whole(br#"{"ok":"n=5"}"#));
         assert_eq!(missing, Some(Check::Extract(0)), "missing token");
+        // A body longer than the window: the failure says where the reading stopped.
+        let cut = w.inspect(0, &mut user, 200, head, Body { bytes: br#"{"id":"t1"}"#, cut: true });
+        assert_eq!(cut, Some(Check::BodyPastWindow));
+        let (_, got) = w.describe_check(0, Check::BodyPastWindow, 200);
+        assert_eq!(got, "status 200 without it in the first 1 MiB of its body, which is as far as checks read");
+        let cut = w.inspect(0, &mut user, 200, head, Body { bytes: br#"{"ok":"n=5"}"#, cut: true });
+        assert_eq!(cut, Some(Check::ExtractPastWindow(0)));
         let (expected, got) = w.describe_check(0, Check::Extract(0), 200);
         assert_eq!((expected.as_str(), got.as_str()), ("a value from JSON /token", "status 200 without it"));
     }

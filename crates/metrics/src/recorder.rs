@@ -73,6 +73,10 @@ pub enum Check {
     Body,
     /// The value the request extracts with its extraction number `n` (in the file's order) was not in it.
     Extract(u32),
+    /// As [`Check::Body`], of a body longer than the part checks read (the first MiB): the text may be past it.
+    BodyPastWindow,
+    /// As [`Check::Extract`], of a body longer than the part extractions read: the value may be past it.
+    ExtractPastWindow(u32),
 }
 
 /// What happened inside the measured window, whenever the requests involved fell due: the base of every rate

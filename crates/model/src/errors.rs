@@ -22,8 +22,14 @@ pub enum ErrorKind {
     /// The server closed the connection (FIN) before the response was complete.
     Closed,
     /// The response broke the protocol: not valid HTTP/1.x (bad status line, bad headers, bad chunk framing, extra
-    /// bytes), or, over HTTP/2, a frame or header block the client cannot accept (a connection error).
+    /// bytes; a head too large or with too many headers is counted apart), or, over HTTP/2, a frame or header block the client cannot accept (a connection error).
     Malformed,
+    /// The response's head (status line and headers) ran past the client's limit of 64 KiB before it ended: the
+    /// response may be valid HTTP, but the client will not hold a head that long.
+    HeadTooLarge,
+    /// The response had more headers than the client's limit of 64 (many `Set-Cookie` lines, say): it may be
+    /// valid HTTP, but the client does not read that many.
+    TooManyHeaders,
     /// Open model: the request was never sent, because no connection was free within `--timeout` of when it was
     /// due (all were busy and `--max-connections` was reached). Its waiting time is still recorded as latency.
     NotSent,
@@ -53,7 +59,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 19] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -61,6 +67,8 @@ impl ErrorKind {
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::Malformed,
+        ErrorKind::HeadTooLarge,
+        ErrorKind::TooManyHeaders,
         ErrorKind::NotSent,
         ErrorKind::CheckFailed,
         ErrorKind::Tls,
@@ -83,6 +91,8 @@ impl ErrorKind {
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
             ErrorKind::Malformed => "malformed",
+            ErrorKind::HeadTooLarge => "head_too_large",
+            ErrorKind::TooManyHeaders => "too_many_headers",
             ErrorKind::NotSent => "not_sent",
             ErrorKind::CheckFailed => "check_failed",
             ErrorKind::Tls => "tls",

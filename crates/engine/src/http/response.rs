@@ -7,10 +7,10 @@
 
 use thiserror::Error;
 
-/// Largest response head accepted.
-const MAX_HEAD: usize = 64 * 1024;
-/// Most headers accepted in one response.
-const MAX_HEADERS: usize = 64;
+/// Largest response head accepted (the README's "Errors" row says so).
+pub const MAX_HEAD: usize = 64 * 1024;
+/// Most headers accepted in one response (the README's "Errors" row says so).
+pub const MAX_HEADERS: usize = 64;
 /// Most body bytes kept when a response is captured (for checks and extraction); the rest is still read.
 pub const MAX_CAPTURE: usize = 1 << 20;
 
@@ -23,6 +23,9 @@ pub enum Malformed {
     /// The head grew past the limit without ending.
     #[error("response head longer than {MAX_HEAD} bytes")]
     HeadTooLarge,
+    /// The head had more headers than the parser holds.
+    #[error("more than {MAX_HEADERS} headers in the response")]
+    TooManyHeaders,
     /// Content-Length was not a number, or two differed.
     #[error("bad Content-Length")]
     ContentLength,
@@ -32,6 +35,18 @@ pub enum Malformed {
     /// The connection ended before a framed body did.
     #[error("connection closed mid-response")]
     Truncated,
+}
+
+impl Malformed {
+    /// The error a request whose response was refused so is counted as: a head too large or with too many headers
+    /// apart from the rest, which is not valid HTTP/1.x.
+    pub fn kind(&self) -> shootout_model::ErrorKind {
+        match self {
+            Malformed::HeadTooLarge => shootout_model::ErrorKind::HeadTooLarge,
+            Malformed::TooManyHeaders => shootout_model::ErrorKind::TooManyHeaders,
+            _ => shootout_model::ErrorKind::Malformed,
+        }
+    }
 }
 
 /// What a call to [`ResponseParser::feed`] found.
@@ -243,6 +258,7 @@ impl ResponseParser {
                 }
                 return Ok(None);
             }
+            Err(httparse::Error::TooManyHeaders) => return Err(Malformed::TooManyHeaders),
             Err(e) => return Err(Malformed::Head(head_error(e))),
         };
         let status = response.code.unwrap_or(0);
@@ -382,7 +398,7 @@ fn head_error(e: httparse::Error) -> &'static str {
         httparse::Error::NewLine => "invalid line ending",
         httparse::Error::Status => "invalid status code",
         httparse::Error::Token => "invalid token",
-        httparse::Error::TooManyHeaders => "too many headers",
+        httparse::Error::TooManyHeaders => "too many headers", // counted apart: Malformed::TooManyHeaders
         httparse::Error::Version => "not HTTP/1.x",
     }
 }
@@ -473,6 +489,17 @@ mod tests {
             assert_eq!(p.feed(wire), Ok(Progress::Complete { used: wire.len() }));
             assert_eq!(p.status(), 404);
         }
+    }
+
+    #[test]
+    fn a_head_past_the_header_count_is_refused_for_it() {
+        let cookies: String = (0..MAX_HEADERS).map(|i| format!("Set-Cookie: c{i}=v\r\n")).collect();
+        let wire = format!("HTTP/1.1 200 OK\r\n{cookies}Content-Length: 0\r\n\r\n");
+        let refused = parse_in_steps(wire.as_bytes(), wire.len());
+        assert_eq!(refused, Err(Malformed::TooManyHeaders));
+        assert_eq!(Malformed::TooManyHeaders.kind(), shootout_model::ErrorKind::TooManyHeaders);
+        assert_eq!(Malformed::HeadTooLarge.kind(), shootout_model::ErrorKind::HeadTooLarge);
+        assert_eq!(Malformed::Chunk.kind(), shootout_model::ErrorKind::Malformed);
     }
 
     #[test]

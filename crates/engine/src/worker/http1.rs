@@ -15,10 +15,11 @@ use shootout_model::ErrorKind;
 
 use super::Worker;
 use crate::conn::{connect_error, transfer_error, Conn, Phase, MIN_BACKOFF};
-use crate::http::response::Progress;
+use crate::http::response::{Progress, MAX_CAPTURE};
 use crate::redirect::Next;
 use crate::tally::{micros, Tally};
 use crate::transport;
+use crate::workload::Body;
 
 impl Worker<'_> {
     pub(super) fn connect(&mut self, i: usize, now: Instant) {
@@ -162,7 +163,7 @@ impl Worker<'_> {
             };
             match feed(conn, &mut self.tally, &self.buffer[..n]) {
                 Fed::Complete => return self.complete(i),
-                Fed::Malformed => return self.fail(i, ErrorKind::Malformed, Instant::now()),
+                Fed::Refused(kind) => return self.fail(i, kind, Instant::now()),
                 Fed::NeedMore if n < self.buffer.len() && drained_when_short => return,
                 Fed::NeedMore => {}
             }
@@ -193,9 +194,10 @@ impl Worker<'_> {
             return self.redirected(i, next, now);
         }
         conn.user.hop = None;
-        let failed = workload
-            .has_users()
-            .then(|| workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), conn.parser.body()));
+        let failed = workload.has_users().then(|| {
+            let body = Body { bytes: conn.parser.body(), cut: conn.parser.body_bytes() > MAX_CAPTURE as u64 };
+            workload.inspect(conn.request, &mut conn.user, status, conn.parser.head(), body)
+        });
         let failed = failed.flatten();
         self.tally.answered(conn, status, failed, now);
         let passed = failed.is_none();
@@ -219,8 +221,8 @@ impl Worker<'_> {
 pub(super) enum Fed {
     /// Its response is complete, and the bytes ended with it.
     Complete,
-    /// They are not HTTP, or more came than the response (nothing was asked for yet).
-    Malformed,
+    /// They are not HTTP, or more came than the response (nothing was asked for yet): counted as this kind.
+    Refused(ErrorKind),
     /// The response goes on.
     NeedMore,
 }
@@ -230,7 +232,8 @@ pub(super) fn feed(conn: &mut Conn, tally: &mut Tally, bytes: &[u8]) -> Fed {
     tally.received(conn.counted, bytes.len());
     match conn.parser.feed(bytes) {
         Ok(Progress::Complete { used }) if used == bytes.len() => Fed::Complete,
-        Ok(Progress::Complete { .. }) | Err(_) => Fed::Malformed,
+        Ok(Progress::Complete { .. }) => Fed::Refused(ErrorKind::Malformed),
+        Err(malformed) => Fed::Refused(malformed.kind()),
         Ok(Progress::NeedMore) => Fed::NeedMore,
     }
 }

@@ -26,6 +26,7 @@ use crate::http::h2::session::{Broken, Event as StreamEvent, Session};
 use crate::redirect::Next;
 use crate::tally::micros;
 use crate::transport;
+use crate::workload::Body;
 
 /// The bit that marks a wire's poll token (slot tokens never reach it).
 const WIRE_BIT: usize = 1 << 31;
@@ -340,9 +341,10 @@ impl Worker<'_> {
             return self.redirected(slot, next, now);
         }
         conn.user.hop = None;
-        let failed = workload
-            .has_users()
-            .then(|| workload.inspect(conn.request, &mut conn.user, response.status, &response.head, &response.body));
+        let failed = workload.has_users().then(|| {
+            let body = Body { bytes: &response.body, cut: response.cut };
+            workload.inspect(conn.request, &mut conn.user, response.status, &response.head, body)
+        });
         let failed = failed.flatten();
         self.tally.answered(conn, response.status, failed, now);
         let passed = failed.is_none();

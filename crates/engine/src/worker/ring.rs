@@ -9,7 +9,6 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use nix::libc::{ENOBUFS, POLLERR, POLLHUP};
-use shootout_model::ErrorKind;
 
 use super::http1::{feed, Fed};
 use super::Worker;
@@ -79,7 +78,7 @@ impl Worker<'_> {
         }
         match fed {
             Some(Fed::Complete) => self.complete(i),
-            Some(Fed::Malformed) => self.fail(i, ErrorKind::Malformed, Instant::now()),
+            Some(Fed::Refused(kind)) => self.fail(i, kind, Instant::now()),
             Some(Fed::NeedMore) => {}
             // Bytes nobody asked for: the connection is out of step, so it goes (the next request reconnects).
             None => self.close(i),

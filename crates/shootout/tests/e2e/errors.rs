@@ -68,6 +68,20 @@ fn garbage_is_malformed() {
 }
 
 #[test]
+fn a_head_with_too_many_headers_or_too_long_is_counted_by_its_reason() {
+    // Valid HTTP past the client's limits (64 headers, a 64 KiB head): counted apart from `malformed`, and named.
+    let result = load(&["-n", "10", "-c", "2", &url(fault_server(Fault::ManyHeaders(70)))]);
+    assert_eq!(count(&result, ErrorKind::TooManyHeaders), 10, "{:?}", result.errors);
+    assert_eq!(count(&result, ErrorKind::Malformed), 0, "{:?}", result.errors);
+    let result = load(&["-n", "10", "-c", "2", &url(fault_server(Fault::LongHead(70 * 1024)))]);
+    assert_eq!(count(&result, ErrorKind::HeadTooLarge), 10, "{:?}", result.errors);
+    let output = shootout().args(["load", "-n", "4", "-c", "1", &url(fault_server(Fault::ManyHeaders(70)))]).output();
+    let output = output.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("too_many_headers"), "{}", describe(&output));
+}
+
+#[test]
 fn a_full_accept_queue_gives_connect_timeouts() {
     // The first connection is shootout's reachability check, the next two are served; then nothing is accepted.
     let address = fault_server(Fault::AcceptOnly(3));

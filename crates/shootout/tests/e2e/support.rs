@@ -203,6 +203,10 @@ pub enum Fault {
     Garbage,
     /// Answers 200 with a body delimited by closing the connection (no Content-Length, no chunking).
     CloseDelimited(usize),
+    /// Answers a valid 200 carrying this many `Set-Cookie` headers, then closes.
+    ManyHeaders(usize),
+    /// Answers a valid 302 whose `Location` is this many bytes long, then closes.
+    LongHead(usize),
     /// Serves the first N connections (one `Connection: close` answer each), then stops accepting with a full
     /// accept queue, so later connects time out.
     AcceptOnly(usize),
@@ -301,6 +305,20 @@ fn misbehave(mut stream: TcpStream, fault: Fault) {
             Fault::CloseDelimited(size) => {
                 let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n");
                 let _ = stream.write_all(&vec![b'x'; size]);
+                return;
+            }
+            Fault::ManyHeaders(n) => {
+                let cookies: String = (0..n).map(|i| format!("Set-Cookie: c{i}=v{i}; Path=/\r\n")).collect();
+                let head = format!("HTTP/1.1 200 OK\r\n{cookies}Content-Length: 2\r\nConnection: close\r\n\r\nok");
+                let _ = stream.write_all(head.as_bytes());
+                return;
+            }
+            Fault::LongHead(size) => {
+                let location = format!("/{}", "x".repeat(size));
+                let head = format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(head.as_bytes());
                 return;
             }
             Fault::AcceptOnly(_) | Fault::AnswersOnly(_) | Fault::OneAtATime(_) => {

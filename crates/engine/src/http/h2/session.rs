@@ -69,6 +69,8 @@ pub struct Response {
     pub head: Vec<u8>,
     /// Its body, up to [`MAX_CAPTURE`] bytes (when captured).
     pub body: Vec<u8>,
+    /// The body went on past [`MAX_CAPTURE`] bytes: `body` holds only its start.
+    pub cut: bool,
 }
 
 /// One open stream.
@@ -257,6 +259,7 @@ impl Session {
         stream.response.status = 0;
         stream.response.head.clear();
         stream.response.body.clear();
+        stream.response.cut = false;
         stream.answered = false;
         stream.receive_left = RECEIVE_WINDOW;
         stream.send_window = self.peer.initial_window;
@@ -425,6 +428,7 @@ impl Session {
             if stream.capture == Capture::HeadAndBody {
                 let room = MAX_CAPTURE.saturating_sub(stream.response.body.len());
                 stream.response.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                stream.response.cut |= bytes.len() > room;
             }
         }
     }
