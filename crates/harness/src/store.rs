@@ -23,7 +23,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use shootout_model::profile::ServerProfile;
-use shootout_model::reading::from_results_json;
+use shootout_model::reading::{from_results_json, read_results_file, within};
 use shootout_model::run::TrialRecord;
 use shootout_model::search::ServerSearch;
 use shootout_suite::{file_name, Suite};
@@ -84,14 +84,14 @@ impl Store {
     /// short or edited, does not: the trial is measured again, over it).
     pub fn has_trial(&self, server: &str, level: f64, repeat: u32) -> bool {
         let same = |t: TrialRecord| t.server == server && t.level == level && t.repeat == repeat;
-        read_trial(&self.trial_file(server, level, repeat, "json")).is_ok_and(same)
-            || read_trial(&self.legacy_trial_file(server, level, repeat, "json")).is_ok_and(same)
+        self.read_trial(&self.trial_file(server, level, repeat, "json")).is_ok_and(same)
+            || self.read_trial(&self.legacy_trial_file(server, level, repeat, "json")).is_ok_and(same)
     }
 
     /// The trial measured already at `level` and `repeat`, if a file holds it whole.
     pub fn trial(&self, server: &str, level: f64, repeat: u32) -> Option<TrialRecord> {
         let same = |t: &TrialRecord| t.server == server && t.level == level && t.repeat == repeat;
-        read_trial(&self.trial_file(server, level, repeat, "json")).ok().filter(same)
+        self.read_trial(&self.trial_file(server, level, repeat, "json")).ok().filter(same)
     }
 
     /// Where a server's capacity search is saved: `searches/SERVER.json`.
@@ -101,12 +101,12 @@ impl Store {
 
     /// Saves a server's capacity search as it stands.
     pub fn write_search(&self, search: &ServerSearch) -> io::Result<()> {
-        write_atomically(&self.search_file(&search.server), serde_json::to_string_pretty(search)?.as_bytes())
+        self.write_file(&self.search_file(&search.server), serde_json::to_string_pretty(search)?.as_bytes())
     }
 
     /// A server's capacity search as last saved, if any.
     pub fn search(&self, server: &str) -> Option<ServerSearch> {
-        read_search(&self.search_file(server)).ok()
+        self.read_search(&self.search_file(server)).ok()
     }
 
     /// Every server's capacity search (none for a sweep); one that cannot be read is an error naming its file.
@@ -118,7 +118,7 @@ impl Store {
             if path.extension().is_some_and(|e| e == "json") {
                 let why =
                     |e: String| io::Error::other(format!("{}: {e}; resume the run to write it again", path.display()));
-                found.push(read_search(&path).map_err(why)?);
+                found.push(self.read_search(&path).map_err(why)?);
             }
         }
         Ok(found)
@@ -137,9 +137,9 @@ impl Store {
 
     /// Saves a server's profiled pass: its folded stacks, then its record (which says the profile is whole).
     pub fn write_profile(&self, profile: &ServerProfile, folded: &str) -> io::Result<()> {
-        write_atomically(&self.profile_file(&profile.server, profile.level, "folded"), folded.as_bytes())?;
+        self.write_file(&self.profile_file(&profile.server, profile.level, "folded"), folded.as_bytes())?;
         let record = serde_json::to_string_pretty(profile)?;
-        write_atomically(&self.profile_file(&profile.server, profile.level, "json"), record.as_bytes())
+        self.write_file(&self.profile_file(&profile.server, profile.level, "json"), record.as_bytes())
     }
 
     /// Every server's profiled pass with its folded stacks (none when the run profiled nothing); one that cannot
@@ -151,10 +151,10 @@ impl Store {
             let path = entry?.path();
             if path.extension().is_some_and(|e| e == "json") {
                 let why = |e: String| io::Error::other(format!("{}: {e}", path.display()));
-                let text = fs::read_to_string(&path).map_err(|e| why(e.to_string()))?;
+                let text = self.read(&path).map_err(why)?;
                 let profile: ServerProfile =
                     serde_json::from_str(&text).map_err(|e| why(format!("not a server's profile ({e})")))?;
-                let folded = fs::read_to_string(path.with_extension("folded")).map_err(|e| why(e.to_string()))?;
+                let folded = self.read(&path.with_extension("folded")).map_err(why)?;
                 found.push((profile, folded));
             }
         }
@@ -170,7 +170,7 @@ impl Store {
     /// The trial files that cannot be read as trials, each with why.
     pub fn damaged(&self) -> Vec<(PathBuf, String)> {
         let files = self.trial_files("json").unwrap_or_default();
-        files.into_iter().filter_map(|path| Some((path.clone(), read_trial(&path).err()?))).collect()
+        files.into_iter().filter_map(|path| Some((path.clone(), self.read_trial(&path).err()?))).collect()
     }
 
     /// Saves the suite as run, with its fingerprint, which [`Store::not_of`] checks when the run is resumed.
@@ -192,7 +192,7 @@ impl Store {
         // A search chooses its levels as it goes: any level is one of its own.
         let levels = suite.levels.values();
         let files = self.trial_files("json").unwrap_or_default();
-        files.iter().filter_map(|path| read_trial(path).ok()).find_map(|t| {
+        files.iter().filter_map(|path| self.read_trial(path).ok()).find_map(|t| {
             let level_known = suite.search.is_some() || levels.contains(&t.level);
             let known = suite.servers.iter().any(|s| s.name == t.server) && level_known;
             (!known).then(|| {
@@ -221,14 +221,14 @@ impl Store {
     /// Saves a measured trial (and forgets an earlier failure of it).
     pub fn write_trial(&self, trial: &TrialRecord) -> io::Result<()> {
         let file = |extension| self.trial_file(&trial.server, trial.level, trial.repeat, extension);
-        write_atomically(&file("json"), serde_json::to_string_pretty(trial)?.as_bytes())?;
+        self.write_file(&file("json"), serde_json::to_string_pretty(trial)?.as_bytes())?;
         let _ = fs::remove_file(file("failed"));
         Ok(())
     }
 
     /// Records why a trial could not run.
     pub fn write_failure(&self, server: &str, level: f64, repeat: u32, why: &str) -> io::Result<()> {
-        write_atomically(&self.trial_file(server, level, repeat, "failed"), why.as_bytes())
+        self.write_file(&self.trial_file(server, level, repeat, "failed"), why.as_bytes())
     }
 
     /// Every measured trial, by server, repeat and level; a trial found under both namings (a legacy `2.json`
@@ -236,7 +236,7 @@ impl Store {
     pub fn trials(&self) -> io::Result<Vec<TrialRecord>> {
         let mut found: Vec<(bool, TrialRecord)> = Vec::new();
         for path in self.trial_files("json")? {
-            let trial = read_trial(&path).map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+            let trial = self.read_trial(&path).map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
             if !(trial.level.is_finite() && trial.level > 0.0) {
                 let why = format!("{}: level {:?} is not a level (a number above 0)", path.display(), trial.level);
                 return Err(io::Error::other(why));
@@ -276,7 +276,31 @@ impl Store {
 
     /// Writes a file of the results directory atomically.
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        write_atomically(&self.dir.join(name), bytes)
+        self.write_file(&self.dir.join(name), bytes)
+    }
+
+    /// Writes `path`, a file of the results directory, atomically; one reached through a symbolic link out of the
+    /// directory is refused, and nothing is written there.
+    pub fn write_file(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        within(path, &self.dir).map_err(|why| io::Error::other(format!("{}: {why}", path.display())))?;
+        write_atomically(path, bytes)
+    }
+
+    /// The text of a file of the results directory: a regular file of bounded size, inside it
+    /// ([`read_results_file`]).
+    pub fn read(&self, path: &Path) -> Result<String, String> {
+        read_results_file(path, Some(&self.dir))
+    }
+
+    /// A search read from its file, or why it cannot be.
+    fn read_search(&self, path: &Path) -> Result<ServerSearch, String> {
+        let text = self.read(path)?;
+        from_results_json(&text).map_err(|e| format!("not a server's search ({e})"))
+    }
+
+    /// A trial read from its file, or why it cannot be.
+    fn read_trial(&self, path: &Path) -> Result<TrialRecord, String> {
+        from_results_json(&self.read(path)?)
     }
 }
 
@@ -287,18 +311,6 @@ pub fn profile_name(server: &str, level: f64) -> String {
 
 /// The repeat number of a server's profiled pass, after its measured repeats (which count from 1).
 pub const PROFILED_PASS: u32 = 0;
-
-/// A server's search read from its file, or why it cannot be.
-fn read_search(path: &Path) -> Result<ServerSearch, String> {
-    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    from_results_json(&text).map_err(|e| format!("not a server's search ({e})"))
-}
-
-/// A trial read from its file, or why it cannot be.
-fn read_trial(path: &Path) -> Result<TrialRecord, String> {
-    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    from_results_json(&text)
-}
 
 /// A fingerprint of a suite's text (64-bit FNV-1a, in hex): what `--resume` compares to find a suite.toml that was
 /// replaced after the run started.

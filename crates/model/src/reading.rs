@@ -3,9 +3,90 @@
 //! turns into one at the first sum of two: a median of two repeats, a ratio's interval. A figure written as a
 //! fraction beyond [`LARGEST_FIGURE`] (more than any rate, duration in µs or byte count a run reaches) is refused,
 //! naming its field, before any report or comparison is drawn from it.
+//!
+//! [`read_results_file`]: a results file's text, read only from a regular file of at most [`LARGEST_FILE`] bytes
+//! and, within a results folder, only from inside it: a FIFO would hang a report, a link to `/dev/zero` would
+//! grow it without end, and a link out of the folder would read (and the report would write) somewhere else.
+
+use std::io::Read;
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+/// The most bytes a results file may hold: 256 MiB, hundreds of times what a trial of an hour, sampled every
+/// 100 ms, writes (about 5 MiB), and far less than the memory it takes to read.
+pub const LARGEST_FILE: u64 = 256 << 20;
+
+/// The text of the results file at `path`, when it is a regular file of at most [`LARGEST_FILE`] bytes and, with
+/// `folder`, resolves to a place inside it (a symbolic link within the folder is followed); otherwise why not,
+/// in words that end with what to do.
+pub fn read_results_file(path: &Path, folder: Option<&Path>) -> Result<String, String> {
+    if let Some(folder) = folder {
+        within(path, folder)?;
+    }
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !metadata.is_file() {
+        return Err(format!("it is {}, not a regular file: results are read only from files", file_kind(&metadata)));
+    }
+    if metadata.len() > LARGEST_FILE {
+        return Err(format!(
+            "it holds {} bytes, more than the {} MiB a results file may: it is not one shootout wrote",
+            metadata.len(),
+            LARGEST_FILE >> 20
+        ));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(LARGEST_FILE + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > LARGEST_FILE {
+        return Err(format!("it grew past the {} MiB a results file may while it was read", LARGEST_FILE >> 20));
+    }
+    String::from_utf8(bytes).map_err(|_| "it is not text (UTF-8): it is not a file shootout wrote".into())
+}
+
+/// Whether `path` (which may not exist yet) resolves to a place inside `folder`: its deepest existing ancestor,
+/// links followed, must be the folder or under it.
+pub fn within(path: &Path, folder: &Path) -> Result<(), String> {
+    let root = std::fs::canonicalize(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let mut existing = path;
+    let real = loop {
+        match std::fs::canonicalize(existing) {
+            Ok(real) => break real,
+            Err(_) => match existing.parent() {
+                Some(parent) => existing = parent,
+                None => return Ok(()),
+            },
+        }
+    };
+    if real.starts_with(&root) {
+        return Ok(());
+    }
+    Err(format!(
+        "it is reached through a symbolic link out of the results folder {} (to {}): results are read and written \
+         only inside it; replace the link with the files themselves",
+        folder.display(),
+        real.display()
+    ))
+}
+
+/// What a file that is not a regular one is, for a message.
+fn file_kind(metadata: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    if kind.is_dir() {
+        "a folder"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
 
 /// The largest magnitude a fractional figure of a results file may have: 10^15 (a rate of a thousand million million
 /// requests per second, 31 years in microseconds, a petabyte). Integer counts are read as they are.

@@ -92,8 +92,9 @@ impl SuiteReport {
     /// names its place).
     pub fn load(dir: &Path, trials: Vec<TrialRecord>) -> Result<SuiteReport, FileError> {
         let suite_file = dir.join("suite.toml");
-        let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
-        let outline = match std::fs::read_to_string(&suite_file) {
+        let read = |path: &Path| shootout_model::reading::read_results_file(path, Some(dir));
+        let sweep = Sweep::from_name(&read(&dir.join("sweep")).unwrap_or_default());
+        let outline = match read(&suite_file) {
             Ok(text) => shootout_suite::outline(&text, &suite_file.display().to_string(), sweep)?,
             Err(_) => Outline {
                 name: dir.file_name().map_or("shootout".into(), |n| n.to_string_lossy().into_owned()),
@@ -105,9 +106,7 @@ impl SuiteReport {
                 search: false,
             },
         };
-        let environment = std::fs::read_to_string(dir.join("environment.json"))
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok());
+        let environment = read(&dir.join("environment.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
         Ok(SuiteReport::new(outline, environment, trials))
     }
 

@@ -283,7 +283,7 @@ fn suite_run(dir: &Path) -> Result<(Vec<TrialRecord>, Shape), Failure> {
 }
 
 fn result(path: &Path) -> Result<LoadResult, Failure> {
-    let text = std::fs::read_to_string(path)
+    let text = shootout_model::reading::read_results_file(path, None)
         .map_err(|e| Failure::Usage(format!("{}: cannot read it ({e}); check the path", path.display())))?;
     shootout_model::reading::from_results_json(&text)
         .map_err(|e| Failure::Usage(format!("{}: not a shootout load result ({e})", path.display())))

@@ -52,7 +52,8 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
     for trial in &trials {
         let file = store.trial_file(&trial.server, trial.level, trial.repeat, "hgrm");
         match shootout_metrics::decode_histogram(&trial.result.latency.histogram) {
-            Ok(histogram) => write_atomically(&file, shootout_metrics::hgrm(&histogram).as_bytes())
+            Ok(histogram) => store
+                .write_file(&file, shootout_metrics::hgrm(&histogram).as_bytes())
                 .map_err(|e| cannot_write(&file, e))?,
             Err(e) => unreadable.push(format!(
                 "{}: its latency histogram cannot be read ({e}), so it has no .hgrm",
@@ -121,7 +122,7 @@ fn cannot_write(file: &Path, e: std::io::Error) -> Failure {
 }
 
 fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = shootout_model::reading::read_results_file(path, None).map_err(|e| {
         Failure::Usage(format!("{}: cannot read it ({e}); give a results directory or a load JSON", path.display()))
     })?;
     let result: LoadResult = shootout_model::reading::from_results_json(&text)

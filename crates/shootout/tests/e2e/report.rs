@@ -437,3 +437,79 @@ fn trials_that_cannot_be_reported_are_named_and_fail_the_command() {
     assert!(String::from_utf8_lossy(&report.stderr).contains(&said), "{}", describe(&report));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `report` (or `compare`) on `dir`, killed if it runs past 20 s: a hang is a failure, not a stuck test.
+fn report_within(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let child = shootout()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    });
+    let output = child.wait_with_output().unwrap();
+    drop(watchdog);
+    output
+}
+
+/// Issue 50: a trial file that was a FIFO hung `report`; one linked to /dev/zero grew past 3 GB; a 2 GiB one cost
+/// 2.1 GB of memory; a `trials/NAME` linked to another folder got `.hgrm` files written there.
+#[test]
+fn results_files_that_are_not_regular_bounded_or_inside_are_refused_naming_them() {
+    let suite = "name = \"files\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 2]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n";
+    let keep = |_: &mut TrialRecord| {};
+    let dir = edited_results("files", suite, &[("a", 1.0, &keep), ("a", 2.0, &keep)]);
+    let trial = dir.join("trials/a/2-r1.json");
+    let saved = std::fs::read(&trial).unwrap();
+    let fifo = || {
+        std::fs::remove_file(&trial).unwrap();
+        assert!(Command::new("mkfifo").arg(&trial).status().unwrap().success());
+    };
+    let device = || {
+        std::fs::remove_file(&trial).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &trial).unwrap();
+    };
+    let huge = || std::fs::File::options().write(true).open(&trial).unwrap().set_len(300 << 20).unwrap();
+    let cases: [(&dyn Fn(), &str); 3] = [
+        (&fifo, "it is a FIFO, not a regular file"),
+        (&device, "a symbolic link out of the results folder"),
+        (&huge, "more than the 256 MiB a results file may"),
+    ];
+    for (make, said) in cases {
+        make();
+        for command in ["report", "compare"] {
+            let mut args = vec![std::ffi::OsStr::new(command), dir.as_os_str()];
+            if command == "compare" {
+                args.push(dir.as_os_str());
+            }
+            let output = report_within(&args);
+            assert_eq!(output.status.code(), Some(2), "{command}: {}", describe(&output));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains(&trial.display().to_string()) && stderr.contains(said), "{command}: {stderr}");
+        }
+        let _ = std::fs::remove_file(&trial);
+        std::fs::write(&trial, &saved).unwrap();
+    }
+    // A whole load result given to `report` or `compare` is held to the same.
+    let output = report_within(&[std::ffi::OsStr::new("report"), std::ffi::OsStr::new("/dev/zero")]);
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("it is a device"), "{}", describe(&output));
+
+    // trials/a as a link to a folder elsewhere: refused, and nothing is written there.
+    let elsewhere = workdir("report", "files-elsewhere");
+    std::fs::rename(dir.join("trials/a"), elsewhere.join("a")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("a"), dir.join("trials/a")).unwrap();
+    let output = report_within(&[std::ffi::OsStr::new("report"), dir.as_os_str()]);
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("a symbolic link out of the results folder"), "{stderr}");
+    let written: Vec<_> = std::fs::read_dir(elsewhere.join("a")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(written.len(), 2, "only the two trials, no .hgrm: {written:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&elsewhere).unwrap();
+}
