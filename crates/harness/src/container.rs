@@ -94,7 +94,9 @@ impl Container {
         let inside = Placeholders { port: spec.port, services: services.to_vec() };
         if let Some(setup) = launch.setup {
             let hook = Hook { command: setup, cwd: launch.cwd, env: launch.env, fill: &inside, log };
-            crate::process::run_hook(hook, stop, None).map_err(|e| format!("{kind} '{name}': setup failed: {e}"))?;
+            let deadline = std::time::Instant::now() + launch.hook_timeout;
+            crate::process::run_hook(hook, stop, Some(deadline))
+                .map_err(|e| crate::process::hook_failed(&format!("{kind} '{name}'"), "setup", e))?;
         }
         let engine_name = choose(spec.engine.as_deref()).map_err(&failed)?;
         let mark = Mark::current().text();

@@ -104,6 +104,7 @@ impl Place {
             stop_signal: launch.stop_signal as i32,
             grace_ms: launch.grace.as_millis() as u64,
             stop_pidfile: launch.stop_pidfile.map(Into::into),
+            hook_timeout_ms: launch.hook_timeout.as_millis() as u64,
         };
         let (kind, name) = (launch.kind, launch.name);
         match link.ask(&ToHost::Start { id, launch: remote, services: services.to_vec() }) {
@@ -294,6 +295,7 @@ impl Placed {
         cwd: &Path,
         env: &[(String, String)],
         log: &Path,
+        hook_timeout: Duration,
     ) -> Vec<String> {
         let (who, fill) = (format!("{} '{}'", self.kind(), self.name()), self.fill().clone());
         let mut notices = Vec::new();
@@ -304,8 +306,8 @@ impl Placed {
         if let Some(teardown) = teardown {
             let hook = Hook { command: teardown, cwd, env, fill: &fill, log };
             let never = AtomicBool::new(false);
-            if let Err(e) = place.run_hook(hook, &never, None) {
-                notices.push(format!("{who}: teardown failed: {e}"));
+            if let Err(e) = place.run_hook(hook, &never, Some(Instant::now() + hook_timeout)) {
+                notices.push(crate::process::hook_failed(&who, "teardown", e));
             }
         }
         notices

@@ -82,6 +82,8 @@ pub struct Launch<'a> {
     pub stop_pidfile: Option<&'a str>,
     /// The container it runs in, when it runs in one ([`Container`](crate::container::Container)).
     pub container: Option<&'a shootout_suite::Container>,
+    /// How long its setup may run before it is killed and the start fails.
+    pub hook_timeout: Duration,
 }
 
 /// A launched server or service.
@@ -167,7 +169,8 @@ impl Process {
         let fill = Placeholders { port: port(kind, name, launch.port)?, services: services.to_vec() };
         if let Some(setup) = launch.setup {
             let hook = Hook { command: setup, cwd: launch.cwd, env: launch.env, fill: &fill, log };
-            run_hook(hook, stop, None).map_err(|e| format!("{kind} '{name}': setup failed: {e}"))?;
+            let deadline = Instant::now() + launch.hook_timeout;
+            run_hook(hook, stop, Some(deadline)).map_err(|e| hook_failed(&format!("{kind} '{name}'"), "setup", e))?;
         }
         Process::spawn(launch, fill, log)
     }
@@ -368,6 +371,7 @@ pub struct Hook<'a> {
 /// Runs a hook to its end, its output appended to the log (bounded as a server's is, [`BoundedLog`]), in a
 /// process group of its own that is killed when `stop` is set meanwhile or, when there is one, at `deadline`.
 pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) -> Result<(), String> {
+    let started = Instant::now();
     let (command, log) = (hook.fill.fill(hook.command), hook.log);
     let (output, writer) = BoundedLog::open(log).map_err(|e| format!("cannot open {}: {e}", log.display()))?;
     let errors = writer.try_clone().map_err(|e| e.to_string())?;
@@ -385,8 +389,11 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
             let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
             let _ = child.wait();
             output.finish(Duration::from_secs(1));
-            let how = if late { "did not end in time" } else { "was interrupted" };
-            return Err(format!("'{command}' {how}"));
+            if late {
+                let ran = humantime::format_duration(Duration::from_secs(started.elapsed().as_secs().max(1)));
+                return Err(format!("'{command}' was still running after {ran}, {KILLED_LATE}"));
+            }
+            return Err(format!("'{command}' was interrupted"));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -396,6 +403,19 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
         Ok(())
     } else {
         Err(format!("'{command}' exited ({}); its output is in {}", Ended::from(status), log.display()))
+    }
+}
+
+/// How a hook that ran past its deadline ends its error.
+const KILLED_LATE: &str = "its time limit, and was killed";
+
+/// A hook's failure as the suite's messages say it: `who` (`service 'db'`), `what` (`setup`, `its reset`), why,
+/// and for one killed at its deadline, the key that sets it.
+pub fn hook_failed(who: &str, what: &str, why: String) -> String {
+    if why.ends_with(KILLED_LATE) {
+        format!("{who}: {what} failed: {why} (raise its hook_timeout if it needs longer)")
+    } else {
+        format!("{who}: {what} failed: {why}")
     }
 }
 

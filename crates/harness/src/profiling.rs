@@ -100,6 +100,7 @@ impl Recording {
                 grace: WRITE_GRACE,
                 stop_pidfile: None,
                 container: None,
+                hook_timeout: shootout_suite::HOOK_TIMEOUT,
             };
             let log = dir.join(format!("{label}.profiler.log"));
             recorders.push(Recorder { process: Process::start(&launch, &[], &log, stop)?, raw, profiler });

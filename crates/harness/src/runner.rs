@@ -326,7 +326,8 @@ pub(crate) fn shut_down(
 ) {
     let log = store.log_path(&spec.name, repeat);
     let place = running.place.clone();
-    let notices = running.process.stop_and_tear_down(&place, spec.teardown.as_deref(), &spec.cwd, &spec.env, &log);
+    let teardown = spec.teardown.as_deref();
+    let notices = running.process.stop_and_tear_down(&place, teardown, &spec.cwd, &spec.env, &log, spec.hook_timeout);
     notices.into_iter().for_each(|notice| on_event(Event::Notice(notice)));
     services.after_server(spec).into_iter().for_each(|notice| on_event(Event::Notice(notice)));
 }

@@ -52,6 +52,7 @@ pub fn start(
         grace: spec.stop_grace,
         stop_pidfile: spec.stop_pidfile.as_deref(),
         container: spec.place.container(),
+        hook_timeout: spec.hook_timeout,
     };
     let process = place.start(&launch, services, log, stop)?;
     let url = process.fill().fill(&spec.url).trim_end_matches('/').to_string();
@@ -199,9 +200,13 @@ impl RunningServer {
     fn verify_command(&self, spec: &ServerSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
         let Some(command) = &spec.verify_command else { return Ok(()) };
         let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: self.process.fill(), log };
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + spec.hook_timeout;
         self.place.run_hook(hook, stop, Some(deadline)).map_err(|e| {
-            format!("server '{}' answered its verification request, but its verify command failed: {e}", spec.name)
+            crate::process::hook_failed(
+                &format!("server '{}' answered its verification request, but", spec.name),
+                "its verify command",
+                e,
+            )
         })
     }
 }

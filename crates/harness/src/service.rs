@@ -45,6 +45,7 @@ pub fn start(
         grace: spec.stop_grace,
         stop_pidfile: None,
         container: spec.place.container(),
+        hook_timeout: spec.hook_timeout,
     };
     let mut service = RunningService { process: place.start(&launch, earlier, log, stop)?, place: place.clone() };
     if let Err(e) = service.wait_ready(spec, log, stop) {
@@ -93,6 +94,8 @@ impl RunningService {
     pub fn reset(&self, spec: &ServiceSpec, log: &Path, stop: &AtomicBool) -> Result<(), String> {
         let Some(reset) = &spec.reset else { return Ok(()) };
         let hook = Hook { command: reset, cwd: &spec.cwd, env: &spec.env, fill: self.process.fill(), log };
-        self.place.run_hook(hook, stop, None).map_err(|e| format!("service '{}': its reset failed: {e}", spec.name))
+        let deadline = Instant::now() + spec.hook_timeout;
+        let ran = self.place.run_hook(hook, stop, Some(deadline));
+        ran.map_err(|e| crate::process::hook_failed(&format!("service '{}'", spec.name), "its reset", e))
     }
 }

@@ -108,7 +108,8 @@ impl<'a> Services<'a> {
         let Some(service) = self.running[index].take() else { return Vec::new() };
         let spec = &self.suite.services[index];
         let log = self.log(index);
-        service.process.stop_and_tear_down(&service.place, spec.teardown.as_deref(), &spec.cwd, &spec.env, &log)
+        let teardown = spec.teardown.as_deref();
+        service.process.stop_and_tear_down(&service.place, teardown, &spec.cwd, &spec.env, &log, spec.hook_timeout)
     }
 }
 

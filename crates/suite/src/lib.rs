@@ -405,6 +405,9 @@ pub struct ServerSpec {
     pub setup: Option<String>,
     /// Run after it stops.
     pub teardown: Option<String>,
+    /// How long its setup, teardown and verify command may run before they are killed and the start fails
+    /// ([`HOOK_TIMEOUT`] unless it says `hook_timeout`).
+    pub hook_timeout: Duration,
     /// Prints the server's version.
     pub version_command: Option<String>,
     /// CPUs to pin the server to (`None`: not pinned).
@@ -422,6 +425,10 @@ pub struct ServerSpec {
     /// Where it runs.
     pub place: Place,
 }
+
+/// How long a hook (`setup`, `teardown`, a service's `reset`, a server's verify command) may run by default: a
+/// minute. A hook that hangs (a database that never answers its reset) is killed then, with a line naming it.
+pub const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One service the servers depend on (`[[service]]`): a database, a cache. It runs in a cgroup of its own like a
 /// server, is sampled during every trial of a server that needs it, and is reset to the same data before each
@@ -457,6 +464,9 @@ pub struct ServiceSpec {
     pub setup: Option<String>,
     /// Run after it stops.
     pub teardown: Option<String>,
+    /// How long its setup, reset and teardown may run before they are killed and the suite stops
+    /// ([`HOOK_TIMEOUT`] unless it says `hook_timeout`).
+    pub hook_timeout: Duration,
     /// Prints its version.
     pub version_command: Option<String>,
     /// CPUs to pin it to (`None`: not pinned).

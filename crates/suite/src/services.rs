@@ -134,6 +134,7 @@ pub(crate) fn services(
             stop_grace: duration(&stop.and_then(|s| s.grace.clone()), Duration::from_secs(10))?,
             setup: def.setup.clone(),
             teardown: def.teardown.clone(),
+            hook_timeout: duration(&def.hook_timeout, crate::HOOK_TIMEOUT)?,
             version_command: def.version_command.clone(),
             cpus: def
                 .cpus

@@ -360,6 +360,7 @@ fn server_spec(
         start_warmup: duration_or(&def.start_warmup, Duration::ZERO, at)?,
         setup: def.setup.clone(),
         teardown: def.teardown.clone(),
+        hook_timeout: duration_or(&def.hook_timeout, crate::HOOK_TIMEOUT, at)?,
         version_command: def.version_command.clone(),
         // Another host's CPUs are its own: the split of this machine's between client and servers is not theirs.
         cpus: def.cpus.clone().or_else(|| server_cpus.filter(|_| !matches!(place, Place::Ssh { .. })).cloned()),

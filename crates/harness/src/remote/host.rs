@@ -203,6 +203,7 @@ fn start(launch: &RemoteLaunch, services: &[(String, u16)], log: &Path, stop: &A
         grace: Duration::from_millis(launch.grace_ms),
         stop_pidfile: launch.stop_pidfile.as_deref(),
         container: None,
+        hook_timeout: Duration::from_millis(launch.hook_timeout_ms),
     };
     Process::start(&here, services, log, stop)
 }
@@ -253,6 +254,7 @@ mod tests {
             stop_signal: Signal::SIGTERM as i32,
             grace_ms: 2000,
             stop_pidfile: None,
+            hook_timeout_ms: 60_000,
         };
         let answers = exchange(&[
             hello,
@@ -307,6 +309,7 @@ mod tests {
             stop_signal: Signal::SIGTERM as i32,
             grace_ms: 100,
             stop_pidfile: None,
+            hook_timeout_ms: 60_000,
         };
         exchange(&[hello, ToHost::Start { id: 1, launch, services: vec![] }]);
         let deadline = Instant::now() + Duration::from_secs(3);

@@ -207,6 +207,8 @@ pub struct RemoteLaunch {
     pub grace_ms: u64,
     /// A pidfile to signal instead.
     pub stop_pidfile: Option<String>,
+    /// How long its setup may run, ms.
+    pub hook_timeout_ms: u64,
 }
 
 /// This machine, as `environment.json` and a host's hello describe it.

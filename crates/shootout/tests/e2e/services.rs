@@ -319,3 +319,52 @@ fn a_services_log_and_a_servers_log_never_share_a_file() {
     assert!(server.contains("said by the server") && !server.contains("said by the service"), "{server}");
     assert!(service.contains("said by the service") && !service.contains("said by the server"), "{service}");
 }
+
+/// Issue 50: a service whose reset hung held the suite, silent, for as long as it hung.
+#[test]
+fn a_hook_that_hangs_is_killed_at_its_hook_timeout_naming_it() {
+    let service = "[[service]]\nname = \"db\"\ncommand = \"{shootout} target --port {port}\"\n";
+    let server = "[[server]]\nname = \"app\"\ncommand = \"{shootout} target --port {port}\"\n";
+    let cases = [
+        (
+            format!("{service}reset = \"sleep 31\"\nhook_timeout = \"1s\"\n{server}"),
+            "service 'db': its reset failed: 'sleep 31' was still running after 1s, its time limit, and was killed \
+             (raise its hook_timeout if it needs longer)",
+        ),
+        (
+            format!("{server}setup = \"sleep 32\"\nhook_timeout = \"1s\"\n"),
+            "server 'app': setup failed: 'sleep 32' was still running after 1s, its time limit, and was killed",
+        ),
+    ];
+    for (i, (body, said)) in cases.into_iter().enumerate() {
+        let dir = workdir("services", &format!("hook-timeout-{i}"));
+        let suite = format!(
+            "name = \"hooks\"\nrepeats = 1\nduration = \"300ms\"\nconnections = [1]\n[load]\npath = \"/hello\"\n{body}"
+        );
+        let mark = format!("services-hooks-{i}-{}", std::process::id());
+        let started = Instant::now();
+        let output = run_marked(&dir, &suite, &mark);
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{}", describe(&output));
+        assert!(trials(&dir).is_empty(), "nothing was measured");
+        assert_eq!(left_with(&mark), Vec::<String>::new());
+    }
+
+    // A teardown that hangs is killed too, and said; the trial before it is kept.
+    let dir = workdir("services", "hook-timeout-teardown");
+    let suite = format!(
+        "name = \"hooks\"\nrepeats = 1\nduration = \"300ms\"\nconnections = [1]\n[load]\npath = \"/hello\"\n\
+         {server}teardown = \"sleep 33\"\nhook_timeout = \"1s\"\n"
+    );
+    let mark = format!("services-hooks-teardown-{}", std::process::id());
+    let output = run_marked(&dir, &suite, &mark);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("server 'app': teardown failed: 'sleep 33' was still running after 1s"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(trials(&dir).len(), 1, "{}", describe(&output));
+    assert_eq!(left_with(&mark), Vec::<String>::new());
+}
