@@ -359,6 +359,7 @@ fn a_hook_that_hangs_is_killed_at_its_hook_timeout_naming_it() {
     );
     let mark = format!("services-hooks-teardown-{}", std::process::id());
     let output = run_marked(&dir, &suite, &mark);
+    assert!(output.status.success(), "what was measured is whole: {}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("server 'app': teardown failed: 'sleep 33' was still running after 1s"),
