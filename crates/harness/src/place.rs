@@ -24,6 +24,12 @@ use crate::remote::protocol::{FromHost, RemoteLaunch, ToHost};
 use crate::tree::Tree;
 use shootout_model::run::Machine;
 
+/// How long a host may take, past a stop's grace, to kill a tree and send its log back.
+const STOP_KILL: Duration = Duration::from_secs(10);
+
+/// How long a host may take to attach a profiler, or to stop one and fold what it recorded.
+const PROFILER_WORK: Duration = Duration::from_secs(120);
+
 /// Where something is started.
 #[derive(Debug, Clone)]
 pub enum Place {
@@ -46,11 +52,19 @@ impl Places {
         for place in suite.places() {
             if let shootout_suite::Place::Ssh { target } = place {
                 if !places.links.contains_key(target) {
-                    places.links.insert(target.clone(), Arc::new(HostLink::connect(target, &suite.hosts)?));
+                    places.links.insert(target.clone(), HostLink::connect(target, &suite.hosts)?);
                 }
             }
         }
         Ok(places)
+    }
+
+    /// Once `stop` is set (Ctrl-C, SIGTERM), a question to a host that does not answer fails within seconds
+    /// rather than the link's timeout.
+    pub fn stop_with(&self, stop: &Arc<std::sync::atomic::AtomicBool>) {
+        for link in self.links.values() {
+            link.stop_with(stop.clone());
+        }
     }
 
     /// The place a suite names.
@@ -107,7 +121,8 @@ impl Place {
             hook_timeout_ms: launch.hook_timeout.as_millis() as u64,
         };
         let (kind, name) = (launch.kind, launch.name);
-        match link.ask(&ToHost::Start { id, launch: remote, services: services.to_vec() }) {
+        let start = ToHost::Start { id, launch: remote, services: services.to_vec() };
+        match link.ask_within(&start, launch.hook_timeout) {
             Ok(FromHost::Started { port, cpus }) => Ok(Placed::There(Remote {
                 link: link.clone(),
                 id,
@@ -116,6 +131,7 @@ impl Place {
                 fill: Placeholders { port, services: services.to_vec() },
                 cpus,
                 log: log.to_path_buf(),
+                grace: launch.grace,
                 ended: None,
             })),
             Ok(FromHost::Failed { why, output }) => {
@@ -141,7 +157,8 @@ impl Place {
             fill: hook.fill.clone(),
             limit_ms: deadline.map(|d| d.saturating_duration_since(Instant::now()).as_millis() as u64),
         };
-        match link.ask(&question)? {
+        let own = deadline.map_or(Duration::ZERO, |d| d.saturating_duration_since(Instant::now()));
+        match link.ask_within(&question, own)? {
             FromHost::Done { output } => {
                 append(hook.log, &output);
                 Ok(())
@@ -167,7 +184,7 @@ impl Place {
             fill: Placeholders::default(),
             limit_ms: Some(10_000),
         };
-        match link.ask(&question) {
+        match link.ask_within(&question, Duration::from_secs(10)) {
             Ok(FromHost::Done { output } | FromHost::Failed { output, .. }) => {
                 output.lines().next().unwrap_or("").trim().to_string()
             }
@@ -220,6 +237,8 @@ pub struct Remote {
     fill: Placeholders,
     cpus: Vec<usize>,
     log: PathBuf,
+    /// Its stop's grace: how long the host may take to stop it.
+    grace: Duration,
     /// How it ended, once known (a lost link is an end too).
     ended: Option<Ended>,
 }
@@ -318,7 +337,7 @@ impl Placed {
         match self {
             Placed::Here(p) => (*p).stop(),
             Placed::Container(c) => (*c).stop(),
-            Placed::There(r) => match r.link.ask(&ToHost::Stop { id: r.id }) {
+            Placed::There(r) => match r.link.ask_within(&ToHost::Stop { id: r.id }, r.grace + STOP_KILL) {
                 Ok(FromHost::Stopped { stopped, log }) => {
                     append(&r.log, &log);
                     stopped
@@ -450,7 +469,7 @@ impl Profilee {
 /// The host's answer to a question about profiling; its refusal (`Failed`) or a lost link as an error naming the
 /// host.
 fn profiler_answer(link: &HostLink, question: ToHost) -> Result<FromHost, String> {
-    match link.ask(&question)? {
+    match link.ask_within(&question, PROFILER_WORK)? {
         FromHost::Failed { why, .. } => Err(format!("on host '{}': {why}", link.target)),
         answer => Ok(answer),
     }
@@ -546,6 +565,14 @@ impl Sampler {
         match self {
             Sampler::Here(tree) => tree.seen().clone(),
             Sampler::There(..) => HashSet::new(),
+        }
+    }
+
+    /// Why the link to its host was lost, when it was (then its samples are empty).
+    pub fn lost(&self) -> Option<String> {
+        match self {
+            Sampler::Here(_) => None,
+            Sampler::There(link, _) => link.lost_why(),
         }
     }
 

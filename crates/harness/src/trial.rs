@@ -3,9 +3,9 @@
 //! the measured window ([`usage`]); and the start warm-up, the same load with nothing kept.
 
 use std::collections::HashSet;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use shootout_agents::coordinate::{self, Work};
 use shootout_agents::launch::Launcher;
@@ -22,6 +22,9 @@ use crate::outsiders::Outsiders;
 use crate::place::{Sampler, Watched};
 use crate::runner::Event;
 use crate::server::RunningServer;
+
+/// How often a trial's sampler looks whether the run was told to stop, between its samples.
+const STOP_CHECK: Duration = Duration::from_millis(20);
 
 /// One trial: the load at `level` while a sampler watches the server's process tree and those of the services
 /// it runs beside (`services`).
@@ -45,11 +48,24 @@ pub(crate) fn trial(
     let backends: Vec<(u16, String)> =
         running.process.fill().services.iter().map(|(name, port)| (*port, name.clone())).collect();
     let measure_start = Instant::now() + suite.warmup;
+    // The load stops when the run is told to, or when a host's link is lost mid-trial (the trial then fails).
+    let load_stop = Arc::new(AtomicBool::new(false));
+    let (run_stop, abort) = (stop.clone(), load_stop.clone());
     let sampler = std::thread::spawn(move || {
         let mut trees: Vec<Sampler> = watched.into_iter().map(|w| w.sampler(&backends, sweeps)).collect();
         let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
+        let mut lost = None;
+        let mut next = Instant::now() + every;
         loop {
-            let ended = !matches!(sampled.recv_timeout(every), Err(mpsc::RecvTimeoutError::Timeout));
+            let wait = next.saturating_duration_since(Instant::now()).min(STOP_CHECK);
+            let ended = !matches!(sampled.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout));
+            if run_stop.load(Ordering::Relaxed) {
+                abort.store(true, Ordering::Relaxed);
+            }
+            if !ended && Instant::now() < next {
+                continue;
+            }
+            next += every;
             let now = Instant::now();
             let t = if now >= measure_start {
                 (now - measure_start).as_secs_f64()
@@ -60,18 +76,27 @@ pub(crate) fn trial(
             for (tree, kept) in trees.iter_mut().zip(&mut samples) {
                 kept.push(tree.sample(t));
             }
+            if lost.is_none() {
+                lost = trees.iter().find_map(Sampler::lost);
+                if lost.is_some() {
+                    abort.store(true, Ordering::Relaxed);
+                }
+            }
             if ended {
                 let seen: HashSet<(i32, u64)> = trees.iter().flat_map(Sampler::seen).collect();
-                break (samples, seen);
+                break (samples, seen, lost);
             }
         }
     });
     let outsiders = Outsiders::start();
-    let result = work.run(suite, stop, on_event);
+    let result = work.run(suite, load_stop, on_event);
     let _ = stop_sampling.send(());
-    let (samples, seen) = sampler.join().unwrap_or_default();
+    let (samples, seen, lost) = sampler.join().unwrap_or_default();
     let outsiders = outsiders.since(&seen);
     let mut samples = samples.into_iter();
+    if let Some(lost) = lost {
+        return Err(format!("server '{}' at {level}: {lost}", running.process.name()));
+    }
     let result = result.map_err(|e| format!("server '{}' at {level}: {e}", running.process.name()))?;
     let responses = result.requests.ok + result.requests.http_errors;
     let sum = |samples: &[ResourceSample], cpus: u32| {

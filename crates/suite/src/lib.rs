@@ -161,13 +161,26 @@ pub struct Suite {
 
 /// A suite's `[hosts]`: how shootout reaches the machines its servers and services run on (`host =
 /// "ssh:HOST"`), through the user's own OpenSSH, as `[agents]` does.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hosts {
     /// An ssh configuration file (`ssh -F`), from the suite's folder.
     pub ssh_config: Option<PathBuf>,
     /// The command that runs shootout there (default `shootout`).
     pub command: Option<String>,
+    /// How long a link may stay silent before it is taken as lost ([`LINK_TIMEOUT`] unless `link_timeout` says):
+    /// a question unanswered that long (beyond its own time, a hook's or a stop's) fails, and a host that hears
+    /// nothing from the runner that long stops what it started.
+    pub link_timeout: Duration,
 }
+
+impl Default for Hosts {
+    fn default() -> Hosts {
+        Hosts { ssh_config: None, command: None, link_timeout: LINK_TIMEOUT }
+    }
+}
+
+/// How long a link to a host may stay silent by default: a minute.
+pub const LINK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where a server or a service runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

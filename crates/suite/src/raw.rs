@@ -123,6 +123,7 @@ pub(crate) struct AgentsDef {
 pub(crate) struct HostsDef {
     pub(crate) ssh_config: Option<String>,
     pub(crate) command: Option<String>,
+    pub(crate) link_timeout: Option<Spanned<String>>,
 }
 
 /// One `[[server]]`.

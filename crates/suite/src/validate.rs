@@ -96,11 +96,14 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         services,
         requires: raw.requires.clone(),
         agents: None,
-        hosts: raw
-            .hosts
-            .as_ref()
-            .map(|h| Hosts { ssh_config: h.ssh_config.as_ref().map(|f| dir.join(f)), command: h.command.clone() })
-            .unwrap_or_default(),
+        hosts: match raw.hosts.as_ref() {
+            Some(h) => Hosts {
+                ssh_config: h.ssh_config.as_ref().map(|f| dir.join(f)),
+                command: h.command.clone(),
+                link_timeout: duration_or(&h.link_timeout, crate::LINK_TIMEOUT, &at)?,
+            },
+            None => Hosts::default(),
+        },
     };
     let agents = agents(&raw, &at, dir, &suite)?;
     let suite = sweep.cut(Suite { agents, ..suite });

@@ -21,26 +21,59 @@ use crate::tree::Tree;
 /// The most of a log sent back at a stop: its head and tail as [`BoundedLog`](crate::log::BoundedLog) keeps them.
 const MOST_LOG: u64 = 9 << 20;
 
-/// Serves the runner on `input` and `output` until `input` ends; `Err` names what went wrong with the exchange.
-pub fn serve(mut input: impl BufRead, mut output: impl Write) -> Result<(), String> {
+/// Serves the runner on `input` and `output` until `input` ends, or until no question has come for the link's
+/// timeout (a link that stalled: a network that drops everything, an ssh client stopped); either way everything
+/// started here is stopped when it returns. `Err` names what went wrong with the exchange.
+pub fn serve(input: impl BufRead + Send + 'static, mut output: impl Write) -> Result<(), String> {
     let peer = "the runner";
-    let first: Option<ToHost> = shootout_agents::frame::read(&mut input, peer).map_err(|e| e.to_string())?;
+    let questions = read_in_turn(input, peer);
+    let first = questions.recv().unwrap_or(Ok(None))?;
     let hello =
         FromHost::Hello { shootout: env!("CARGO_PKG_VERSION").into(), protocol: VERSION, machine: this_machine() };
     let send = |output: &mut dyn Write, answer: &FromHost| {
         shootout_agents::frame::write(&mut &mut *output, answer).map_err(|e| format!("cannot answer the runner: {e}"))
     };
-    match first {
+    let link_timeout = match first {
         None => return Ok(()),
-        Some(ToHost::Hello { .. }) => send(&mut output, &hello)?,
+        Some(ToHost::Hello { link_timeout_ms, .. }) => {
+            send(&mut output, &hello)?;
+            Duration::from_millis(link_timeout_ms.max(1000))
+        }
         Some(other) => return Err(format!("the runner began with {other:?}, not a hello")),
-    }
+    };
     let mut host = Host::new()?;
-    while let Some(question) = shootout_agents::frame::read(&mut input, peer).map_err(|e| e.to_string())? {
+    loop {
+        let question = match questions.recv_timeout(link_timeout) {
+            Ok(question) => question?,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(format!(
+                    "no word from the runner in {}: the link is taken as lost, and everything started here is stopped",
+                    humantime::format_duration(link_timeout)
+                ))
+            }
+        };
+        let Some(question) = question else { return Ok(()) };
         let answer = host.answer(question);
         send(&mut output, &answer)?;
     }
-    Ok(())
+}
+
+/// The questions read from `input` on a thread of its own, in order, so that waiting for the next one can have a
+/// deadline; the last item is `Ok(None)` at the input's end, or the error that ended it.
+pub(crate) fn read_in_turn<T: serde::de::DeserializeOwned + Send + 'static>(
+    mut input: impl BufRead + Send + 'static,
+    peer: &'static str,
+) -> std::sync::mpsc::Receiver<Result<Option<T>, String>> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || loop {
+        let read = shootout_agents::frame::read(&mut input, peer).map_err(|e| e.to_string());
+        let last = !matches!(read, Ok(Some(_)));
+        if send.send(read).is_err() || last {
+            return;
+        }
+    });
+    receive
 }
 
 /// What one `shootout host` holds: its processes, the trees being sampled or profiled, and its folder.
@@ -71,6 +104,7 @@ impl Host {
         let never = AtomicBool::new(false);
         match question {
             ToHost::Hello { .. } => failed("hello twice".into()),
+            ToHost::Ping => FromHost::Done { output: String::new() },
             ToHost::Start { id, launch, services } => {
                 let log = self.log(id);
                 match start(&launch, &services, &log, &never) {
@@ -241,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_process_is_started_sampled_and_stopped_with_its_log_sent_back() {
-        let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION };
+        let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION, link_timeout_ms: 60_000 };
         let launch = RemoteLaunch {
             kind: "server".into(),
             name: "sleeper".into(),
@@ -296,7 +330,7 @@ mod tests {
 
     #[test]
     fn when_the_runner_goes_every_process_is_killed() {
-        let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION };
+        let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION, link_timeout_ms: 60_000 };
         let launch = RemoteLaunch {
             kind: "service".into(),
             name: "left".into(),
@@ -322,5 +356,39 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!alive(), "the input ended: its tree was killed");
+    }
+
+    #[test]
+    fn a_runner_that_goes_quiet_is_taken_as_lost_and_every_process_is_killed() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION, link_timeout_ms: 1000 };
+        let launch = RemoteLaunch {
+            kind: "server".into(),
+            name: "quiet".into(),
+            command: "exec sleep 3615".into(),
+            port: 0,
+            setup: None,
+            cwd: "/".into(),
+            env: vec![],
+            cpus: None,
+            stop_signal: Signal::SIGTERM as i32,
+            grace_ms: 100,
+            stop_pidfile: None,
+            hook_timeout_ms: 60_000,
+        };
+        for question in [hello, ToHost::Start { id: 1, launch, services: vec![] }, ToHost::Ping] {
+            shootout_agents::frame::write(&mut writer, &question).unwrap();
+        }
+        // The input stays open and says nothing more: a link that stalled.
+        let started = Instant::now();
+        let ended = serve(std::io::BufReader::new(reader), &mut Vec::new());
+        let why = ended.expect_err("a quiet runner is an error");
+        assert!(why.contains("no word from the runner in 1s"), "{why}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let alive = crate::tree::all_processes().iter().any(|p| {
+            std::fs::read_to_string(format!("/proc/{}/cmdline", p.pid)).is_ok_and(|c| c.starts_with("sleep\x003615"))
+        });
+        assert!(!alive, "what it started was killed");
+        drop(writer);
     }
 }

@@ -9,7 +9,7 @@ use shootout_model::run::{Machine, ResourceSample};
 use crate::process::{Ended, Placeholders, Stopped};
 
 /// The version of the host protocol.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// What the runner asks of a host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +21,13 @@ pub enum ToHost {
         shootout: String,
         /// Its protocol version.
         protocol: u32,
+        /// How long the host waits for the next question before it takes the link as lost, stops everything it
+        /// started and ends, ms. The runner asks at least every quarter of it ([`ToHost::Ping`] when idle).
+        link_timeout_ms: u64,
     },
+    /// Nothing but a sign of life, when the runner has had nothing to ask for a while; answered by
+    /// [`FromHost::Done`].
+    Ping,
     /// Start a server or service (its setup first); answered by [`FromHost::Started`] or [`FromHost::Failed`].
     Start {
         /// The runner's number for it, from now on.

@@ -103,6 +103,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         eprintln!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
     }
     let stop = Arc::new(AtomicBool::new(false));
+    places.stop_with(&stop);
     // A second signal leaves at once, and the servers' trees and cgroups go with it; what was saved stays.
     let dir = store.dir.clone();
     super::signals::watch(stop.clone(), move || {

@@ -78,6 +78,11 @@ fn under_load(hosts: &TestHosts) {
     std::thread::sleep(Duration::from_millis(800));
 }
 
+/// A pattern of `pkill -f` that finds the runner's ssh client for host `n`.
+fn link_to(hosts: &TestHosts, n: u32) -> String {
+    format!("ServerAliveCountMax=4 -F {} -- h{n}", hosts.ssh_config.display())
+}
+
 /// `shootout run` on `dir/suite.toml`, to its end.
 fn run(dir: &std::path::Path) -> Output {
     shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
@@ -91,7 +96,7 @@ fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout
     let run_started = start_run(shootout(), &dir);
     // Once the server is under load on h1, its ssh link is killed.
     under_load(&hosts);
-    let pattern = format!("ssh -T -o BatchMode=yes -F {} -- h1", hosts.ssh_config.display());
+    let pattern = link_to(&hosts, 1);
     let killed = Command::new("pkill").args(["-KILL", "-f", &pattern]).status().unwrap();
     assert!(killed.success(), "the ssh link to h1 was found");
     let killed_at = Instant::now();
@@ -141,4 +146,50 @@ fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout
         assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
     }
     assert_eq!(hosts.left_over(), Vec::<String>::new());
+}
+
+/// Issue 50: a link that stalls (its ssh client stopped, as in a network that drops everything) left the runner
+/// silent for minutes while the server there kept serving, and the first SIGTERM was not honoured.
+#[test]
+fn a_stalled_link_fails_within_its_timeout_and_the_first_sigterm_is_honoured() {
+    let Some(hosts) = TestHosts::make(3, "ssh hosts' stalled links") else { return };
+    let stall = |dir: &Path, link_timeout: &str| {
+        let text = suite(&hosts, dir, &hosts.remote_shootout(), "20s")
+            .replace("[hosts]\n", &format!("[hosts]\nlink_timeout = \"{link_timeout}\"\n"));
+        std::fs::write(dir.join("suite.toml"), text).unwrap();
+        let runner = start_run(shootout(), dir);
+        under_load(&hosts);
+        let stopped = Command::new("pkill").args(["-STOP", "-f", &link_to(&hosts, 1)]).status().unwrap();
+        assert!(stopped.success(), "the ssh link to h1 was found");
+        (runner, Instant::now())
+    };
+    let resume = || {
+        let _ = Command::new("pkill").args(["-CONT", "-f", &link_to(&hosts, 1)]).status();
+    };
+
+    // The link answers nothing: the question fails at its timeout, 3 s, and the host stops what it started.
+    let dir = workdir("hosts", "stalled");
+    let (runner, stalled_at) = stall(&dir, "3s");
+    let output = runner.wait_with_output().unwrap();
+    let took = stalled_at.elapsed();
+    resume();
+    assert!(!output.status.success(), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the link to host 'h1' was lost (it answered nothing in 3s"), "{}", describe(&output));
+    eprintln!("stalled link, link_timeout 3s: the runner ended {took:?} after the stall");
+    assert!(took < Duration::from_secs(15), "the runner ended {took:?} after the link stalled");
+    assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on any host");
+
+    // With a minute's timeout, the first SIGTERM ends the run within seconds, keeping what was measured.
+    let dir = workdir("hosts", "stalled-sigterm");
+    let (runner, _) = stall(&dir, "60s");
+    let signalled = Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(runner.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let output = runner.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    resume();
+    assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
+    eprintln!("stalled link, link_timeout 60s: the run ended {took:?} after SIGTERM");
+    assert!(took < Duration::from_secs(20), "the run ended {took:?} after SIGTERM");
+    assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on any host");
 }
