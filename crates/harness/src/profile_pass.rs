@@ -4,7 +4,8 @@
 //! trial like the others (sampled, judged by the same figures), saved beside its folded stacks, so that the
 //! report can set its figures beside the unprofiled ones at that level. A server on a host is profiled there (by
 //! `shootout host`), one in a container by the PIDs this machine sees. A server that cannot be profiled (its
-//! profiler is missing where it runs) is said once and the run goes on unprofiled.
+//! profiler is missing where it runs, it ended during its pass) is said once, its reason saved for the report
+//! (`profiles/SERVER-LEVEL.failed`), and the run goes on unprofiled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,10 +51,14 @@ pub fn run_profiles(
         }
         let Some(server) = pass.servers.iter().find(|s| &s.name == name) else { continue };
         let launched = launch(&pass, server, places, &mut services, store, PROFILED_PASS, *level, 0, stop, on_event);
+        let mut skip = |why: String| {
+            let _ = store.write_profile_failure(name, *level, &why);
+            profiled.skipped.push(format!("{name}: {why}"));
+        };
         let mut running = match launched {
             Launched::Running(running) => running,
             Launched::Failed(why) => {
-                profiled.skipped.push(format!("{name}: {why}"));
+                skip(why);
                 continue;
             }
             Launched::Stopped(why) => {
@@ -67,7 +72,7 @@ pub fn run_profiles(
         match outcome {
             Ok(()) => {}
             Err(_) if stop.load(Ordering::Relaxed) => break,
-            Err(why) => profiled.skipped.push(format!("{name}: {why}")),
+            Err(why) => skip(why),
         }
     }
     services.stop_all().into_iter().for_each(|notice| on_event(Event::Notice(notice)));
@@ -95,6 +100,11 @@ fn profile_one(
     let (measured, recorded) = profilee.around(pass.warmup, &dir, &name, stop, || {
         trial(pass, server, running, &watched, level, PROFILED_PASS, stop.clone(), on_event)
     });
+    // A server that ended during its pass: what the profiler recorded is not the server under load.
+    if let Some(ended) = running.process.exited() {
+        let tail = running.process.log_tail();
+        return Err(format!("the server ended during its profiled pass ({ended}), so no profile is kept\n{tail}"));
+    }
     let (trial, recorded) = (measured?, recorded?);
     if trial.result.interrupted {
         return Err("interrupted".into());

@@ -22,6 +22,10 @@ const WRITE_GRACE: Duration = Duration::from_secs(30);
 /// (jcmd, which loads async-profiler, takes longer to fail: it says so when the recording is read).
 const ATTACH_WATCH: Duration = Duration::from_millis(500);
 
+/// Time a profiler is watched when it is tried before a load ([`check_attach`]): py-spy takes over a second to
+/// say a process is not Python, rbspy over two to say one is not Ruby.
+const CHECK_WATCH: Duration = Duration::from_secs(3);
+
 /// A profiler recording, until [`Recording::finish`]: one recorder, or one per tree of the runtime's processes
 /// for a profiler that takes one PID (Passenger's app processes are not descendants of its first Ruby process),
 /// and perf beside them on the tree's native processes when the profiler was chosen for a runtime.
@@ -62,6 +66,17 @@ impl Recording {
     /// `NAME.native.profiler.log` for perf on the native processes). A recorder that ends at once (it could not
     /// attach) is an error with its words, and the others are stopped.
     pub fn start(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<Recording, String> {
+        Recording::start_watching(subject, dir, name, stop, ATTACH_WATCH)
+    }
+
+    /// As [`Recording::start`], each recorder watched for `watch` after it starts.
+    fn start_watching(
+        subject: &Subject,
+        dir: &Path,
+        name: &str,
+        stop: &AtomicBool,
+        watch: Duration,
+    ) -> Result<Recording, String> {
         let profiler = subject.profiler;
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {} ({e})", dir.display()))?;
         // The profiler runs in `dir`: every path it is given is whole.
@@ -107,7 +122,7 @@ impl Recording {
             commands.push(command);
         }
         let started = Instant::now();
-        while started.elapsed() < ATTACH_WATCH {
+        while started.elapsed() < watch && !stop.load(Ordering::Relaxed) {
             if let Some(i) = recorders.iter_mut().position(|r| r.process.exited().is_some()) {
                 let Recorder { mut process, profiler, .. } = recorders.swap_remove(i);
                 let (ended, tail) = (process.exited().unwrap_or_default(), process.log_tail());
@@ -118,6 +133,14 @@ impl Recording {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(Recording { recorders, profiler, command: commands.join(" & "), started })
+    }
+
+    /// Stops the recorders and keeps nothing of what they recorded.
+    fn discard(self) {
+        for Recorder { process, raw, .. } in self.recorders {
+            process.stop();
+            let _ = std::fs::remove_file(&raw);
+        }
     }
 
     /// Stops the recorders, waits while they write, and reads what they recorded, added up. Only a recording with
@@ -147,6 +170,22 @@ impl Recording {
         }
         Ok(Recorded { profiler: self.profiler, native_perf, command: self.command, stacks, seconds })
     }
+}
+
+/// Attaches `subject`'s profiler for a moment and stops it, keeping nothing, so that one that cannot attach (a
+/// process of a runtime it does not read, no right to read it) is found before any load, with its words. What
+/// it writes goes to a folder of its own, removed after.
+pub fn check_attach(subject: &Subject, stop: &AtomicBool) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("shootout-profile-check-{}", std::process::id()));
+    let checked = Recording::start_watching(subject, &dir, "check", stop, CHECK_WATCH).map(Recording::discard);
+    let _ = std::fs::remove_dir_all(&dir);
+    // One line: the profiler's first words, its log being gone with the folder.
+    checked.map_err(|why| {
+        let mut lines = why.lines();
+        let head = lines.next().unwrap_or_default().trim_end_matches(':').to_string();
+        let said = lines.map(str::trim).find(|l| !l.is_empty() && !l.starts_with("last lines of "));
+        said.map_or(head.clone(), |said| format!("{head}: {said}"))
+    })
 }
 
 /// Runs `work` (a load) with `subject` recorded from `after` (the load's warm-up) until `work` returns, into

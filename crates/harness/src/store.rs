@@ -139,7 +139,32 @@ impl Store {
     pub fn write_profile(&self, profile: &ServerProfile, folded: &str) -> io::Result<()> {
         self.write_file(&self.profile_file(&profile.server, profile.level, "folded"), folded.as_bytes())?;
         let record = serde_json::to_string_pretty(profile)?;
-        self.write_file(&self.profile_file(&profile.server, profile.level, "json"), record.as_bytes())
+        self.write_file(&self.profile_file(&profile.server, profile.level, "json"), record.as_bytes())?;
+        let _ = fs::remove_file(self.profile_file(&profile.server, profile.level, "failed"));
+        Ok(())
+    }
+
+    /// Records why a server's profiled pass at `level` kept no profile (`profiles/SERVER-LEVEL.failed`: the
+    /// server's name on its first line, why on the rest), for the report to say.
+    pub fn write_profile_failure(&self, server: &str, level: f64, why: &str) -> io::Result<()> {
+        self.write_file(&self.profile_file(server, level, "failed"), format!("{server}\n{why}").as_bytes())
+    }
+
+    /// The servers whose profiled pass kept no profile, each with why, by name.
+    pub fn profile_failures(&self) -> Vec<(String, String)> {
+        let Ok(entries) = fs::read_dir(self.profiles_dir()) else { return Vec::new() };
+        let mut found: Vec<(String, String)> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "failed"))
+            .filter_map(|path| {
+                let text = self.read(&path).ok()?;
+                let (server, why) = text.split_once('\n')?;
+                Some((server.to_string(), why.to_string()))
+            })
+            .collect();
+        found.sort();
+        found
     }
 
     /// Every server's profiled pass with its folded stacks (none when the run profiled nothing); one that cannot

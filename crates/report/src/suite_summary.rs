@@ -62,6 +62,9 @@ pub struct SuiteSummary {
     pub capacities: Vec<Capacity>,
     /// Each profiled server's pass, beside its unprofiled figures (empty unless the run profiled).
     pub profiles: Vec<ProfileView>,
+    /// Each server whose profiled pass kept no profile, with why (it ended during the pass, its profiler could
+    /// not record).
+    pub profiles_failed: Vec<(String, String)>,
 }
 
 /// One trial's figures, as `summary.csv` holds them.
@@ -186,6 +189,7 @@ impl SuiteSummary {
             cell_warnings: Vec::new(),
             capacities: Vec::new(),
             profiles: Vec::new(),
+            profiles_failed: Vec::new(),
         }
     }
 

@@ -42,10 +42,15 @@ pub fn frame_lines(frames: &[Frame], indent: &str) -> String {
         .collect()
 }
 
-/// The terminal's lines: each server's headline and its hottest frames.
+/// The servers whose profiled pass kept no profile, each with the first line of why.
+fn failed(summary: &SuiteSummary) -> impl Iterator<Item = (&str, &str)> {
+    summary.profiles_failed.iter().map(|(server, why)| (server.as_str(), why.lines().next().unwrap_or_default()))
+}
+
+/// The terminal's lines: each server's headline and its hottest frames, then each server not profiled.
 pub fn text(summary: &SuiteSummary) -> String {
     let mut out = String::new();
-    if summary.profiles.is_empty() {
+    if summary.profiles.is_empty() && summary.profiles_failed.is_empty() {
         return out;
     }
     let _ = writeln!(out, "\n{TITLE} (self share, total share; the report has the flame graphs):");
@@ -53,16 +58,22 @@ pub fn text(summary: &SuiteSummary) -> String {
         let _ = writeln!(out, "  {}: {}", p.server, headline(summary, p));
         out.push_str(&frame_lines(&p.hottest[..p.hottest.len().min(TERMINAL_FRAMES)], "   "));
     }
+    for (server, why) in failed(summary) {
+        let _ = writeln!(out, "  {server}: not profiled: {why}");
+    }
     out
 }
 
 /// `report.md`'s section: a table of the hottest frames per server.
 pub fn markdown(summary: &SuiteSummary) -> String {
     let mut out = String::new();
-    if summary.profiles.is_empty() {
+    if summary.profiles.is_empty() && summary.profiles_failed.is_empty() {
         return out;
     }
     let _ = writeln!(out, "\n## {TITLE}\n");
+    for (server, why) in failed(summary) {
+        let _ = writeln!(out, "**{server}**: not profiled: {why}\n");
+    }
     for p in &summary.profiles {
         let _ =
             writeln!(out, "**{}**: {}\n\n| self | total | frame |\n|---:|---:|---|", p.server, headline(summary, p));
@@ -94,8 +105,11 @@ fn svg_height(svg: &str) -> u32 {
 /// zoom, Ctrl-F or the Search button to find one), and the table of its hottest frames.
 pub fn html(summary: &SuiteSummary) -> Markup {
     html! {
-        @if !summary.profiles.is_empty() {
+        @if !summary.profiles.is_empty() || !summary.profiles_failed.is_empty() {
             h2 { (TITLE) }
+            @for (server, why) in failed(summary) {
+                p class="warn" { strong { (server) } ": not profiled: " (why) }
+            }
             @for p in &summary.profiles {
                 h3 { (p.server) }
                 p { (headline(summary, p)) ". Profiler: " code { (p.command) } }

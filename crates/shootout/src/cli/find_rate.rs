@@ -53,7 +53,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     let (options, _) = load::validate(args, scenario, Some(CEILING))?;
     limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(path) = &args.output {
-        load::writable(path)?;
+        load::writable("-o", path)?;
     }
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -209,7 +209,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     let (options, body) = validate(&args, scenario.as_ref(), args.rate)?;
     limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(path) = &args.output {
-        writable(path)?;
+        writable("-o", path)?;
     }
     let plan = plan(options, &body, scenario.as_ref())?;
     if args.agents_given() && !args.profile.pids.is_empty() {
@@ -217,10 +217,9 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
             "--profile-pid profiles a load sent from here: leave out --agents, or profile the server by hand".into(),
         ));
     }
-    let profiling = args.profile.check()?;
-
     let stop = Arc::new(AtomicBool::new(false));
     super::signals::watch(stop.clone(), || {});
+    let profiling = args.profile.check(&stop)?;
     let (result, recorded) = match &args.agents.agents {
         Some(spec) => {
             let launcher = args.agents.launcher(spec)?;
@@ -428,12 +427,12 @@ pub(super) fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> 
     Ok(())
 }
 
-/// Refuses, before any load, an `-o` file that cannot be written: its folder made if missing, and the file's
+/// Refuses, before any load, a file given to `flag` (`-o`, `--profile-file`) that cannot be written: its folder made if missing, and the file's
 /// temporary twin created and removed, as the write at the end will do.
-pub(super) fn writable(path: &Path) -> Result<(), Failure> {
+pub(super) fn writable(flag: &str, path: &Path) -> Result<(), Failure> {
     let refuse = |e: std::io::Error| {
         Failure::Usage(format!(
-            "-o {}: cannot write there ({e}); choose a file in a folder you can write",
+            "{flag} {}: cannot write there ({e}); choose a file in a folder you can write",
             path.display()
         ))
     };

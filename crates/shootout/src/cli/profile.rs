@@ -51,22 +51,49 @@ pub struct Profiling {
 }
 
 impl ProfileArgs {
-    /// What to profile, checked before any load; `None` without --profile-pid.
-    pub fn check(&self) -> Result<Option<Profiling>, Failure> {
+    /// What to profile, checked before any load (its profiler tried for a moment); `None` without --profile-pid.
+    /// `stop` set meanwhile (Ctrl-C) ends it as interrupted.
+    pub fn check(&self, stop: &AtomicBool) -> Result<Option<Profiling>, Failure> {
         if self.pids.is_empty() {
             return Ok(None);
         }
         let given: Vec<String> = self.pids.iter().map(i32::to_string).collect();
+        let given = given.join(",");
+        if let Some(pid) = self.pids.iter().copied().find(|&pid| runs_this_process(pid)) {
+            return Err(Failure::Usage(format!(
+                "--profile-pid {pid}: it is this shootout or a process it runs under (a shell, a terminal), whose \
+                 tree holds shootout's own load: give the PID of the server (pgrep -f NAME)"
+            )));
+        }
         let subject = Subject::of(self.profiler.and_then(|c| c.0), &self.pids).map_err(|e| {
-            Failure::Usage(format!(
-                "--profile-pid {}: {e}; give the PID of a running server (pgrep -f NAME)",
-                given.join(",")
-            ))
+            Failure::Usage(format!("--profile-pid {given}: {e}; give the PID of a running server (pgrep -f NAME)"))
         })?;
         let file = self.profile_file.clone().unwrap_or_else(|| PathBuf::from("profile.folded"));
-        super::load::writable(&file)?;
+        super::load::writable("--profile-file", &file)?;
+        // A profiler that cannot attach is found now, not after the whole load; a signal meanwhile ends it.
+        let checked = profiling::check_attach(&subject, stop);
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Failure::Interrupted);
+        }
+        checked.map_err(|e| Failure::Usage(format!("--profile-pid {given}: checked before the load, {e}")))?;
         Ok(Some(Profiling { subject, file }))
     }
+}
+
+/// Whether `pid` is this process or one of its ancestors: its tree holds this shootout, whose profile would be
+/// its own load's.
+fn runs_this_process(pid: i32) -> bool {
+    let mut at = std::process::id() as i32;
+    for _ in 0..1024 {
+        if at == pid {
+            return true;
+        }
+        match shootout_harness::tree::Process::read(at) {
+            Some(process) if process.ppid > 0 && process.ppid != at => at = process.ppid,
+            _ => return false,
+        }
+    }
+    false
 }
 
 impl Profiling {

@@ -106,6 +106,7 @@ fn summarize(
     for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
         summary.profiles.push(ProfileView::of(&profile, &folded, &summary).map_err(Failure::Usage)?);
     }
+    summary.profiles_failed = store.profile_failures();
     Ok((report, summary))
 }
 

@@ -85,6 +85,72 @@ fn a_process_not_running_or_an_unknown_profiler_is_refused_before_the_load() {
     assert_eq!(target.served(), 0, "nothing was loaded");
 }
 
+/// Issue 50: `--profile-pid` of shootout's own ancestor profiled shootout itself without a word; a profiler that
+/// could not attach was found only after the whole load; errors about `--profile-file` named `-o`.
+#[test]
+fn an_ancestor_a_profiler_that_cannot_attach_and_an_unwritable_file_are_refused_before_the_load() {
+    let target = Target::start();
+    let refused = |args: &[&str]| {
+        let output = shootout().args(["load", "-d", "2s"]).args(args).arg(target.url("/")).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        stderr
+    };
+    // This test's process runs shootout: its tree holds shootout's own load.
+    let me = std::process::id().to_string();
+    let ancestor = refused(&["--profile-pid", &me]);
+    assert!(
+        ancestor.contains(&format!("--profile-pid {me}: it is this shootout or a process it runs under")),
+        "{ancestor}"
+    );
+    let file = refused(&["--profile-pid", &target.pid().to_string(), "--profile-file", "/proc/no/such/file.folded"]);
+    assert!(file.starts_with("shootout: --profile-file /proc/no/such/file.folded: cannot write there"), "{file}");
+    // py-spy reads Python, and the target is not: it says so within its first second or two.
+    if which("py-spy") {
+        let started = std::time::Instant::now();
+        let cannot = refused(&["--profile-pid", &target.pid().to_string(), "--profiler", "py-spy"]);
+        assert!(cannot.contains("checked before the load, py-spy could not record"), "{cannot}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    } else {
+        assert!(std::env::var_os("CI").is_none(), "CI installs py-spy (scripts/setup-examples.sh)");
+    }
+    assert_eq!(target.served(), 0, "nothing was loaded");
+}
+
+/// Whether `program` is on the PATH.
+fn which(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Issue 50: a server that died during its profiled pass read "perf recorded no sample … no process of the tree
+/// was on a CPU", and report.md said nothing.
+#[test]
+fn a_server_that_ends_during_its_profiled_pass_is_said_in_the_terminal_and_the_report() {
+    let dir = workdir("profile", "ends");
+    // The second start (the profiled pass, after the one measured trial) ends itself a second in.
+    let suite = "name = \"ends\"\nrepeats = 1\nduration = \"500ms\"\nwarmup = \"100ms\"\nconnections = [2]\n\
+        [profile]\nduration = \"4s\"\nprofiler = \"perf\"\n\
+        [[server]]\nname = \"short-lived\"\n\
+        command = \"n=$(cat starts 2>/dev/null || echo 0); echo $((n + 1)) > starts; \
+        if [ $n -ge 1 ]; then (sleep 1; kill $$) & fi; exec {shootout} target --port {port} --threads 1\"\n";
+    let output = run_suite(&dir, suite);
+    let said = "short-lived: not profiled: the server ended during its profiled pass (killed by signal 15), so no \
+                profile is kept";
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(said), "{}", describe(&output));
+    let markdown = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
+    assert!(
+        markdown.contains("**short-lived**: not profiled: the server ended during its profiled pass"),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(results(&dir).join("report.html")).unwrap();
+    assert!(html.contains(": not profiled: the server ended during its profiled pass"), "the HTML says it too");
+}
+
 #[test]
 fn ctrl_c_during_a_profiled_load_keeps_the_profile_and_leaves_no_profiler() {
     let dir = workdir("profile", "ctrl-c");
@@ -99,7 +165,8 @@ fn ctrl_c_during_a_profiled_load_keeps_the_profile_and_leaves_no_profiler() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    ctrl_c(run, Duration::from_secs(2), Duration::from_secs(10), false);
+    // After the profiler's check before the load (3 s) and 2 s of the load.
+    ctrl_c(run, Duration::from_secs(5), Duration::from_secs(10), false);
     let stacks = Stacks::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(stacks.samples() > 0, "what was recorded before Ctrl-C is kept");
     assert_eq!(left_with(mark), Vec::<String>::new(), "no profiler outlives the load");
