@@ -60,8 +60,15 @@ fn engine(engine: &str, args: &[&str]) -> Result<String, String> {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
     } else {
         let said = String::from_utf8_lossy(&output.stderr);
-        Err(format!("{engine} {}: {}", args.first().unwrap_or(&""), said.trim().lines().last().unwrap_or("failed")))
+        Err(format!("{engine} {}: {}", args.first().unwrap_or(&""), first_error(&said)))
     }
+}
+
+/// The line of an engine's error output that says what went wrong: the first that speaks of an error (Docker
+/// ends with `Run 'docker run --help' for more information`, which does not), else the first there is.
+fn first_error(said: &str) -> &str {
+    let lines = || said.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines().find(|l| l.to_ascii_lowercase().contains("error")).or_else(|| lines().next()).unwrap_or("failed")
 }
 
 /// The engine to use: the suite's, or the first of Docker and Podman that answers.
@@ -117,7 +124,12 @@ impl Container {
         args.push(spec.image.clone());
         args.extend(inside.fill(launch.command).split_whitespace().map(String::from));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        engine(&engine_name, &argv).map_err(&failed)?;
+        if let Err(why) = engine(&engine_name, &argv) {
+            // A run that failed after creating the container (its command not found in the image) leaves it
+            // created: it goes now, not at the next run.
+            let _ = engine(&engine_name, &["rm", "-f", &id]);
+            return Err(failed(why));
+        }
         let mut container = Container {
             kind,
             name: name.to_string(),
@@ -135,8 +147,14 @@ impl Container {
             removed: false,
         };
         // From here a failure drops the container, which removes it.
-        let published =
-            engine(&container.engine, &["port", &container.id, &format!("{}/tcp", spec.port)]).map_err(&failed)?;
+        if let Some(ended) = container.exited() {
+            return Err(failed(format!("it exited before it was ready ({ended})\n{}", container.log_tail())));
+        }
+        let published = engine(&container.engine, &["port", &container.id, &format!("{}/tcp", spec.port)]);
+        let published = published.map_err(|why| match container.exited() {
+            Some(ended) => failed(format!("it exited before it was ready ({ended})\n{}", container.log_tail())),
+            None => failed(why),
+        })?;
         container.fill.port = published
             .lines()
             .find_map(|l| l.trim().rsplit_once(':').and_then(|(_, p)| p.parse().ok()))
@@ -263,4 +281,22 @@ pub fn reap_dead_containers() -> Vec<String> {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_error;
+
+    #[test]
+    fn the_engines_reason_is_its_first_error_line_not_its_usage_line() {
+        let missing = "Unable to find image 'local/none:1' locally\n\
+                       docker: Error response from daemon: pull access denied for local/none, repository does not exist.\n\
+                       See 'docker run --help'.\n";
+        assert_eq!(
+            first_error(missing),
+            "docker: Error response from daemon: pull access denied for local/none, repository does not exist."
+        );
+        assert_eq!(first_error("something odd\nRun 'docker run --help' for more information\n"), "something odd");
+        assert_eq!(first_error(""), "failed");
+    }
 }

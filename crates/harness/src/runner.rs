@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use shootout_engine::Progress;
-use shootout_model::run::{Environment, ServiceEnvironment, TrialRecord};
+use shootout_model::run::{ContainerEnvironment, Environment, ServiceEnvironment, TrialRecord};
 
 use crate::place::Places;
 use crate::process;
@@ -366,6 +366,21 @@ fn write_environment(suite: &Suite, places: &Places, store: &Store) -> Result<()
             })
             .collect(),
         hosts: places.machines(),
+        containers: suite
+            .servers
+            .iter()
+            .map(|s| (&s.name, &s.place))
+            .chain(suite.services.iter().map(|s| (&s.name, &s.place)))
+            .filter_map(|(name, place)| {
+                let container = place.container()?;
+                Some(ContainerEnvironment {
+                    name: name.clone(),
+                    image: container.image.clone(),
+                    engine: container.engine.clone().unwrap_or_default(),
+                    options: container.options.clone(),
+                })
+            })
+            .collect(),
     };
     store
         .write("environment.json", serde_json::to_string_pretty(&environment).unwrap_or_default().as_bytes())

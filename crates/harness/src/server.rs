@@ -96,8 +96,10 @@ impl RunningServer {
                     ))
                 }
                 Err(failure) => {
-                    if failure.kind == FailureKind::Refused {
-                        if let Some(why) = self.listens_elsewhere(&url, &mut elsewhere) {
+                    // A container's published port may accept and then drop what it cannot pass on.
+                    let inside = spec.place.container().map(|c| c.port);
+                    if failure.kind == FailureKind::Refused || inside.is_some() {
+                        if let Some(why) = self.listens_elsewhere(&url, inside, &mut elsewhere) {
                             return Err(format!("server '{name}' {why}\n{}", self.process.log_tail()));
                         }
                     } else {
@@ -124,11 +126,21 @@ impl RunningServer {
     }
 
     /// Whether its tree, refused on the url's address, listens on other addresses only, and has for [`ELSEWHERE`]
-    /// (`since` keeps when that was first seen, and where): the message then, naming where it listens.
-    fn listens_elsewhere(&self, url: &str, since: &mut Option<(Instant, Vec<SocketAddr>)>) -> Option<String> {
+    /// (`since` keeps when that was first seen, and where): the message then, naming where it listens. In a
+    /// container (`inside`: the port its image listens on), an address its published port reaches is that port on
+    /// any address but loopback.
+    fn listens_elsewhere(
+        &self,
+        url: &str,
+        inside: Option<u16>,
+        since: &mut Option<(Instant, Vec<SocketAddr>)>,
+    ) -> Option<String> {
         let wanted = probe::Parts::of(url).ok()?.socket().ok()?;
         let listening = self.process.listening()?;
-        let reaches = |a: &SocketAddr| a.port() == wanted.port() && (a.ip().is_unspecified() || a.ip() == wanted.ip());
+        let reaches = |a: &SocketAddr| match inside {
+            Some(port) => a.port() == port && !a.ip().is_loopback(),
+            None => a.port() == wanted.port() && (a.ip().is_unspecified() || a.ip() == wanted.ip()),
+        };
         if listening.is_empty() || listening.iter().any(reaches) {
             *since = None;
             return None;
@@ -146,6 +158,20 @@ impl RunningServer {
         }
         let (_, listening) = since.as_ref()?;
         let addresses: Vec<String> = listening.iter().map(SocketAddr::to_string).collect();
+        if let Some(port) = inside {
+            return Some(if listening.iter().any(|a| a.port() == port) {
+                format!(
+                    "listens on {} inside its container, which its published port cannot reach: have it listen on \
+                     0.0.0.0 (every address) inside, as a server in a container must",
+                    addresses.join(", ")
+                )
+            } else {
+                format!(
+                    "listens on {} inside its container, not on its container's port {port}: make the two agree",
+                    addresses.join(", ")
+                )
+            });
+        }
         let port = self.process.fill().port;
         let on_port = listening.iter().any(|a| a.port() == wanted.port());
         Some(if on_port {

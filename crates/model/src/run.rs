@@ -247,6 +247,23 @@ pub struct Environment {
     /// The other machines servers and services ran on (`host = "ssh:…"`), by the ssh target that reached each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<(String, Machine)>,
+    /// The servers and services that ran in containers, each with its image and the options it was given (so a
+    /// `--privileged` or a `-v /:/host` is on the record, not only in the copied suite).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<ContainerEnvironment>,
+}
+
+/// A server or service that ran in a container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerEnvironment {
+    /// Its name in the suite.
+    pub name: String,
+    /// Its image.
+    pub image: String,
+    /// `docker` or `podman`, when the suite chose (else whichever answered).
+    pub engine: String,
+    /// The options added to `docker run`, as given.
+    pub options: Vec<String>,
 }
 
 /// A machine a suite ran on.

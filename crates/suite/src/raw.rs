@@ -126,11 +126,18 @@ pub(crate) struct HostsDef {
     pub(crate) link_timeout: Option<Spanned<String>>,
 }
 
+/// A command left out: empty, at no place of the file.
+fn no_command() -> Spanned<String> {
+    Spanned::new(0..0, String::new())
+}
+
 /// One `[[server]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServerDef {
     pub(crate) name: Spanned<String>,
+    /// Left out only in a container, which then runs its image's own command.
+    #[serde(default = "no_command")]
     pub(crate) command: Spanned<String>,
     pub(crate) cwd: Option<String>,
     #[serde(default)]
@@ -169,6 +176,8 @@ pub(crate) struct ServerDef {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServiceDef {
     pub(crate) name: Spanned<String>,
+    /// Left out only in a container, which then runs its image's own command.
+    #[serde(default = "no_command")]
     pub(crate) command: Spanned<String>,
     pub(crate) cwd: Option<String>,
     #[serde(default)]

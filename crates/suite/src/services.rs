@@ -72,7 +72,8 @@ pub(crate) fn services(
             )));
         }
         refusals::check_launched(&launched, at, dir)?;
-        let place = crate::validate::place(&def.host, &def.container, &def.command, &format!("service '{name}'"), at)?;
+        let whose = format!("service '{name}'");
+        let place = crate::validate::place(&def.host, &def.container, &def.command, &def.name, &whose, at)?;
         let texts = [Some(def.command.get_ref()), def.setup.as_ref(), def.teardown.as_ref(), def.reset.as_ref()];
         let ready = def.ready.as_ref();
         let ready_command = ready.and_then(|r| r.command.as_ref());

@@ -321,7 +321,7 @@ fn server_spec(
     server_cpus: Option<&String>,
 ) -> Result<ServerSpec, FileError> {
     let name = def.name.get_ref().clone();
-    let place = place(&def.host, &def.container, &def.command, &format!("server '{name}'"), at)?;
+    let place = place(&def.host, &def.container, &def.command, &def.name, &format!("server '{name}'"), at)?;
     let ready = def.ready.as_ref();
     let stop = def.stop.as_ref();
     let (protocol, streams) = protocol(
@@ -428,10 +428,17 @@ pub(crate) fn place(
     host: &Option<Spanned<String>>,
     container: &Option<Spanned<ContainerDef>>,
     command: &Spanned<String>,
+    name: &Spanned<String>,
     whose: &str,
     at: &Locator<'_>,
 ) -> Result<Place, FileError> {
     if container.is_none() && command.get_ref().trim().is_empty() {
+        if command.span().is_empty() {
+            return Err(at.span(
+                name.span(),
+                format!("{whose} has no command: give the one that starts it, like command = \"puma -b tcp://127.0.0.1:{{port}}\""),
+            ));
+        }
         return Err(at.span(command.span(), format!("{whose} has an empty command")));
     }
     if let Some(container) = container {

@@ -149,6 +149,15 @@ fn errors_point_at_the_line() {
     assert!(missing.starts_with("s.toml:3:12: scenario ./nowhere.toml: cannot read it"), "{missing}");
     let signal = e("connections = [1]\n[[server]]\nname = \"a\"\ncommand = \"x\"\nstop = { signal = \"NOPE\" }\n");
     assert!(signal.starts_with("s.toml:5:19: 'NOPE' is not a signal"), "{signal}");
+    // A command may be left out only in a container, which runs its image's own.
+    let none = e("connections = [1]\n[[server]]\nname = \"a\"\n");
+    assert!(none.starts_with("s.toml:3:8: server 'a' has no command: give the one that starts it"), "{none}");
+    let boxed = "connections = [1]\n[[server]]\nname = \"a\"\ncontainer = { image = \"local/a:1\", port = 80 }\nhook_timeout = \"5m\"\n";
+    let boxed = parse(boxed, "s.toml", Path::new(".")).unwrap();
+    assert_eq!(boxed.servers[0].command, "", "the image's own command");
+    assert_eq!(boxed.servers[0].hook_timeout, Duration::from_secs(300));
+    let hosts = "connections = [1]\n[hosts]\nlink_timeout = \"5s\"\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
+    assert_eq!(parse(hosts, "s.toml", Path::new(".")).unwrap().hosts.link_timeout, Duration::from_secs(5));
 }
 
 #[test]

@@ -463,6 +463,7 @@ fn environment(summary: &SuiteSummary) -> Markup {
                 dt { "started" } dd { (e.started_at) }
                 @for (name, version) in &e.versions { @if !version.is_empty() { dt { (name) } dd { (version) } } }
                 @for s in &e.services { @if !s.version.is_empty() { dt { (s.name) " (service)" } dd { (s.version) } } }
+                @for c in &e.containers { dt { (c.name) " (container)" } dd { (c.image) (super::container_options(c)) } }
             }
         } @else {
             p { "not recorded" }

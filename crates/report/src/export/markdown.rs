@@ -75,6 +75,9 @@ impl Exporter for Markdown {
                 if e.client_cpus.is_empty() { "any" } else { &e.client_cpus },
                 e.isolation
             );
+            for c in &e.containers {
+                let _ = writeln!(out, "{} ran in a container of {}{}.", c.name, c.image, super::container_options(c));
+            }
         }
         as_text(&out)
     }

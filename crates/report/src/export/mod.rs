@@ -27,3 +27,20 @@ pub trait Exporter {
     /// The whole document.
     fn export(&self, summary: &SuiteSummary) -> String;
 }
+
+/// How the report writes a container's engine and options after its image: ` (docker, options: --privileged -v
+/// /:/host)`; nothing when neither was given.
+pub(crate) fn container_options(c: &shootout_model::run::ContainerEnvironment) -> String {
+    let mut said = Vec::new();
+    if !c.engine.is_empty() {
+        said.push(c.engine.clone());
+    }
+    if !c.options.is_empty() {
+        said.push(format!("options: {}", c.options.join(" ")));
+    }
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join(", "))
+    }
+}

@@ -196,3 +196,86 @@ fn a_container_is_sampled_by_its_cgroup_and_nothing_of_it_is_left() {
     assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
     assert_eq!(docker.labelled(), "", "no container is left after SIGTERM");
 }
+
+/// Issue 50: a missing image read docker's `Run 'docker run --help'`; a container that exited at once read `No
+/// public port`, its output lost; a failed `docker run` left a Created container; `command = ""` was needed for the
+/// image's own; the options given were recorded only in the copied suite; a server listening on 127.0.0.1 inside
+/// waited out its whole ready timeout.
+#[test]
+fn a_containers_faults_are_said_with_their_reasons_and_its_options_are_recorded() {
+    let Some(docker) = TestDocker::start() else { return };
+    let image = docker.image();
+    // The same files with a command of their own: the image's CMD.
+    let tar = docker.dir.join("rootfs.tar");
+    let own = "shootout-test/target:2";
+    let change = "CMD [\"/shootout\", \"target\", \"--host\", \"0.0.0.0\", \"--port\", \"8080\"]";
+    let imported = docker.docker(&["import", "--change", change, tar.to_str().unwrap(), own]);
+    assert!(imported.status.success(), "{}", describe(&imported));
+    let run = |name: &str, server: &str| {
+        let dir = workdir("containers", name);
+        let suite = format!(
+            "name = \"faults\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+             [load]\npath = \"/hello\"\n[[server]]\nname = \"boxed\"\nready = {{ timeout = \"30s\" }}\n{server}"
+        );
+        std::fs::write(dir.join("suite.toml"), suite).unwrap();
+        let started = Instant::now();
+        let output = shootout()
+            .env("DOCKER_HOST", &docker.host)
+            .arg("run")
+            .arg(dir.join("suite.toml"))
+            .arg("--results")
+            .arg(dir.join("results"))
+            .output()
+            .unwrap();
+        (dir, output, started.elapsed())
+    };
+    let boxed = |image: &str, command: &str| {
+        format!("command = \"{command}\"\ncontainer = {{ image = \"{image}\", port = 8080, engine = \"docker\" }}\n")
+    };
+
+    let (_, output, _) = run("exits", &boxed(image, "/shootout no-such-command"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("it exited before it was ready (exit status 2)"), "{}", describe(&output));
+    assert!(stderr.contains("no-such-command"), "its own words, from its log: {stderr}");
+
+    let (_, output, _) = run("not-in-image", &boxed(image, "/no-such-binary"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("it exited before it was ready (exit status 127)"), "{}", describe(&output));
+    assert!(stderr.contains("exec /no-such-binary failed"), "{stderr}");
+
+    // Created, then refused at its start: docker's own reason, and the created container removed.
+    let server =
+        "container = { image = \"IMAGE\", port = 8080, engine = \"docker\", options = [\"--cpuset-cpus\", \"63\"] }\n\
+                  command = \"/shootout target --host 0.0.0.0 --port {port}\"\n";
+    let (_, output, _) = run("unstartable", &server.replace("IMAGE", image));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("docker run: ") && stderr.contains("rror"), "{}", describe(&output));
+    assert!(!stderr.contains("--help"), "docker's own reason, not its usage line: {stderr}");
+    assert_eq!(docker.labelled(), "", "the container the failed run created is gone");
+
+    let (_, output, took) = run("loopback", &boxed(image, "/shootout target --port {port}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("listens on 127.0.0.1:8080 inside its container, which its published port cannot reach"),
+        "{}",
+        describe(&output)
+    );
+    assert!(took < Duration::from_secs(20), "told before its 30 s ready timeout: {took:?}");
+
+    let server = format!(
+        "container = {{ image = \"{own}\", port = 8080, engine = \"docker\", options = [\"--memory\", \"256m\"] }}\n"
+    );
+    let (dir, output, _) = run("own-command", &server);
+    assert!(output.status.success(), "the image's own command runs: {}", describe(&output));
+    let environment: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results(&dir).join("environment.json")).unwrap()).unwrap();
+    let container = &environment["containers"][0];
+    assert_eq!(container["image"], own, "{environment}");
+    assert_eq!(container["options"], serde_json::json!(["--memory", "256m"]), "{environment}");
+    let markdown = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
+    assert!(
+        markdown.contains("boxed ran in a container of shootout-test/target:2 (docker, options: --memory 256m)"),
+        "{markdown}"
+    );
+    assert_eq!(docker.labelled(), "", "no container is left");
+}
