@@ -348,17 +348,17 @@ impl Placed {
         }
     }
 
-    /// The addresses its tree listens on, read where this machine can (here, or a container here: in its own
-    /// network namespace); none for one on a host.
+    /// The addresses its tree listens on: here, in a container's own network namespace, or as its host sees them;
+    /// none when its host cannot say.
     pub fn listening(&self) -> Option<Vec<std::net::SocketAddr>> {
-        let (root, cgroup) = match self {
-            Placed::Here(p) => (p.tree_root(), p.cgroup.as_ref().map(|g| g.path().to_path_buf())),
-            Placed::Container(c) => (c.root, c.cgroup.clone()),
-            Placed::There(_) => return None,
-        };
-        let mut pids: Vec<i32> = crate::tree::Tree::with_cgroup(root, cgroup).members().iter().map(|p| p.pid).collect();
-        pids.sort_by_key(|&pid| pid != root);
-        Some(crate::sockets::listening(&pids))
+        match self {
+            Placed::Here(p) => Some(p.listening()),
+            Placed::Container(c) => Some(process::listening_of(c.root, c.cgroup.clone())),
+            Placed::There(r) => match r.link.ask(&ToHost::Listening { id: r.id }) {
+                Ok(FromHost::Listening { addresses }) => Some(addresses),
+                _ => None,
+            },
+        }
     }
 
     /// What a trial's sampler watches of it.

@@ -246,6 +246,11 @@ impl Process {
         self.child.id() as i32
     }
 
+    /// The addresses its tree listens on over TCP.
+    pub fn listening(&self) -> Vec<std::net::SocketAddr> {
+        listening_of(self.tree_root(), self.cgroup.as_ref().map(|g| g.path().to_path_buf()))
+    }
+
     /// How the launched process ended, if it has.
     pub fn exited(&mut self) -> Option<Ended> {
         self.child.try_wait().ok().flatten().map(Ended::from)
@@ -404,6 +409,14 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
     } else {
         Err(format!("'{command}' exited ({}); its output is in {}", Ended::from(status), log.display()))
     }
+}
+
+/// The addresses the tree rooted at `root` (with every process of `cgroup`) listens on over TCP, read in the
+/// root's network namespace.
+pub fn listening_of(root: i32, cgroup: Option<std::path::PathBuf>) -> Vec<std::net::SocketAddr> {
+    let mut pids: Vec<i32> = Tree::with_cgroup(root, cgroup).members().iter().map(|p| p.pid).collect();
+    pids.sort_by_key(|&pid| pid != root);
+    crate::sockets::listening(&pids)
 }
 
 /// How a hook that ran past its deadline ends its error.

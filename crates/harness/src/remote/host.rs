@@ -136,6 +136,10 @@ impl Host {
                 Some(process) => FromHost::Exited { ended: process.exited() },
                 None => failed(format!("no process {id}")),
             },
+            ToHost::Listening { id } => match self.processes.get(&id) {
+                Some(process) => FromHost::Listening { addresses: process.listening() },
+                None => failed(format!("no process {id}")),
+            },
             ToHost::Tail { id } => match self.processes.get(&id) {
                 Some(process) => FromHost::Tail { text: process.log_tail() },
                 None => failed(format!("no process {id}")),

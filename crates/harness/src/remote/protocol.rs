@@ -66,6 +66,12 @@ pub enum ToHost {
         /// Which.
         id: u32,
     },
+    /// The addresses process `id`'s tree listens on (TCP), for a ready probe that is refused; answered by
+    /// [`FromHost::Listening`].
+    Listening {
+        /// Which.
+        id: u32,
+    },
     /// Start counting process `id`'s CPU from now; answered by [`FromHost::Done`].
     Watch {
         /// Which.
@@ -155,6 +161,11 @@ pub enum FromHost {
     Tail {
         /// The lines.
         text: String,
+    },
+    /// Where its tree listens, as the host sees the addresses.
+    Listening {
+        /// The addresses.
+        addresses: Vec<std::net::SocketAddr>,
     },
     /// One sample.
     Sample {

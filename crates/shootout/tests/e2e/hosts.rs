@@ -193,3 +193,27 @@ fn a_stalled_link_fails_within_its_timeout_and_the_first_sigterm_is_honoured() {
     assert!(took < Duration::from_secs(20), "the run ended {took:?} after SIGTERM");
     assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on any host");
 }
+
+/// Issue 50: a server on a host listening on a port of its own waited out its whole ready timeout; now its host
+/// says where its tree listens.
+#[test]
+fn a_server_on_a_host_listening_elsewhere_is_told_where() {
+    let Some(hosts) = TestHosts::make(4, "ssh hosts' ready probe") else { return };
+    let dir = workdir("hosts", "elsewhere");
+    let suite = format!(
+        "name = \"elsewhere\"\nrepeats = 1\nduration = \"300ms\"\nconnections = [1]\n[load]\npath = \"/hello\"\n\
+         [hosts]\nssh_config = \"{}\"\ncommand = \"{}\"\n\
+         [[server]]\nname = \"app\"\nhost = \"ssh:h1\"\nready = {{ timeout = \"30s\" }}\n\
+         command = \"{{shootout}} target --host 0.0.0.0 --port 0 --threads 1\"\n",
+        hosts.ssh_config.display(),
+        hosts.remote_shootout(),
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let started = Instant::now();
+    let output = run(&dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'app' listens on 0.0.0.0:"), "{}", describe(&output));
+    assert!(stderr.contains(", not on {port} = ") && stderr.contains("put {port} in its command"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "before its 30 s ready timeout: {:?}", started.elapsed());
+    assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on any host");
+}

@@ -26,11 +26,13 @@ pub struct TestHosts {
     slot: u32,
 }
 
-/// The /30 of test host `n` (0 is unused, 1 to 3 are hosts) of set `slot` (0 or 1): its host side `.1`, its
+/// The /30 of test host `n` (0 is unused, 1 to 3 are hosts) of set `slot` (0 to 7): its host side `.1`, its
 /// namespace side `.2`. The block is chosen by the process id and the slot, so that two runs of the tests at once,
-/// and two tests of one run, do not collide.
+/// and two tests of one run, do not collide: each process has 32 of them, and 1,023 processes' blocks fill
+/// 198.18.0.0/15 without leaving it.
 pub fn subnet(slot: u32, n: u32) -> (Ipv4Addr, Ipv4Addr) {
-    let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + ((std::process::id() % 4095) * 8 + slot * 4 + n) * 4;
+    assert!(slot < 8 && n < 4, "slot {slot}, host {n}");
+    let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + ((std::process::id() % 1023) * 32 + slot * 4 + n) * 4;
     (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2))
 }
 
