@@ -425,10 +425,15 @@ const KILLED_LATE: &str = "its time limit, and was killed";
 /// A hook's failure as the suite's messages say it: `who` (`service 'db'`), `what` (`setup`, `its reset`), why,
 /// and for one killed at its deadline, the key that sets it.
 pub fn hook_failed(who: &str, what: &str, why: String) -> String {
+    format!("{who}: {}", failed_hook(what, why))
+}
+
+/// `what failed: why`, and for a hook killed at its deadline, the key that sets it.
+pub fn failed_hook(what: &str, why: String) -> String {
     if why.ends_with(KILLED_LATE) {
-        format!("{who}: {what} failed: {why} (raise its hook_timeout if it needs longer)")
+        format!("{what} failed: {why} (raise its hook_timeout if it needs longer)")
     } else {
-        format!("{who}: {what} failed: {why}")
+        format!("{what} failed: {why}")
     }
 }
 

@@ -228,11 +228,8 @@ impl RunningServer {
         let hook = Hook { command, cwd: &spec.cwd, env: &spec.env, fill: self.process.fill(), log };
         let deadline = Instant::now() + spec.hook_timeout;
         self.place.run_hook(hook, stop, Some(deadline)).map_err(|e| {
-            crate::process::hook_failed(
-                &format!("server '{}' answered its verification request, but", spec.name),
-                "its verify command",
-                e,
-            )
+            let failed = crate::process::failed_hook("its verify command", e);
+            format!("server '{}' answered its verification request, but {failed}", spec.name)
         })
     }
 }

@@ -262,6 +262,25 @@ mod tests {
     use crate::process::Placeholders;
     use std::io::Cursor;
 
+    /// What the runner asks a host to start: `command`, from `/`, on a free port, stopped with SIGTERM and 100 ms
+    /// of grace.
+    fn launched(kind: &str, name: &str, command: &str) -> RemoteLaunch {
+        RemoteLaunch {
+            kind: kind.into(),
+            name: name.into(),
+            command: command.into(),
+            port: 0,
+            setup: None,
+            cwd: "/".into(),
+            env: vec![],
+            cpus: None,
+            stop_signal: Signal::SIGTERM as i32,
+            grace_ms: 100,
+            stop_pidfile: None,
+            hook_timeout_ms: 60_000,
+        }
+    }
+
     fn exchange(questions: &[ToHost]) -> Vec<FromHost> {
         let mut input = Vec::new();
         for q in questions {
@@ -281,18 +300,9 @@ mod tests {
     fn a_process_is_started_sampled_and_stopped_with_its_log_sent_back() {
         let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION, link_timeout_ms: 60_000 };
         let launch = RemoteLaunch {
-            kind: "server".into(),
-            name: "sleeper".into(),
-            command: "echo started on {port}; exec sleep 30".into(),
-            port: 0,
             setup: Some("echo setup".into()),
-            cwd: "/".into(),
-            env: vec![],
-            cpus: None,
-            stop_signal: Signal::SIGTERM as i32,
             grace_ms: 2000,
-            stop_pidfile: None,
-            hook_timeout_ms: 60_000,
+            ..launched("server", "sleeper", "echo started on {port}; exec sleep 30")
         };
         let answers = exchange(&[
             hello,
@@ -335,20 +345,7 @@ mod tests {
     #[test]
     fn when_the_runner_goes_every_process_is_killed() {
         let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION, link_timeout_ms: 60_000 };
-        let launch = RemoteLaunch {
-            kind: "service".into(),
-            name: "left".into(),
-            command: "sleep 3613 & sleep 3614".into(),
-            port: 0,
-            setup: None,
-            cwd: "/".into(),
-            env: vec![],
-            cpus: None,
-            stop_signal: Signal::SIGTERM as i32,
-            grace_ms: 100,
-            stop_pidfile: None,
-            hook_timeout_ms: 60_000,
-        };
+        let launch = launched("service", "left", "sleep 3613 & sleep 3614");
         exchange(&[hello, ToHost::Start { id: 1, launch, services: vec![] }]);
         let deadline = Instant::now() + Duration::from_secs(3);
         let alive = || {
@@ -366,20 +363,7 @@ mod tests {
     fn a_runner_that_goes_quiet_is_taken_as_lost_and_every_process_is_killed() {
         let (reader, mut writer) = std::io::pipe().unwrap();
         let hello = ToHost::Hello { shootout: "test".into(), protocol: VERSION, link_timeout_ms: 1000 };
-        let launch = RemoteLaunch {
-            kind: "server".into(),
-            name: "quiet".into(),
-            command: "exec sleep 3615".into(),
-            port: 0,
-            setup: None,
-            cwd: "/".into(),
-            env: vec![],
-            cpus: None,
-            stop_signal: Signal::SIGTERM as i32,
-            grace_ms: 100,
-            stop_pidfile: None,
-            hook_timeout_ms: 60_000,
-        };
+        let launch = launched("server", "quiet", "exec sleep 3615");
         for question in [hello, ToHost::Start { id: 1, launch, services: vec![] }, ToHost::Ping] {
             shootout_agents::frame::write(&mut writer, &question).unwrap();
         }

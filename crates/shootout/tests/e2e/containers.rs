@@ -14,11 +14,16 @@ use shootout_model::run::TrialRecord;
 
 use crate::support::{describe, results, shootout, start_run, workdir};
 
+/// Held by each test's daemon while it lives: two daemons would fight over the one `docker0` bridge and its
+/// firewall rules, so the tests take turns.
+static ONE_DAEMON: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A Docker daemon of the test's own, stopped and cleaned away when dropped.
 struct TestDocker {
     dir: PathBuf,
     daemon: Child,
     host: String,
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
 
 impl TestDocker {
@@ -35,6 +40,7 @@ impl TestDocker {
         if !Path::new("/usr/sbin/dockerd").exists() {
             return skip("/usr/sbin/dockerd is missing (apt-get install docker.io)");
         }
+        let turn = ONE_DAEMON.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let dir = std::env::temp_dir().join(format!("shootout-docker-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let host = format!("unix://{}", dir.join("docker.sock").display());
@@ -52,7 +58,7 @@ impl TestDocker {
             .stderr(log)
             .spawn()
             .unwrap();
-        let docker = TestDocker { dir, daemon, host };
+        let docker = TestDocker { dir, daemon, host, _turn: turn };
         let deadline = Instant::now() + Duration::from_secs(30);
         while !docker.docker(&["version"]).status.success() {
             let log = std::fs::read_to_string(docker.dir.join("dockerd.log")).unwrap_or_default();
@@ -84,6 +90,13 @@ impl TestDocker {
         let imported = self.docker(&["import", tar.to_str().unwrap(), "shootout-test/target:1"]);
         assert!(imported.status.success(), "{}", describe(&imported));
         "shootout-test/target:1"
+    }
+
+    /// `shootout run` of `dir/suite.toml` against this daemon, its results under `dir/results`, to its end.
+    fn run(&self, dir: &Path) -> Output {
+        let mut command = shootout();
+        command.env("DOCKER_HOST", &self.host).arg("run").arg(dir.join("suite.toml"));
+        command.arg("--results").arg(dir.join("results")).output().unwrap()
     }
 
     /// The containers of shootout runs this daemon has, running or not.
@@ -149,17 +162,7 @@ fn a_container_is_sampled_by_its_cgroup_and_nothing_of_it_is_left() {
         "/shootout",
     ]);
     assert!(dead.status.success(), "{}", describe(&dead));
-    let run = |dir: &Path| {
-        shootout()
-            .env("DOCKER_HOST", &docker.host)
-            .arg("run")
-            .arg(dir.join("suite.toml"))
-            .arg("--results")
-            .arg(dir.join("results"))
-            .output()
-            .unwrap()
-    };
-    let output = run(&dir);
+    let output = docker.run(&dir);
     assert!(output.status.success(), "{}", describe(&output));
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("docker container left-by-a-dead-run"),
@@ -219,14 +222,7 @@ fn a_containers_faults_are_said_with_their_reasons_and_its_options_are_recorded(
         );
         std::fs::write(dir.join("suite.toml"), suite).unwrap();
         let started = Instant::now();
-        let output = shootout()
-            .env("DOCKER_HOST", &docker.host)
-            .arg("run")
-            .arg(dir.join("suite.toml"))
-            .arg("--results")
-            .arg(dir.join("results"))
-            .output()
-            .unwrap();
+        let output = docker.run(&dir);
         (dir, output, started.elapsed())
     };
     let boxed = |image: &str, command: &str| {
@@ -252,6 +248,16 @@ fn a_containers_faults_are_said_with_their_reasons_and_its_options_are_recorded(
     assert!(stderr.contains("docker run: ") && stderr.contains("rror"), "{}", describe(&output));
     assert!(!stderr.contains("--help"), "docker's own reason, not its usage line: {stderr}");
     assert_eq!(docker.labelled(), "", "the container the failed run created is gone");
+
+    // An image that is not here (and is not pulled: there is no registry).
+    let server = "container = { image = \"shootout-test/none:1\", port = 8080, engine = \"docker\", options = [\"--pull\", \"never\"] }\n";
+    let (_, output, _) = run("no-image", server);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("docker run: ") && stderr.contains("No such image: shootout-test/none:1"),
+        "{}",
+        describe(&output)
+    );
 
     let (_, output, took) = run("loopback", &boxed(image, "/shootout target --port {port}"));
     let stderr = String::from_utf8_lossy(&output.stderr);
