@@ -154,8 +154,10 @@ fn a_lost_link_or_runner_leaves_nothing_on_the_hosts_and_a_host_without_shootout
 fn a_stalled_link_fails_within_its_timeout_and_the_first_sigterm_is_honoured() {
     let Some(hosts) = TestHosts::make(3, "ssh hosts' stalled links") else { return };
     let stall = |dir: &Path, link_timeout: &str| {
+        // A light load (100 requests/s), so that the other tests' CPU truths are not disturbed meanwhile.
         let text = suite(&hosts, dir, &hosts.remote_shootout(), "20s")
-            .replace("[hosts]\n", &format!("[hosts]\nlink_timeout = \"{link_timeout}\"\n"));
+            .replace("[hosts]\n", &format!("[hosts]\nlink_timeout = \"{link_timeout}\"\n"))
+            .replace("connections = [2]\n", "rates = [100]\n");
         std::fs::write(dir.join("suite.toml"), text).unwrap();
         let runner = start_run(shootout(), dir);
         under_load(&hosts);

@@ -210,12 +210,23 @@ fn a_cpu_burner_beside_the_server_is_named() {
     // The target burning 1 ms a request on CPU 1, beside a busy loop pinned there too (ending by itself in 20 s).
     let _alone = cpus_alone();
     let burn = "import time\nend = time.time() + 20\nwhile time.time() < end: pass";
-    let mut burner = std::process::Command::new("taskset").args(["-c", "1", "python3", "-c", burn]).spawn().unwrap();
     let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/1000\"";
-    let limit = limit_of("burner", 16, "", server);
-    let _ = burner.kill();
-    let _ = burner.wait();
-    assert!(limit.starts_with(&format!("CPU taken by python3 (pid {})", burner.id())), "{limit}");
+    // The other modules' tests run beside this one: a load of theirs on CPU 1 is CPU taken too, and may be named
+    // instead. A run that names another taker is tried again, three times at most; each must name one.
+    let mut named = Vec::new();
+    for _ in 0..3 {
+        let mut burner =
+            std::process::Command::new("taskset").args(["-c", "1", "python3", "-c", burn]).spawn().unwrap();
+        let limit = limit_of("burner", 16, "", server);
+        let _ = burner.kill();
+        let _ = burner.wait();
+        if limit.starts_with(&format!("CPU taken by python3 (pid {})", burner.id())) {
+            return;
+        }
+        assert!(limit.starts_with("CPU taken by "), "{limit}");
+        named.push(limit);
+    }
+    panic!("the burner was never named: {named:?}");
 }
 
 #[test]
