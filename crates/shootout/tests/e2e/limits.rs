@@ -7,8 +7,8 @@
 
 use crate::support::{describe, results, run_suite, workdir};
 
-/// Held by each test whose truth needs the CPUs to itself: the one that pins a busy loop to CPU 1, and those that
-/// would read another test's busy server as CPU taken from theirs.
+/// Held by every measurement of this file: one pins a busy loop to CPU 1, and the others would read it (or another
+/// test's busy server) as CPU taken from theirs.
 static CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The tests of this file that take [`CPUS`] wait for one another, not for a failed one's poison.
@@ -26,8 +26,14 @@ fn limit_of(name: &str, connections: u32, load: &str, server: &str) -> String {
 }
 
 /// [`limit_of`] at the one level `levels` (`connections = [8]` or `rates = [108]`), with `more` after the suite's
-/// keys (a service).
+/// keys (a service), the CPUs held for it.
 fn limit_at(name: &str, levels: &str, load: &str, server: &str, more: &str) -> String {
+    let _alone = cpus_alone();
+    measure(name, levels, load, server, more)
+}
+
+/// [`limit_at`] for a caller that holds [`CPUS`] already.
+fn measure(name: &str, levels: &str, load: &str, server: &str, more: &str) -> String {
     let dir = workdir("limits", name);
     let suite = format!(
         "name = \"{name}\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
@@ -61,7 +67,6 @@ fn an_app_burning_cpu_is_limited_by_the_servers_cpu() {
     // second that cost the client next to nothing. Whether a neighbour takes part of CPU 1 or not, the server
     // either used it or queued for it. Sixteen users keep 30 ms of work waiting in its sockets: with four (6 ms),
     // a client held off CPU 0 by other tests for longer left the server idle 10% of a CI run ("waiting (CPU 89.9%)").
-    let _alone = cpus_alone();
     let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/2000\"";
     let limit = limit_of("cpu", 16, "", server);
     assert!(limit.starts_with("server CPU"), "{limit}");
@@ -139,7 +144,6 @@ fn a_threaded_python_server_is_held_to_one_core_by_its_gil() {
     // A thread per connection, each request 1 ms of pure-Python work, allowed both CPUs: it uses one. Another
     // test running meanwhile can take part of that core, which reads, rightly, as another limit; so the suite runs
     // up to three times, and one run must find the GIL.
-    let _alone = cpus_alone();
     let gil = |limit: &String| {
         limit.starts_with("one core: its GIL (") && limit.ends_with(" of 2 CPUs used; threads wait on its lock)")
     };
@@ -159,10 +163,24 @@ fn threads_that_share_one_lock_wait_on_it() {
 fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little_more_than_it_can_take() {
     // Two single-threaded workers, 20 ms asleep a request: 100 requests per second at most. Eight users, and an
     // offer of 108 a second (it completes about 98, 91% of it, its queue growing): all busy, not keeping up.
+    // The other modules' tests run beside this one: a load of theirs on CPU 1 reads, rightly, as CPU taken from it.
+    // Such a run is tried again, three times at most.
     let server = limited("workers", "1");
-    let closed = limit_of("workers", 8, "keepalive = false", &server);
+    let taken =
+        |limit: &String| limit.starts_with("CPU taken by ") || limit.contains("CPUs ") && limit.contains("% busy");
+    let measured = |name: &str, levels: &str| {
+        let mut limit = String::new();
+        for _ in 0..3 {
+            limit = limit_at(name, levels, "keepalive = false", &server, "");
+            if !taken(&limit) {
+                break;
+            }
+        }
+        limit
+    };
+    let closed = measured("workers", "connections = [8]");
     assert!(closed.starts_with("workers: all 2 busy, asleep "), "{closed}");
-    let open = limit_at("workers-open", "rates = [108]", "keepalive = false", &server, "");
+    let open = measured("workers-open", "rates = [108]");
     assert!(open.starts_with("workers: all 2 busy"), "{open}");
 }
 
@@ -174,7 +192,7 @@ fn limit_beside_postgres(mode: &str) -> String {
     let dir = workdir("limits", &format!("{mode}-service"));
     let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
     let server = limited(mode, "1").replace("{port}", "{port} --db-port {service.db.port}");
-    limit_at(mode, "connections = [4]", "", &server, &service)
+    measure(mode, "connections = [4]", "", &server, &service)
 }
 
 #[test]
@@ -217,7 +235,7 @@ fn a_cpu_burner_beside_the_server_is_named() {
     for _ in 0..3 {
         let mut burner =
             std::process::Command::new("taskset").args(["-c", "1", "python3", "-c", burn]).spawn().unwrap();
-        let limit = limit_of("burner", 16, "", server);
+        let limit = measure("burner", "connections = [16]", "", server, "");
         let _ = burner.kill();
         let _ = burner.wait();
         if limit.starts_with(&format!("CPU taken by python3 (pid {})", burner.id())) {
