@@ -4,7 +4,7 @@
 #   Puma, Unicorn, Thin and Passenger on a Rack "Hello World": each server's capacity under the SLO, found by
 #   search (about 10 minutes).
 # - Otherwise examples/target-delays.toml: three built-in `shootout target` servers (answers in 0, 2 and 5 ms)
-#   over 1, 4 and 16 users, which needs nothing installed (about 1 minute).
+#   over 1, 4 and 16 users, which needs nothing installed (about 2 minutes, after a build of a few).
 # The load generator runs on CPU 0 and the servers on the others. Results go to results/; extra arguments go to
 # `shootout run` (--full for the classic long sweep).
 set -euo pipefail

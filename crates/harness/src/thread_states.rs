@@ -7,8 +7,8 @@
 //! are kept per thread and taken by each resource sample for the threads that ran in its interval
 //! ([`StateSampler::take`]).
 //!
-//! What it costs is measured by `bench/thread-states.sh` and stated in the README: each sweep reads two small files
-//! per thread and follows a descriptor or two for each asleep in a read or a poll.
+//! What it costs is measured by `bench/thread_states.py` and stated in docs/methodology.md: each sweep reads two
+//! small files per thread and follows a descriptor or two for each asleep in a read or a poll.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::FileExt;

@@ -2,7 +2,7 @@
 //! interrupted ([`command`]), the file it records into ([`raw_file`]), and how that file becomes [`Stacks`]
 //! ([`fold`]). Each attaches to processes already running, by PID, and samples at [`RECORD_HZ`] what runs on a
 //! CPU (perf's cpu-clock; rbspy's `--on-cpu`; py-spy's `--gil`, the thread holding Python's lock;
-//! async-profiler's `itimer`, the process's CPU time); their measured costs are in the README's profiling section.
+//! async-profiler's `itimer`, the process's CPU time); their measured costs are in docs/guide/profiles.md.
 //!
 //! async-profiler is a library loaded into the JVM rather than a program: its "command" is a small shell script
 //! that loads it through the JDK's `jcmd` (started), waits for SIGINT, and then has it write its folded stacks

@@ -36,7 +36,7 @@
 //! - [`seconds`]: [`seconds::whole_seconds`], the seconds of a timeline the per-second charts draw.
 //! - [`summary`]: [`summary::LoadSummary`], the figures of one load run as the terminal shows them (siege's fields,
 //!   ab's percentile table, status codes, errors, the client's own CPU), each computed once from a
-//!   [`LoadResult`](shootout_model::LoadResult) and defined in the README.
+//!   [`LoadResult`](shootout_model::LoadResult) and defined in docs/reference/outputs.md.
 //! - [`text`]: [`text::render_load`], the terminal summary of one `shootout load` run.
 //! - [`units`]: how durations, sizes and rates are written.
 //! - [`unmeasured`]: [`unmeasured::unmeasured`], why a repeat measured nothing (no answer in its window, or most

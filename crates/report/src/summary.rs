@@ -1,4 +1,4 @@
-//! [`LoadSummary`]: the figures of one load run, each defined once here (and in the README's glossary).
+//! [`LoadSummary`]: the figures of one load run, each defined once here (and in docs/reference/outputs.md).
 
 use shootout_model::LoadResult;
 

@@ -53,11 +53,12 @@ impl Locator<'_> {
         FileError { file: self.file.to_string(), line, column, message: message.into() }
     }
 
-    /// Reads TOML into `T`; a syntax error or an unknown key points at its place, with the README section to read.
-    pub fn toml<T: serde::de::DeserializeOwned>(&self, text: &str, section: &str) -> Result<T, FileError> {
+    /// Reads TOML into `T`; a syntax error or an unknown key points at its place, with the page of the docs that
+    /// lists every key (`reference`, a path from the repository's root).
+    pub fn toml<T: serde::de::DeserializeOwned>(&self, text: &str, reference: &str) -> Result<T, FileError> {
         toml::from_str(text).map_err(|e| {
             let message = e.message().trim().to_string();
-            self.at(e.span().map_or(0, |s| s.start), format!("{message} (see \"{section}\" in the README)"))
+            self.at(e.span().map_or(0, |s| s.start), format!("{message} (every key: {reference})"))
         })
     }
 
@@ -70,7 +71,7 @@ impl Locator<'_> {
 /// Parses and validates a scenario. `base` (a URL given on the command line) overrides the file's `base`.
 pub fn parse(text: &str, file: &str, base: Option<&str>) -> Result<Scenario, FileError> {
     let at = Locator { text, file };
-    let raw: raw::File = at.toml(text, "Scenario files")?;
+    let raw: raw::File = at.toml(text, "docs/reference/scenario.md")?;
     let base = match (base, &raw.base) {
         (Some(url), _) => origin(url).map_err(|m| at.at(0, format!("the URL '{url}' {m}")))?,
         (None, Some(url)) => {

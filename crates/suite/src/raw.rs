@@ -276,7 +276,7 @@ impl SuiteFile {
     /// Reads a suite file's syntax, and expands servers' matrices; a syntax error or an unknown key points at its
     /// place.
     pub fn read(at: &Locator<'_>) -> Result<SuiteFile, FileError> {
-        let mut file: SuiteFile = at.toml(at.text, "Suite files")?;
+        let mut file: SuiteFile = at.toml(at.text, "docs/reference/suite.md")?;
         file.servers = crate::matrix::expand(std::mem::take(&mut file.servers), at)?;
         Ok(file)
     }

@@ -7,9 +7,9 @@
 
 use thiserror::Error;
 
-/// Largest response head accepted (the README's "Errors" row says so).
+/// Largest response head accepted (docs/reference/outputs.md's "Errors" row says so).
 pub const MAX_HEAD: usize = 64 * 1024;
-/// Most headers accepted in one response (the README's "Errors" row says so).
+/// Most headers accepted in one response (docs/reference/outputs.md's "Errors" row says so).
 pub const MAX_HEADERS: usize = 64;
 /// Most body bytes kept when a response is captured (for checks and extraction); the rest is still read.
 pub const MAX_CAPTURE: usize = 1 << 20;

@@ -19,7 +19,7 @@ use super::{duration_arg, Failure};
 pub struct AgentOptions {
     /// Run the load from agents, each with an exact share of it: local:N (processes on this machine),
     /// ssh:HOST,HOST,… (one per host, started with your own OpenSSH and keys), slurm:N (srun, one per node) or
-    /// k8s:N (an Indexed Job applied with kubectl). See "Load from many machines" in the README.
+    /// k8s:N (an Indexed Job applied with kubectl). See docs/guide/many-machines.md.
     #[arg(long, value_name = "SPEC", value_parser = agents_arg)]
     pub agents: Option<AgentSpec>,
     /// The command that runs shootout where the agents run, for when it is not `shootout` on their PATH: a path or

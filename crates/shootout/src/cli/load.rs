@@ -27,7 +27,7 @@ pub struct LoadArgs {
     /// The URL to load (http://host:port/path); with --scenario, the server to send it to (overrides its base).
     #[arg(required_unless_present_any = ["scenario", "urls_file"])]
     url: Option<String>,
-    /// Send the requests and sessions of a scenario file (TOML; see "Scenario files" in the README).
+    /// Send the requests and sessions of a scenario file (TOML; every key: docs/reference/scenario.md).
     #[arg(short = 's', long, value_name = "FILE", conflicts_with = "urls_file")]
     scenario: Option<PathBuf>,
     /// Send the URLs of a siege urls file, each user walking them in order (siege -f).

@@ -5,8 +5,10 @@ mod agent;
 mod agents;
 mod compare;
 mod find_rate;
+mod generate;
 mod host;
 mod load;
+mod oneline;
 mod profile;
 mod report;
 mod run;
@@ -15,11 +17,18 @@ mod target;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Benchmark HTTP servers side by side, and tell the truth about them.
 #[derive(Debug, Parser)]
-#[command(name = "shootout", version, about, propagate_version = true)]
+#[command(
+    name = "shootout",
+    version,
+    about,
+    propagate_version = true,
+    after_help = "The guide: docs/guide/first-load.md and docs/guide/first-shootout.md; every command and flag: \
+                  docs/reference/cli.md (in shootout's repository, or `shootout generate man`)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,6 +53,9 @@ enum Command {
     /// Start, sample and stop a suite's servers on this machine for its runner (started by `run` through ssh for
     /// `host = "ssh:…"`, not by hand).
     Host(host::HostArgs),
+    /// Write the man pages, print shell completions, or print the reference of every command and flag: each made
+    /// from these definitions.
+    Generate(generate::GenerateArgs),
 }
 
 /// Reads a duration argument (`30s`, `2m`, `250ms`, or seconds).
@@ -104,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Agent(args) => agent::run(args),
         Command::Agents(args) => agents::run(args),
         Command::Host(args) => host::run(args),
+        Command::Generate(args) => generate::run(args, Cli::command()),
     };
     let failure = match outcome {
         Ok(()) => return ExitCode::SUCCESS,

@@ -23,14 +23,18 @@ use shootout_report::export::{Exporter, Text};
 use shootout_report::profiles::level_to_profile;
 use shootout_suite::{Levels, Suite, Sweep};
 
+use super::oneline::OneLine;
 use super::Failure;
 
 /// Options of `shootout run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The suite file (TOML; see "Suite files" in the README).
-    #[arg(required_unless_present = "resume")]
+    /// The suite file (TOML; every key: docs/reference/suite.md).
+    #[arg(required_unless_present_any = ["resume", "servers"])]
     suite: Option<PathBuf>,
+    /// A suite made of flags instead of a file: --server NAME=COMMAND, twice or more, and its levels.
+    #[command(flatten)]
+    oneline: OneLine,
     /// Where results directories are made.
     #[arg(long, value_name = "DIR", default_value = "results")]
     results: PathBuf,
@@ -44,7 +48,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "resume")]
     smoke: bool,
     /// Profile each server after its measured trials, as the suite's [profile] table says, or without one at its
-    /// capacity for 10 s with the profiler that suits it (see "Where each server's CPU went" in the README).
+    /// capacity for 10 s with the profiler that suits it (see docs/guide/profiles.md).
     #[arg(long, conflicts_with = "resume")]
     profile: bool,
 }
@@ -69,29 +73,40 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             let places = connect(&suite)?;
             (suite, store, places)
         }
-        (Some(path), None) => {
-            let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+        (path, None) => {
+            // A suite file is read from its folder; a suite of flags from where the command was typed.
+            let (text, label, home) = match path {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path).map_err(|e| {
+                        Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display()))
+                    })?;
+                    let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                    (text, path.display().to_string(), home.to_path_buf())
+                }
+                None => {
+                    let typed: Vec<String> = std::env::args().collect();
+                    (args.oneline.suite(&typed)?, "the suite of the --server flags".to_string(), PathBuf::from("."))
+                }
+            };
+            let home = std::fs::canonicalize(&home).unwrap_or(home);
             let sweep = match (args.full, args.smoke) {
                 (true, _) => Sweep::Full,
                 (_, true) => Sweep::Smoke,
                 _ => Sweep::Short,
             };
-            let suite = read_suite(path, &home, sweep, args.profile)?;
+            let suite = suite_of(&text, &label, &home, sweep, args.profile)?;
             let places = connect(&suite)?;
             let store = Store::create(&args.results, &suite.name).map_err(|e| {
                 Failure::Usage(format!("--results {}: cannot make a results directory ({e})", args.results.display()))
             })?;
-            let text = std::fs::read(path).unwrap_or_default();
             store
-                .write_suite(&text)
+                .write_suite(text.as_bytes())
                 .and_then(|()| store.write("suite-dir", home.display().to_string().as_bytes()))
                 .and_then(|()| store.write("sweep", sweep.name().as_bytes()))
                 .and_then(|()| if args.profile { store.write("profile", b"--profile") } else { Ok(()) })
                 .map_err(|e| Failure::Run(e.into()))?;
             (suite, store, places)
         }
-        (None, None) => unreachable!("clap requires one"),
     };
 
     // What runs killed without a word left on this machine goes first, so that it takes no port or CPU from this one.
@@ -338,16 +353,19 @@ fn spinner() -> ProgressBar {
 fn read_suite(path: &Path, home: &Path, sweep: Sweep, profile: bool) -> Result<Suite, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
-    let mut suite = shootout_suite::parse_sweep(&text, &path.display().to_string(), home, sweep)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    suite_of(&text, &path.display().to_string(), home, sweep, profile)
+}
+
+/// The suite of a file's `text` (`label` names it in errors), its relative paths from `home`.
+fn suite_of(text: &str, label: &str, home: &Path, sweep: Sweep, profile: bool) -> Result<Suite, Failure> {
+    let mut suite = shootout_suite::parse_sweep(text, label, home, sweep).map_err(|e| Failure::Usage(e.to_string()))?;
     let connections = match (&suite.levels, suite.search) {
         _ if suite.agents.is_some() => 0, // each agent opens its share, where it runs
         (Levels::Connections(_), Some(search)) => search.ceiling as u64,
         (Levels::Connections(levels), None) => levels.iter().copied().max().map_or(0, u64::from),
         (Levels::Rates(_), _) => u64::from(shootout_model::settings::DEFAULT_MAX_CONNECTIONS),
     };
-    shootout_engine::limits::ensure_open_files(connections)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    shootout_engine::limits::ensure_open_files(connections).map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
     if profile {
         suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
     }

@@ -1,0 +1,199 @@
+//! The one-line shootout: `shootout run --server 'puma=puma -b tcp://127.0.0.1:{port} config.ru' --server …`
+//! compares servers without a suite file, as hyperfine compares commands. The flags are written into a suite's
+//! TOML, which is then read like any suite file and kept in the results folder as `suite.toml`: the command
+//! line's first draft of a suite, which `shootout run` takes again as it is.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{duration_arg, Failure};
+
+/// The flags that make a suite of their own.
+#[derive(Debug, Clone, Args)]
+pub struct OneLine {
+    /// A server to compare, as NAME=COMMAND (repeat for each); the command runs under sh -c, with {port} the free
+    /// port shootout chose for it: --server 'puma=puma -b tcp://127.0.0.1:{port} config.ru'. The name ends at the
+    /// first `=`.
+    #[arg(long = "server", value_name = "NAME=COMMAND", conflicts_with_all = ["suite", "resume"])]
+    pub servers: Vec<String>,
+    /// With --server: the path loaded on every server [default: /].
+    #[arg(long, value_name = "PATH", requires = "servers")]
+    pub path: Option<String>,
+    /// With --server: the levels of the closed model, users each with one request in flight [default: 1,8,64].
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',', requires = "servers", conflicts_with = "rates")]
+    pub connections: Vec<u32>,
+    /// With --server: the levels of the open model, requests per second.
+    #[arg(long, value_name = "R,R,…", value_delimiter = ',', requires = "servers")]
+    pub rates: Vec<f64>,
+    /// With --server: measured time per level [default: 10s].
+    #[arg(long, value_name = "D", value_parser = duration_arg, requires = "servers")]
+    pub duration: Option<Duration>,
+    /// With --server: load sent before each level's measurement, not counted [default: 2s].
+    #[arg(long, value_name = "D", value_parser = duration_arg, requires = "servers")]
+    pub warmup: Option<Duration>,
+    /// With --server: how many times the whole sweep runs, servers taking turns [default: 3].
+    #[arg(long, value_name = "N", requires = "servers")]
+    pub repeats: Option<u32>,
+    /// With --server: an objective, as --fail-if writes them ('mean<1s', 'p99<200ms', 'errors<1%'); repeatable.
+    #[arg(long, value_name = "COND", requires = "servers")]
+    pub slo: Vec<String>,
+    /// With --server and --slo: find each server's capacity under the SLO instead of sweeping the levels (in the
+    /// open model unless --connections is given).
+    #[arg(long, requires = "slo")]
+    pub search: bool,
+    /// With --server: the suite's name, in its results folder's name [default: the servers' names].
+    #[arg(long, value_name = "NAME", requires = "servers")]
+    pub name: Option<String>,
+}
+
+impl OneLine {
+    /// The suite these flags make, as TOML, headed by the command line that made it; `typed` is that command line.
+    pub fn suite(&self, typed: &[String]) -> Result<String, Failure> {
+        let mut servers = Vec::new();
+        for server in &self.servers {
+            let (name, command) = server.split_once('=').filter(|(n, c)| !n.trim().is_empty() && !c.trim().is_empty()).ok_or_else(|| {
+                Failure::Usage(format!("--server '{server}': write NAME=COMMAND, e.g. --server 'puma=puma -b tcp://127.0.0.1:{{port}} config.ru'"))
+            })?;
+            servers.push((name.trim(), command.trim()));
+        }
+        if servers.len() < 2 {
+            return Err(Failure::Usage(
+                "--server: give two servers or more to compare (one --server NAME=COMMAND for each)".into(),
+            ));
+        }
+        for condition in &self.slo {
+            shootout_model::slo::parse_condition(condition).map_err(|e| Failure::Usage(format!("--slo {e}")))?;
+        }
+        let name =
+            self.name.clone().unwrap_or_else(|| servers.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" vs "));
+        let mut text = String::from(
+            "# A suite made by shootout's command line, to run again as it is (shootout run suite.toml):\n#",
+        );
+        for word in typed {
+            let _ = write!(text, " {}", shell_word(word));
+        }
+        let _ = write!(text, "\nname = {}\n", quoted(&name));
+        if let Some(repeats) = self.repeats {
+            let _ = writeln!(text, "repeats = {repeats}");
+        }
+        if let Some(duration) = self.duration {
+            let _ = writeln!(text, "duration = {}", quoted(&written(duration)));
+        }
+        if let Some(warmup) = self.warmup {
+            let _ = writeln!(text, "warmup = {}", quoted(&written(warmup)));
+        }
+        if !self.rates.is_empty() {
+            // Whole rates as integers (`1000`, not `1000.0`), as people write them.
+            let rates: Vec<String> = self
+                .rates
+                .iter()
+                .map(|r| if r.fract() == 0.0 && r.abs() < 1e15 { format!("{r}") } else { format!("{r:?}") })
+                .collect();
+            let _ = writeln!(text, "rates = [{}]", rates.join(", "));
+        } else if !self.connections.is_empty() {
+            let levels: Vec<String> = self.connections.iter().map(u32::to_string).collect();
+            let _ = writeln!(text, "connections = [{}]", levels.join(", "));
+        } else if !self.search {
+            text.push_str("connections = [1, 8, 64]\n");
+        }
+        if !self.slo.is_empty() {
+            let slo: Vec<String> = self.slo.iter().map(|s| quoted(s)).collect();
+            let _ = writeln!(text, "slo = [{}]", slo.join(", "));
+        }
+        if self.search {
+            let model = if self.connections.is_empty() { "open" } else { "closed" };
+            let _ = writeln!(text, "search = {{ model = {} }}", quoted(model));
+        }
+        let _ = write!(text, "\n[load]\npath = {}\n", quoted(self.path.as_deref().unwrap_or("/")));
+        for (name, command) in servers {
+            let _ = write!(text, "\n[[server]]\nname = {}\ncommand = {}\n", quoted(name), quoted(command));
+        }
+        Ok(text)
+    }
+}
+
+/// A duration as a suite writes it: whole seconds, else milliseconds.
+fn written(duration: Duration) -> String {
+    match duration.as_millis() {
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
+/// A TOML string holding `text` exactly.
+fn quoted(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// A word as a shell reads it back: quoted when it holds anything but plain characters.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | ',' | '=' | '+' | '@'));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''").replace('\n', " "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(servers: &[&str]) -> OneLine {
+        OneLine {
+            servers: servers.iter().map(|s| s.to_string()).collect(),
+            path: None,
+            connections: Vec::new(),
+            rates: Vec::new(),
+            duration: None,
+            warmup: None,
+            repeats: None,
+            slo: Vec::new(),
+            search: false,
+            name: None,
+        }
+    }
+
+    #[test]
+    fn the_suite_holds_each_server_exactly_as_typed() {
+        let line = flags(&["a=sh -c 'echo \"{port}\"' # x", "b = env X=1 app --port={port}"]);
+        let text = line.suite(&["shootout".into(), "run".into()]).unwrap();
+        let suite: toml::Table = toml::from_str(&text).unwrap();
+        let servers = suite["server"].as_array().unwrap();
+        assert_eq!(servers[0]["name"].as_str(), Some("a"));
+        assert_eq!(servers[0]["command"].as_str(), Some("sh -c 'echo \"{port}\"' # x"));
+        assert_eq!(servers[1]["name"].as_str(), Some("b"));
+        assert_eq!(servers[1]["command"].as_str(), Some("env X=1 app --port={port}"));
+        assert_eq!(suite["name"].as_str(), Some("a vs b"));
+        assert_eq!(suite["connections"].as_array().unwrap().len(), 3, "the default levels: {text}");
+        assert!(text.starts_with("# A suite made by shootout's command line"), "{text}");
+    }
+
+    #[test]
+    fn a_search_in_the_open_model_gives_no_levels() {
+        let mut line = flags(&["a=x {port}", "b=y {port}"]);
+        line.search = true;
+        line.slo = vec!["mean<1s".into()];
+        let suite: toml::Table = toml::from_str(&line.suite(&[]).unwrap()).unwrap();
+        assert!(suite.get("connections").is_none() && suite.get("rates").is_none());
+        assert_eq!(suite["search"]["model"].as_str(), Some("open"));
+        assert_eq!(suite["slo"][0].as_str(), Some("mean<1s"));
+    }
+
+    #[test]
+    fn a_server_without_its_name_or_alone_is_refused_with_the_fix() {
+        for servers in [&["puma -b tcp://127.0.0.1:{port}", "b=y"][..], &["=x", "b=y"], &["a=x"]] {
+            let Err(Failure::Usage(message)) = flags(servers).suite(&[]) else { panic!("{servers:?} is refused") };
+            assert!(message.starts_with("--server"), "{message}");
+        }
+        let mut line = flags(&["a=x", "b=y"]);
+        line.slo = vec!["p99>200".into()];
+        let Err(Failure::Usage(message)) = line.suite(&[]) else { panic!("a bad objective is refused") };
+        assert!(message.contains("give a unit"), "{message}");
+    }
+}

@@ -1,0 +1,53 @@
+//! The one-line shootout: `shootout run --server NAME=COMMAND …` compares servers without a suite file, and the
+//! suite.toml it keeps in its results folder runs again as it is.
+
+use crate::support::{describe, shootout};
+
+#[test]
+fn two_servers_from_one_command_line_and_its_suite_runs_again() {
+    let dir = crate::support::workdir("oneline", "two");
+    let output = shootout()
+        .current_dir(&dir)
+        .args(["run", "--server", "fast={shootout} target --port {port} --threads 1"])
+        .args(["--server", "slow = env SLOW=1 {shootout} target --port {port} --threads 1"])
+        .args(["--path", "/delay/0", "--connections", "2", "--duration", "1s", "--warmup", "300ms"])
+        .args(["--repeats", "2", "--slo", "mean < 1s", "--results", "first"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("fast") && out.contains("slow: up to 2 users"), "both servers compared: {out}");
+    let results = std::fs::read_dir(dir.join("first")).unwrap().next().unwrap().unwrap().path();
+    assert!(results.file_name().unwrap().to_string_lossy().starts_with("fast-vs-slow-"), "{}", results.display());
+    assert_eq!(crate::run::files(&results, "json").len(), 4, "2 servers × 1 level × 2 repeats");
+    let suite = std::fs::read_to_string(results.join("suite.toml")).unwrap();
+    assert!(suite.contains("--server") && suite.contains("command = \"env SLOW=1 {shootout} target"), "{suite}");
+
+    // The suite it kept is the command line's first draft of a suite file: it runs as it is, from anywhere.
+    let again = shootout()
+        .arg("run")
+        .arg(results.join("suite.toml"))
+        .arg("--smoke")
+        .arg("--results")
+        .arg(dir.join("again"))
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", describe(&again));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("slow"), "{}", describe(&again));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_one_line_shootout_is_refused_with_the_fix() {
+    for (args, names) in [
+        (&["run", "--server", "a={shootout} target --port {port}"][..], "give two servers or more"),
+        (&["run", "--server", "x", "--server", "b=y"], "--server 'x': write NAME=COMMAND"),
+        (&["run", "--server", "a=x", "--server", "b=y", "--slo", "p99>200"], "give a unit"),
+        (&["run", "examples/hello.toml", "--server", "a=x"], "--server"),
+        (&["run", "--connections", "1,2"], "--server"),
+    ] {
+        let output = shootout().args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", describe(&output));
+        assert!(String::from_utf8_lossy(&output.stderr).contains(names), "{args:?}: {}", describe(&output));
+    }
+}
