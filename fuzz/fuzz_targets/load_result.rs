@@ -11,8 +11,8 @@ use shootout_report::compare::{compare_results, Verdict};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(result) = serde_json::from_slice::<LoadResult>(data) else { return };
-    let _ = shootout_report::text::render_load(&result);
-    let _ = shootout_report::html::render_load(&result);
+    let _ = shootout_report::load::text::render_load(&result);
+    let _ = shootout_report::load::html::render_load(&result);
     if let Ok(histogram) = shootout_metrics::decode_histogram(&result.latency.histogram) {
         let _ = shootout_metrics::hgrm(&histogram);
     }

@@ -9,8 +9,8 @@ use libfuzzer_sys::fuzz_target;
 use shootout_model::run::TrialRecord;
 use shootout_report::compare::compare_trials;
 use shootout_report::export::{Csv, Exporter, Html, Markdown, Text};
-use shootout_report::suite_report::SuiteReport;
-use shootout_report::suite_summary::SuiteSummary;
+use shootout_report::suite::report::SuiteReport;
+use shootout_report::suite::summary::SuiteSummary;
 
 /// A suite outline with objectives on latency and errors, as `report` reads it from a results directory.
 const SUITE: &str = r#"

@@ -10,56 +10,30 @@
 //!
 //! The suite it runs comes from `shootout_suite`, which parses and validates it.
 //!
-//! Layout:
-//! - [`process`]: one launched command, a server's or a service's: spawn (pinned, in its cgroup, logging to a
-//!   bounded file), stop, and the hooks and placeholders around it.
-//! - [`place`]: where a server or service runs, one seam for both: here, or on a host ([`remote`]: `shootout
-//!   host` through ssh, which starts, samples and stops it there with the same code).
-//! - [`server`]: one server's lifecycle: a process, its HTTP ready probe and its verification.
-//! - [`service`]: one service's lifecycle (a database): a process, its ready command or port, its reset.
-//! - [`services`]: the services of a run: started when first needed, reset before each server, stopped.
-//! - [`tree`]: the server's process tree in `/proc` and its resource samples.
-//! - [`thread_states`]: where each thread of a tree is, swept many times a second (on a CPU, on a lock, on a
-//!   backend, waiting for the client), with [`sockets`] to tell a client's socket from a backend's.
-//! - [`kernel_counts`]: what the kernel counts about a tree: its CPU quota running out, connects dropped on a full
-//!   listen queue.
-//! - [`container`]: a server or service in a Docker or Podman container: labelled, published, sampled by its
-//!   cgroup, stopped and removed; what dead runs left is removed by label.
-//! - [`cgroup`]: a cgroup v2 per server where the machine allows it, so nothing escapes the tree.
-//! - [`log`]: [`log::BoundedLog`], a server's output into its log, its first and last 4 MiB.
-//! - [`outsiders`]: the processes outside the run that used CPU during a trial, named in its record.
-//! - [`live`]: the servers running now, for [`live::kill_all`] when a second signal leaves at once.
-//! - [`reap`]: nothing outlives a runner killed without a word: a guard per server, and the next run reaps what
-//!   dead runs left.
-//! - [`probe`]: a one-shot HTTP GET for the ready probe and the verification.
-//! - [`profiling`]: a sampling profiler attached to a running tree, run and reaped like a server.
-//! - [`profile_pass`]: each server's profiled pass after the measured trials, saved beside its stacks.
+//! Layout, in the order a server meets it:
+//! - [`place`]: where a server or service runs, one seam for every place: here, on a host ([`place::remote`]:
+//!   `shootout host` through ssh, which starts, samples and stops it there with the same code), or in a Docker or
+//!   Podman container ([`place::container`]).
+//! - [`process`]: one launched command, a server's or a service's: spawn (pinned, in its [`process::cgroup`],
+//!   logging to a [`process::log`] of bounded size), stop, the hooks around it, and what keeps anything from
+//!   outliving the run ([`process::live`], [`process::reap`]).
+//! - [`lifecycle`]: one server's life ([`lifecycle::server`]: a process, its HTTP ready [`lifecycle::probe`] and
+//!   its verification) and one service's ([`lifecycle::service`]: a database, its ready command or port, its
+//!   reset), and the services of a run ([`lifecycle::services`]).
+//! - [`sampling`]: what a tree did while it was loaded: its processes and resources ([`sampling::tree`]), where
+//!   each thread was ([`sampling::thread_states`], with [`sampling::sockets`] to tell a client's socket from a
+//!   backend's), what the kernel counted ([`sampling::kernel_counts`]), and who else used the CPUs
+//!   ([`sampling::outsiders`]).
+//! - [`run`]: the loop over repeats, servers and levels ([`run::runner`]), one [`run::trial`], each server's
+//!   capacity [`run::search`] and the [`run::settle`] between its probes.
+//! - [`profiles`]: a sampling [`profiles::profiler`] attached to a running tree, and each server's profiled
+//!   [`profiles::pass`] after the measured trials.
 //! - [`store`]: the results directory: atomic writes, trial files, resume.
-//! - [`runner`]: the loop over repeats, servers and levels, with progress and Ctrl-C, and the pieces of a
-//!   server's turn (start, one trial, stop) it shares with [`search`], each server's capacity search.
-//! - [`trial`]: one trial: the load of one level while the server's and services' trees are sampled.
 
-pub mod cgroup;
-pub mod container;
-pub mod kernel_counts;
-pub mod live;
-pub mod log;
-pub mod outsiders;
+pub mod lifecycle;
 pub mod place;
-pub mod probe;
 pub mod process;
-pub mod profile_pass;
-pub mod profiling;
-pub mod reap;
-pub mod remote;
-pub mod runner;
-pub mod search;
-pub mod server;
-pub mod service;
-pub mod services;
-pub mod settle;
-pub mod sockets;
+pub mod profiles;
+pub mod run;
+pub mod sampling;
 pub mod store;
-pub mod thread_states;
-pub mod tree;
-pub mod trial;

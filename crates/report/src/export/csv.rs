@@ -3,7 +3,7 @@
 //! quoted as RFC 4180 says.
 
 use super::Exporter;
-use crate::suite_summary::SuiteSummary;
+use crate::suite::summary::SuiteSummary;
 use shootout_model::states::ThreadTime;
 
 /// The columns of `summary.csv`, in order.
@@ -109,7 +109,7 @@ impl Exporter for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::{report, slo_report, trial};
+    use crate::suite::summary::tests::{report, slo_report, trial};
 
     #[test]
     fn a_header_and_one_row_per_trial_with_names_quoted() {

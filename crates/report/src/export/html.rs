@@ -10,13 +10,13 @@ use shootout_model::result::Second;
 use shootout_model::slo::Metric;
 
 use super::Exporter;
+use crate::analysis::capacity::against_highest;
 use crate::analysis::Cell;
-use crate::capacity::against_highest;
-use crate::charts::{line_chart, line_chart_with_spread, Chart, Series, Spread};
-use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
-use crate::seconds::{per_second_charts, whole_seconds};
-use crate::suite_summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
-use crate::units::bytes;
+use crate::export::charts::{line_chart, line_chart_with_spread, Chart, Series, Spread};
+use crate::export::units::bytes;
+use crate::load::seconds::{per_second_charts, whole_seconds};
+use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite::summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
 
 /// The page's styles, shared with the page of one load result.
 pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1360px;color:#222}\
@@ -474,13 +474,13 @@ fn environment(summary: &SuiteSummary) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::{report, slo_report, trial};
+    use crate::suite::summary::tests::{report, slo_report, trial};
 
     #[test]
     fn every_chart_a_table_and_escaped_names() {
         let mut report = report();
         report.trials = vec![trial("puma", 16.0, 1)];
-        report.timelines = vec![crate::suite_report::Timeline::of(&report.trials[0])];
+        report.timelines = vec![crate::suite::report::Timeline::of(&report.trials[0])];
         let page = Html.export(&SuiteSummary::of_report(&report));
         assert_eq!(page.matches("<figure class=\"chart\">").count(), 10);
         assert_eq!(page.matches("<svg").count(), 10, "every chart drawn");

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use super::Exporter;
 use shootout_model::slo::Metric;
 
-use crate::capacity::against_highest;
-use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
-use crate::suite_summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
+use crate::analysis::capacity::against_highest;
+use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite::summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -160,7 +160,7 @@ fn marked(figure: &Figure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::{report, slo_report};
+    use crate::suite::summary::tests::{report, slo_report};
 
     #[test]
     fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {

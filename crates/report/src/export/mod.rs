@@ -6,7 +6,10 @@
 //! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
 //! - [`profiles`]: the profiled servers' section, in each format but the CSV.
 //! - [`threads`]: where each server's threads were at each level, in `report.md` and `summary.csv`.
+//! - [`charts`]: the SVG line charts of `report.html`, drawn by plotters; [`units`]: how durations, sizes and rates
+//!   are written in every format.
 
+pub mod charts;
 pub mod csv;
 pub mod html;
 pub mod markdown;
@@ -14,13 +17,14 @@ pub mod probe_charts;
 pub mod profiles;
 pub mod text;
 pub mod threads;
+pub mod units;
 
 pub use self::csv::Csv;
 pub use self::html::Html;
 pub use self::markdown::Markdown;
 pub use self::text::Text;
 
-use crate::suite_summary::SuiteSummary;
+use crate::suite::summary::SuiteSummary;
 
 /// A format a suite's summary can be written in.
 pub trait Exporter {

@@ -6,8 +6,8 @@
 use shootout_model::search::ServerSearch;
 use shootout_model::slo::Metric;
 
-use crate::charts::{line_chart, Chart, Series};
-use crate::suite_summary::SuiteSummary;
+use crate::export::charts::{line_chart, Chart, Series};
+use crate::suite::summary::SuiteSummary;
 
 /// One chart per server that searched (none for a sweep), each with its caption.
 pub fn probe_charts(summary: &SuiteSummary) -> Vec<(String, Option<String>)> {

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use maud::{html, Markup};
 use shootout_profile::{flame, Frame};
 
-use crate::profiles::ProfileView;
-use crate::suite_summary::SuiteSummary;
+use crate::analysis::profiles::ProfileView;
+use crate::suite::summary::SuiteSummary;
 
 /// The section's title.
 const TITLE: &str = "Where each server's CPU went";
@@ -22,7 +22,7 @@ fn headline(summary: &SuiteSummary, p: &ProfileView) -> String {
         "{} at {}, {} samples in {:.1} s; {}",
         p.profiler,
         summary.level(p.level),
-        crate::units::count(p.samples),
+        crate::export::units::count(p.samples),
         p.seconds,
         p.cost()
     )

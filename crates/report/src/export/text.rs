@@ -1,7 +1,7 @@
 //! [`Text`]: the comparison `shootout run` prints when a suite ends: the table (the headline figure and its range
 //! across repeats), then who served more and by how much (with a 95% interval), the SLO answer (or each server's
 //! capacity, when the run searched for it), the knees, and
-//! any client-bound warning. Its table's last column says what limited each cell ([`crate::limit::Limit`]).
+//! any client-bound warning. Its table's last column says what limited each cell ([`crate::analysis::limit::Limit`]).
 //! [`trial_line`] is one trial in one line, as a run prints it where no progress bar is drawn.
 
 use std::fmt::Write as _;
@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use super::Exporter;
 use shootout_model::slo::Metric;
 
-use crate::capacity::against_highest;
-use crate::limit::Limit;
-use crate::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
-use crate::suite_summary::{SuiteSummary, TrialRow, CLIENT_BOUND, RATIO_LEGEND};
+use crate::analysis::capacity::against_highest;
+use crate::analysis::limit::Limit;
+use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND, RATIO_LEGEND};
 use shootout_model::run::TrialRecord;
 
 /// The terminal's summary of a suite.
@@ -87,16 +87,16 @@ pub fn trial_line(trial: &TrialRecord, unit: &str) -> String {
     let row = TrialRow::of(trial);
     let errors =
         if row.requests == 0 { 0.0 } else { 100.0 * (row.failed + row.http_errors) as f64 / row.requests as f64 };
-    let nothing = crate::unmeasured::unmeasured(&trial.result)
+    let nothing = crate::analysis::unmeasured::unmeasured(&trial.result)
         .map_or_else(String::new, |why| format!("; FAILED, measured nothing: {why}"));
     format!(
         "{} at {}, repeat {}: {:.1} req/s, mean {} ms, p99 {} ms, errors {errors:.2}%, {}{nothing}",
         trial.server,
-        crate::units::level(trial.level, unit),
+        crate::export::units::level(trial.level, unit),
         trial.repeat,
         row.requests_per_s,
-        crate::units::ms(row.mean_us),
-        crate::units::ms(row.p99_us as f64),
+        crate::export::units::ms(row.mean_us),
+        crate::export::units::ms(row.p99_us as f64),
         Limit::of(&[trial]).text()
     )
 }
@@ -166,7 +166,7 @@ fn marked(figure: &Figure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite_summary::tests::{report, slo_report};
+    use crate::suite::summary::tests::{report, slo_report};
 
     #[test]
     fn the_figures_that_break_the_slo_are_marked_and_near_ones_show_their_side() {

@@ -8,8 +8,8 @@ use std::fmt::Write;
 use shootout_model::states::ThreadTime;
 
 use crate::analysis::{Cell, KernelCell};
-use crate::charts::{line_chart, Chart, Series};
-use crate::suite_summary::SuiteSummary;
+use crate::export::charts::{line_chart, Chart, Series};
+use crate::suite::summary::SuiteSummary;
 
 /// The shares of `time` in [`ThreadTime::CLASSES`]' order, then its backends as `db 71%` (none without sweeps, or
 /// when no thread ran).
@@ -82,10 +82,10 @@ pub fn kernel(k: &KernelCell) -> String {
         parts.push(format!("network work {:.2} CPU", k.softirq));
     }
     if k.resets >= 1.0 {
-        parts.push(format!("{} resets sent", crate::units::count(k.resets.round() as u64)));
+        parts.push(format!("{} resets sent", crate::export::units::count(k.resets.round() as u64)));
     }
     if k.listen_overflows >= 1.0 {
-        parts.push(format!("{} connects dropped", crate::units::count(k.listen_overflows.round() as u64)));
+        parts.push(format!("{} connects dropped", crate::export::units::count(k.listen_overflows.round() as u64)));
     }
     if parts.is_empty() {
         "—".into()
@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn a_chart_per_server_with_sweeps_whose_top_line_is_all_of_the_time() {
-        use crate::suite_summary::tests::report;
+        use crate::suite::summary::tests::report;
         let mut summary = SuiteSummary::of_report(&report());
         assert!(charts(&summary, "users", true).is_empty(), "no sweeps, no charts");
         summary.cells[0].time = ThreadTime {

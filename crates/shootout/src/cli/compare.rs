@@ -13,11 +13,11 @@ use shootout_model::search::ServerSearch;
 use shootout_model::LoadResult;
 use shootout_profile::diff::{self, Costed};
 use shootout_profile::Stacks;
-use shootout_report::bound::side;
-use shootout_report::capacity::compare_capacities;
+use shootout_report::analysis::capacity::compare_capacities;
+use shootout_report::compare::matching::{difference, Shape};
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
-use shootout_report::matching::{difference, Shape};
-use shootout_report::units::ms;
+use shootout_report::export::units::ms;
+use shootout_report::statistics::bound::side;
 
 use super::{percent_arg, Failure};
 
@@ -124,7 +124,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
                 unjudged.len(),
                 changes.len(),
                 unjudged.join(", "),
-                shootout_report::interval::FEWEST
+                shootout_report::statistics::interval::FEWEST
             )));
         }
     }

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use shootout_engine::stakes::Stakes;
 use shootout_engine::{limits, Progress};
-use shootout_harness::settle::Settler;
+use shootout_harness::run::settle::Settler;
 use shootout_model::run::{Statistic, TrialRecord};
 use shootout_model::search::{Ended, Found, ProbeRecord, Search, SearchRecord, Step, Verdict};
 use shootout_model::search::{
@@ -21,8 +21,8 @@ use shootout_model::search::{
 };
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
-use shootout_report::figures;
-use shootout_report::judge::{judge_probe, CLIENT_LIMIT};
+use shootout_report::analysis::judge::{judge_probe, CLIENT_LIMIT};
+use shootout_report::statistics::figures;
 
 use super::load::{self, LoadArgs};
 use super::Failure;

@@ -15,5 +15,5 @@ pub struct HostArgs {}
 pub fn run(_: HostArgs) -> Result<(), Failure> {
     let input = std::io::BufReader::new(std::io::stdin());
     let output = std::io::stdout().lock();
-    shootout_harness::remote::host::serve(input, output).map_err(|e| Failure::Run(anyhow::anyhow!(e)))
+    shootout_harness::place::remote::host::serve(input, output).map_err(|e| Failure::Run(anyhow::anyhow!(e)))
 }

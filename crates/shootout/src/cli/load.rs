@@ -274,18 +274,18 @@ fn finish(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
         return Err(Failure::Interrupted);
     }
     let unjudged: Vec<&str> =
-        shootout_report::figures::unjudged(&args.fail_if, result).iter().map(|c| c.text.as_str()).collect();
+        shootout_report::statistics::figures::unjudged(&args.fail_if, result).iter().map(|c| c.text.as_str()).collect();
     if !unjudged.is_empty() {
         return Err(Failure::Unjudged(format!(
             "--fail-if could not judge {}: no request was measured",
             unjudged.join(", ")
         )));
     }
-    let crossed = shootout_report::figures::holding(&args.fail_if, result);
+    let crossed = shootout_report::statistics::figures::holding(&args.fail_if, result);
     if !crossed.is_empty() {
         let lines: Vec<String> = crossed
             .iter()
-            .map(|(c, v)| format!("{} (it was {})", c.text, shootout_report::figures::show(c, *v)))
+            .map(|(c, v)| format!("{} (it was {})", c.text, shootout_report::statistics::figures::show(c, *v)))
             .collect();
         return Err(Failure::Threshold(format!("threshold failed: {}", lines.join("; "))));
     }
@@ -416,9 +416,9 @@ pub(super) fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> 
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
     if args.json {
         println!("{json}");
-        eprint!("{}", shootout_report::text::render_warnings(result));
+        eprint!("{}", shootout_report::load::text::render_warnings(result));
     } else {
-        print!("{}", shootout_report::text::render_load(result));
+        print!("{}", shootout_report::load::text::render_load(result));
     }
     if let Some(path) = &args.output {
         shootout_harness::store::write_atomically(path, json.as_bytes())

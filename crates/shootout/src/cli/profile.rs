@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Args;
-use shootout_harness::profiling::{self, Recorded, Subject};
+use shootout_harness::profiles::profiler::{self, Recorded, Subject};
 use shootout_model::profile::{LoadProfile, Profiler};
 use shootout_profile::flame;
 use shootout_report::export::profiles::frame_lines;
@@ -71,7 +71,7 @@ impl ProfileArgs {
         let file = self.profile_file.clone().unwrap_or_else(|| PathBuf::from("profile.folded"));
         super::load::writable("--profile-file", &file)?;
         // A profiler that cannot attach is found now, not after the whole load; a signal meanwhile ends it.
-        let checked = profiling::check_attach(&subject, stop);
+        let checked = profiler::check_attach(&subject, stop);
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(Failure::Interrupted);
         }
@@ -88,7 +88,7 @@ fn runs_this_process(pid: i32) -> bool {
         if at == pid {
             return true;
         }
-        match shootout_harness::tree::Process::read(at) {
+        match shootout_harness::sampling::tree::Process::read(at) {
             Some(process) if process.ppid > 0 && process.ppid != at => at = process.ppid,
             _ => return false,
         }
@@ -106,7 +106,7 @@ impl Profiling {
     ) -> (T, Result<Recorded, String>) {
         let dir = self.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "profile".into());
-        profiling::around(&self.subject, warmup, dir, &name, stop, load)
+        profiler::around(&self.subject, warmup, dir, &name, stop, load)
     }
 
     /// Writes what was recorded (the folded stacks, and the flame graph beside them) and returns the lines that

@@ -8,10 +8,10 @@ use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
 use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
+use shootout_report::analysis::profiles::ProfileView;
 use shootout_report::export::{Csv, Exporter, Html, Markdown};
-use shootout_report::profiles::ProfileView;
-use shootout_report::suite_report::SuiteReport;
-use shootout_report::suite_summary::SuiteSummary;
+use shootout_report::suite::report::SuiteReport;
+use shootout_report::suite::summary::SuiteSummary;
 
 use super::Failure;
 
@@ -130,7 +130,7 @@ fn single(path: &Path) -> Result<Vec<PathBuf>, Failure> {
         .map_err(|e| Failure::Usage(format!("{}: not a shootout load result ({e})", path.display())))?;
     let html = path.with_extension("html");
     let failed = |e: std::io::Error| Failure::Run(anyhow::anyhow!("cannot write beside {}: {e}", path.display()));
-    write_atomically(&html, shootout_report::html::render_load(&result).as_bytes()).map_err(failed)?;
+    write_atomically(&html, shootout_report::load::html::render_load(&result).as_bytes()).map_err(failed)?;
     let histogram = shootout_metrics::decode_histogram(&result.latency.histogram).map_err(|e| {
         Failure::Run(anyhow::anyhow!(
             "{}: its latency histogram cannot be read ({e}), so it has no .hgrm ({} is written)",

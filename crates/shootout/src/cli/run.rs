@@ -12,15 +12,15 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{HumanDuration, ProgressBar, ProgressState, ProgressStyle};
 use shootout_harness::place::Places;
-use shootout_harness::profile_pass::{run_profiles, Profiled};
-use shootout_harness::runner::{run_suite, Event, Outcome};
-use shootout_harness::search::run_search;
+use shootout_harness::profiles::pass::{run_profiles, Profiled};
+use shootout_harness::run::runner::{run_suite, Event, Outcome};
+use shootout_harness::run::search::run_search;
 use shootout_harness::store::Store;
 use shootout_model::profile::ProfileSpec;
 use shootout_model::run::TrialRecord;
+use shootout_report::analysis::profiles::level_to_profile;
 use shootout_report::export::text::trial_line;
 use shootout_report::export::{Exporter, Text};
-use shootout_report::profiles::level_to_profile;
 use shootout_suite::{Levels, Suite, Sweep};
 
 use super::oneline::OneLine;
@@ -110,9 +110,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     };
 
     // What runs killed without a word left on this machine goes first, so that it takes no port or CPU from this one.
-    let mut reaped = shootout_harness::reap::reap_dead_runs(shootout_harness::cgroup::mount().as_deref());
+    let mut reaped =
+        shootout_harness::process::reap::reap_dead_runs(shootout_harness::process::cgroup::mount().as_deref());
     if suite.places().any(|p| p.container().is_some()) {
-        reaped.extend(shootout_harness::container::reap_dead_containers());
+        reaped.extend(shootout_harness::place::container::reap_dead_containers());
     }
     if !reaped.is_empty() {
         eprintln!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
@@ -122,7 +123,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     // A second signal leaves at once, and the servers' trees and cgroups go with it; what was saved stays.
     let dir = store.dir.clone();
     super::signals::watch(stop.clone(), move || {
-        shootout_harness::live::kill_all();
+        shootout_harness::process::live::kill_all();
         eprintln!(
             "shootout: interrupted again: every server was killed; finish it with: shootout run --resume {}",
             dir.display()
@@ -211,7 +212,10 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
             (trial, trials) = (done + 1, total);
             bar.set_position(base);
             pace.start(base);
-            bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
+            bar.set_message(format!(
+                "{server} at {}, repeat {repeat}",
+                shootout_report::export::units::level(level, unit)
+            ));
         }
         Event::StartWarmup { server, repeat, duration, done } => {
             (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
@@ -270,14 +274,15 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
     let bar = spinner();
     let (unit, servers) = (suite.unit(), suite.servers.len());
     let precision = suite.search.map_or(0.0, |s| s.precision);
-    let judge =
-        |trials: &[TrialRecord]| shootout_report::judge::judge_probe(trials, &suite.slo, suite.statistic, precision);
+    let judge = |trials: &[TrialRecord]| {
+        shootout_report::analysis::judge::judge_probe(trials, &suite.slo, suite.statistic, precision)
+    };
     let outcome = run_search(suite, places, store, stop, &judge, &mut |event| match event {
         Event::Probe { server, level, repeat, probe, servers_done } => bar.set_message(format!(
             "server {}/{servers}, {server}: probe {} at {}, repeat {repeat}",
             servers_done + 1,
             probe + 1,
-            shootout_report::units::level(level, unit)
+            shootout_report::export::units::level(level, unit)
         )),
         Event::StartWarmup { server, duration, .. } => tell(&bar, format!("{server}: start warm-up {duration:?}")),
         Event::Measured(record) => {
@@ -309,7 +314,7 @@ fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, sto
             &bar,
             format!(
                 "{server}: profiled by {profiler} at {} for {:?}",
-                shootout_report::units::level(level, unit),
+                shootout_report::export::units::level(level, unit),
                 spec.duration
             ),
         ),

@@ -1,0 +1,265 @@
+//! [`run_search`]: a suite's capacity search. Each server in turn is started once, then probed at the levels a
+//! [`Search`] asks for (doubling from the suite's start until a level breaks an objective, then bisecting), each
+//! probe a trial like any other: the services reset, a warm-up, the samples, saved as it ends. A probe whose
+//! first trial lies near a limit gets the suite's repeats and is judged on the figure the comparison uses; one far
+//! from every limit is judged on its one trial. A probe run again (it contradicted another, or it is the answer
+//! checked once more at the end) numbers its trials after the earlier runs' at that level. A probe that found the
+//! load generator saturated bounds the search from above: it goes on under it and ends at the client's limit.
+//! Each server's search is saved as
+//! `searches/SERVER.json` after every probe. The search's choices follow from the probes' verdicts alone, so
+//! `--resume` replays the probes already saved and runs only what is missing.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shootout_model::run::TrialRecord;
+use shootout_model::search::{Found, Search, ServerSearch, Step, SuiteProbe, Verdict};
+use shootout_suite::{SearchSpec, ServerSpec, Suite};
+
+use crate::lifecycle::server::RunningServer;
+use crate::lifecycle::services::Services;
+use crate::place::Places;
+use crate::run::runner::{launch, measure, prepare, shut_down, Event, Launched, Measured, Outcome};
+use crate::run::settle::Settler;
+use crate::store::Store;
+
+/// How one server's search (or one probe of it) ended, when not by the search's own decision.
+enum Cut {
+    /// The server failed (to start, or during a trial): the search of the next server goes on.
+    Failed(String),
+    /// A service failed: the suite stops.
+    Stopped(String),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// Runs (or resumes) the search of every server of `suite`, each probe judged by `judge` from its trials.
+pub fn run_search(
+    suite: &Suite,
+    places: &Places,
+    store: Store,
+    stop: Arc<AtomicBool>,
+    judge: &dyn Fn(&[TrialRecord]) -> Verdict,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Outcome, String> {
+    let spec = suite.search.ok_or("this suite has no search: run its sweep")?;
+    prepare(suite, places, &store, on_event)?;
+    let mut services = Services::new(suite, places, &store);
+    let (mut failures, mut stopped) = (Vec::new(), None);
+    for (done, server) in suite.servers.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let mut one = OneSearch {
+            suite,
+            spec,
+            server,
+            places,
+            store: &store,
+            stop: &stop,
+            judge,
+            running: None,
+            settler: None,
+            measured: false,
+            settling: Duration::ZERO,
+            before_settling: 0.0,
+        };
+        let cut = one.run(&mut services, done, on_event);
+        if let Some(running) = one.running.take() {
+            shut_down(server, running, &mut services, &store, 1, on_event);
+        }
+        match cut? {
+            None | Some(Cut::Interrupted) => {}
+            Some(Cut::Failed(why)) => failures.push(format!("{}: {why}", server.name)),
+            Some(Cut::Stopped(why)) => {
+                stopped = Some(why);
+                break;
+            }
+        }
+    }
+    services.stop_all().into_iter().for_each(|notice| on_event(Event::Notice(notice)));
+    drop(services);
+    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures, stopped })
+}
+
+/// One server's search: the server started when the first probe that is not saved yet needs it.
+struct OneSearch<'a> {
+    suite: &'a Suite,
+    spec: SearchSpec,
+    server: &'a ServerSpec,
+    places: &'a Places,
+    store: &'a Store,
+    stop: &'a Arc<AtomicBool>,
+    judge: &'a dyn Fn(&[TrialRecord]) -> Verdict,
+    running: Option<RunningServer>,
+    /// Brings the running server back to rest before each trial but the first after its start.
+    settler: Option<Settler>,
+    /// True once a trial ran since the server started: the next one waits for the server to settle.
+    measured: bool,
+    /// The time spent settling, this run.
+    settling: Duration,
+    /// The time spent settling by the runs this one resumes, seconds.
+    before_settling: f64,
+}
+
+impl OneSearch<'_> {
+    /// Probes until the search ends (`None`) or is cut short, saving the search after every probe. An error is a
+    /// file that could not be saved.
+    fn run(
+        &mut self,
+        services: &mut Services,
+        servers_done: usize,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Option<Cut>, String> {
+        let began = Instant::now();
+        let saved = self.store.search(&self.server.name);
+        let before_s = saved.as_ref().map_or(0.0, |s| s.seconds);
+        self.before_settling = saved.map_or(0.0, |s| s.settling_s);
+        let mut search = Search::new(
+            self.spec.start,
+            self.spec.precision,
+            self.spec.floor(),
+            self.spec.ceiling,
+            self.spec.closed,
+            shootout_model::search::MOST_PROBES,
+        );
+        let mut probes: Vec<SuiteProbe> = Vec::new();
+        let (found, cut) = loop {
+            let level = match search.next() {
+                Step::Probe(level) => level,
+                Step::Found(found) => break (found, None),
+            };
+            let context = (servers_done, probes.len());
+            let runs_before = probes.iter().filter(|p| p.level == level).count() as u32;
+            let (verdict, repeats) = match self.probe(level, runs_before, services, context, on_event)? {
+                Ok(judged) => judged,
+                Err(cut) => break (search.cut_short(), Some(cut)),
+            };
+            let served = Some(verdict.served);
+            probes.push(SuiteProbe {
+                level,
+                passed: verdict.passed,
+                repeats,
+                served,
+                client: verdict.client,
+                broke: verdict.broke.clone(),
+            });
+            if verdict.client {
+                search.record_client(level, verdict.floor);
+            } else {
+                search.record(level, verdict.passed, served);
+            }
+            self.save(&search.cut_short(), &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
+        };
+        self.save(&found, &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
+        Ok(cut)
+    }
+
+    /// The probe at `level`: its first trial (saved, or measured now), then the rest of the suite's repeats when
+    /// the first is near a limit; its verdict, on how many repeats. `runs_before` earlier probes at this level
+    /// took the first `runs_before × repeats` trial numbers.
+    fn probe(
+        &mut self,
+        level: f64,
+        runs_before: u32,
+        services: &mut Services,
+        (servers_done, probe): (usize, usize),
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Result<(Verdict, u32), Cut>, String> {
+        let mut trials: Vec<TrialRecord> = Vec::new();
+        let most = self.suite.repeats.max(1);
+        for nth in 1..=most {
+            let repeat = runs_before * most + nth;
+            let trial = match self.store.trial(&self.server.name, level, repeat) {
+                Some(saved) => saved,
+                None => {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return Ok(Err(Cut::Interrupted));
+                    }
+                    if self.running.is_none() {
+                        match self.start(services, level, on_event) {
+                            Ok(running) => {
+                                let url = format!("{}{}", running.url, self.server.ready_path);
+                                self.settler = Some(Settler::new(&url, self.server.protocol));
+                                self.running = Some(running);
+                                self.measured = false;
+                            }
+                            Err(cut) => return Ok(Err(cut)),
+                        }
+                    } else if self.measured {
+                        self.settle(on_event);
+                        if self.stop.load(Ordering::Relaxed) {
+                            return Ok(Err(Cut::Interrupted));
+                        }
+                    }
+                    self.measured = true;
+                    let OneSearch { suite, server, store, stop, running, .. } = self;
+                    let Some(running) = running.as_mut() else { unreachable!("started above") };
+                    on_event(Event::Probe { server: server.name.clone(), level, repeat, probe, servers_done });
+                    let measured = measure(suite, server, running, services, store, level, repeat, stop, on_event)?;
+                    match measured {
+                        Measured::Saved(trial) => *trial,
+                        Measured::Failed(why) => {
+                            let _ = self.store.write_failure(&self.server.name, level, repeat, &why);
+                            return Ok(Err(Cut::Failed(why)));
+                        }
+                        Measured::Stopped(why) => return Ok(Err(Cut::Stopped(why))),
+                        Measured::Interrupted => return Ok(Err(Cut::Interrupted)),
+                    }
+                }
+            };
+            trials.push(trial);
+            let verdict = (self.judge)(&trials);
+            if !verdict.near || verdict.client || nth >= most {
+                return Ok(Ok((verdict, nth)));
+            }
+        }
+        unreachable!("the loop returns at its last repeat")
+    }
+
+    /// Waits for the server to come back to rest after the last trial, saying so when it took long or did not.
+    fn settle(&mut self, on_event: &mut dyn FnMut(Event)) {
+        let Some(settler) = self.settler.as_mut() else { return };
+        let rest = settler.settle(self.stop);
+        self.settling += rest.took;
+        if let Some(notice) = rest.notice() {
+            on_event(Event::Notice(format!("{}, after its last probe: {notice}", self.server.name)));
+        }
+    }
+
+    /// Starts the server (and the services it needs), warmed up at `level`.
+    fn start(
+        &self,
+        services: &mut Services,
+        level: f64,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<RunningServer, Cut> {
+        let launched =
+            launch(self.suite, self.server, self.places, services, self.store, 1, level, 0, self.stop, on_event);
+        match launched {
+            Launched::Running(running) => Ok(running),
+            Launched::Failed(why) => Err(Cut::Failed(why)),
+            Launched::Stopped(why) => Err(Cut::Stopped(why)),
+            Launched::Interrupted => Err(Cut::Interrupted),
+        }
+    }
+
+    /// Saves the search as it stands.
+    fn save(&self, found: &Found, probes: &[SuiteProbe], moved: bool, seconds: f64) -> Result<(), String> {
+        let record = ServerSearch {
+            server: self.server.name.clone(),
+            capacity: found.capacity,
+            failed_at: found.failed_at,
+            ended: found.ended,
+            precision: self.spec.precision,
+            probes: probes.to_vec(),
+            seconds,
+            moved,
+            settling_s: self.before_settling + self.settling.as_secs_f64(),
+        };
+        self.store
+            .write_search(&record)
+            .map_err(|e| format!("cannot save a search in {}: {e}", self.store.dir.display()))
+    }
+}

@@ -1,0 +1,215 @@
+//! [`Sockets`]: the TCP sockets of a process's network namespace, by inode, read from `/proc/PID/net/tcp` and
+//! `tcp6`, so that a thread waiting on a socket can be said to wait for its client (a socket accepted on a
+//! listening port) or on a backend (one it connected to a listening port elsewhere, a database). The table is read
+//! again only when a socket is not in it, and at most every [`REREAD`]: the kernel walks its whole connection
+//! table to write it (about 10 ms of CPU on this project's machine however few sockets there are), so a sweep of a
+//! busy server costs a lookup. A socket made since the last read is not known until the next: a wait on it counts
+//! as idle.
+
+use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+/// The least time between two reads of the table.
+pub const REREAD: Duration = Duration::from_secs(1);
+
+/// What a socket is to the thread waiting on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peer {
+    /// A listening socket, or one accepted from it: the thread waits for a client.
+    Client,
+    /// A socket connected to a listening port elsewhere: the thread waits on that backend, named by the service
+    /// listening there, or by its address.
+    Backend(String),
+}
+
+/// One TCP socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Socket {
+    local: (IpAddr, u16),
+    remote: (IpAddr, u16),
+    listening: bool,
+}
+
+/// The TCP sockets of one network namespace.
+#[derive(Debug)]
+pub struct Sockets {
+    pid: i32,
+    by_inode: HashMap<u64, Socket>,
+    listening_ports: HashSet<u16>,
+    read_at: Option<Instant>,
+    /// Services by the port they listen on, to name a backend.
+    backends: Vec<(u16, String)>,
+    /// CPU time spent reading the table since [`Sockets::take_read_cost`] last asked.
+    read_cost: Duration,
+}
+
+impl Sockets {
+    /// The sockets of the namespace `pid` is in; `backends` names the services by their ports.
+    pub fn of(pid: i32, backends: Vec<(u16, String)>) -> Sockets {
+        Sockets {
+            pid,
+            by_inode: HashMap::new(),
+            listening_ports: HashSet::new(),
+            read_at: None,
+            backends,
+            read_cost: Duration::ZERO,
+        }
+    }
+
+    /// Reads the table from the namespace of `pid` from now on (the tree's root may have changed).
+    pub fn follow(&mut self, pid: i32) {
+        self.pid = pid;
+    }
+
+    /// What the socket with `inode` is to a thread waiting on it; none for one that is not TCP (a Unix socket).
+    pub fn peer(&mut self, inode: u64) -> Option<Peer> {
+        if !self.by_inode.contains_key(&inode) && self.read_at.is_none_or(|at| at.elapsed() >= REREAD) {
+            self.read();
+        }
+        let socket = self.by_inode.get(&inode)?;
+        if socket.listening || self.listening_ports.contains(&socket.local.1) {
+            return Some(Peer::Client);
+        }
+        let (address, port) = socket.remote;
+        let named = self.backends.iter().find(|(p, _)| *p == port).map(|(_, name)| name.clone());
+        Some(Peer::Backend(named.unwrap_or_else(|| match address {
+            IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+            IpAddr::V4(v4) => format!("{v4}:{port}"),
+        })))
+    }
+
+    /// The CPU time spent reading the table since the last call.
+    pub fn take_read_cost(&mut self) -> Duration {
+        std::mem::take(&mut self.read_cost)
+    }
+
+    fn read(&mut self) {
+        let cpu_before = crate::sampling::thread_states::thread_cpu();
+        self.read_at = Some(Instant::now());
+        self.by_inode.clear();
+        self.listening_ports.clear();
+        for file in ["tcp", "tcp6"] {
+            let Ok(text) = std::fs::read_to_string(format!("/proc/{}/net/{file}", self.pid)) else { continue };
+            for (inode, socket) in text.lines().skip(1).filter_map(parse_line) {
+                if socket.listening {
+                    self.listening_ports.insert(socket.local.1);
+                }
+                self.by_inode.insert(inode, socket);
+            }
+        }
+        self.read_cost += crate::sampling::thread_states::thread_cpu().saturating_sub(cpu_before);
+    }
+}
+
+/// One line of `/proc/net/tcp`: `sl local rem st tx:rx tr:when retrnsmt uid timeout inode …`.
+fn parse_line(line: &str) -> Option<(u64, Socket)> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let local = endpoint(fields.get(1)?)?;
+    let remote = endpoint(fields.get(2)?)?;
+    let listening = *fields.get(3)? == "0A";
+    let inode = fields.get(9)?.parse().ok()?;
+    Some((inode, Socket { local, remote, listening }))
+}
+
+/// `0100007F:1F90` (IPv4) or 32 hex digits and a port (IPv6): each 32-bit word as the kernel holds it, in the
+/// machine's byte order.
+fn endpoint(text: &str) -> Option<(IpAddr, u16)> {
+    let (address, port) = text.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let word = |i: usize| u32::from_str_radix(address.get(i * 8..i * 8 + 8)?, 16).ok().map(u32::to_ne_bytes);
+    let address = match address.len() {
+        8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
+        32 => {
+            let mut bytes = [0u8; 16];
+            for i in 0..4 {
+                bytes[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            }
+            IpAddr::V6(Ipv6Addr::from(bytes))
+        }
+        _ => return None,
+    };
+    Some((address, port))
+}
+
+/// The addresses the processes `pids` listen on over TCP (their network namespace is the first one's), sorted:
+/// what a server that refuses connections on its port listens on instead.
+pub fn listening(pids: &[i32]) -> Vec<SocketAddr> {
+    let Some(first) = pids.first() else { return Vec::new() };
+    let mut inodes = HashSet::new();
+    for pid in pids {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+        for fd in fds.flatten() {
+            let inode = fd.file_name().to_str().and_then(|n| n.parse().ok()).and_then(|fd| socket_inode(*pid, fd));
+            inodes.extend(inode);
+        }
+    }
+    let mut found = Vec::new();
+    for file in ["tcp", "tcp6"] {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{first}/net/{file}")) else { continue };
+        found.extend(
+            text.lines()
+                .skip(1)
+                .filter_map(parse_line)
+                .filter(|(inode, socket)| socket.listening && inodes.contains(inode))
+                .map(|(_, socket)| SocketAddr::from(socket.local)),
+        );
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The inode of the socket `fd` of process `pid` refers to; none for anything else.
+pub fn socket_inode(pid: i32, fd: i64) -> Option<u64> {
+    let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let text = target.to_str()?;
+    text.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_listener_and_its_accepted_socket_are_the_client_side_and_a_connect_is_a_backend() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connected = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let me = std::process::id() as i32;
+        let inode = |fd: i64| socket_inode(me, fd).unwrap();
+        let mut named = Sockets::of(me, vec![(port, "db".into())]);
+        assert_eq!(named.peer(inode(listener.as_raw_fd().into())), Some(Peer::Client));
+        assert_eq!(named.peer(inode(accepted.as_raw_fd().into())), Some(Peer::Client));
+        assert_eq!(named.peer(inode(connected.as_raw_fd().into())), Some(Peer::Backend("db".into())));
+        let mut unnamed = Sockets::of(me, Vec::new());
+        let address = format!("127.0.0.1:{port}");
+        assert_eq!(unnamed.peer(inode(connected.as_raw_fd().into())), Some(Peer::Backend(address)));
+        let (unix, _other) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert_eq!(unnamed.peer(inode(unix.as_raw_fd().into())), None, "not TCP");
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        assert_eq!(socket_inode(me, file.as_raw_fd().into()), None, "not a socket");
+    }
+
+    #[test]
+    fn a_process_listening_is_found_at_its_address() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let found = listening(&[std::process::id() as i32]);
+        assert!(found.contains(&address), "{found:?} holds {address}");
+        assert_eq!(listening(&[]), Vec::new());
+    }
+
+    #[test]
+    fn addresses_read_as_the_kernel_writes_them() {
+        let v4 = u32::from_ne_bytes([127, 0, 0, 1]);
+        assert_eq!(endpoint(&format!("{v4:08X}:1F90")), Some((IpAddr::V4(Ipv4Addr::LOCALHOST), 8080)));
+        let one = u32::from_ne_bytes([0, 0, 0, 1]);
+        let v6 = format!("{:08X}{:08X}{:08X}{one:08X}:0050", 0, 0, 0);
+        assert_eq!(endpoint(&v6), Some((IpAddr::V6(Ipv6Addr::LOCALHOST), 80)));
+        assert_eq!(endpoint("zz:1"), None);
+    }
+}

@@ -1,0 +1,387 @@
+//! [`StateSampler`]: where each thread of a process tree is, swept every [`EVERY`] on a thread of its own while a
+//! trial runs (thread-state analysis), or less often for a tree so large that a sweep takes longer than
+//! [`BUDGET`] of the time between two. Each sweep reads every thread's state (`/proc/PID/task/TID/stat`) and, for
+//! one asleep, the system call it waits in (`…/syscall`): a futex is a [lock](Where::Lock), a timed sleep a
+//! [sleep](Where::Sleep); a read, a receive, an accept or a poll waits on its descriptors, which are followed to
+//! their sockets ([`Sockets`]) to tell a wait for the client from a wait on a backend (a database). The counts
+//! are kept per thread and taken by each resource sample for the threads that ran in its interval
+//! ([`StateSampler::take`]).
+//!
+//! What it costs is measured by `bench/thread_states.py` and stated in docs/methodology.md: each sweep reads two
+//! small files per thread and follows a descriptor or two for each asleep in a read or a poll.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::FileExt;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use nix::libc;
+use shootout_model::states::StateCounts;
+
+use crate::sampling::sockets::{socket_inode, Peer, Sockets};
+
+/// How often the threads are swept.
+pub const EVERY: Duration = Duration::from_millis(20);
+
+/// The most of one CPU the sweeps may take: after a sweep that took `t` of CPU time, the next starts `t / BUDGET`
+/// later at least (a server of hundreds of threads, or a socket table of tens of thousands of connections, is
+/// swept less often).
+pub const BUDGET: f64 = 0.02;
+
+/// An epoll set watching more descriptors than this is an event loop serving clients, and is not followed.
+const EPOLL_FOLLOWED: usize = 64;
+
+/// Where one thread was at one sweep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// On a CPU or ready for one.
+    Running,
+    /// In uninterruptible sleep.
+    Disk,
+    /// Waiting on a futex.
+    Lock,
+    /// In a timed sleep.
+    Sleep,
+    /// Waiting for a client.
+    Client,
+    /// Waiting on a backend, by name.
+    Backend(String),
+    /// Any other wait.
+    Idle,
+}
+
+/// The counts of one thread since the last [`StateSampler::take`].
+type Counts = HashMap<i32, StateCounts>;
+
+/// What the sweeping thread and the sampler share.
+#[derive(Debug, Default)]
+struct Shared {
+    pids: Vec<i32>,
+    sweeps: u32,
+    by_thread: Counts,
+}
+
+/// Sweeps a tree's threads until dropped.
+#[derive(Debug)]
+pub struct StateSampler {
+    shared: Arc<Mutex<Shared>>,
+    stop: Option<mpsc::Sender<()>>,
+    sweeper: Option<JoinHandle<()>>,
+}
+
+impl StateSampler {
+    /// Starts sweeping the threads of `pids`; `backends` names the services by the port each listens on.
+    pub fn start(pids: Vec<i32>, backends: Vec<(u16, String)>) -> StateSampler {
+        let root = pids.first().copied().unwrap_or(0);
+        let shared = Arc::new(Mutex::new(Shared { pids, ..Shared::default() }));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let theirs = shared.clone();
+        let sweeper = std::thread::Builder::new().name("thread-states".into()).spawn(move || {
+            let mut sockets = Sockets::of(root, backends);
+            let mut wait = EVERY;
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                let (began, cpu_before) = (std::time::Instant::now(), thread_cpu());
+                let pids = match theirs.lock() {
+                    Ok(shared) => shared.pids.clone(),
+                    Err(_) => return,
+                };
+                if let Some(&first) = pids.first() {
+                    sockets.follow(first);
+                }
+                let found: Vec<(i32, Where)> = pids.iter().flat_map(|&pid| sweep(pid, &mut sockets)).collect();
+                // The socket table's reads are bounded apart (one per `sockets::REREAD` at most).
+                let cost = thread_cpu().saturating_sub(cpu_before).saturating_sub(sockets.take_read_cost());
+                wait = EVERY.max(cost.div_f64(BUDGET)).saturating_sub(began.elapsed());
+                let Ok(mut shared) = theirs.lock() else { return };
+                shared.sweeps += 1;
+                for (tid, at) in found {
+                    count(shared.by_thread.entry(tid).or_default(), &at);
+                }
+            }
+        });
+        StateSampler { shared, stop: Some(stop), sweeper: sweeper.ok() }
+    }
+
+    /// Sweeps `pids` from now on (the tree gained or lost a process).
+    pub fn follow(&self, pids: Vec<i32>) {
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.pids = pids;
+        }
+    }
+
+    /// The counts since the last take, of the threads in `ran` (those that ran in the interval), and starts
+    /// counting anew.
+    pub fn take(&self, ran: &HashSet<i32>) -> StateCounts {
+        let Ok(mut shared) = self.shared.lock() else { return StateCounts::default() };
+        let mut sum = StateCounts::default();
+        for (_, counts) in std::mem::take(&mut shared.by_thread).iter().filter(|(tid, _)| ran.contains(tid)) {
+            sum.add(counts);
+        }
+        sum.sweeps = std::mem::take(&mut shared.sweeps);
+        sum
+    }
+}
+
+impl Drop for StateSampler {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(sweeper) = self.sweeper.take() {
+            let _ = sweeper.join();
+        }
+    }
+}
+
+/// The CPU time the calling thread has used so far.
+pub(crate) fn thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(Duration::ZERO, Duration::from)
+}
+
+fn count(counts: &mut StateCounts, at: &Where) {
+    match at {
+        Where::Running => counts.running += 1,
+        Where::Disk => counts.disk += 1,
+        Where::Lock => counts.lock += 1,
+        Where::Sleep => counts.sleep += 1,
+        Where::Client => counts.client += 1,
+        Where::Backend(name) => counts.on_backend(name),
+        Where::Idle => counts.idle += 1,
+    }
+}
+
+/// Where each thread of process `pid` is now.
+fn sweep(pid: i32, sockets: &mut Sockets) -> Vec<(i32, Where)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let tids: Vec<i32> = tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
+    tids.into_iter().filter_map(|tid| Some((tid, where_is(pid, tid, sockets)?))).collect()
+}
+
+/// Where thread `tid` of process `pid` is; none when it is gone.
+pub fn where_is(pid: i32, tid: i32, sockets: &mut Sockets) -> Option<Where> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+    Some(match state {
+        'R' => Where::Running,
+        'D' => Where::Disk,
+        'S' => waiting_in(pid, tid, sockets),
+        _ => Where::Idle,
+    })
+}
+
+/// What an asleep thread waits for, from the system call it is in.
+fn waiting_in(pid: i32, tid: i32, sockets: &mut Sockets) -> Where {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")) else { return Where::Idle };
+    let mut fields = text.split_whitespace();
+    let Some(number) = fields.next().and_then(|n| n.parse::<i64>().ok()) else {
+        // `running`: it woke between the two reads.
+        return Where::Running;
+    };
+    let args: Vec<u64> =
+        fields.take(6).filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()).collect();
+    let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+    match Call::of(number) {
+        Call::Futex => Where::Lock,
+        Call::Sleep => Where::Sleep,
+        Call::OnFd => on_fds(pid, &[arg(0) as i64], sockets),
+        Call::Poll => on_fds(pid, &polled(pid, arg(0), arg(1)), sockets),
+        Call::Select => on_fds(pid, &selected(pid, arg(0), arg(1)), sockets),
+        Call::Epoll => match epoll_set(pid, arg(0) as i64) {
+            Some(fds) => on_fds(pid, &fds, sockets),
+            None => Where::Client,
+        },
+        Call::Other => Where::Idle,
+    }
+}
+
+/// The system calls a sweep tells apart.
+enum Call {
+    Futex,
+    Sleep,
+    OnFd,
+    Poll,
+    Select,
+    Epoll,
+    Other,
+}
+
+impl Call {
+    fn of(number: i64) -> Call {
+        match number {
+            libc::SYS_futex | libc::SYS_futex_waitv => Call::Futex,
+            libc::SYS_nanosleep | libc::SYS_clock_nanosleep => Call::Sleep,
+            libc::SYS_read
+            | libc::SYS_readv
+            | libc::SYS_recvfrom
+            | libc::SYS_recvmsg
+            | libc::SYS_recvmmsg
+            | libc::SYS_accept
+            | libc::SYS_accept4 => Call::OnFd,
+            libc::SYS_ppoll => Call::Poll,
+            libc::SYS_pselect6 => Call::Select,
+            libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => Call::Epoll,
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_poll => Call::Poll,
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_select => Call::Select,
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_epoll_wait => Call::Epoll,
+            _ => Call::Other,
+        }
+    }
+}
+
+/// A wait on `fds`: on a backend when any is one, else for the client when any socket is the client's, else idle
+/// (pipes, files, Unix sockets). An epoll instance among them stands for what it watches: an event loop that
+/// polls its epoll descriptor (EventMachine, under Thin, selects on it) waits on the set (for the client when the
+/// set is too large to follow, as [`Call::Epoll`] is read).
+fn on_fds(pid: i32, fds: &[i64], sockets: &mut Sockets) -> Where {
+    let mut watched = Vec::with_capacity(fds.len());
+    for &fd in fds {
+        if !is_epoll(pid, fd) {
+            watched.push(fd);
+            continue;
+        }
+        match epoll_set(pid, fd) {
+            Some(set) => watched.extend(set),
+            None => return Where::Client,
+        }
+    }
+    let peers: Vec<Peer> = watched.iter().filter_map(|&fd| sockets.peer(socket_inode(pid, fd)?)).collect();
+    if let Some(Peer::Backend(name)) = peers.iter().find(|p| matches!(p, Peer::Backend(_))) {
+        Where::Backend(name.clone())
+    } else if peers.contains(&Peer::Client) {
+        Where::Client
+    } else {
+        Where::Idle
+    }
+}
+
+/// The descriptors of a `poll` array of `count` entries at `address` in `pid`'s memory (the first 16).
+fn polled(pid: i32, address: u64, count: u64) -> Vec<i64> {
+    let entries = count.min(16) as usize;
+    // struct pollfd { int fd; short events; short revents; }
+    let bytes = read_memory(pid, address, entries * 8);
+    bytes
+        .chunks_exact(8)
+        .map(|e| i64::from(i32::from_ne_bytes([e[0], e[1], e[2], e[3]])))
+        .filter(|&fd| fd >= 0)
+        .collect()
+}
+
+/// The descriptors of a `select` read set of `count` bits at `address` in `pid`'s memory.
+fn selected(pid: i32, count: u64, address: u64) -> Vec<i64> {
+    let bytes = read_memory(pid, address, (count.min(1024) as usize).div_ceil(8));
+    let bits = bytes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, byte)| (0..8).filter(move |b| byte & (1 << b) != 0).map(move |b| i * 8 + b));
+    bits.map(|fd| fd as i64).collect()
+}
+
+/// Whether descriptor `fd` of `pid` is an epoll instance.
+fn is_epoll(pid: i32, fd: i64) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+        .is_ok_and(|target| target.as_os_str() == "anon_inode:[eventpoll]")
+}
+
+/// The descriptors an epoll instance `epfd` of `pid` watches; none when there are more than [`EPOLL_FOLLOWED`].
+fn epoll_set(pid: i32, epfd: i64) -> Option<Vec<i64>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{epfd}")).ok()?;
+    let fds: Vec<i64> =
+        text.lines().filter_map(|l| l.strip_prefix("tfd:")?.split_whitespace().next()?.parse().ok()).collect();
+    (fds.len() <= EPOLL_FOLLOWED).then_some(fds)
+}
+
+/// `length` bytes at `address` of `pid`'s memory; empty where it cannot be read.
+fn read_memory(pid: i32, address: u64, length: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; length];
+    let Ok(memory) = std::fs::File::open(format!("/proc/{pid}/mem")) else { return Vec::new() };
+    match memory.read_at(&mut bytes, address) {
+        Ok(n) if n == length => bytes,
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Runs `body` on a thread of its own, and returns its thread id once it has started.
+    fn spawn(body: impl FnOnce() + Send + 'static) -> i32 {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            body();
+        });
+        rx.recv().unwrap()
+    }
+
+    #[test]
+    fn each_thread_is_found_where_it_waits() {
+        let me = std::process::id() as i32;
+        let done = Arc::new(AtomicBool::new(false));
+        let lock = Arc::new(Mutex::new(()));
+        let held = lock.lock().unwrap();
+        let theirs = lock.clone();
+        let on_lock = spawn(move || drop(theirs.lock()));
+        let sleeping = spawn(|| std::thread::sleep(Duration::from_secs(3)));
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepting = spawn(move || drop(listener.accept()));
+        let backend = TcpListener::bind("127.0.0.1:0").unwrap();
+        let backend_port = backend.local_addr().unwrap().port();
+        let mut to_backend = TcpStream::connect(("127.0.0.1", backend_port)).unwrap();
+        let on_backend = spawn(move || drop(to_backend.read(&mut [0u8; 1])));
+        let spin = done.clone();
+        let spinning = spawn(move || while !spin.load(Ordering::Relaxed) {});
+        std::thread::sleep(Duration::from_millis(300));
+        let mut sockets = Sockets::of(me, vec![(backend_port, "db".into())]);
+        let mut at = |tid| where_is(me, tid, &mut sockets);
+        assert_eq!(at(on_lock), Some(Where::Lock));
+        assert_eq!(at(sleeping), Some(Where::Sleep));
+        assert_eq!(at(accepting), Some(Where::Client));
+        assert_eq!(at(on_backend), Some(Where::Backend("db".into())));
+        assert!(matches!(at(spinning), Some(Where::Running)), "a spinning thread runs or waits for a CPU");
+        assert_eq!(at(i32::MAX), None, "no such thread");
+        // The sampler counts them too, keeping only the threads that ran.
+        let sampler = StateSampler::start(vec![me], Vec::new());
+        std::thread::sleep(EVERY * 20);
+        let counts = sampler.take(&HashSet::from([on_lock, spinning]));
+        assert!(counts.sweeps >= 3, "{counts:?}");
+        assert_eq!(counts.lock, counts.sweeps, "{counts:?}");
+        assert!(counts.running >= counts.sweeps - 1, "{counts:?}");
+        assert_eq!((counts.sleep, counts.client), (0, 0), "threads that did not run are left out: {counts:?}");
+        done.store(true, Ordering::Relaxed);
+        drop(held);
+        drop(TcpStream::connect(("127.0.0.1", port)));
+        drop(backend);
+    }
+
+    #[test]
+    fn an_event_loop_polling_its_epoll_descriptor_waits_on_what_it_watches() {
+        use std::os::fd::AsRawFd;
+        let me = std::process::id() as i32;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        // SAFETY: plain system calls on descriptors this test owns; the poll's array lives on its thread's stack.
+        let epfd = unsafe { libc::epoll_create1(0) };
+        assert!(epfd >= 0);
+        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: 0 };
+        assert_eq!(unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, listener.as_raw_fd(), &mut event) }, 0);
+        // As EventMachine does: wait for the epoll descriptor to be readable (3 s at most), then ask it what is.
+        let polling = spawn(move || {
+            let mut fds = [libc::pollfd { fd: epfd, events: libc::POLLIN, revents: 0 }];
+            unsafe { libc::poll(fds.as_mut_ptr(), 1, 3000) };
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let mut sockets = Sockets::of(me, Vec::new());
+        assert_eq!(where_is(me, polling, &mut sockets), Some(Where::Client), "the set holds a listening socket");
+        drop(TcpStream::connect(address));
+        std::thread::sleep(Duration::from_millis(100));
+        unsafe { libc::close(epfd) };
+    }
+}

@@ -1,0 +1,689 @@
+//! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
+//! classic shootouts reported); each SLO objective judged on each cell's medians ([`Judged`]); ratios between
+//! servers with 95% confidence intervals ([`crate::statistics::interval`]); the SLO answer (the highest level below the first
+//! that breaks an objective, and its throughput); the knee (where throughput stops rising); and what limited each
+//! cell ([`Limit`]).
+//!
+//! Beside the cells: [`limit`] (what held a cell back), [`unmeasured`](mod@unmeasured) (a repeat that measured nothing),
+//! [`queue`] (an open-model queue that grew), [`behind`] (why a run fell behind its schedule), [`judge`] (the one
+//! judge of a capacity search's probes), [`capacity`] (each server's capacity in words), [`by_parameter`] (matrices
+//! along their first parameter) and [`profiles`] (a profiled pass beside its unprofiled cell).
+
+pub mod behind;
+pub mod by_parameter;
+pub mod capacity;
+pub mod judge;
+pub mod limit;
+pub mod profiles;
+pub mod queue;
+pub mod unmeasured;
+
+use crate::analysis::limit::mean_time;
+use serde::Serialize;
+use shootout_metrics::percentile_us;
+use shootout_model::pressure::Stalls;
+use shootout_model::run::Statistic;
+use shootout_model::run::TrialRecord;
+use shootout_model::states::ThreadTime;
+
+use shootout_model::slo::{Metric, Slo};
+
+use crate::analysis::behind::completed_share;
+use crate::analysis::limit::Limit;
+use crate::analysis::queue::{queue_growth, QueueGrowth};
+use crate::analysis::unmeasured::unmeasured;
+use crate::statistics::bound::{at_least, holds};
+use crate::statistics::figures::{errors_pct, value};
+use crate::statistics::interval::{ratio_interval, served, NOISE_FLOOR};
+
+/// One server at one level, over its repeats.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Server name.
+    pub server: String,
+    /// Level.
+    pub level: f64,
+    /// Requests per second of each repeat.
+    pub rps: Vec<f64>,
+    /// Median requests per second.
+    pub rps_median: f64,
+    /// The figure servers are compared by: the median, or the best repeat with [`Statistic::Best`].
+    pub rps_headline: f64,
+    /// Lowest and highest.
+    pub rps_min: f64,
+    /// Highest (the classic shootouts' "best of").
+    pub rps_max: f64,
+    /// Median of the repeats' mean latency, µs.
+    pub mean_us: f64,
+    /// Median of the repeats' latency percentiles, µs: 50, 90, 99.
+    pub p50_us: f64,
+    /// 90th.
+    pub p90_us: f64,
+    /// 99th.
+    pub p99_us: f64,
+    /// Median share of requests that failed or got status >= 400, percent.
+    pub errors_pct: f64,
+    /// Median server CPU time per response, µs.
+    pub server_cpu_us: f64,
+    /// Median of the mean PSS, bytes.
+    pub pss_bytes: f64,
+    /// The same of each service the server ran beside, in the suite's order (empty without services).
+    pub services: Vec<ServiceCell>,
+    /// What held it back: the client, the server's CPU, or neither (the server was waiting).
+    pub limit: Limit,
+    /// True when the medians across repeats meet every SLO condition.
+    pub meets_slo: bool,
+    /// Each SLO condition judged on the median of its figure across repeats (empty without an SLO).
+    pub objectives: Vec<Judged>,
+    /// The repeats that measured nothing ([`unmeasured`](fn@unmeasured)), left out of every figure above: a cell with one meets no
+    /// SLO.
+    pub failed: Vec<FailedRepeat>,
+    /// The repeats run, measured or failed.
+    pub repeats: usize,
+    /// Open model: how the queue grew through the window, when it did in most repeats (the medians of theirs); then
+    /// no latency objective is met.
+    pub queue_grew: Option<QueueGrowth>,
+    /// The lowest and highest of the repeats' figures behind the medians above, for the charts' spread.
+    pub ranges: Ranges,
+    /// Where the server's threads were, the mean over the repeats (no sweeps in results saved before them).
+    pub time: ThreadTime,
+    /// The median share of its CPU quota's periods that ran out (0 without a quota).
+    pub throttled: f64,
+    /// What the kernel counted about it: medians over the repeats ([`KernelCell`]).
+    pub kernel: KernelCell,
+}
+
+/// What the kernel counted about a server in one cell, each the median over its repeats: none of it is seen by a
+/// thread of the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct KernelCell {
+    /// Share of the window in which some task of its cgroup (of the host, for the root cgroup) stalled, by
+    /// resource.
+    pub stalled: Stalls,
+    /// CPUs' worth of the kernel's network work (softirq) on its CPUs.
+    pub softirq: f64,
+    /// Resets its host's TCP sent in the window.
+    pub resets: f64,
+    /// Connects its host dropped on a full listen queue in the window.
+    pub listen_overflows: f64,
+}
+
+impl KernelCell {
+    /// The medians of `runs`.
+    pub fn of(runs: &[&TrialRecord]) -> KernelCell {
+        let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
+        KernelCell {
+            stalled: Stalls {
+                cpu: of(&|t| t.usage.stalled.cpu),
+                io: of(&|t| t.usage.stalled.io),
+                memory: of(&|t| t.usage.stalled.memory),
+            },
+            softirq: of(&|t| t.usage.softirq),
+            resets: of(&|t| t.usage.resets as f64),
+            listen_overflows: of(&|t| t.usage.listen_overflows as f64),
+        }
+    }
+}
+
+/// The lowest and the highest across a cell's repeats of each figure whose median it shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Ranges {
+    /// Mean latency, µs.
+    pub mean_us: (f64, f64),
+    /// Latency percentiles, µs: 50, 90, 99.
+    pub p50_us: (f64, f64),
+    /// 90th.
+    pub p90_us: (f64, f64),
+    /// 99th.
+    pub p99_us: (f64, f64),
+    /// Errors, percent.
+    pub errors_pct: (f64, f64),
+    /// Server CPU time per response, µs.
+    pub server_cpu_us: (f64, f64),
+    /// Mean PSS, bytes.
+    pub pss_bytes: (f64, f64),
+}
+
+/// A repeat that measured nothing, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedRepeat {
+    /// Its repeat number.
+    pub repeat: u32,
+    /// Why, in words: `no answer in the window: its connects were not accepted`.
+    pub cause: String,
+}
+
+/// One service's figures in one cell: medians across the repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceCell {
+    /// The service's name.
+    pub name: String,
+    /// Its CPU time per response of the server, µs.
+    pub cpu_us: f64,
+    /// Its mean PSS, bytes.
+    pub pss_bytes: f64,
+    /// Its busy share of the CPUs it could run on, 0 to 1.
+    pub busy: f64,
+}
+
+/// One SLO condition judged on one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Slo,
+    /// The median across repeats of its figure, in its unit (µs, percent, requests/s).
+    pub value: f64,
+    /// True when the value meets it ([`holds`]: a value on the limit is on it).
+    pub met: bool,
+}
+
+impl Cell {
+    /// The figure of `metric`, in its unit (µs, percent, requests/s): the value an SLO condition was judged on, else
+    /// the median across repeats of the mean, p50, p90, p99 or errors, or the median requests/s; none for another
+    /// figure, which no table shows unless a condition judges it.
+    pub fn figure(&self, metric: Metric) -> Option<f64> {
+        if let Some(judged) = self.objectives.iter().find(|o| o.condition.metric == metric) {
+            return Some(judged.value);
+        }
+        match metric {
+            Metric::Mean => Some(self.mean_us),
+            Metric::Percentile(50.0) => Some(self.p50_us),
+            Metric::Percentile(90.0) => Some(self.p90_us),
+            Metric::Percentile(99.0) => Some(self.p99_us),
+            Metric::Errors => Some(self.errors_pct),
+            Metric::Rps => Some(self.rps_median),
+            _ => None,
+        }
+    }
+
+    /// True when the client was the bottleneck in any repeat.
+    pub fn client_bound(&self) -> bool {
+        self.limit == Limit::Client
+    }
+}
+
+/// `faster` served `ratio` times the requests/s of `slower` at `level`, with a 95% interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// Level.
+    pub level: f64,
+    /// The faster server.
+    pub faster: String,
+    /// The slower one.
+    pub slower: String,
+    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]); none (`null`) when the slower server's
+    /// figure is 0, which the reports say in words.
+    pub ratio: Option<f64>,
+    /// The 95% interval of the ratio of the repeats' geometric means (Welch's t on their logarithms); none
+    /// (`null`) with fewer than two repeats that served something on a side.
+    pub low: Option<f64>,
+    /// Its upper bound.
+    pub high: Option<f64>,
+    /// True when the difference is clear: the whole interval lies above 1 by more than the noise floor
+    /// ([`NOISE_FLOOR`]). A ratio whose interval reaches 1 or the floor, or that has no interval, is no clear
+    /// difference, whatever its figure.
+    pub clear: bool,
+    /// The servers of the pair whose cell was client-bound (the faster first): their figures measured shootout,
+    /// so the ratio is no verdict on them (or, for the faster alone, only a lower bound).
+    pub client_bound: Vec<String>,
+}
+
+impl Ratio {
+    /// True when the faster server's cell alone was client-bound: the ratio is a lower bound.
+    pub fn faster_client_bound(&self) -> bool {
+        self.client_bound.len() == 1 && self.client_bound[0] == self.faster
+    }
+}
+
+/// A server's answer to the SLO.
+#[derive(Debug, Clone, Serialize)]
+pub struct SloAnswer {
+    /// Server.
+    pub server: String,
+    /// The highest level below the first that breaks an objective or was not measured, going up the suite's
+    /// levels (none when the lowest breaks one or was not measured). A level that passes above a failing or
+    /// missing one does not count: the question is how far the server goes before it fails, and a level with no
+    /// trial says nothing of that.
+    pub level: Option<f64>,
+    /// Median requests per second at that level.
+    pub rps: Option<f64>,
+    /// The first level that breaks an objective, if one does below any level not measured.
+    #[serde(default)]
+    pub fails_at: Option<f64>,
+    /// The first of the suite's levels with no trial of this server (its trials failed, or the run never got
+    /// there), if it comes before any level that breaks an objective: the answer stops below it.
+    #[serde(default)]
+    pub unmeasured_at: Option<f64>,
+    /// How many of the suite's levels were measured for this server (0: it never ran, as in an interrupted
+    /// suite).
+    #[serde(default)]
+    pub measured: usize,
+}
+
+impl SloAnswer {
+    /// The answer of `server` from its cells at the suite's `levels` (the suite's order, lowest first).
+    fn of(server: &str, cells: &[Cell], levels: &[f64]) -> SloAnswer {
+        let mut sorted = levels.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted.dedup();
+        let at: Vec<(f64, Option<&Cell>)> = sorted
+            .iter()
+            .map(|&level| (level, cells.iter().find(|c| c.server == server && c.level == level)))
+            .collect();
+        let stop = at.iter().position(|(_, cell)| cell.is_none_or(|c| !c.meets_slo));
+        let best = at[..stop.unwrap_or(at.len())].last().and_then(|(_, cell)| *cell);
+        let stopped = stop.map(|i| at[i]);
+        SloAnswer {
+            server: server.to_string(),
+            level: best.map(|c| c.level),
+            rps: best.map(|c| c.rps_headline),
+            fails_at: stopped.filter(|(_, cell)| cell.is_some()).map(|(level, _)| level),
+            unmeasured_at: stopped.filter(|(_, cell)| cell.is_none()).map(|(level, _)| level),
+            measured: at.iter().filter(|(_, cell)| cell.is_some()).count(),
+        }
+    }
+}
+
+/// Everything the summary says.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    /// Cells, by server then level.
+    pub cells: Vec<Cell>,
+    /// At every level, the fastest server against each other one.
+    pub ratios: Vec<Ratio>,
+    /// The SLO answer per server (empty without objectives).
+    pub slo: Vec<SloAnswer>,
+    /// Per server: the first level that no higher one beats by 10% or more (none while the last still adds).
+    pub knees: Vec<(String, Option<f64>)>,
+    /// The repeat figure the verdicts use.
+    pub statistic: Statistic,
+}
+
+/// The repeat figure `statistic` names, out of the repeats' `values`.
+fn pick(statistic: Statistic, values: &[f64]) -> f64 {
+    match statistic {
+        Statistic::Median => median(values),
+        Statistic::Best => values.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// Analyses `trials` for `servers` (in suite order) at `levels`, comparing by `statistic`.
+pub fn analyze_by(
+    trials: &[TrialRecord],
+    servers: &[String],
+    levels: &[f64],
+    slo: &[Slo],
+    statistic: Statistic,
+) -> Analysis {
+    let mut analysis = analyze(trials, servers, levels, slo);
+    if statistic == Statistic::Best {
+        for cell in &mut analysis.cells {
+            cell.rps_headline = cell.rps_max;
+        }
+        analysis.ratios = ratios(&analysis.cells, levels, statistic);
+        analysis.slo.iter_mut().for_each(|answer| {
+            answer.rps = answer.level.and_then(|level| {
+                analysis.cells.iter().find(|c| c.server == answer.server && c.level == level).map(|c| c.rps_headline)
+            });
+        });
+        analysis.knees = knees(&analysis.cells, servers);
+    }
+    analysis.statistic = statistic;
+    analysis
+}
+
+/// The median share of the requests due that open-model `trials` completed ([`completed_share`]); none for the
+/// closed model and for arriving users.
+pub fn completed<'a>(trials: impl IntoIterator<Item = &'a TrialRecord>) -> Option<f64> {
+    let shares: Vec<f64> = trials.into_iter().filter_map(|t| completed_share(&t.result)).collect();
+    (!shares.is_empty()).then(|| median(&shares))
+}
+
+/// Analyses `trials` for `servers` (in suite order) at `levels`, comparing medians.
+pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: &[Slo]) -> Analysis {
+    let mut cells = Vec::new();
+    for server in servers {
+        for &level in levels {
+            let runs: Vec<&TrialRecord> = trials.iter().filter(|t| &t.server == server && t.level == level).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            // A repeat that measured nothing is a failure with its cause, not a zero in the figures.
+            let mut measured: Vec<&TrialRecord> = Vec::new();
+            let mut failed: Vec<FailedRepeat> = Vec::new();
+            for &t in &runs {
+                match unmeasured(&t.result) {
+                    Some(cause) => failed.push(FailedRepeat { repeat: t.repeat, cause }),
+                    None => measured.push(t),
+                }
+            }
+            let mut cell = cell(server, level, if measured.is_empty() { &runs } else { &measured }, slo);
+            cell.failed = failed;
+            cell.meets_slo &= cell.failed.is_empty();
+            cell.repeats = runs.len();
+            cells.push(cell);
+        }
+    }
+    let ratios = ratios(&cells, levels, Statistic::Median);
+    let slo_answers = if slo.is_empty() {
+        Vec::new()
+    } else {
+        servers.iter().map(|server| SloAnswer::of(server, &cells, levels)).collect()
+    };
+    let knees = knees(&cells, servers);
+    Analysis { cells, ratios, slo: slo_answers, knees, statistic: Statistic::Median }
+}
+
+/// At every level, the fastest server against each other one.
+fn ratios(cells: &[Cell], levels: &[f64], statistic: Statistic) -> Vec<Ratio> {
+    let mut ratios = Vec::new();
+    for &level in levels {
+        let mut here: Vec<&Cell> = cells.iter().filter(|c| c.level == level).collect();
+        here.sort_by(|a, b| b.rps_headline.total_cmp(&a.rps_headline));
+        if let Some((fastest, others)) = here.split_first() {
+            for other in others {
+                ratios.push(ratio(fastest, other, level, statistic));
+            }
+        }
+    }
+    ratios
+}
+
+/// How much more a higher level must serve for the throughput to be still rising: 10% ([`at_least`], so that 110
+/// against 100 counts as much as 1,100 against 1,000).
+pub const KNEE_GAIN: f64 = 1.1;
+
+/// Per server, the first level that no higher one beats by 10% or more.
+fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
+    servers
+        .iter()
+        .map(|server| {
+            let mine: Vec<&Cell> = cells.iter().filter(|c| &c.server == server).collect();
+            // The first level that no higher one beats by 10%: a dip and a later climb (a JVM server that keeps
+            // rising after a flat step) is not where throughput stopped. None while the last level still adds.
+            let knee = (0..mine.len().saturating_sub(1))
+                .find(|&i| mine[i + 1..].iter().all(|c| !at_least(c.rps_headline, KNEE_GAIN * mine[i].rps_headline)))
+                .map(|i| mine[i].level);
+            (server.clone(), knee)
+        })
+        .collect()
+}
+
+fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
+    let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
+    let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
+    let rps: Vec<f64> = runs.iter().map(|t| crate::statistics::figures::successful_per_s(&t.result)).collect();
+    let queue_grew = grew(runs);
+    // Each figure's median across the repeats, and its lowest and highest.
+    let spread = |f: &dyn Fn(&TrialRecord) -> f64| {
+        let values: Vec<f64> = runs.iter().map(|t| f(t)).collect();
+        let range = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        (median(&values), range)
+    };
+    let (mean_us, mean_range) = spread(&|t| t.result.latency.mean_us);
+    let (p50_us, p50_range) = spread(&|t| percentile(t, 50.0));
+    let (p90_us, p90_range) = spread(&|t| percentile(t, 90.0));
+    let (p99_us, p99_range) = spread(&|t| percentile(t, 99.0));
+    let (errors, errors_range) = spread(&|t| errors_pct(&t.result));
+    let (server_cpu_us, cpu_range) = spread(&|t| t.usage.cpu_us_per_request);
+    let (pss_bytes, pss_range) = spread(&|t| t.usage.pss_mean_bytes as f64);
+    let ranges = Ranges {
+        mean_us: mean_range,
+        p50_us: p50_range,
+        p90_us: p90_range,
+        p99_us: p99_range,
+        errors_pct: errors_range,
+        server_cpu_us: cpu_range,
+        pss_bytes: pss_range,
+    };
+    let objectives: Vec<Judged> = slo
+        .iter()
+        .map(|c| {
+            let value = of(&|t| value(c.metric, &t.result));
+            // A latency met while the queue grew is met only for the window's length.
+            let latency = matches!(c.metric, Metric::Mean | Metric::Percentile(_) | Metric::Max);
+            Judged { condition: c.clone(), value, met: holds(c, value) && !(latency && queue_grew.is_some()) }
+        })
+        .collect();
+    Cell {
+        server: server.to_string(),
+        level,
+        rps_median: median(&rps),
+        rps_headline: median(&rps),
+        rps_min: rps.iter().copied().fold(f64::INFINITY, f64::min),
+        rps_max: rps.iter().copied().fold(0.0, f64::max),
+        rps,
+        mean_us,
+        p50_us,
+        p90_us,
+        p99_us,
+        errors_pct: errors,
+        server_cpu_us,
+        pss_bytes,
+        services: service_cells(runs),
+        limit: Limit::of(runs),
+        meets_slo: objectives.iter().all(|o| o.met),
+        objectives,
+        failed: Vec::new(),
+        repeats: runs.len(),
+        queue_grew,
+        ranges,
+        time: mean_time(runs),
+        throttled: median(&runs.iter().map(|t| t.usage.throttled).collect::<Vec<_>>()),
+        kernel: KernelCell::of(runs),
+    }
+}
+
+/// How the queue grew in most of `runs` ([`queue_growth`]): the medians of their figures; none when most kept
+/// their latency (or the model is closed).
+fn grew(runs: &[&TrialRecord]) -> Option<QueueGrowth> {
+    let grown: Vec<QueueGrowth> = runs.iter().filter_map(|t| queue_growth(&t.result)).collect();
+    (grown.len() * 2 > runs.len()).then(|| {
+        let of = |f: fn(&QueueGrowth) -> f64| median(&grown.iter().map(f).collect::<Vec<_>>());
+        QueueGrowth { first_us: of(|g| g.first_us), last_us: of(|g| g.last_us), completed: of(|g| g.completed) }
+    })
+}
+
+/// The services' figures of one cell, by the names of its first repeat's services.
+pub(crate) fn service_cells(runs: &[&TrialRecord]) -> Vec<ServiceCell> {
+    let Some(first) = runs.first() else { return Vec::new() };
+    first
+        .services
+        .iter()
+        .map(|service| {
+            let of = |f: &dyn Fn(&shootout_model::run::ServerUsage) -> f64| {
+                let name = &service.name;
+                median(
+                    &runs
+                        .iter()
+                        .filter_map(|t| t.services.iter().find(|s| &s.name == name))
+                        .map(|s| f(&s.usage))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            ServiceCell {
+                name: service.name.clone(),
+                cpu_us: of(&|u| u.cpu_us_per_request),
+                pss_bytes: of(&|u| u.pss_mean_bytes as f64),
+                busy: of(&|u| u.busy),
+            }
+        })
+        .collect()
+}
+
+/// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
+pub(crate) fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
+    let divide = |x: f64, y: f64| (y > 0.0).then(|| x / y);
+    let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
+    Ratio {
+        level,
+        faster: faster.server.clone(),
+        slower: slower.server.clone(),
+        ratio: divide(pick(statistic, &faster.rps), pick(statistic, &slower.rps)),
+        low: interval.map(|i| i.low),
+        high: interval.map(|i| i.high),
+        clear: interval.is_some_and(|i| crate::compare::verdict(&i, NOISE_FLOOR) == crate::compare::Verdict::Improved),
+        client_bound: [faster, slower].iter().filter(|c| c.client_bound()).map(|c| c.server.clone()).collect(),
+    }
+}
+
+/// The median (the mean of the middle two for an even count; 0 for none).
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(server: &str, level: f64, rps: &[f64], mean_us: f64) -> Cell {
+        Cell {
+            server: server.into(),
+            level,
+            rps: rps.to_vec(),
+            rps_median: median(rps),
+            rps_headline: median(rps),
+            rps_min: 0.0,
+            rps_max: 0.0,
+            mean_us,
+            p50_us: mean_us,
+            p90_us: mean_us,
+            p99_us: mean_us * 2.0,
+            errors_pct: 0.0,
+            server_cpu_us: 0.0,
+            pss_bytes: 0.0,
+            services: Vec::new(),
+            limit: Limit::Unknown,
+            meets_slo: true,
+            objectives: vec![],
+            failed: vec![],
+            repeats: rps.len(),
+            queue_grew: None,
+            ranges: Ranges::default(),
+            time: ThreadTime::default(),
+            throttled: 0.0,
+            kernel: KernelCell::default(),
+        }
+    }
+
+    #[test]
+    fn the_slo_answer_is_the_last_level_before_the_first_failure() {
+        // Means of 3.9999, 4.0001 and 0.1 ms at 1, 4 and 16 users under `mean < 4ms`: 16 passes, but only after 4
+        // failed, so the server holds the SLO up to 1 user.
+        let mut cells = vec![cell("a", 16.0, &[900.0], 100.0), cell("a", 1.0, &[100.0], 3999.9)];
+        cells.push(Cell { meets_slo: false, ..cell("a", 4.0, &[400.0], 4000.1) });
+        cells[0].meets_slo = true;
+        let answer = SloAnswer::of("a", &cells, &[1.0, 4.0, 16.0]);
+        assert_eq!(
+            (answer.level, answer.rps, answer.fails_at, answer.measured),
+            (Some(1.0), Some(100.0), Some(4.0), 3)
+        );
+        let first = SloAnswer::of("a", &[Cell { meets_slo: false, ..cell("a", 1.0, &[1.0], 1.0) }], &[1.0, 4.0]);
+        assert_eq!((first.level, first.fails_at, first.measured), (None, Some(1.0), 1));
+        let never = SloAnswer::of("b", &cells, &[1.0, 4.0, 16.0]);
+        assert_eq!((never.level, never.fails_at, never.measured), (None, None, 0), "a server that never ran");
+    }
+
+    #[test]
+    fn the_slo_answer_stops_below_a_level_with_no_trial() {
+        // The trials at 4 users failed (or the run never got there): 16 passes, but says nothing of 4.
+        let cells = vec![cell("a", 1.0, &[100.0], 100.0), cell("a", 16.0, &[900.0], 100.0)];
+        let gap = SloAnswer::of("a", &cells, &[1.0, 4.0, 16.0]);
+        assert_eq!((gap.level, gap.fails_at, gap.unmeasured_at, gap.measured), (Some(1.0), None, Some(4.0), 2));
+        // An interrupted suite: only the lowest level ran.
+        let cut = SloAnswer::of("a", &cells[..1], &[1.0, 4.0, 16.0]);
+        assert_eq!((cut.level, cut.fails_at, cut.unmeasured_at, cut.measured), (Some(1.0), None, Some(4.0), 1));
+        // Nothing at the lowest level, something above it: no level is answered for.
+        let low = SloAnswer::of("a", &cells[1..], &[1.0, 4.0, 16.0]);
+        assert_eq!((low.level, low.fails_at, low.unmeasured_at, low.measured), (None, None, Some(1.0), 1));
+        // Every level met it.
+        let all = SloAnswer::of("a", &cells, &[1.0, 16.0]);
+        assert_eq!((all.level, all.fails_at, all.unmeasured_at), (Some(16.0), None, None));
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    #[test]
+    fn best_of_compares_the_best_repeats() {
+        let trial = |server: &str, rps: f64| -> TrialRecord {
+            let mut t: TrialRecord = serde_json::from_str(include_str!("../../tests/trial.json")).unwrap();
+            t.server = server.into();
+            t.result.throughput.requests_per_s = rps;
+            t
+        };
+        let trials = vec![
+            trial("a", 100.0),
+            trial("a", 300.0),
+            trial("a", 110.0),
+            trial("b", 150.0),
+            trial("b", 160.0),
+            trial("b", 155.0),
+        ];
+        let servers = vec!["a".to_string(), "b".to_string()];
+        let by_median = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Median);
+        assert_eq!(by_median.ratios[0].faster, "b", "the median says b");
+        let by_best = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Best);
+        assert_eq!(by_best.ratios[0].faster, "a", "the best repeat says a");
+        assert!((by_best.ratios[0].ratio.unwrap() - 300.0 / 160.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_knee_is_where_no_higher_level_adds_ten_percent() {
+        let server = |rps: &[f64]| -> Vec<Cell> {
+            rps.iter().enumerate().map(|(i, &r)| cell("s", f64::from(1 << i), &[r], 1.0)).collect()
+        };
+        let knee = |rps: &[f64]| knees(&server(rps), &["s".to_string()])[0].1;
+        // Flat from 2 to 4 users, then rising again to 16: it stops rising at 16, not at 2.
+        assert_eq!(knee(&[2470.0, 3678.0, 3037.0, 4264.0, 6932.0, 6618.0, 6848.0]), Some(16.0));
+        assert_eq!(knee(&[100.0, 200.0, 205.0, 190.0]), Some(2.0));
+        assert_eq!(knee(&[100.0, 200.0, 400.0]), None, "still rising at the last level");
+    }
+
+    /// Issue 40: 1.1 × 100 is 110.00000000000001 in floating point, so 110 did not beat 100 by 10% while 1,100
+    /// beat 1,000: the knee depended on the magnitude of the figures.
+    #[test]
+    fn exactly_ten_percent_more_is_still_rising_at_any_magnitude() {
+        let knee = |rps: [f64; 3]| {
+            let cells: Vec<Cell> = [1.0, 4.0, 16.0].iter().zip(rps).map(|(&l, r)| cell("s", l, &[r], 1.0)).collect();
+            knees(&cells, &["s".to_string()])[0].1
+        };
+        assert_eq!(knee([100.0, 110.0, 105.0]), Some(4.0));
+        assert_eq!(knee([1000.0, 1100.0, 1050.0]), Some(4.0));
+        assert_eq!(knee([0.1, 0.11, 0.105]), Some(4.0));
+        assert_eq!(knee([100.0, 109.99, 105.0]), Some(1.0), "short of 10% by a hundredth");
+    }
+
+    #[test]
+    fn a_ratio_and_its_interval() {
+        let a = cell("a", 8.0, &[200.0, 210.0, 190.0, 205.0, 195.0], 1.0);
+        let b = cell("b", 8.0, &[100.0, 104.0, 96.0, 102.0, 98.0], 1.0);
+        let r = ratio(&a, &b, 8.0, Statistic::Median);
+        assert_eq!(r.ratio, Some(2.0));
+        let (low, high) = (r.low.unwrap(), r.high.unwrap());
+        assert!(low <= 2.0 && high >= 2.0 && low > 1.85 && high < 2.15, "{r:?}");
+        let one = cell("c", 8.0, &[100.0], 1.0);
+        let r = ratio(&a, &one, 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (Some(2.0), None, None), "one repeat: no interval");
+        let none = cell("d", 8.0, &[0.0, 0.0], 1.0);
+        let r = ratio(&a, &none, 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (None, None, None), "no ratio to a server that served nothing");
+        let r = ratio(&none, &none.clone(), 8.0, Statistic::Median);
+        assert_eq!((r.ratio, r.low, r.high), (None, None, None), "nor between two");
+    }
+}

@@ -1,0 +1,98 @@
+//! Profiles in a suite's report: the level each server is profiled at, chosen from what its measured trials
+//! found ([`level_to_profile`]), and each profiled pass set beside the unprofiled cell at its level
+//! ([`ProfileView`]): what the profiler cost the server, and the frames that ran the most.
+
+use serde::Serialize;
+use shootout_model::profile::{ProfileAt, ServerProfile};
+use shootout_profile::{Frame, Stacks};
+
+use crate::suite::summary::SuiteSummary;
+
+/// Frames each server's table lists.
+pub const HOTTEST: usize = 15;
+
+/// The level to profile `server` at: `at`'s own level, or its capacity (the search's, else the highest level that
+/// met the SLO, else its knee), or its knee; either falls back to the highest level it was measured at. None when
+/// it has no measured level at all.
+pub fn level_to_profile(summary: &SuiteSummary, server: &str, at: ProfileAt) -> Option<f64> {
+    let highest = summary.cells.iter().filter(|c| c.server == server).map(|c| c.level).reduce(f64::max);
+    let knee = summary.knees.iter().find(|(s, _)| s == server).map(|(_, level)| *level);
+    let capacity = || {
+        let searched = summary.capacities.iter().find(|c| c.search.server == server).and_then(|c| c.search.capacity);
+        let met = summary.slo_answers.iter().find(|a| a.server == server).and_then(|a| a.level);
+        searched.or(met).or(knee)
+    };
+    match at {
+        ProfileAt::Level(level) => Some(level),
+        ProfileAt::Capacity => capacity().or(highest),
+        ProfileAt::Knee => knee.or(highest),
+    }
+}
+
+/// One server's profiled pass, as the report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileView {
+    /// The server.
+    pub server: String,
+    /// The level it was profiled at.
+    pub level: f64,
+    /// The profiler's name (`rbspy + perf` when perf recorded the native processes beside it).
+    pub profiler: String,
+    /// The profiler's command line.
+    pub command: String,
+    /// Samples recorded.
+    pub samples: u64,
+    /// Seconds recorded.
+    pub seconds: f64,
+    /// Requests per second while profiled.
+    pub rps: f64,
+    /// Mean response time while profiled, µs.
+    pub mean_us: f64,
+    /// The unprofiled cell's median requests per second at that level, when it was measured there.
+    pub unprofiled_rps: Option<f64>,
+    /// The unprofiled cell's median mean response time, µs.
+    pub unprofiled_mean_us: Option<f64>,
+    /// The frames that ran the most.
+    #[serde(skip)]
+    pub hottest: Vec<Frame>,
+    /// Its stacks, for the flame graph.
+    #[serde(skip)]
+    pub stacks: Stacks,
+}
+
+impl ProfileView {
+    /// The view of `profile` (its stacks `folded`), beside `summary`'s cell at its level.
+    pub fn of(profile: &ServerProfile, folded: &str, summary: &SuiteSummary) -> Result<ProfileView, String> {
+        let stacks =
+            Stacks::parse(folded).map_err(|e| format!("the profile of '{}' is damaged: {e}", profile.server))?;
+        let cell = summary.cells.iter().find(|c| c.server == profile.server && c.level == profile.level);
+        let result = &profile.trial.result;
+        Ok(ProfileView {
+            server: profile.server.clone(),
+            level: profile.level,
+            profiler: profile.profiler.names(profile.native_perf),
+            command: profile.command.clone(),
+            samples: profile.samples,
+            seconds: profile.seconds,
+            rps: result.throughput.requests_per_s,
+            mean_us: result.latency.mean_us,
+            unprofiled_rps: cell.map(|c| c.rps_median),
+            unprofiled_mean_us: cell.map(|c| c.mean_us),
+            hottest: stacks.hottest(HOTTEST),
+            stacks,
+        })
+    }
+
+    /// The profiler's cost in words: `throughput −3.1%, mean +4.0% against the unprofiled run at this level`, or
+    /// why it is not known.
+    pub fn cost(&self) -> String {
+        match (self.unprofiled_rps, self.unprofiled_mean_us) {
+            (Some(rps), Some(mean)) if rps > 0.0 && mean > 0.0 => format!(
+                "throughput {:+.1}%, mean {:+.1}% against the unprofiled trials at this level",
+                100.0 * (self.rps / rps - 1.0),
+                100.0 * (self.mean_us / mean - 1.0)
+            ),
+            _ => "not known: the server was not measured unprofiled at this level".to_string(),
+        }
+    }
+}
