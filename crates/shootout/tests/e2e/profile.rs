@@ -158,15 +158,17 @@ fn ctrl_c_during_a_profiled_load_keeps_the_profile_and_leaves_no_profiler() {
     let file = dir.join("cut.folded");
     let mark = "profile-ctrl-c";
     let run = marked(mark)
-        .args(["load", "-c", "2", "-d", "20s", "--json", "--profiler", "perf"])
+        .args(["load", "-c", "2", "-d", "60s", "--json", "--profiler", "perf"])
         .args(["--profile-pid", &target.pid().to_string(), "--profile-file", file.to_str().unwrap()])
         .arg(target.url("/spin/200"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // After the profiler's check before the load (3 s) and 2 s of the load.
-    ctrl_c(run, Duration::from_secs(5), Duration::from_secs(10), false);
+    // After the profiler's check before the load (3 s) and 2 s of the load. What perf recorded is then unwound
+    // and folded (perf script over DWARF stacks), which takes seconds on a machine busy with the other tests: the
+    // bound tells a load that stopped from one that ran its 60 s.
+    ctrl_c(run, Duration::from_secs(5), Duration::from_secs(30), false);
     let stacks = Stacks::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(stacks.samples() > 0, "what was recorded before Ctrl-C is kept");
     assert_eq!(left_with(mark), Vec::<String>::new(), "no profiler outlives the load");
