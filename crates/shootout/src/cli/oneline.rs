@@ -53,8 +53,12 @@ impl OneLine {
     pub fn suite(&self, typed: &[String]) -> Result<String, Failure> {
         let mut servers = Vec::new();
         for server in &self.servers {
-            let (name, command) = server.split_once('=').filter(|(n, c)| !n.trim().is_empty() && !c.trim().is_empty()).ok_or_else(|| {
-                Failure::Usage(format!("--server '{server}': write NAME=COMMAND, e.g. --server 'puma=puma -b tcp://127.0.0.1:{{port}} config.ru'"))
+            let written = |(n, c): &(&str, &str)| !n.trim().is_empty() && !c.trim().is_empty();
+            let (name, command) = server.split_once('=').filter(written).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "--server '{server}': write NAME=COMMAND, e.g. --server 'puma=puma -b tcp://127.0.0.1:{{port}} \
+                     config.ru'"
+                ))
             })?;
             servers.push((name.trim(), command.trim()));
         }
