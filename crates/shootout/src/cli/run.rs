@@ -77,9 +77,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             // A suite file is read from its folder; a suite of flags from where the command was typed.
             let (text, label, home) = match path {
                 Some(path) => {
-                    let text = std::fs::read_to_string(path).map_err(|e| {
-                        Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display()))
-                    })?;
+                    let text = suite_text(path)?;
                     let home = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
                     (text, path.display().to_string(), home.to_path_buf())
                 }
@@ -356,9 +354,13 @@ fn spinner() -> ProgressBar {
 /// highest level (the open model's limit of connections, in the open model). With `profile` (`--profile`), a
 /// suite without a `[profile]` table gets the defaults.
 fn read_suite(path: &Path, home: &Path, sweep: Sweep, profile: bool) -> Result<Suite, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))?;
-    suite_of(&text, &path.display().to_string(), home, sweep, profile)
+    suite_of(&suite_text(path)?, &path.display().to_string(), home, sweep, profile)
+}
+
+/// The text of a suite file, or one line naming it.
+fn suite_text(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))
 }
 
 /// The suite of a file's `text` (`label` names it in errors), its relative paths from `home`.
