@@ -30,20 +30,23 @@ fn skip(why: &str) -> Option<Cluster> {
     None
 }
 
-/// A port no one listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// `count` consecutive free ports (slurmd ports are given as a range).
-fn free_range(count: u16) -> u16 {
-    for _ in 0..100 {
-        let first = free_port();
-        if first < u16::MAX - count && (0..count).all(|i| TcpListener::bind(("127.0.0.1", first + i)).is_ok()) {
+/// `count` consecutive ports no one listens on now (slurmd ports are given as a range), below the kernel's
+/// ephemeral range (32768 and up here): a port picked with bind(0) and let go is free for the next connect() of
+/// any other test to take as its own port before the daemon binds it, which is what failed a CI run. `taken`
+/// holds the ports already given to this cluster.
+fn free_ports(count: u16, taken: &mut Vec<u16>) -> u16 {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let mut next = seed ^ std::process::id().wrapping_mul(2_654_435_761);
+    for _ in 0..1000 {
+        next = next.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let first = 20_000 + (next >> 8) as u16 % 12_000;
+        let ports: Vec<u16> = (first..first + count).collect();
+        if ports.iter().all(|p| !taken.contains(p) && TcpListener::bind(("0.0.0.0", *p)).is_ok()) {
+            taken.extend(&ports);
             return first;
         }
     }
-    panic!("no {count} consecutive free ports");
+    panic!("no {count} consecutive free ports between 20000 and 32000");
 }
 
 impl Cluster {
@@ -92,7 +95,9 @@ impl Cluster {
             assert!(Instant::now() < deadline, "munged did not open its socket: {}", cluster.log("munged"));
             std::thread::sleep(Duration::from_millis(50));
         }
-        let (controller, slurmd, nodes) = (free_port(), free_port(), free_range(NODES as u16));
+        let mut taken = Vec::new();
+        let (controller, slurmd) = (free_ports(1, &mut taken), free_ports(1, &mut taken));
+        let nodes = free_ports(NODES as u16, &mut taken);
         let d = dir.display();
         std::fs::write(
             &cluster.conf,
