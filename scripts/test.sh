@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 # services tests start a PostgreSQL of their own, in their own folder, beside the servers), docker.io (the
 # containers test starts a Docker daemon of its own and runs a server in a container), linux-perf (the profile
 # tests attach perf to the built-in target under load), wrk and nghttp2-client (h2load: the peers of
-# bench/floor.py, the benchmark behind the README's performance table, run here for one short round). Under CI
+# bench/floor.py, the benchmark behind the README's performance table, run here for one short round), caddy (the
+# HTTP/3 tests load a Caddy of their own and count its log). Under CI
 # every one of these tests must run. Installed only when missing, and only where we may (root, apt), by
 # scripts/apt-install.sh: no daemon is started by the install, since each test starts its own.
 missing=()
@@ -35,6 +36,7 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v perf >/dev/null || missing+=(linux-perf)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v h2load >/dev/null || missing+=(nghttp2-client)
+command -v caddy >/dev/null || missing+=(caddy)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2

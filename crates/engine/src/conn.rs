@@ -49,8 +49,9 @@ pub struct Conn {
     pub generation: u32,
     /// Where the request cycle is.
     pub phase: Phase,
-    /// HTTP/2: the id of the stream carrying the request in flight.
-    pub stream: u32,
+    /// HTTP/2 and HTTP/3: the id of the stream carrying the request in flight (0: none; HTTP/3's first request
+    /// stream is 0 too, so its ids are kept plus one).
+    pub stream: u64,
     /// The response parser, reused for every response.
     pub parser: ResponseParser,
     /// When the current request was due: latency is measured from here.

@@ -14,6 +14,7 @@
 //!   segment of the load, when agents split one load between them ([`Segment`](shootout_model::Segment)).
 //! - `worker`: the event loop of one thread (edge-triggered epoll through mio, each socket registered once), the
 //!   same for every pacing; `Period` says whether it is warming up, measuring, past the end or interrupted.
+//!   HTTP/2 and HTTP/3 connections carry several slots' requests at once, each on a stream.
 //!   With plain HTTP/1.1 it does its I/O through io_uring where the machine allows (`uring`: sends queued, each
 //!   connection's receive armed once, one `io_uring_enter` per turn), else through epoll; the result says which.
 //! - `conn`: one connection's state between events.
@@ -33,6 +34,8 @@
 //! - [`limits`]: raising the open-file limit for many connections.
 //! - [`cpu`]: the client's own CPU time; [`quota`]: the CPU quota over a process (the client's own, a server's).
 //! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
+//! - [`quic`]: [`QuicPlan`](quic::QuicPlan), what HTTP/3's QUIC connections are made with (`quinn-proto`, sans
+//!   I/O: the worker does the UDP).
 //! - `preflight`: the checks made once before a run (the server answers, its certificate, that it speaks HTTP/2
 //!   when asked), each failure one clear line.
 //!
@@ -45,6 +48,7 @@ pub mod limits;
 pub mod merge;
 pub mod pacing;
 pub mod plan;
+pub mod quic;
 pub mod quota;
 pub mod redirect;
 pub mod run;

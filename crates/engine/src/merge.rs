@@ -344,8 +344,10 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
             }
         },
         connect: summarize(&total.connect),
-        tls_handshake: (plan.tls.is_some() && !http2).then(|| summarize(&total.handshake)),
+        tls_handshake: (plan.tls.is_some() && options.protocol == shootout_model::Protocol::Http1)
+            .then(|| summarize(&total.handshake)),
         http2_setup: http2.then(|| summarize(&total.handshake)),
+        quic: (options.protocol == shootout_model::Protocol::Http3).then_some(total.quic),
         // The drain's seconds asked for nothing.
         timeline: timeline.to_seconds(seconds.ceil() as u32, |second| {
             let middle = Duration::from_secs(u64::from(second)) + Duration::from_millis(500);
@@ -382,7 +384,17 @@ fn failed_checks(plan: &Plan, total: &Recorder) -> Vec<FailedCheck> {
 
 /// RST_STREAM counts keyed by the names of their error codes, as results show them.
 fn named_codes(resets: &StreamResets) -> BTreeMap<String, u64> {
-    resets.by_code().into_iter().map(|(code, n)| (error_name(code), n)).collect()
+    resets.by_code().into_iter().map(|(code, n)| (reset_name(code), n)).collect()
+}
+
+/// The name of a stream reset's error code: HTTP/2's codes run from 0 to 0xd and HTTP/3's from 0x100, so one
+/// number names one code whichever protocol the run spoke.
+fn reset_name(code: u32) -> String {
+    if code >= 0x100 {
+        crate::http::h3::frame::error_name(u64::from(code))
+    } else {
+        error_name(code)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use thiserror::Error;
 use url::Url;
 
 use crate::http::request::{encode, RequestSpec};
+use crate::quic::QuicPlan;
 use crate::stakes::Stakes;
 use crate::tls::{client_config, TlsPlan};
 use crate::workload::Workload;
@@ -49,9 +50,15 @@ pub enum PlanError {
     /// The TLS configuration could not be made.
     #[error("{0}")]
     Tls(String),
-    /// The request cannot be carried by HTTP/2.
-    #[error("--http2: {0}")]
-    Http2(String),
+    /// The request cannot be carried by HTTP/2 or HTTP/3 (the flag, the reason).
+    #[error("{0}: {1}")]
+    Multiplexed(&'static str, String),
+    /// HTTP/3 asked for over plain http://.
+    #[error("--http3 with '{url}': HTTP/3 runs over QUIC, which is always encrypted: use an https:// URL")]
+    Http3Plain {
+        /// The input.
+        url: String,
+    },
     /// The host name did not resolve.
     #[error("cannot resolve the host of '{url}' ({reason}): check the host name, or use an IP address")]
     Resolve {
@@ -73,6 +80,8 @@ pub struct Plan {
     pub workload: Arc<Workload>,
     /// How to speak TLS, for https:// URLs.
     pub tls: Option<TlsPlan>,
+    /// HTTP/3: what its QUIC connections are made with.
+    pub quic: Option<Arc<QuicPlan>>,
     /// When the run's clock starts, if it must be a given instant rather than when the run gets going: the
     /// shared start of the agents of one load, so that each agent's due times are the whole run's, taken by its
     /// share, however late this process got there.
@@ -114,8 +123,13 @@ impl Plan {
         let head_request = options.method == "HEAD";
         let mut workload = Workload::single(url.path().to_string(), request, head_request);
         workload.follow_redirects(&url, options.max_redirects);
-        if options.protocol == Protocol::Http2 {
-            workload.speak_http2(url.scheme()).map_err(|e| PlanError::Http2(e.0))?;
+        match options.protocol {
+            Protocol::Http2 => {
+                workload.speak_http2(url.scheme()).map_err(|e| PlanError::Multiplexed("--http2", e.0))?
+            }
+            Protocol::Http3 if url.scheme() != "https" => return Err(PlanError::Http3Plain { url: options.url }),
+            Protocol::Http3 => workload.speak_http3().map_err(|e| PlanError::Multiplexed("--http3", e.0))?,
+            Protocol::Http1 => {}
         }
         let tls = match url.scheme() {
             "https" => {
@@ -127,7 +141,14 @@ impl Plan {
             }
             _ => None,
         };
-        Ok(Plan { options, address, workload: Arc::new(workload), tls, start_at: None, stakes: None })
+        let quic = match (&tls, options.protocol) {
+            (Some(tls), Protocol::Http3) => {
+                let name = host.trim_start_matches('[').trim_end_matches(']').to_string();
+                Some(Arc::new(QuicPlan::new(&tls.config, name).map_err(PlanError::Tls)?))
+            }
+            _ => None,
+        };
+        Ok(Plan { options, address, workload: Arc::new(workload), tls, quic, start_at: None, stakes: None })
     }
 
     /// A plan that runs a scenario against its base URL (`options.url`).

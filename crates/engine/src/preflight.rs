@@ -1,7 +1,8 @@
 //! What is checked once before a run starts, so that a server that cannot be loaded as asked is one clear line
 //! instead of a run full of errors: it answers a connect; for https://, a TLS handshake (certificates checked
 //! unless `--insecure`); for HTTP/2, that it speaks it: through ALPN on https://, or with prior knowledge on
-//! http:// (its first frame must be SETTINGS).
+//! http:// (its first frame must be SETTINGS); for HTTP/3, a QUIC handshake offering h3
+//! ([`check_handshake`](crate::quic::check_handshake)).
 //!
 //! Over TLS, a server without HTTP/2 may refuse a handshake that offers h2 alone (a `no_application_protocol`
 //! alert, as rustls, Go and nginx do) rather than choose nothing: the check then shakes hands once more offering
@@ -25,6 +26,10 @@ const ONLY_TLS: &str = "use https:// if it speaks HTTP/2 only over TLS, or drop 
 pub fn check(plan: &Plan) -> Result<(), RunError> {
     let timeout = plan.options.connect_timeout;
     let address = plan.address;
+    if let Some(quic) = &plan.quic {
+        return crate::quic::check_handshake(quic, address, timeout)
+            .map_err(|reason| RunError::NoHttp3 { address, reason });
+    }
     let tcp =
         TcpStream::connect_timeout(&address, timeout).map_err(|reason| RunError::Unreachable { address, reason })?;
     let http2 = plan.options.protocol == Protocol::Http2;

@@ -66,6 +66,14 @@ pub enum RunError {
         /// What it did instead, with the way out.
         reason: String,
     },
+    /// HTTP/3 was asked for and no QUIC handshake offering h3 completed.
+    #[error("--http3: the server at {address} does not speak HTTP/3: {reason}")]
+    NoHttp3 {
+        /// The address tried.
+        address: SocketAddr,
+        /// What happened instead, with the way out.
+        reason: String,
+    },
     /// The I/O asked for with `--io` cannot be had.
     #[error("{0}")]
     Io(String),
@@ -119,8 +127,9 @@ pub fn run_observed(
         io: crate::uring::choose(options, plan.tls.is_some(), crate::uring::available).map_err(RunError::Io)?,
         streams: match options.protocol {
             Protocol::Http1 => 0,
-            Protocol::Http2 => options.streams.max(1) as usize,
+            Protocol::Http2 | Protocol::Http3 => options.streams.max(1) as usize,
         },
+        quic: plan.quic.clone(),
         timeout: options.timeout,
         connect_timeout: options.connect_timeout,
         measure_start,

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use shootout_model::{IoBackend, Segment};
 
 use crate::pacing::Share;
+use crate::quic::QuicPlan;
 use crate::stakes::Stakes;
 use crate::tls::TlsPlan;
 use crate::workload::Workload;
@@ -32,8 +33,10 @@ pub struct Shared {
     pub keepalive: bool,
     /// What the workers do their I/O with (decided once for the run, see [`crate::run`]).
     pub io: IoBackend,
-    /// HTTP/2: the streams each connection carries at once (its slots); 0 for HTTP/1.1.
+    /// HTTP/2 and HTTP/3: the streams each connection carries at once (its slots); 0 for HTTP/1.1.
     pub streams: usize,
+    /// HTTP/3: what its QUIC connections are made with (`None` for HTTP/1.1 and HTTP/2).
+    pub quic: Option<Arc<QuicPlan>>,
     /// Request deadline.
     pub timeout: Duration,
     /// Connect deadline.

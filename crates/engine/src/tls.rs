@@ -25,12 +25,15 @@ pub struct TlsPlan {
 }
 
 /// Builds the client configuration. `cacert` adds the certificates of a PEM file to the trusted roots; HTTP/2
-/// is asked for through ALPN.
+/// and HTTP/3 are asked for through ALPN (HTTP/3 over TLS 1.3 only, as QUIC requires).
 pub fn client_config(insecure: bool, cacert: Option<&Path>, protocol: Protocol) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
+    let builder = ClientConfig::builder_with_provider(provider.clone());
+    let builder = match protocol {
+        Protocol::Http3 => builder.with_protocol_versions(&[&rustls::version::TLS13]),
+        _ => builder.with_safe_default_protocol_versions(),
+    };
+    let builder = builder.map_err(|e| e.to_string())?;
     let config = if insecure {
         builder.dangerous().with_custom_certificate_verifier(Arc::new(AcceptAnything(provider))).with_no_client_auth()
     } else {
@@ -49,8 +52,10 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, protocol: Protocol) 
         builder.with_root_certificates(roots).with_no_client_auth()
     };
     let mut config = config;
-    if protocol == Protocol::Http2 {
-        config.alpn_protocols = vec![b"h2".to_vec()];
+    match protocol {
+        Protocol::Http2 => config.alpn_protocols = vec![b"h2".to_vec()],
+        Protocol::Http3 => config.alpn_protocols = vec![b"h3".to_vec()],
+        Protocol::Http1 => {}
     }
     Ok(Arc::new(config))
 }

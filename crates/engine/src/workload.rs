@@ -8,7 +8,9 @@ use std::time::Duration;
 use shootout_metrics::Check;
 use shootout_scenario::{Request, Scenario, Session, Source};
 
-use crate::http::h2::request::{Request2, Untranslatable};
+use crate::http::fields::Untranslatable;
+use crate::http::h2::request::Request2;
+use crate::http::h3::qpack::Request3;
 use crate::http::request::{self, Head};
 use crate::http::response::{Capture, MAX_CAPTURE};
 use crate::redirect::{self, Hop, Next, Redirects};
@@ -40,6 +42,8 @@ pub struct Planned {
     pub encoded: Option<Arc<[u8]>>,
     /// The same request in HTTP/2 form, when the run speaks HTTP/2.
     pub encoded2: Option<Request2>,
+    /// The same request in HTTP/3 form, when the run speaks HTTP/3.
+    pub encoded3: Option<Request3>,
     /// The scenario request it renders from.
     scenario: Option<Request>,
 }
@@ -90,7 +94,14 @@ impl Workload {
     /// One request, encoded once.
     pub fn single(name: String, bytes: Vec<u8>, head_request: bool) -> Workload {
         Workload {
-            requests: vec![Planned { name, head_request, encoded: Some(bytes.into()), encoded2: None, scenario: None }],
+            requests: vec![Planned {
+                name,
+                head_request,
+                encoded: Some(bytes.into()),
+                encoded2: None,
+                encoded3: None,
+                scenario: None,
+            }],
             sessions: Vec::new(),
             mix: Weights::new([1.0].into_iter()),
             session_mix: Weights::default(),
@@ -113,6 +124,7 @@ impl Workload {
                 head_request: r.method == "HEAD",
                 encoded: None,
                 encoded2: None,
+                encoded3: None,
                 scenario: Some(r),
             })
             .collect();
@@ -159,6 +171,16 @@ impl Workload {
         for planned in &mut self.requests {
             if let Some(bytes) = &planned.encoded {
                 planned.encoded2 = Some(Request2::new(bytes, scheme)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Readies the requests that never vary for HTTP/3: their HEADERS frames, encoded once.
+    pub fn speak_http3(&mut self) -> Result<(), Untranslatable> {
+        for planned in &mut self.requests {
+            if let Some(bytes) = &planned.encoded {
+                planned.encoded3 = Some(Request3::new(bytes)?);
             }
         }
         Ok(())

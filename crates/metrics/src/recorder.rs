@@ -9,7 +9,7 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use shootout_model::result::{ConnectionCounts, RequestCounts, Sends};
+use shootout_model::result::{ConnectionCounts, QuicCounts, RequestCounts, Sends};
 use shootout_model::ErrorKind;
 
 use crate::histogram::{new_histogram, record_us, record_us_n, LatencyHistogram};
@@ -55,6 +55,8 @@ pub struct Recorder {
     /// The hosts requests would have gone to off the run's server ([`ErrorKind::OffOrigin`]), at most
     /// [`MOST_OFF_ORIGIN`].
     off_origin: BTreeSet<String>,
+    /// HTTP/3: what the QUIC stack counted over the connections that ended.
+    pub quic: QuicCounts,
     sends: Sends,
     interval: Interval,
 }
@@ -147,6 +149,7 @@ impl Recorder {
             failed_checks: BTreeMap::new(),
             redirects: 0,
             off_origin: BTreeSet::new(),
+            quic: QuicCounts::default(),
             sends: Sends::default(),
             interval: Interval::new(0),
         }
@@ -366,6 +369,7 @@ impl AddAssign<&Recorder> for Recorder {
             *self.failed_checks.entry(*key).or_default() += count;
         }
         self.redirects += other.redirects;
+        self.quic += &other.quic;
         for host in &other.off_origin {
             self.went_off_origin(host);
         }
@@ -409,6 +413,9 @@ struct Wire<H, I> {
     /// Hosts off the run's server, left out when none.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     off_origin: BTreeSet<String>,
+    /// HTTP/3's QUIC counts, left out when none.
+    #[serde(default, skip_serializing_if = "QuicCounts::is_empty")]
+    quic: QuicCounts,
     due: u64,
     sent: u64,
     late: u64,
@@ -440,6 +447,7 @@ impl Serialize for Recorder {
             failed_checks: self.failed_checks.iter().map(|(&(r, c, s), &n)| (r, c, s, n)).collect(),
             redirects: self.redirects,
             off_origin: self.off_origin.clone(),
+            quic: self.quic,
             due: self.sends.due,
             sent: self.sends.sent,
             late: self.sends.late,
@@ -482,6 +490,7 @@ impl<'de> Deserialize<'de> for Recorder {
             failed_checks: wire.failed_checks.into_iter().map(|(r, c, s, n)| ((r, c, s), n)).collect(),
             redirects: wire.redirects,
             off_origin: wire.off_origin,
+            quic: wire.quic,
             sends: Sends { due: wire.due, sent: wire.sent, late: wire.late, ..Sends::default() },
             interval: wire.interval,
         })

@@ -56,6 +56,8 @@ pub enum Protocol {
     /// HTTP/2: with prior knowledge on http:// (h2c), through ALPN on https://; `streams` requests in flight per
     /// connection.
     Http2,
+    /// HTTP/3 over QUIC (https:// only, TLS 1.3 with ALPN h3); `streams` requests in flight per connection.
+    Http3,
 }
 
 impl Protocol {
@@ -64,7 +66,22 @@ impl Protocol {
         match self {
             Protocol::Http1 => "HTTP/1.1",
             Protocol::Http2 => "HTTP/2",
+            Protocol::Http3 => "HTTP/3",
         }
+    }
+
+    /// The flag that asks for it on the command line (none for HTTP/1.1, the default).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "",
+            Protocol::Http2 => "--http2",
+            Protocol::Http3 => "--http3",
+        }
+    }
+
+    /// True when a connection carries several requests at once, each on a stream of its own.
+    pub fn multiplexed(self) -> bool {
+        self != Protocol::Http1
     }
 }
 
@@ -116,7 +133,7 @@ pub struct LoadOptions {
     /// HTTP/1.1 or HTTP/2 (results written before HTTP/2 was spoken read as HTTP/1.1).
     #[serde(default)]
     pub protocol: Protocol,
-    /// HTTP/2: requests in flight at once on each connection (h2load's `-m`); 1 for HTTP/1.1.
+    /// HTTP/2 and HTTP/3: requests in flight at once on each connection (h2load's `-m`); 1 for HTTP/1.1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub streams: u32,
     /// Closed or open model.
@@ -200,8 +217,8 @@ impl LoadOptions {
     pub fn io_uring_unfit(&self, tls: bool) -> Option<String> {
         let with = if tls {
             "an https:// URL".to_string()
-        } else if self.protocol == Protocol::Http2 {
-            "--http2".to_string()
+        } else if self.protocol.multiplexed() {
+            self.protocol.flag().to_string()
         } else if self.most_connections() > IO_URING_MOST_CONNECTIONS {
             format!("{} connections", self.most_connections())
         } else if self.body_bytes > IO_URING_LARGEST_BODY {

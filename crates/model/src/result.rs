@@ -76,7 +76,8 @@ pub struct LoadResult {
     /// Open model only: how well the client kept to its schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sends: Option<Sends>,
-    /// TCP connect time of every connection opened.
+    /// TCP connect time of every connection opened; over HTTP/3, its QUIC handshake (TLS within it), from its first
+    /// packet until the connection was open.
     pub connect: LatencySummary,
     /// HTTPS over HTTP/1.1 only: TLS handshake time of every connection opened (after its TCP connect).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,6 +86,9 @@ pub struct LoadResult {
     /// arrived (the TLS handshake included, for https://): what a connection costs before its first stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2_setup: Option<LatencySummary>,
+    /// HTTP/3 only: what the QUIC stack counted over the run's connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicCounts>,
     /// One entry per second of the measured window.
     pub timeline: Vec<Second>,
     /// The load generator's own resource use.
@@ -197,6 +201,49 @@ pub struct ConnectionCounts {
     /// Keep-alive connections the server ended cleanly between requests (`Connection: close`, or EOF while idle);
     /// each is followed by a reconnect.
     pub closed_by_server: u64,
+}
+
+/// What QUIC's own stack (`quinn-proto`) counted over an HTTP/3 run's connections, each over its whole life (the
+/// warm-up included): what is new to QUIC beside the figures every protocol has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuicCounts {
+    /// Connections whose handshake completed.
+    pub handshakes: u64,
+    /// Of them, those that sent requests as 0-RTT data the server accepted (none: the client does not resume
+    /// sessions with early data, so every handshake takes its full round trip).
+    pub zero_rtt: u64,
+    /// QUIC packets the client sent.
+    pub packets_sent: u64,
+    /// Of them, those declared lost (their frames were sent again in new packets).
+    pub packets_lost: u64,
+    /// The bytes of the packets declared lost.
+    pub bytes_lost: u64,
+    /// Times the congestion controller cut its window on a loss.
+    pub congestion_events: u64,
+    /// UDP datagrams sent.
+    pub datagrams_sent: u64,
+    /// UDP datagrams received.
+    pub datagrams_received: u64,
+}
+
+impl QuicCounts {
+    /// True when nothing was counted (no HTTP/3 connection).
+    pub fn is_empty(&self) -> bool {
+        *self == QuicCounts::default()
+    }
+}
+
+impl std::ops::AddAssign<&QuicCounts> for QuicCounts {
+    fn add_assign(&mut self, other: &QuicCounts) {
+        self.handshakes += other.handshakes;
+        self.zero_rtt += other.zero_rtt;
+        self.packets_sent += other.packets_sent;
+        self.packets_lost += other.packets_lost;
+        self.bytes_lost += other.bytes_lost;
+        self.congestion_events += other.congestion_events;
+        self.datagrams_sent += other.datagrams_sent;
+        self.datagrams_received += other.datagrams_received;
+    }
 }
 
 /// Rates over the measured window, each of what happened inside it: a response that arrived after sending

@@ -122,13 +122,15 @@ impl LoadSettings {
         if streams == 0 {
             return bad("--streams 0: at least 1 stream per connection is needed, e.g. --streams 10".into());
         }
-        if streams > 1 && protocol != Protocol::Http2 {
+        if streams > 1 && !protocol.multiplexed() {
             return bad(format!(
-                "--streams {streams}: only HTTP/2 carries several requests at once on a connection: add --http2"
+                "--streams {streams}: only HTTP/2 and HTTP/3 carry several requests at once on a connection: add \
+                 --http2 or --http3"
             ));
         }
-        if protocol == Protocol::Http2 && self.no_keepalive {
-            return bad("--http2 with --no-keepalive: HTTP/2 keeps its connections open; drop --no-keepalive".into());
+        if protocol.multiplexed() && self.no_keepalive {
+            let (flag, label) = (protocol.flag(), protocol.label());
+            return bad(format!("{flag} with --no-keepalive: {label} keeps its connections open; drop --no-keepalive"));
         }
         let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let connect_timeout = self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
@@ -236,9 +238,10 @@ pub fn check_headers(headers: &[(String, String)], protocol: Protocol) -> Result
             ));
         }
         let connection_specific = ["connection", "keep-alive", "proxy-connection", "upgrade", "host"];
-        if protocol == Protocol::Http2 && connection_specific.contains(&lower.as_str()) {
+        if protocol.multiplexed() && connection_specific.contains(&lower.as_str()) {
+            let (flag, label) = (protocol.flag(), protocol.label());
             return Err(format!(
-                "-H '{name}' with --http2: HTTP/2 has no connection headers and takes the host from the URL; leave \
+                "-H '{name}' with {flag}: {label} has no connection headers and takes the host from the URL; leave \
                  it out"
             ));
         }

@@ -390,8 +390,9 @@ fn protocol(
         Some(p) => match p.get_ref().as_str() {
             "http1" => Protocol::Http1,
             "http2" => Protocol::Http2,
+            "http3" => Protocol::Http3,
             other => {
-                return Err(at.span(p.span(), format!("protocol '{other}': write \"http1\" or \"http2\"")));
+                return Err(at.span(p.span(), format!("protocol '{other}': write \"http1\", \"http2\" or \"http3\"")));
             }
         },
     };
@@ -401,22 +402,24 @@ fn protocol(
         Some(n) if *n.get_ref() == 0 => {
             return Err(at.span(n.span(), "streams must be 1 or more (the requests in flight per connection)"));
         }
-        Some(n) if *n.get_ref() > 1 && chosen != Protocol::Http2 => {
+        Some(n) if *n.get_ref() > 1 && !chosen.multiplexed() => {
             return Err(at.span(
                 n.span(),
                 format!(
-                "streams = {}: only HTTP/2 carries several requests at once on a connection: add protocol = \"http2\"",
-                n.get_ref()
-            ),
+                    "streams = {}: only HTTP/2 and HTTP/3 carry several requests at once on a connection: add \
+                     protocol = \"http2\" or \"http3\"",
+                    n.get_ref()
+                ),
             ));
         }
         Some(n) => *n.get_ref(),
     };
-    if chosen == Protocol::Http2 && !keepalive {
+    if chosen.multiplexed() && !keepalive {
         let span = protocol.as_ref().map(Spanned::span).unwrap_or_default();
+        let label = chosen.label();
         return Err(at.span(
             span,
-            format!("{whose}HTTP/2 keeps its connections open, and [load] says keepalive = false: drop one of them"),
+            format!("{whose}{label} keeps its connections open, and [load] says keepalive = false: drop one of them"),
         ));
     }
     Ok((chosen, count))

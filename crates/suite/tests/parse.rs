@@ -219,9 +219,9 @@ fn protocol_mistakes_point_at_the_key() {
     let error = |text: &str| parse(text, "p.toml", Path::new("/x")).unwrap_err().to_string();
     let servers = "[[server]]\nname = \"a\"\ncommand = \"x\"\n";
     let unknown = error(&format!("connections = [1]\n[load]\nprotocol = \"h3\"\n{servers}"));
-    assert!(unknown.starts_with("p.toml:3:12: protocol 'h3': write \"http1\" or \"http2\""), "{unknown}");
+    assert!(unknown.starts_with("p.toml:3:12: protocol 'h3': write \"http1\", \"http2\" or \"http3\""), "{unknown}");
     let streams = error(&format!("connections = [1]\n[load]\nstreams = 4\n{servers}"));
-    assert!(streams.starts_with("p.toml:3:11: streams = 4: only HTTP/2"), "{streams}");
+    assert!(streams.starts_with("p.toml:3:11: streams = 4: only HTTP/2 and HTTP/3"), "{streams}");
     let zero = error(&format!("connections = [1]\n[load]\nprotocol = \"http2\"\nstreams = 0\n{servers}"));
     assert!(zero.starts_with("p.toml:4:11: streams must be 1 or more"), "{zero}");
     let closing = error(&format!("connections = [1]\n[load]\nkeepalive = false\n{servers}protocol = \"http2\"\n"));

@@ -12,7 +12,7 @@ use h2::server::SendResponse;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::connection::{PATTERN, PATTERN_LEN};
-use crate::routes::{self, exponential, reason, spin, Route, StatusAnswer, HELLO, INDEX, NOT_SIGNED_IN, SIGNED_IN};
+use crate::routes::{self, Body, Route};
 use crate::State;
 
 /// The streams a client may open at once, as nginx allows by default.
@@ -60,64 +60,30 @@ async fn answer(
     signed_in: bool,
     state: &State,
 ) -> Result<(), h2::Error> {
-    let (status, content_type, body): (u16, &str, Bytes) = match route {
-        Route::Hello | Route::Close | Route::Delay(_) => (200, "text/plain", Bytes::from_static(HELLO)),
-        Route::Spin(work) => {
-            spin(work);
-            (200, "text/plain", Bytes::from_static(HELLO))
-        }
-        Route::SpinExp(mean) => {
-            spin(exponential(mean));
-            (200, "text/plain", Bytes::from_static(HELLO))
-        }
-        Route::Index => (200, "text/plain", Bytes::from_static(INDEX.as_bytes())),
-        Route::Stats => (200, "application/json", format!("{{\"requests\":{}}}", state.requests()).into()),
-        Route::Status(code) => match StatusAnswer::of(code) {
-            StatusAnswer::Interim => {
-                respond.send_informational(http::Response::builder().status(code).body(()).unwrap_or_default())?;
-                (200, "text/plain", Bytes::from_static(HELLO))
+    let answer = routes::answer(route, signed_in, state);
+    if let Some(code) = answer.interim {
+        respond.send_informational(http::Response::builder().status(code).body(()).unwrap_or_default())?;
+    }
+    let mut builder = http::Response::builder().status(answer.status);
+    for (name, value) in &answer.headers {
+        builder = builder.header(*name, value.as_str());
+    }
+    let response = builder.body(()).unwrap_or_default();
+    match answer.body {
+        Body::Fixed(body) => {
+            let mut send = respond.send_response(response, head || body.is_empty())?;
+            if !head && !body.is_empty() {
+                send.send_data(body, true)?;
             }
-            StatusAnswer::Empty => {
-                respond.send_response(http::Response::builder().status(code).body(()).unwrap_or_default(), true)?;
-                return Ok(());
-            }
-            StatusAnswer::Body => (code, "text/plain", format!("{code} {}\n", reason(code)).into()),
-        },
-        Route::NotFound => (404, "text/plain", Bytes::from_static(b"not found: try GET / for the list of paths\n")),
-        Route::Account if signed_in => (200, "text/plain", Bytes::from_static(SIGNED_IN)),
-        Route::Account => (401, "text/plain", Bytes::from_static(NOT_SIGNED_IN)),
-        Route::Redirect(_) | Route::Login => {
-            let moved = route.moved().expect("a redirect");
-            let mut builder = http::Response::builder().status(moved.status).header("location", moved.location);
-            if let Some(cookie) = moved.cookie {
-                builder = builder.header("set-cookie", cookie);
-            }
-            respond.send_response(builder.header("content-length", 0).body(()).unwrap_or_default(), true)?;
-            return Ok(());
         }
-        Route::Bytes(size) | Route::Chunked(size) => {
-            let response = response(200, "application/octet-stream", Some(size));
+        Body::Pattern(size) => {
             let mut send = respond.send_response(response, head || size == 0)?;
             if !head {
                 send_pattern(&mut send, size).await?;
             }
-            return Ok(());
         }
-    };
-    let response = response(status, content_type, Some(body.len() as u64));
-    let mut send = respond.send_response(response, head || body.is_empty())?;
-    if !head && !body.is_empty() {
-        send.send_data(body, true)?;
     }
     Ok(())
-}
-
-fn response(status: u16, content_type: &str, length: Option<u64>) -> http::Response<()> {
-    let mut builder = http::Response::builder().status(status).header("content-type", content_type);
-    if let Some(length) = length {
-        builder = builder.header("content-length", length);
-    }
-    builder.body(()).unwrap_or_default()
 }
 
 /// Sends `size` bytes of the pattern as the client's window allows.

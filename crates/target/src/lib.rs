@@ -1,14 +1,16 @@
-//! `shootout target`: the built-in reference HTTP server (HTTP/1.1, and HTTP/2 in the clear or through TLS).
+//! `shootout target`: the built-in reference HTTP server (HTTP/1.1, HTTP/2 in the clear or through TLS, and
+//! HTTP/3 over QUIC).
 //!
 //! It gives the quickstart something to load without installing a server, gives calibration a known fast
 //! peer, and gives the tests real sockets with known answers. It is built to be quick: one tokio task per
 //! connection, pipelined requests answered in one write, fixed answers pre-encoded.
 //!
 //! Layout:
-//! - [`routes`]: [`Route`], what each path answers (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
+//! - [`routes`]: [`Route`], what each path answers, and [`routes::answer`], its answer for HTTP/2 and HTTP/3 (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
 //!   `/spin/US`, `/status/CODE`, `/close`, `/stats`).
 //! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
 //! - [`http2`]: the same answers over HTTP/2, for connections that open with its preface or chose it through ALPN.
+//! - [`http3`]: the same answers over HTTP/3, on the UDP port of the TCP port's number.
 //! - [`tls`]: HTTPS, with a self-signed certificate made at start or one from PEM files.
 //! - [`timer`]: [`Clock`](timer::Clock), the waits of `/delay/MS` and of stalls, on time to a few microseconds
 //!   at the median where tokio's timer rounds up to the next millisecond, all of a server's on one kernel timer.
@@ -18,6 +20,7 @@
 
 pub mod connection;
 pub mod http2;
+pub mod http3;
 pub mod routes;
 pub mod timer;
 pub mod tls;
@@ -151,20 +154,35 @@ async fn opens_with_preface(stream: &tokio::net::TcpStream) -> bool {
     false
 }
 
+/// How the server speaks: in the clear, or through TLS with this configuration, and then over HTTP/3 too.
+#[derive(Debug, Clone, Default)]
+pub struct Speaking {
+    /// TLS (HTTPS, HTTP/2 through ALPN), when given.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// HTTP/3 on the UDP port of the TCP port's number (TLS needed).
+    pub http3: bool,
+}
+
 /// Binds `address`, calls `on_bound` with the bound address, and serves on `threads` threads until the process
 /// ends.
 pub fn run(
     address: SocketAddr,
     threads: usize,
     stall: Option<Stall>,
-    tls: Option<TlsAcceptor>,
+    speaking: Speaking,
     on_bound: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads.max(1)).enable_all().build()?;
     runtime.block_on(async {
         let listener = bind(address)?;
-        on_bound(listener.local_addr()?);
-        serve(listener, Arc::new(State::new(stall)), tls).await
+        let bound = listener.local_addr()?;
+        let state = Arc::new(State::new(stall));
+        if let (true, Some(tls)) = (speaking.http3, &speaking.tls) {
+            let endpoint = http3::endpoint(bound, tls).map_err(io::Error::other)?;
+            tokio::spawn(http3::serve(endpoint, state.clone()));
+        }
+        on_bound(bound);
+        serve(listener, state, speaking.tls.map(TlsAcceptor::from)).await
     })
 }
 

@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
+
+use crate::State;
+
 /// The body of `/hello`, `/delay/MS` and `/close`: the same 12 bytes as the example apps' "Hello World".
 pub const HELLO: &[u8] = b"Hello World\n";
 
@@ -167,6 +171,80 @@ pub fn spin(work: Duration) {
         for i in 0..256u64 {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
         }
+    }
+}
+
+/// What a route answers, whatever the protocol carries it: HTTP/2 and HTTP/3 write it as they frame it.
+#[derive(Debug)]
+pub struct Answer {
+    /// An interim status sent before the final answer (a 1xx route).
+    pub interim: Option<u16>,
+    /// The final status.
+    pub status: u16,
+    /// Its header fields, Content-Length included where the body has a length to give.
+    pub headers: Vec<(&'static str, String)>,
+    /// Its body.
+    pub body: Body,
+}
+
+/// A body to send.
+#[derive(Debug)]
+pub enum Body {
+    /// These bytes (none for an empty answer).
+    Fixed(Bytes),
+    /// This many bytes of the server's repeating pattern, sent as the client takes them.
+    Pattern(u64),
+}
+
+/// The answer of `route` to a client `signed_in` or not (over HTTP/2 and HTTP/3; HTTP/1.1 writes its own bytes).
+pub fn answer(route: Route, signed_in: bool, state: &State) -> Answer {
+    let fixed = |status: u16, content_type: &str, body: Bytes| Answer {
+        interim: None,
+        status,
+        headers: vec![("content-type", content_type.to_string()), ("content-length", body.len().to_string())],
+        body: Body::Fixed(body),
+    };
+    match route {
+        Route::Hello | Route::Close | Route::Delay(_) => fixed(200, "text/plain", Bytes::from_static(HELLO)),
+        Route::Spin(work) => {
+            spin(work);
+            fixed(200, "text/plain", Bytes::from_static(HELLO))
+        }
+        Route::SpinExp(mean) => {
+            spin(exponential(mean));
+            fixed(200, "text/plain", Bytes::from_static(HELLO))
+        }
+        Route::Index => fixed(200, "text/plain", Bytes::from_static(INDEX.as_bytes())),
+        Route::Stats => fixed(200, "application/json", format!("{{\"requests\":{}}}", state.requests()).into()),
+        Route::Status(code) => match StatusAnswer::of(code) {
+            StatusAnswer::Interim => {
+                Answer { interim: Some(code), ..fixed(200, "text/plain", Bytes::from_static(HELLO)) }
+            }
+            StatusAnswer::Empty => {
+                Answer { interim: None, status: code, headers: Vec::new(), body: Body::Fixed(Bytes::new()) }
+            }
+            StatusAnswer::Body => fixed(code, "text/plain", format!("{code} {}\n", reason(code)).into()),
+        },
+        Route::NotFound => {
+            fixed(404, "text/plain", Bytes::from_static(b"not found: try GET / for the list of paths\n"))
+        }
+        Route::Account if signed_in => fixed(200, "text/plain", Bytes::from_static(SIGNED_IN)),
+        Route::Account => fixed(401, "text/plain", Bytes::from_static(NOT_SIGNED_IN)),
+        Route::Redirect(_) | Route::Login => {
+            let moved = route.moved().expect("a redirect");
+            let mut headers = vec![("location", moved.location)];
+            if let Some(cookie) = moved.cookie {
+                headers.push(("set-cookie", cookie));
+            }
+            headers.push(("content-length", "0".into()));
+            Answer { interim: None, status: moved.status, headers, body: Body::Fixed(Bytes::new()) }
+        }
+        Route::Bytes(size) | Route::Chunked(size) => Answer {
+            interim: None,
+            status: 200,
+            headers: vec![("content-type", "application/octet-stream".into()), ("content-length", size.to_string())],
+            body: Body::Pattern(size),
+        },
     }
 }
 

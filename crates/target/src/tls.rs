@@ -25,6 +25,12 @@ pub enum Certificate<'a> {
 
 /// Builds the acceptor, or says what is wrong with the certificate files.
 pub fn acceptor(certificate: Certificate<'_>) -> Result<TlsAcceptor, String> {
+    Ok(TlsAcceptor::from(server_config(certificate)?))
+}
+
+/// The TLS configuration of the server (ALPN: h2, then http/1.1; [`http3`](crate::http3) offers h3 over the same
+/// certificate), or what is wrong with the certificate files.
+pub fn server_config(certificate: Certificate<'_>) -> Result<Arc<ServerConfig>, String> {
     let (chain, key) = match certificate {
         Certificate::SelfSigned => {
             let made = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into(), "::1".into()])
@@ -50,5 +56,5 @@ pub fn acceptor(certificate: Certificate<'_>) -> Result<TlsAcceptor, String> {
         .map_err(|e| format!("the certificate and key do not go together: {e}"))?;
     let mut config = config;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    Ok(Arc::new(config))
 }

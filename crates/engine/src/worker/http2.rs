@@ -23,10 +23,8 @@ use crate::conn::{connect_error, transfer_error, Conn, Phase, MAX_BACKOFF, MIN_B
 use crate::http::h2::frame;
 use crate::http::h2::request::encode_plain;
 use crate::http::h2::session::{Broken, Event as StreamEvent, Session};
-use crate::redirect::Next;
 use crate::tally::micros;
 use crate::transport;
-use crate::workload::Body;
 
 /// The bit that marks a wire's poll token (slot tokens never reach it).
 const WIRE_BIT: usize = 1 << 31;
@@ -117,7 +115,8 @@ impl Wires {
     /// True when the request of slot `i` (`conn`) has body bytes waiting for the server's window. Stream ids
     /// repeat from one connection to the next, so only the slot's own wire is asked.
     pub fn stalled(&self, i: usize, conn: &Conn) -> bool {
-        conn.phase == Phase::Reading && self.wires.get(self.wire(i)).is_some_and(|w| w.session.stalled(conn.stream))
+        conn.phase == Phase::Reading
+            && self.wires.get(self.wire(i)).is_some_and(|w| w.session.stalled(conn.stream as u32))
     }
 
     fn wire(&self, slot: usize) -> usize {
@@ -283,12 +282,17 @@ impl Worker<'_> {
                     wire.state = State::Open;
                     self.open_streams(w, now);
                 }
-                Ok(Some(StreamEvent::Answered { slot })) => self.stream_answered(slot, now),
+                Ok(Some(StreamEvent::Answered { slot })) => {
+                    let mut response = std::mem::take(&mut self.answer);
+                    std::mem::swap(&mut response, wire.session.response_mut());
+                    self.stream_answered(slot, &response, now);
+                    self.answer = response;
+                }
                 Ok(Some(StreamEvent::Reset { slot, code })) => {
                     // REFUSED_STREAM: the server did not process the request at all.
                     let kind =
                         if code == frame::REFUSED_STREAM { ErrorKind::StreamRefused } else { ErrorKind::StreamReset };
-                    self.end_stream(slot, kind, Some(code), now);
+                    self.end_stream(slot, kind, Some(u64::from(code)), now);
                 }
                 Ok(Some(StreamEvent::Refused { slot })) => self.end_stream(slot, ErrorKind::Goaway, None, now),
                 Ok(Some(StreamEvent::Broken { slot })) => self.end_stream(slot, ErrorKind::Malformed, None, now),
@@ -323,48 +327,6 @@ impl Worker<'_> {
         }
     }
 
-    /// A stream's response is complete: check it (scenarios), record it, and let the slot go on.
-    fn stream_answered(&mut self, slot: usize, now: Instant) {
-        let workload = &*self.shared.workload;
-        let Some(h2) = self.http2.as_ref() else { return };
-        let response = h2.wires[h2.wire(slot)].session.response();
-        let conn = &mut self.conns[slot];
-        if conn.phase != Phase::Reading {
-            return;
-        }
-        let sent = workload.bytes(conn.request, conn.user.hop.is_some(), &conn.out);
-        let next = workload.next_after(conn.request, &conn.user, response.status, &response.head, sent);
-        if next != Next::Done {
-            workload.take_cookies(&mut conn.user, &response.head);
-            self.tally.answered(conn, response.status, None, now);
-            conn.phase = Phase::Idle;
-            return self.redirected(slot, next, now);
-        }
-        conn.user.hop = None;
-        let failed = workload.has_users().then(|| {
-            let body = Body { bytes: &response.body, cut: response.cut };
-            workload.inspect(conn.request, &mut conn.user, response.status, &response.head, body)
-        });
-        let failed = failed.flatten();
-        self.tally.answered(conn, response.status, failed, now);
-        let passed = failed.is_none();
-        conn.phase = Phase::Idle;
-        self.after_response(slot, passed, now);
-    }
-
-    /// The server ended a slot's stream without an answer: the request fails with `kind`, and the error code of
-    /// the RST_STREAM that ended it, if one did, is counted.
-    fn end_stream(&mut self, slot: usize, kind: ErrorKind, reset: Option<u32>, now: Instant) {
-        if self.conns[slot].phase == Phase::Reading {
-            if let Some(code) = reset {
-                self.tally.stream_reset(&self.conns[slot], code);
-            }
-            self.conns[slot].phase = Phase::Writing; // sent, and no longer on the wire: nothing to release
-            self.conns[slot].stream = 0;
-            self.fail(slot, kind, now);
-        }
-    }
-
     /// Opens a stream for every waiting slot, while the server allows.
     fn open_streams(&mut self, w: usize, now: Instant) {
         let workload = &*self.shared.workload;
@@ -380,7 +342,7 @@ impl Worker<'_> {
             let conn = &mut self.conns[i];
             let planned = &workload.requests[conn.request];
             let capture = workload.capture(conn.request);
-            conn.stream = match (&planned.encoded2, &planned.encoded) {
+            conn.stream = u64::from(match (&planned.encoded2, &planned.encoded) {
                 (Some(request), Some(bytes)) if conn.user.hop.is_none() => {
                     wire.session.open(i, request, &bytes[request.body.clone()], capture)
                 }
@@ -391,7 +353,7 @@ impl Worker<'_> {
                         continue;
                     }
                 },
-            };
+            });
             conn.phase = Phase::Reading;
             conn.sent_at = now;
             self.tally.written(conn.counted, records_lag, conn.due, now);
@@ -415,7 +377,7 @@ impl Worker<'_> {
         let Some(wire) = h2.wires.get_mut(w) else { return };
         match phase {
             Phase::Reading if stream != 0 => {
-                wire.session.cancel(stream);
+                wire.session.cancel(stream as u32);
                 wire.dirty = true;
                 if wire.session.drained() {
                     // Out of the wire's slots before it goes, so that a failed reconnect does not count it again.
@@ -439,34 +401,8 @@ impl Worker<'_> {
         }
         wire.close();
         wire.waiting.clear();
-        let end = ((w + 1) * streams).min(self.conns.len());
-        let mut lost = std::mem::take(&mut self.wires().lost);
-        lost.clear();
-        lost.extend((w * streams..end).filter(|&i| {
-            matches!(self.conns[i].phase, Phase::Connecting | Phase::Queued | Phase::Reading | Phase::Writing)
-        }));
-        for &i in &lost {
-            // The connection is gone with its streams: nothing to release, only to record.
-            let conn = &mut self.conns[i];
-            if conn.phase == Phase::Queued {
-                conn.phase = Phase::Connecting;
-            } else if conn.phase == Phase::Reading {
-                conn.phase = Phase::Writing;
-            }
-            conn.stream = 0;
-            self.tally.failed(&self.conns[i], kind, now);
-            self.conns[i].phase = Phase::Idle;
-        }
-        for &i in &lost {
-            if kind.is_connect() {
-                self.conns[i].phase = Phase::Backoff(now + backoff);
-            } else if self.shared.workload.sessions.is_empty() {
-                self.next_request(i, now);
-            } else {
-                self.end_session(i, now);
-            }
-        }
-        lost.clear();
+        let lost = std::mem::take(&mut self.wires().lost);
+        let lost = self.lose_slots(w * streams..(w + 1) * streams, kind, backoff, lost, now);
         self.wires().lost = lost;
     }
 

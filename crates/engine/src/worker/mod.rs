@@ -15,8 +15,9 @@
 //! The loop knows nothing of what the run is for; it reports per-second intervals and its totals over a channel.
 //!
 //! A slot is one request in flight at a time. Over HTTP/1.1 ([`http1`]) each slot owns its connection; over
-//! HTTP/2 ([`http2`]) the slots of a connection are its streams, and the connection is a wire the slots share.
-//! Everything else (pacing, periods, users, timeouts, the tally) is the same code for both.
+//! HTTP/2 ([`http2`]) and HTTP/3 ([`http3`]) the slots of a connection are its streams, and the connection is
+//! shared ([`streams`] is what a slot does when its stream ends). Everything else (pacing, periods, users,
+//! timeouts, the tally) is the same code for all three.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -39,9 +40,12 @@ use crate::uring::Ring;
 
 mod http1;
 mod http2;
+mod http3;
 mod ring;
+mod streams;
 
 use http2::Wires;
+use http3::Quics;
 
 /// Size of the read buffer each thread shares among its connections.
 const READ_BUFFER: usize = 64 * 1024;
@@ -79,6 +83,10 @@ struct Worker<'a> {
     rng: SmallRng,
     /// HTTP/2: the connections the slots' streams share (`None` for HTTP/1.1, where each slot owns one).
     http2: Option<Wires>,
+    /// HTTP/3: the QUIC connections the slots' streams share.
+    http3: Option<Quics>,
+    /// The response of the stream that ended last (HTTP/2, HTTP/3), swapped out of its session while it is read.
+    answer: crate::http::stream::Response,
     /// The io_uring instance, when the run does its I/O through io_uring ([`ring`]) rather than epoll.
     ring: Option<Ring>,
     /// When a search's probe past its window next checks its stragglers ([`Worker::check_settled`]).
@@ -116,13 +124,16 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacer,
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
-        http2: (shared.streams > 0).then(|| Wires::new(shared.streams)),
+        http2: (shared.streams > 0 && shared.quic.is_none()).then(|| Wires::new(shared.streams)),
+        http3: shared.quic.clone().map(|plan| Quics::new(plan, shared.streams)),
+        answer: Default::default(),
         ring,
         next_settled_check: now,
     };
     // The run starts once the worker is set up (its poll instance or ring, its buffers): no request is due, and
     // no connect timed, from before.
     worker.run(Instant::now());
+    worker.close_quics();
     worker.tally.finish();
 }
 
@@ -139,12 +150,14 @@ impl Worker<'_> {
             let now = Instant::now();
             self.start_due(now);
             self.flush_wires();
+            self.flush_quics();
             if let Err(e) = self.turn(&mut events, now, next_tick) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
             }
             self.flush_wires();
+            self.flush_quics();
             let now = Instant::now();
             if self.period == Period::Warmup && now >= self.shared.measure_start {
                 self.period = Period::Measure;
@@ -162,7 +175,12 @@ impl Worker<'_> {
     /// Waits for what happens next (see [`Worker::wait`]) and handles it: readiness events from epoll, or the
     /// completions of the ring's operations.
     fn turn(&mut self, events: &mut Events, now: Instant, next_tick: Instant) -> io::Result<()> {
-        let due = self.pacer.next_wake().filter(|&due| due < next_tick);
+        let quic_timer = self.http3.as_ref().and_then(Quics::next_timer);
+        let due = match (self.pacer.next_wake(), quic_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let due = due.filter(|&due| due < next_tick);
         if self.ring.is_some() {
             return self.ring_turn(due.unwrap_or(next_tick));
         }
@@ -170,6 +188,9 @@ impl Worker<'_> {
         self.tally.clock(Instant::now());
         for event in events.iter() {
             self.on_event(event);
+        }
+        if quic_timer.is_some_and(|t| t <= Instant::now()) {
+            self.tick_quics(Instant::now());
         }
         Ok(())
     }
@@ -224,6 +245,7 @@ impl Worker<'_> {
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
         self.tick_wires(now);
+        self.tick_quics(now);
         let finished_sending = match self.period {
             Period::Interrupted(_) => true,
             period => self.pacer.done_sending(period == Period::Ended),
@@ -407,6 +429,8 @@ impl Worker<'_> {
         }
         if self.http2.is_some() {
             self.dispatch_stream(i, now);
+        } else if self.http3.is_some() {
+            self.dispatch_quic(i, now);
         } else if conn.socket.is_some() {
             self.send(i, now);
         } else {
@@ -418,6 +442,9 @@ impl Worker<'_> {
         let (i, generation) = untoken(event.token());
         if let Some(wire) = http2::wire_of(i) {
             return self.on_wire_event(wire, generation, event);
+        }
+        if let Some(quic) = http3::quic_of(i) {
+            return self.on_quic_event(quic, generation, event);
         }
         let Some(conn) = self.conns.get(i) else { return };
         if conn.generation != generation {
@@ -499,6 +526,9 @@ impl Worker<'_> {
         self.tally.failed(&self.conns[i], kind, now);
         if self.http2.is_some() {
             self.release_stream(i, now);
+        }
+        if self.http3.is_some() {
+            self.release_quic_stream(i, now);
         }
         self.close(i);
         let conn = &mut self.conns[i];

@@ -12,6 +12,7 @@ use std::time::Duration;
 use shootout_engine::http::h2::request::encode_plain;
 use shootout_engine::http::h2::session::{Event, Session};
 use shootout_engine::http::response::{Capture, Progress, ResponseParser};
+use shootout_engine::quic::{Blocking, QuicPlan};
 use shootout_model::Protocol;
 
 /// A response: status and body (the body as text, lossily).
@@ -108,6 +109,9 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, F
     let parts = Parts::of(url)?;
     let socket = parts.socket().map_err(|text| Failure { kind: FailureKind::Unresolved, text })?;
     let Parts { scheme, authority, path, .. } = parts;
+    if protocol == Protocol::Http3 {
+        return get_http3(socket, authority, path, timeout).map_err(Failure::from);
+    }
     let tcp = TcpStream::connect_timeout(&socket, timeout).map_err(|e| Failure {
         kind: if e.kind() == io::ErrorKind::ConnectionRefused { FailureKind::Refused } else { FailureKind::Other },
         text: worded(&e, timeout, "to connect"),
@@ -138,6 +142,22 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, F
     Ok(exchange(&mut stream, request.as_bytes(), scheme, protocol, timeout)?)
 }
 
+/// GETs `path` over HTTP/3 (certificates not checked): one QUIC connection, one request stream.
+fn get_http3(socket: SocketAddr, authority: &str, path: &str, timeout: Duration) -> Result<Answer, String> {
+    let config = shootout_engine::tls::client_config(true, None, Protocol::Http3)?;
+    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
+    let plan = QuicPlan::new(&config, host.to_string())?;
+    let mut connection = Blocking::connect(&plan, socket, timeout).map_err(|e| format!("HTTP/3: {e}"))?;
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: shootout-probe\r\n\r\n").into_bytes();
+    let (mut section, mut headers) = (Vec::new(), Vec::new());
+    shootout_engine::http::h3::qpack::encode_plain(&request, &mut section, &mut headers).map_err(|e| e.0)?;
+    let response = connection.exchange(&headers, b"").map_err(|e| format!("HTTP/3: {e}"));
+    connection.close();
+    let response = response?;
+    Ok(Answer { status: response.status, body: String::from_utf8_lossy(&response.body).into_owned() })
+}
+
 /// Sends `request` (HTTP/1.1 bytes) over `protocol` and reads its answer; `timeout` is how long each read may wait.
 fn exchange(
     stream: &mut (impl Read + Write),
@@ -152,6 +172,7 @@ fn exchange(
             read_response(stream, timeout)
         }
         Protocol::Http2 => exchange_http2(stream, request, scheme, timeout),
+        Protocol::Http3 => Err("HTTP/3 is not carried over TCP".into()),
     }
 }
 

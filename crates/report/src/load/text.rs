@@ -37,12 +37,12 @@ fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
         StopCondition::Requests(n) => format!("{} requests", count(n)),
     };
     let keepalive = match o.protocol {
-        Protocol::Http2 => "HTTP/2",
+        Protocol::Http2 | Protocol::Http3 => o.protocol.label(),
         Protocol::Http1 if o.keepalive => "keep-alive",
         Protocol::Http1 => "a new connection per request",
     };
     let connections = match o.protocol {
-        Protocol::Http2 => format!("{} connections × {} streams", o.connections, o.streams),
+        Protocol::Http2 | Protocol::Http3 => format!("{} connections × {} streams", o.connections, o.streams),
         Protocol::Http1 => format!("{} connections", o.connections),
     };
     match &o.scenario {
@@ -243,6 +243,24 @@ fn counts(out: &mut String, result: &LoadResult) {
         count(c.opened),
         count(c.closed_by_server)
     );
+    if let Some(quic) = &result.quic {
+        let lost =
+            if quic.packets_sent > 0 { 100.0 * quic.packets_lost as f64 / quic.packets_sent as f64 } else { 0.0 };
+        let zero_rtt = match quic.zero_rtt {
+            0 => "none with 0-RTT".to_string(),
+            n => format!("{} with 0-RTT", count(n)),
+        };
+        let _ = writeln!(
+            out,
+            "{:<26}{} handshakes ({zero_rtt}); {} packets sent, {} lost ({lost:.3} %) and sent again; {} \
+             congestion events",
+            "QUIC:",
+            count(quic.handshakes),
+            count(quic.packets_sent),
+            count(quic.packets_lost),
+            count(quic.congestion_events)
+        );
+    }
     if let Some(sends) = &result.sends {
         let _ = writeln!(
             out,

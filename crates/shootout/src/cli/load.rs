@@ -104,11 +104,16 @@ pub struct LoadArgs {
     io: IoArg,
     /// Speak HTTP/2: with prior knowledge on http:// (h2c), through ALPN on https:// (the run stops with one
     /// line when the server does not speak it).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "http3")]
     http2: bool,
-    /// HTTP/2: requests in flight at once on each connection, as h2load's -m [default: 1]. Closed model: -c
-    /// connections × --streams users; open model: due requests take a free stream, then a new connection.
-    #[arg(long, value_name = "N", requires = "http2")]
+    /// Speak HTTP/3 over QUIC (https:// only; the certificate must name the host, so use the name it carries,
+    /// such as localhost, rather than an IP address).
+    #[arg(long)]
+    http3: bool,
+    /// HTTP/2 and HTTP/3: requests in flight at once on each connection, as h2load's -m [default: 1]. Closed
+    /// model: -c connections × --streams users; open model: due requests take a free stream, then a new
+    /// connection.
+    #[arg(long, value_name = "N")]
     streams: Option<u32>,
     /// Send load for this long first, without counting it [default: 0s].
     #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
@@ -395,7 +400,11 @@ pub(super) fn validate(
             IoArg::Epoll => Some(IoBackend::Epoll),
             IoArg::IoUring => Some(IoBackend::IoUring),
         },
-        protocol: args.http2.then_some(shootout_model::Protocol::Http2),
+        protocol: match (args.http2, args.http3) {
+            (true, _) => Some(shootout_model::Protocol::Http2),
+            (_, true) => Some(shootout_model::Protocol::Http3),
+            _ => None,
+        },
         streams: args.streams,
         insecure: args.insecure,
         cacert: args.cacert.as_ref().map(|p| p.display().to_string()),

@@ -34,6 +34,9 @@ pub struct TargetArgs {
     /// Serve HTTPS (with a self-signed certificate for localhost and 127.0.0.1 unless --cert/--key are given).
     #[arg(long)]
     tls: bool,
+    /// Serve HTTP/3 too, over QUIC on the UDP port of the same number (implies --tls).
+    #[arg(long)]
+    http3: bool,
     /// HTTPS: the PEM certificate chain to serve.
     #[arg(long, value_name = "FILE", requires_all = ["tls", "key"])]
     cert: Option<std::path::PathBuf>,
@@ -57,16 +60,18 @@ pub fn run(args: TargetArgs) -> Result<(), Failure> {
         (Some(period), Some(length)) => Some(Stall { period, length }),
         _ => None,
     };
-    let tls = match (args.tls, &args.cert, &args.key) {
+    let tls = match (args.tls || args.http3, &args.cert, &args.key) {
         (false, _, _) => None,
         (true, Some(cert), Some(key)) => Some(Certificate::Files { cert, key }),
         (true, _, _) => Some(Certificate::SelfSigned),
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let acceptor = tls.map(shootout_target::tls::acceptor).transpose().map_err(Failure::Usage)?;
+    let tls = tls.map(shootout_target::tls::server_config).transpose().map_err(Failure::Usage)?;
     let address = SocketAddr::new(args.host, args.port);
-    shootout_target::run(address, threads, stall, acceptor, |bound| {
-        println!("shootout target listening on {scheme}://{bound}/");
+    let speaking = shootout_target::Speaking { tls, http3: args.http3 };
+    shootout_target::run(address, threads, stall, speaking, |bound| {
+        let also = if args.http3 { format!(" (and HTTP/3 on UDP port {})", bound.port()) } else { String::new() };
+        println!("shootout target listening on {scheme}://{bound}/{also}");
         let _ = std::io::stdout().flush();
     })
     .with_context(|| format!("cannot serve on {address} (is the port already in use? try --port 0)"))?;

@@ -20,6 +20,7 @@ mod held_over;
 mod hosts;
 mod http2;
 mod http2_faults;
+mod http3;
 mod https;
 mod io;
 mod limits;

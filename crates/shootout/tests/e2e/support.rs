@@ -132,7 +132,13 @@ impl Target {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let rest = line.trim().strip_prefix("shootout target listening on ").unwrap_or_default();
         let (scheme, address) = rest.split_once("://").unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
-        let address = address.trim_end_matches('/').parse().unwrap_or_else(|_| panic!("bad address in {line:?}"));
+        let address = address
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .parse()
+            .unwrap_or_else(|_| panic!("bad address in {line:?}"));
         Target { child, address, scheme: scheme.to_string() }
     }
 

@@ -2,29 +2,19 @@
 //!
 //! Every block is decoded, whatever the client keeps of it, so that the dynamic table stays in step with the
 //! server's encoder. Names and values are handed to a callback as slices of the block, the static table, the
-//! dynamic table or a scratch buffer (Huffman-coded strings, decoded by the `httlib-huffman` crate's table-driven
-//! decoder). Only entries added to the dynamic table are copied, into the buffers of entries it evicted when
-//! there are some.
-//!
-//! A server under load sends the same coded strings again and again (its name, a content type, the date of this
-//! second), so the last few Huffman strings are remembered with their decoding: a string seen before costs a
-//! comparison instead of a walk through the Huffman tables (measured: the Huffman decoder was 7% of the client's
-//! CPU against nginx at 10 streams per connection).
+//! dynamic table or a scratch buffer (Huffman-coded strings, see [`fields`](crate::http::fields)). Only entries
+//! added to the dynamic table are copied, into the buffers of entries it evicted when there are some.
 
 use std::collections::VecDeque;
 
-use httlib_huffman::{decode as huffman, DecoderSpeed};
-
 use super::request::STATIC;
+pub use crate::http::fields::Invalid;
+use crate::http::fields::{read_integer as integer, read_string, Recent, Text};
 
 /// What HPACK charges for a table entry besides its name and value.
 const ENTRY_OVERHEAD: usize = 32;
 /// The dynamic table size the client allows (SETTINGS_HEADER_TABLE_SIZE, left at its default).
 pub const TABLE_SIZE: usize = 4096;
-
-/// A header block that does not decode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invalid(pub &'static str);
 
 /// The decoding state of one connection.
 #[derive(Debug, Default)]
@@ -38,51 +28,6 @@ pub struct Decoder {
     name: Vec<u8>,
     value: Vec<u8>,
     recent: Recent,
-}
-
-/// How many Huffman strings [`Recent`] remembers.
-const RECENT: usize = 8;
-/// The longest Huffman string [`Recent`] remembers (longer ones are rarely repeated and costly to compare).
-const RECENT_LEN: usize = 128;
-
-/// The last Huffman-coded strings decoded, each with its decoding, replaced oldest first.
-#[derive(Debug, Default)]
-struct Recent {
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
-    next: usize,
-}
-
-impl Recent {
-    /// Decodes `coded` into `out` (appended), from memory when it was seen lately.
-    fn decode(&mut self, coded: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
-        if let Some((_, decoded)) = self.entries.iter().find(|(c, _)| c[..] == *coded) {
-            out.extend_from_slice(decoded);
-            return Ok(());
-        }
-        let from = out.len();
-        huffman(coded, out, DecoderSpeed::FourBits).map_err(|_| Invalid("a bad Huffman string"))?;
-        if coded.len() <= RECENT_LEN {
-            if self.entries.len() < RECENT {
-                self.entries.push(Default::default());
-            }
-            let (c, d) = &mut self.entries[self.next];
-            c.clear();
-            c.extend_from_slice(coded);
-            d.clear();
-            d.extend_from_slice(&out[from..]);
-            self.next = (self.next + 1) % RECENT;
-        }
-        Ok(())
-    }
-}
-
-/// Where a string was found.
-#[derive(Clone, Copy)]
-enum Text {
-    /// `block[start..end]`.
-    Block(usize, usize),
-    /// The scratch buffer it was decoded into.
-    Scratch,
 }
 
 impl Decoder {
@@ -124,7 +69,7 @@ impl Decoder {
         let mut name = std::mem::take(&mut self.name);
         name.clear();
         if name_index == 0 {
-            match string(block, at, &mut name, &mut self.recent)? {
+            match read_string(block, at, 7, &mut name, &mut self.recent)? {
                 Text::Block(start, end) => name.extend_from_slice(&block[start..end]),
                 Text::Scratch => {}
             }
@@ -133,7 +78,7 @@ impl Decoder {
         }
         let mut value = std::mem::take(&mut self.value);
         value.clear();
-        let value_text = string(block, at, &mut value, &mut self.recent)?;
+        let value_text = read_string(block, at, 7, &mut value, &mut self.recent)?;
         let value_bytes = match value_text {
             Text::Block(start, end) => &block[start..end],
             Text::Scratch => &value[..],
@@ -185,44 +130,6 @@ impl Decoder {
     }
 }
 
-/// An HPACK integer with a `prefix`-bit prefix at `*at`.
-fn integer(block: &[u8], at: &mut usize, prefix: u32) -> Result<usize, Invalid> {
-    let max = (1usize << prefix) - 1;
-    let first = *block.get(*at).ok_or(Invalid("a block cut short"))? as usize & max;
-    *at += 1;
-    if first < max {
-        return Ok(first);
-    }
-    let mut value = max;
-    let mut shift = 0;
-    loop {
-        let byte = *block.get(*at).ok_or(Invalid("a block cut short"))?;
-        *at += 1;
-        if shift > 28 {
-            return Err(Invalid("an integer too large"));
-        }
-        value += usize::from(byte & 0x7f) << shift;
-        shift += 7;
-        if byte & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-}
-
-/// A string at `*at`: where it lies in the block, or, Huffman-coded, decoded into `scratch`.
-fn string(block: &[u8], at: &mut usize, scratch: &mut Vec<u8>, recent: &mut Recent) -> Result<Text, Invalid> {
-    let coded = block.get(*at).ok_or(Invalid("a block cut short"))? & 0x80 != 0;
-    let len = integer(block, at, 7)?;
-    let start = *at;
-    let end = start.checked_add(len).filter(|&end| end <= block.len()).ok_or(Invalid("a string past the block"))?;
-    *at = end;
-    if !coded {
-        return Ok(Text::Block(start, end));
-    }
-    recent.decode(&block[start..end], scratch)?;
-    Ok(Text::Scratch)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,31 +138,6 @@ mod tests {
         let mut out = Vec::new();
         decoder.decode(block, |n, v| out.push((n.to_vec(), v.to_vec()))).unwrap();
         out
-    }
-
-    #[test]
-    fn remembered_huffman_strings_decode_as_the_first_time() {
-        // More distinct strings than are remembered, each coming back: hits, misses and replacements alike.
-        let texts: Vec<String> = (0..RECENT * 3).map(|i| format!("value number {i} of many")).collect();
-        let coded: Vec<Vec<u8>> = texts
-            .iter()
-            .map(|t| {
-                let mut c = Vec::new();
-                httlib_huffman::encode(t.as_bytes(), &mut c).unwrap();
-                c
-            })
-            .collect();
-        let mut recent = Recent::default();
-        for round in 0..5 {
-            for i in 0..texts.len() {
-                let k = (i * 7 + round) % (RECENT + 3 + round);
-                let mut out = b"kept ".to_vec();
-                recent.decode(&coded[k], &mut out).unwrap();
-                assert_eq!(out, format!("kept {}", texts[k]).into_bytes(), "round {round}, string {k}");
-            }
-        }
-        assert_eq!(recent.entries.len(), RECENT);
-        assert!(recent.decode(&[0xff; 8], &mut Vec::new()).is_err(), "a bad string is still refused");
     }
 
     #[test]

@@ -1,15 +1,15 @@
 //! A request in HTTP/2 form: its HPACK header blocks, made from the HTTP/1.1 bytes that every other part of
 //! shootout renders (one place decides a request's headers and framing for both protocols).
 //!
-//! The request line becomes the pseudo-header fields, Host becomes `:authority`, names are lower-cased, and the
-//! fields that only mean something to HTTP/1.1 (Connection, Keep-Alive, Transfer-Encoding, Upgrade…) are dropped.
-//! A request that never varies gets three blocks, encoded once: `first` adds its fields to the server's HPACK
+//! The fields are those [`translate`] makes. A request that never varies gets three blocks, encoded once: `first` adds its fields to the server's HPACK
 //! dynamic table, `again` refers to them by index (as browsers and h2load do after their first request, so the
 //! server decodes what it would decode in real use), and `plain` sends every field as a literal that is not
-//! indexed, valid on any connection. Strings are sent without Huffman coding: cheaper to make, and the server
-//! decodes them either way.
+//! indexed, valid on any connection.
 
 use std::ops::Range;
+
+pub use crate::http::fields::Untranslatable;
+use crate::http::fields::{integer, string, translate};
 
 /// The fields of the HPACK static table (RFC 7541, Appendix A), by index from 1.
 pub(super) const STATIC: [(&str, &str); 61] = [
@@ -80,15 +80,6 @@ const DYNAMIC_START: usize = STATIC.len() + 1;
 /// What HPACK charges for a table entry besides its name and value.
 const ENTRY_OVERHEAD: usize = 32;
 
-/// Header fields that belong to HTTP/1.1 connections and must not be sent over HTTP/2 (RFC 9113 §8.2.2).
-const CONNECTION_SPECIFIC: [&str; 6] =
-    ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"];
-
-/// Why HTTP/1.1 request bytes could not be turned into an HTTP/2 request (they are shootout's own, so this is a
-/// bug or a header HTTP/2 cannot carry).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Untranslatable(pub String);
-
 /// A request that never varies, in HTTP/2 form, encoded once.
 #[derive(Debug, Clone)]
 pub struct Request2 {
@@ -120,10 +111,10 @@ impl Request2 {
                 Some(index) => integer(&mut first, 0x40, 6, index),
                 None => {
                     first.push(0x40);
-                    string(&mut first, name.as_bytes());
+                    string(&mut first, 0x00, 7, name.as_bytes());
                 }
             }
-            string(&mut first, value);
+            string(&mut first, 0x00, 7, value);
             inserted.push(Some(ENTRY_OVERHEAD + name.len() + value.len()));
         })?;
         // `again` mirrors `first`: where `first` inserted an entry, `again` names it by its index now. Entries are
@@ -150,38 +141,6 @@ pub fn encode_plain(http1: &[u8], scheme: &str, out: &mut Vec<u8>) -> Result<Ran
     translate(http1, scheme, &mut |name, value| plain_field(out, name, value))
 }
 
-/// Hands each field of the HTTP/2 form of `http1` to `field`, pseudo-header fields first; returns the body's
-/// place in `http1`.
-fn translate(http1: &[u8], scheme: &str, field: &mut dyn FnMut(&str, &[u8])) -> Result<Range<usize>, Untranslatable> {
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut request = httparse::Request::new(&mut headers);
-    let end = match request.parse(http1) {
-        Ok(httparse::Status::Complete(end)) => end,
-        Ok(httparse::Status::Partial) => return Err(Untranslatable("the request head is incomplete".into())),
-        Err(e) => return Err(Untranslatable(format!("the request head does not parse ({e})"))),
-    };
-    let method = request.method.unwrap_or("GET");
-    let path = request.path.unwrap_or("/");
-    let authority = request.headers.iter().find(|h| h.name.eq_ignore_ascii_case("host")).map_or(&b""[..], |h| h.value);
-    field(":method", method.as_bytes());
-    field(":scheme", scheme.as_bytes());
-    field(":path", path.as_bytes());
-    field(":authority", authority);
-    let mut lower = String::new();
-    for header in request.headers.iter() {
-        lower.clear();
-        lower.extend(header.name.chars().map(|c| c.to_ascii_lowercase()));
-        if CONNECTION_SPECIFIC.contains(&lower.as_str()) {
-            continue;
-        }
-        if lower == "te" && !header.value.eq_ignore_ascii_case(b"trailers") {
-            continue;
-        }
-        field(&lower, header.value);
-    }
-    Ok(end..http1.len())
-}
-
 /// A literal field that is not indexed, with its name indexed when the static table has it.
 fn plain_field(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     if let Some(index) = full_match(name, value) {
@@ -191,10 +150,10 @@ fn plain_field(out: &mut Vec<u8>, name: &str, value: &[u8]) {
         Some(index) => integer(out, 0x00, 4, index),
         None => {
             out.push(0x00);
-            string(out, name.as_bytes());
+            string(out, 0x00, 7, name.as_bytes());
         }
     }
-    string(out, value);
+    string(out, 0x00, 7, value);
 }
 
 /// The static index of a field with exactly this name and a non-empty value.
@@ -205,28 +164,6 @@ fn full_match(name: &str, value: &[u8]) -> Option<usize> {
 /// The static index of the first field with this name.
 fn name_index(name: &str) -> Option<usize> {
     STATIC.iter().position(|(n, _)| *n == name).map(|i| i + 1)
-}
-
-/// An HPACK integer (RFC 7541 §5.1) with an `bits`-bit prefix, its first byte or-ed with `pattern`.
-fn integer(out: &mut Vec<u8>, pattern: u8, bits: u32, value: usize) {
-    let max = (1usize << bits) - 1;
-    if value < max {
-        out.push(pattern | value as u8);
-        return;
-    }
-    out.push(pattern | max as u8);
-    let mut rest = value - max;
-    while rest >= 128 {
-        out.push((rest % 128) as u8 | 0x80);
-        rest /= 128;
-    }
-    out.push(rest as u8);
-}
-
-/// An HPACK string literal without Huffman coding.
-fn string(out: &mut Vec<u8>, bytes: &[u8]) {
-    integer(out, 0x00, 7, bytes.len());
-    out.extend_from_slice(bytes);
 }
 
 /// A dynamic table size update to `size` (RFC 7541 §6.3), which opens a header block.
@@ -290,12 +227,5 @@ mod tests {
         assert_eq!(names, [":method", ":scheme", ":path", ":authority", "content-length"]);
         assert_eq!(fields[1].1, "https");
         assert!(encode_plain(b"GET / HTTP/1.1\r\n", "http", &mut out).is_err());
-    }
-
-    #[test]
-    fn integers_past_the_prefix() {
-        let mut out = Vec::new();
-        integer(&mut out, 0x00, 5, 1337);
-        assert_eq!(out, [31, 154, 10], "RFC 7541 C.1.2");
     }
 }

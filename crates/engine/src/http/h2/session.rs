@@ -15,7 +15,9 @@ use std::collections::VecDeque;
 use super::frame::{self, flag, kind, setting, Header, HEADER_LEN};
 use super::hpack::Decoder;
 use super::request::{table_size_update, Request2};
-use crate::http::response::{Capture, MAX_CAPTURE};
+use crate::http::response::Capture;
+use crate::http::stream::Head;
+pub use crate::http::stream::Response;
 
 /// The receive window the client grants each stream and the connection (as h2load does by default): wide enough
 /// that no server waits for the client on any body it is likely to send.
@@ -58,20 +60,6 @@ pub enum Event {
 /// left to finish). The worker fails every stream on it and closes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken(pub String);
-
-/// The response of the stream that ended last.
-#[derive(Debug, Default)]
-pub struct Response {
-    /// Its `:status`.
-    pub status: u16,
-    /// Its head as `HTTP/1.1 STATUS` and `name: value` lines (when captured), so that checks read it as they
-    /// read an HTTP/1.1 head.
-    pub head: Vec<u8>,
-    /// Its body, up to [`MAX_CAPTURE`] bytes (when captured).
-    pub body: Vec<u8>,
-    /// The body went on past [`MAX_CAPTURE`] bytes: `body` holds only its start.
-    pub cut: bool,
-}
 
 /// One open stream.
 #[derive(Debug, Default)]
@@ -219,6 +207,11 @@ impl Session {
         &self.finished
     }
 
+    /// The response of the stream whose end was reported last, to swap out (its buffers come back for reuse).
+    pub fn response_mut(&mut self) -> &mut Response {
+        &mut self.finished
+    }
+
     /// Opens a stream for `slot` with the request `request` (encoded once) and `body`, keeping what `capture`
     /// says of the response. Returns the stream's id. Call only when [`Session::can_open`].
     pub fn open(&mut self, slot: usize, request: &Request2, body: &[u8], capture: Capture) -> u32 {
@@ -256,10 +249,7 @@ impl Session {
         stream.id = id;
         stream.slot = slot;
         stream.capture = capture;
-        stream.response.status = 0;
-        stream.response.head.clear();
-        stream.response.body.clear();
-        stream.response.cut = false;
+        stream.response.clear();
         stream.answered = false;
         stream.receive_left = RECEIVE_WINDOW;
         stream.send_window = self.peer.initial_window;
@@ -425,11 +415,7 @@ impl Session {
     fn data_bytes(&mut self, header: Header, bytes: &[u8]) {
         if let Some(k) = self.find(header.stream) {
             let stream = &mut self.streams[k];
-            if stream.capture == Capture::HeadAndBody {
-                let room = MAX_CAPTURE.saturating_sub(stream.response.body.len());
-                stream.response.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
-                stream.response.cut |= bytes.len() > room;
-            }
+            stream.response.body_bytes(stream.capture, bytes);
         }
     }
 
@@ -526,38 +512,13 @@ impl Session {
         let Some((id, end_stream)) = self.block.take() else { return Ok(()) };
         let found = self.find(id);
         let Session { decoder, fragments, streams, .. } = self;
-        let mut stream = found.map(|k| &mut streams[k]);
-        let mut status = 0u16;
-        let mut capture = stream.as_ref().is_some_and(|s| s.capture != Capture::Nothing);
-        let mut head = stream.as_mut().filter(|s| !s.answered).map(|s| {
-            s.response.head.clear();
-            &mut s.response.head
-        });
+        let stream = found.map(|k| &mut streams[k]);
+        let capture = stream.as_ref().map_or(Capture::Nothing, |s| s.capture);
+        let mut head = Head::new(stream.filter(|s| !s.answered).map(|s| &mut s.response.head), capture);
         decoder
-            .decode(fragments, |name, value| {
-                if name == b":status" {
-                    status = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-                    // A redirect's head is kept whatever was asked: its Location and cookies decide what next.
-                    capture |= (300..400).contains(&status);
-                    if !capture {
-                        head = None;
-                    }
-                    if let Some(head) = head.as_mut() {
-                        head.extend_from_slice(b"HTTP/1.1 ");
-                        head.extend_from_slice(value);
-                        head.extend_from_slice(b" \r\n");
-                    }
-                } else if let Some(head) = head.as_mut().filter(|_| capture) {
-                    head.extend_from_slice(name);
-                    head.extend_from_slice(b": ");
-                    head.extend_from_slice(value);
-                    head.extend_from_slice(b"\r\n");
-                }
-            })
+            .decode(fragments, |name, value| head.field(name, value))
             .map_err(|e| Broken(format!("a header block does not decode ({})", e.0)))?;
-        if let Some(head) = head.filter(|_| capture) {
-            head.extend_from_slice(b"\r\n");
-        }
+        let status = head.finish();
         let Some(k) = found else { return Ok(()) };
         let stream = &mut self.streams[k];
         if !stream.answered {
