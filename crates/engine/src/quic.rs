@@ -64,6 +64,38 @@ impl QuicPlan {
     }
 }
 
+impl QuicPlan {
+    /// Starts a connection to `address`: a fresh endpoint of its own and the connection's first state (nothing is
+    /// sent until the caller polls it). Both the run's workers and [`Blocking`] start theirs here.
+    pub fn start(
+        &self,
+        now: Instant,
+        address: SocketAddr,
+    ) -> Result<(Endpoint, ConnectionHandle, quinn_proto::Connection), quinn_proto::ConnectError> {
+        let mut endpoint = Endpoint::new(self.endpoint.clone(), None, true, None);
+        let (handle, connection) = endpoint.connect(now, self.client.clone(), address, &self.server_name)?;
+        Ok((endpoint, handle, connection))
+    }
+}
+
+/// The unspecified address of `address`'s family, port 0: what a connection's own UDP socket binds before it is
+/// connected to `address`.
+pub fn any_local(address: SocketAddr) -> SocketAddr {
+    if address.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        ([0u16; 8], 0).into()
+    }
+}
+
+/// The range of QUIC's CRYPTO_ERROR codes: 0x100 plus a TLS alert.
+const CRYPTO_ERRORS: std::ops::RangeInclusive<u64> = 0x100..=0x1ff;
+
+/// True for a CRYPTO_ERROR code: the TLS handshake inside QUIC failed.
+pub fn is_crypto(code: quinn_proto::TransportErrorCode) -> bool {
+    CRYPTO_ERRORS.contains(&u64::from(code))
+}
+
 /// Shakes hands once with the server at `address` over QUIC, before the run, so that a server that does not
 /// speak HTTP/3 there is one clear line: nothing answering on the UDP port, a refusal, a certificate that does not
 /// verify, or a server that does not offer `h3`. Blocking, bounded by `timeout`.
@@ -90,12 +122,11 @@ pub struct Blocking {
 impl Blocking {
     /// Connects to `address` and completes the handshake within `timeout`.
     pub fn connect(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<Blocking, String> {
-        let local: SocketAddr = if address.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
-        let socket = UdpSocket::bind(local).and_then(|s| s.connect(address).map(|()| s)).map_err(|e| e.to_string())?;
+        let socket = UdpSocket::bind(any_local(address))
+            .and_then(|s| s.connect(address).map(|()| s))
+            .map_err(|e| e.to_string())?;
         let now = Instant::now();
-        let mut endpoint = Endpoint::new(plan.endpoint.clone(), None, true, None);
-        let (handle, quic) =
-            endpoint.connect(now, plan.client.clone(), address, &plan.server_name).map_err(|e| e.to_string())?;
+        let (endpoint, handle, quic) = plan.start(now, address).map_err(|e| e.to_string())?;
         let mut blocking = Blocking {
             socket,
             endpoint,
@@ -230,7 +261,7 @@ fn lost(reason: &ConnectionError, server_name: &str) -> String {
     match code {
         // TLS alert 120, no_application_protocol.
         Some(0x178) => "the server does not offer HTTP/3 (h3) on this port".into(),
-        Some(code @ 0x100..=0x1ff) if by_server => {
+        Some(code) if by_server && CRYPTO_ERRORS.contains(&code) => {
             let alert = alert_name((code - 0x100) as u8);
             if server_name.parse::<std::net::IpAddr>().is_ok() {
                 format!(
@@ -242,10 +273,14 @@ fn lost(reason: &ConnectionError, server_name: &str) -> String {
                 format!("the server ended the handshake with TLS alert {alert}")
             }
         }
-        Some(0x100..=0x1ff) if text.contains("certificate") || text.contains("Certificate") => format!(
+        Some(code)
+            if CRYPTO_ERRORS.contains(&code) && (text.contains("certificate") || text.contains("Certificate")) =>
+        {
+            format!(
             "{text}: pass --insecure to skip verification, or --cacert FILE to trust the server's CA (and name the \
              host as its certificate does, such as localhost)"
-        ),
+            )
+        }
         _ => text,
     }
 }

@@ -14,7 +14,6 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,7 +30,7 @@ use crate::conn::{Phase, MAX_BACKOFF, MIN_BACKOFF};
 use crate::http::h3::frame::code;
 use crate::http::h3::qpack::encode_plain;
 use crate::http::h3::session::{Event as StreamEvent, Session};
-use crate::quic::QuicPlan;
+use crate::quic::{any_local, is_crypto, QuicPlan};
 use crate::tally::micros;
 
 /// The bit that marks an HTTP/3 connection's poll token (slot tokens never reach it, nor HTTP/2's wire bit).
@@ -200,11 +199,6 @@ fn lost_kind(reason: &ConnectionError, handshaking: bool) -> ErrorKind {
     }
 }
 
-/// True for QUIC's CRYPTO_ERROR codes (0x100–0x1ff: a TLS alert).
-fn is_crypto(code: quinn_proto::TransportErrorCode) -> bool {
-    (0x100..0x200).contains(&u64::from(code))
-}
-
 impl Worker<'_> {
     fn quics(&mut self) -> &mut Quics {
         self.http3.as_mut().expect("an HTTP/3 worker")
@@ -237,8 +231,7 @@ impl Worker<'_> {
         quic.started = Instant::now();
         quic.deadline = now + timeout;
         let token = mio::Token(((quic.generation as usize) << 32) | q | QUIC_BIT);
-        let local: SocketAddr = if address.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
-        let socket = UdpSocket::bind(local).and_then(|socket| socket.connect(address).map(|()| socket));
+        let socket = UdpSocket::bind(any_local(address)).and_then(|socket| socket.connect(address).map(|()| socket));
         let mut socket = match socket {
             Ok(socket) => socket,
             Err(e) => return self.break_quic(q, crate::conn::connect_error(&e), now),
@@ -246,9 +239,8 @@ impl Worker<'_> {
         if let Err(e) = registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
             return self.break_quic(q, crate::conn::connect_error(&e), now);
         }
-        let mut endpoint = Endpoint::new(plan.endpoint.clone(), None, true, None);
-        let (handle, connection) = match endpoint.connect(now, plan.client.clone(), address, &plan.server_name) {
-            Ok(pair) => pair,
+        let (endpoint, handle, connection) = match plan.start(now, address) {
+            Ok(started) => started,
             Err(_) => return self.break_quic(q, ErrorKind::ConnectOther, now),
         };
         let quic = &mut self.quics().quics[q];
