@@ -84,7 +84,9 @@ fn three_servers_in_the_right_order_with_the_right_ratio() {
     assert!(rps("fast") > rps("10ms") && rps("10ms") > rps("20ms"), "{out}");
     let ratio = rps("10ms") / rps("20ms");
     assert!((1.6..2.2).contains(&ratio), "a 10 ms server serves about twice a 20 ms one: {ratio}");
-    assert!(out.contains("fast served") && out.contains("the requests/s of 20ms at 4 users"), "{out}");
+    // Against fast (all but free, so often client-bound, and spread by a busy machine) the words may withhold
+    // the verdict; the comparison is there in any of its forms.
+    assert!(out.lines().any(|l| l.contains("fast served") && l.contains("the requests/s of 20ms")), "{out}");
     assert!(out.contains("10ms: up to 4 users") && out.contains("20ms: none: breaks it"), "the SLO answer: {out}");
 
     assert_eq!(files(&results, "json").len(), 6, "3 servers × 1 level × 2 repeats");
