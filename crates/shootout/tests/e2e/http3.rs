@@ -3,7 +3,8 @@
 //! open model; errors each one clear line (a name the certificate does not carry, a server without HTTP/3, a UDP
 //! port that swallows everything); a scenario with a redirect and a cookie. The built-in target serves HTTP/3 too,
 //! its own count equal to shootout's (from one process and from two agents), large bodies streamed, and a
-//! GOAWAY'd connection opened again; in a suite,
+//! GOAWAY'd connection opened again; an open ramp's stages send their integral and `--find-rate` brackets a known
+//! capacity over it; in a suite,
 //! `protocol = "http3"` probes, verifies and loads a server over HTTP/3, beside the same server over HTTP/2.
 //!
 //! Needs Debian's `caddy`; without it the tests say why and pass, except under CI (CI set), where it is required.
@@ -302,4 +303,36 @@ fn a_suite_probes_verifies_and_loads_a_server_over_http3() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("server 'tcp only' was not ready") && stderr.contains("HTTP/3"), "{stderr}");
+}
+
+#[test]
+fn stages_send_their_integral_and_a_rate_search_brackets_the_capacity_over_http3() {
+    // An open ramp from 100/s to 500/s over 2 s, then to 1,000/s over 2 s: 600 + 1,500 requests due, each sent
+    // over HTTP/3 and counted by the target.
+    let target = Target::start_with(&["--http3"]);
+    let result = load(&["--http3", "-k", "-t", "2", "-R", "100", "--stages", "2s:500,2s:1000", &target.url("/hello")]);
+    assert_eq!(result.options.protocol, Protocol::Http3);
+    assert_eq!((result.requests.total, result.requests.ok), (2100, 2100), "{:?}", result.errors);
+    assert_eq!(result.sends.expect("an open run's sends").sent, 2100);
+    assert_eq!(target.served(), 2100, "what the target received over HTTP/3");
+
+    // Two connections of one stream each, 20 ms a request, carry at most 100/s: the search passes 25 and 50/s,
+    // breaks the p99 objective at 200/s (the queue grows by 100 a second), and brackets the rate in between.
+    let output = shootout()
+        .args(["load", "--json", "--http3", "-k", "--find-rate", "--slo", "p99<150ms", "-R", "25", "-d", "1s"])
+        .args(["--precision", "20%", "--max-connections", "2", &target.url("/delay/20")])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_valid(&document);
+    assert_eq!(document["options"]["protocol"], "http3");
+    let search = &document["search"];
+    let passed = |rate: f64| {
+        search["probes"].as_array().unwrap().iter().rev().find(|p| p["rate"].as_f64() == Some(rate)).unwrap()["passed"]
+            .clone()
+    };
+    assert_eq!((passed(25.0), passed(50.0), passed(200.0)), (true.into(), true.into(), false.into()), "{search}");
+    let rate = search["rate"].as_f64().expect("a rate was found");
+    assert!((50.0..=125.0).contains(&rate), "two 20 ms connections hold about 96/s: {rate} found, {search}");
 }
