@@ -28,7 +28,7 @@ pub fn check(plan: &Plan) -> Result<(), RunError> {
     let address = plan.address;
     if let Some(quic) = &plan.quic {
         return crate::quic::check_handshake(quic, address, timeout)
-            .map_err(|reason| RunError::NoHttp3 { address, reason });
+            .map_err(|reason| RunError::NoHttp3 { address, reason: reason.into() });
     }
     let tcp =
         TcpStream::connect_timeout(&address, timeout).map_err(|reason| RunError::Unreachable { address, reason })?;

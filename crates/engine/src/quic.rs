@@ -99,10 +99,44 @@ pub fn is_crypto(code: quinn_proto::TransportErrorCode) -> bool {
 /// Shakes hands once with the server at `address` over QUIC, before the run, so that a server that does not
 /// speak HTTP/3 there is one clear line: nothing answering on the UDP port, a refusal, a certificate that does not
 /// verify, or a server that does not offer `h3`. Blocking, bounded by `timeout`.
-pub fn check_handshake(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<(), String> {
+pub fn check_handshake(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<(), QuicError> {
     let mut connection = Blocking::connect(plan, address, timeout)?;
     connection.close();
     Ok(())
+}
+
+/// Why a [`Blocking`] connection or exchange failed, in words, and whether the server's UDP port refused it
+/// (an ICMP port unreachable: nothing is bound there), which a caller may tell apart from the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuicError {
+    /// True when the UDP port refused the datagrams.
+    pub refused: bool,
+    /// What happened.
+    pub text: String,
+}
+
+impl std::fmt::Display for QuicError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl From<String> for QuicError {
+    fn from(text: String) -> QuicError {
+        QuicError { refused: false, text }
+    }
+}
+
+impl From<&str> for QuicError {
+    fn from(text: &str) -> QuicError {
+        QuicError::from(text.to_string())
+    }
+}
+
+impl From<QuicError> for String {
+    fn from(error: QuicError) -> String {
+        error.text
+    }
 }
 
 /// One HTTP/3 connection driven in the calling thread, for what is asked outside a run (the check before it, a
@@ -121,7 +155,7 @@ pub struct Blocking {
 
 impl Blocking {
     /// Connects to `address` and completes the handshake within `timeout`.
-    pub fn connect(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<Blocking, String> {
+    pub fn connect(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<Blocking, QuicError> {
         let socket = UdpSocket::bind(any_local(address))
             .and_then(|s| s.connect(address).map(|()| s))
             .map_err(|e| e.to_string())?;
@@ -142,15 +176,15 @@ impl Blocking {
         loop {
             match blocking.turn(deadline)? {
                 Some(SessionEvent::Ready) => return Ok(blocking),
-                Some(SessionEvent::Lost(reason)) => return Err(lost(&reason, &plan.server_name)),
+                Some(SessionEvent::Lost(reason)) => return Err(lost(&reason, &plan.server_name).into()),
                 Some(_) => {}
                 None if Instant::now() >= deadline => {
-                    return Err(format!(
+                    return Err(QuicError::from(format!(
                         "no QUIC handshake within {}: nothing answers HTTP/3 on UDP port {} (is the server's HTTP/3 \
                          on, on this port, and UDP to it let through?)",
                         humantime::format_duration(timeout),
                         address.port()
-                    ))
+                    )))
                 }
                 None => {}
             }
@@ -158,24 +192,24 @@ impl Blocking {
     }
 
     /// Sends one request (its whole HEADERS frame, then `body`) and reads its response within the timeout.
-    pub fn exchange(&mut self, headers: &[u8], body: &[u8]) -> Result<Response, String> {
+    pub fn exchange(&mut self, headers: &[u8], body: &[u8]) -> Result<Response, QuicError> {
         let deadline = Instant::now() + self.timeout;
         self.session.open(0, headers, body, Capture::HeadAndBody).ok_or("the server allows no request stream")?;
         loop {
             match self.turn(deadline)? {
                 Some(SessionEvent::Answered { .. }) => return Ok(std::mem::take(self.session.response_mut())),
                 Some(SessionEvent::Reset { code, .. }) => {
-                    return Err(format!("the server reset the request's stream ({})", error_name(code)))
+                    return Err(format!("the server reset the request's stream ({})", error_name(code)).into())
                 }
                 Some(SessionEvent::Broken { .. }) => return Err("the response does not parse as HTTP/3".into()),
                 Some(SessionEvent::Refused { .. }) => return Err("the server's GOAWAY left the request out".into()),
-                Some(SessionEvent::Lost(reason)) => return Err(lost(&reason, &self.server_name)),
+                Some(SessionEvent::Lost(reason)) => return Err(lost(&reason, &self.server_name).into()),
                 Some(SessionEvent::Ready) => {}
                 None if Instant::now() >= deadline => {
-                    return Err(format!(
+                    return Err(QuicError::from(format!(
                         "the server took more than {} to answer",
                         humantime::format_duration(self.timeout)
-                    ))
+                    )))
                 }
                 None => {}
             }
@@ -190,7 +224,7 @@ impl Blocking {
 
     /// Sends what the connection has queued, hands the endpoint its events, then returns the session's next
     /// event, or waits for a datagram or the connection's next timer (never past `deadline`) and returns `None`.
-    fn turn(&mut self, deadline: Instant) -> Result<Option<SessionEvent>, String> {
+    fn turn(&mut self, deadline: Instant) -> Result<Option<SessionEvent>, QuicError> {
         self.send();
         if let Some(event) = self.session.poll(Instant::now()) {
             return Ok(Some(event));
@@ -240,13 +274,14 @@ impl Blocking {
     }
 }
 
-/// A socket error during the handshake, worded.
-fn refused(error: &std::io::Error, address: SocketAddr) -> String {
+/// A socket error during the handshake, worded, a refusal told apart.
+fn refused(error: &std::io::Error, address: SocketAddr) -> QuicError {
     match error.kind() {
-        std::io::ErrorKind::ConnectionRefused => {
-            format!("UDP port {} refused the handshake (nothing listens there for HTTP/3)", address.port())
-        }
-        _ => error.to_string(),
+        std::io::ErrorKind::ConnectionRefused => QuicError {
+            refused: true,
+            text: format!("UDP port {} refused the handshake (nothing listens there for HTTP/3)", address.port()),
+        },
+        _ => QuicError::from(error.to_string()),
     }
 }
 

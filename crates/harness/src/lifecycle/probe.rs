@@ -110,7 +110,7 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, F
     let socket = parts.socket().map_err(|text| Failure { kind: FailureKind::Unresolved, text })?;
     let Parts { scheme, authority, path, .. } = parts;
     if protocol == Protocol::Http3 {
-        return get_http3(socket, authority, path, timeout).map_err(Failure::from);
+        return get_http3(socket, authority, path, timeout);
     }
     let tcp = TcpStream::connect_timeout(&socket, timeout).map_err(|e| Failure {
         kind: if e.kind() == io::ErrorKind::ConnectionRefused { FailureKind::Refused } else { FailureKind::Other },
@@ -143,11 +143,15 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, F
 }
 
 /// GETs `path` over HTTP/3 (certificates not checked): one QUIC connection, one request stream.
-fn get_http3(socket: SocketAddr, authority: &str, path: &str, timeout: Duration) -> Result<Answer, String> {
+/// A UDP port that refuses the handshake is a [`FailureKind::Refused`], as a TCP port that refuses a connect.
+fn get_http3(socket: SocketAddr, authority: &str, path: &str, timeout: Duration) -> Result<Answer, Failure> {
     let config = shootout_engine::tls::client_config(true, None, Protocol::Http3)?;
     let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
     let plan = QuicPlan::new(&config, host.to_string())?;
-    let mut connection = Blocking::connect(&plan, socket, timeout).map_err(|e| format!("HTTP/3: {e}"))?;
+    let mut connection = Blocking::connect(&plan, socket, timeout).map_err(|e| Failure {
+        kind: if e.refused { FailureKind::Refused } else { FailureKind::Other },
+        text: format!("HTTP/3: {e}"),
+    })?;
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: shootout-probe\r\n\r\n").into_bytes();
     let (mut section, mut headers) = (Vec::new(), Vec::new());

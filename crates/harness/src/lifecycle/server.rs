@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::lifecycle::probe::{self, Failure, FailureKind};
 use crate::place::{Place, Placed};
 use crate::process::{Hook, Launch};
+use shootout_model::Protocol;
 use shootout_suite::ServerSpec;
 
 /// How long a server's tree must listen elsewhere, and only there, while its url is refused, before its start
@@ -71,7 +72,8 @@ pub fn start(
 impl RunningServer {
     /// Probes its ready path until it answers with a ready status. What waiting cannot mend ends the wait at
     /// once: a host name that does not resolve, or (where its processes can be read) a tree that listens on
-    /// other addresses, and only on them, for [`ELSEWHERE`] while the url's is refused.
+    /// other addresses, and only on them, for [`ELSEWHERE`] while the url's is refused (over HTTP/3, one that
+    /// listens on the url's TCP port while its UDP port refuses QUIC).
     fn wait_ready(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
         let name = self.process.name().to_string();
         let deadline = Instant::now() + spec.ready_timeout;
@@ -99,7 +101,8 @@ impl RunningServer {
                     // A container's published port may accept and then drop what it cannot pass on.
                     let inside = spec.place.container().map(|c| c.port);
                     if failure.kind == FailureKind::Refused || inside.is_some() {
-                        if let Some(why) = self.listens_elsewhere(&url, inside, &mut elsewhere) {
+                        let http3 = spec.protocol == Protocol::Http3;
+                        if let Some(why) = self.listens_elsewhere(&url, inside, http3, &mut elsewhere) {
                             return Err(format!("server '{name}' {why}\n{}", self.process.log_tail()));
                         }
                     } else {
@@ -128,11 +131,13 @@ impl RunningServer {
     /// Whether its tree, refused on the url's address, listens on other addresses only, and has for [`ELSEWHERE`]
     /// (`since` keeps when that was first seen, and where): the message then, naming where it listens. In a
     /// container (`inside`: the port its image listens on), an address its published port reaches is that port on
-    /// any address but loopback.
+    /// any address but loopback. Over HTTP/3 (`http3`: its UDP port refused the handshake), a tree that listens
+    /// on the url's TCP port serves HTTP/1.1 or HTTP/2 there but not HTTP/3, which the message says.
     fn listens_elsewhere(
         &self,
         url: &str,
         inside: Option<u16>,
+        http3: bool,
         since: &mut Option<(Instant, Vec<SocketAddr>)>,
     ) -> Option<String> {
         let wanted = probe::Parts::of(url).ok()?.socket().ok()?;
@@ -141,7 +146,8 @@ impl RunningServer {
             Some(port) => a.port() == port && !a.ip().is_loopback(),
             None => a.port() == wanted.port() && (a.ip().is_unspecified() || a.ip() == wanted.ip()),
         };
-        if listening.is_empty() || listening.iter().any(reaches) {
+        let tcp_only = http3 && listening.iter().any(reaches);
+        if listening.is_empty() || (listening.iter().any(reaches) && !tcp_only) {
             *since = None;
             return None;
         }
@@ -158,6 +164,13 @@ impl RunningServer {
         }
         let (_, listening) = since.as_ref()?;
         let addresses: Vec<String> = listening.iter().map(SocketAddr::to_string).collect();
+        if tcp_only {
+            return Some(format!(
+                "listens on TCP {} but its UDP port refuses QUIC: it does not serve HTTP/3 there; turn HTTP/3 on \
+                 in its configuration (on the same port), or give it protocol = \"http2\"",
+                addresses.join(", ")
+            ));
+        }
         if let Some(port) = inside {
             return Some(if listening.iter().any(|a| a.port() == port) {
                 format!(
