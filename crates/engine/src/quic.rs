@@ -176,7 +176,7 @@ impl Blocking {
         loop {
             match blocking.turn(deadline)? {
                 Some(SessionEvent::Ready) => return Ok(blocking),
-                Some(SessionEvent::Lost(reason)) => return Err(lost(&reason, &plan.server_name).into()),
+                Some(SessionEvent::Lost(reason)) => return Err(blocking.why_lost(&reason)),
                 Some(_) => {}
                 None if Instant::now() >= deadline => {
                     return Err(QuicError::from(format!(
@@ -203,7 +203,7 @@ impl Blocking {
                 }
                 Some(SessionEvent::Broken { .. }) => return Err("the response does not parse as HTTP/3".into()),
                 Some(SessionEvent::Refused { .. }) => return Err("the server's GOAWAY left the request out".into()),
-                Some(SessionEvent::Lost(reason)) => return Err(lost(&reason, &self.server_name).into()),
+                Some(SessionEvent::Lost(reason)) => return Err(self.why_lost(&reason)),
                 Some(SessionEvent::Ready) => {}
                 None if Instant::now() >= deadline => {
                     return Err(QuicError::from(format!(
@@ -213,6 +213,14 @@ impl Blocking {
                 }
                 None => {}
             }
+        }
+    }
+
+    /// Why the connection was lost: the server's breach of HTTP/3 when the session closed it for one.
+    fn why_lost(&self, reason: &ConnectionError) -> QuicError {
+        match self.session.broke() {
+            Some(breach) => QuicError::from(format!("the server broke HTTP/3 ({breach})")),
+            None => QuicError::from(lost(reason, &self.server_name)),
         }
     }
 

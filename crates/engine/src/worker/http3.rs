@@ -269,10 +269,9 @@ impl Worker<'_> {
     }
 
     /// Reads every datagram waiting on connection `q`'s socket and hands it to the connection, then takes what
-    /// happened.
+    /// happened: a response ends when the last datagram read has been taken in, the instant its latency ends at.
     fn read_quic(&mut self, q: usize) {
         let measuring = self.period != super::Period::Warmup;
-        let now = Instant::now();
         let quics = self.http3.as_mut().expect("an HTTP/3 worker");
         let Quics { quics, received, transmit, .. } = quics;
         let quic = &mut quics[q];
@@ -301,7 +300,7 @@ impl Worker<'_> {
             };
             bytes += n;
             let datagram = received.split_to(n);
-            match endpoint.handle(now, self.shared.address, None, None, datagram, transmit) {
+            match endpoint.handle(Instant::now(), self.shared.address, None, None, datagram, transmit) {
                 Some(DatagramEvent::ConnectionEvent(_, event)) => session.quic().handle_event(event),
                 Some(DatagramEvent::Response(_)) | Some(DatagramEvent::NewConnection(_)) | None => {}
             }
@@ -309,6 +308,7 @@ impl Worker<'_> {
         if bytes > 0 {
             self.tally.received(measuring, bytes);
         }
+        let now = Instant::now();
         if let Some(e) = failed {
             return self.socket_failed(q, &e, now);
         }
@@ -516,7 +516,11 @@ impl Worker<'_> {
                     sent += n;
                     quic.unsent.clear();
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // The socket is full: what is queued waits for it to drain, the timers do not.
+                    quic.timer = session.quic().poll_timeout();
+                    return;
+                }
                 Err(e) => failed = Some(e),
             }
         }

@@ -2,6 +2,7 @@
 //! One test binary (faster to link); one module per area.
 
 mod h2_server;
+mod h3_server;
 mod namespaces;
 mod support;
 
@@ -21,6 +22,7 @@ mod hosts;
 mod http2;
 mod http2_faults;
 mod http3;
+mod http3_faults;
 mod https;
 mod io;
 mod limits;

@@ -211,6 +211,14 @@ impl Session {
         self.quic.close(now, error, bytes::Bytes::copy_from_slice(reason.as_bytes()));
     }
 
+    /// Closes the connection because the server broke the protocol, and reports it lost: QUIC reports no loss
+    /// of a connection its own side closed, and every stream on it must end.
+    fn close_broken(&mut self, now: std::time::Instant, error: u64, reason: &str) {
+        self.close(now, error, reason);
+        self.ready = false;
+        self.events.push_back(Event::Lost(ConnectionError::LocallyClosed));
+    }
+
     /// What changed since the last call, one event at a time: `None` when nothing more is to report until the
     /// connection takes in more.
     pub fn poll(&mut self, now: std::time::Instant) -> Option<Event> {
@@ -240,10 +248,13 @@ impl Session {
                         self.send_pending(k);
                     }
                 }
-                quinn_proto::Event::Stream(StreamEvent::Stopped { id, .. }) => {
-                    // The server will not read the rest of the request: its answer (or a reset) follows.
+                quinn_proto::Event::Stream(StreamEvent::Stopped { id, error_code }) => {
+                    // The server will not read the rest of the request: its answer (or a reset) follows. The
+                    // request's side is reset with the server's code (RFC 9000 §3.5), so the server learns its
+                    // final size and frees the stream.
                     if let Some(k) = self.find(id) {
                         self.streams[k].pending.clear();
+                        let _ = self.quic.send_stream(id).reset(error_code);
                     }
                 }
                 _ => {}
@@ -268,7 +279,7 @@ impl Session {
         }
         if let Some(u) = self.incoming.iter().position(|s| s.id == id) {
             if let Err(reason) = self.read_incoming(u) {
-                self.close(now, reason.0, reason.1);
+                self.close_broken(now, reason.0, reason.1);
             }
         }
     }
@@ -305,6 +316,10 @@ impl Session {
         let slot = stream.slot;
         match end {
             End::Answered => {
+                if !self.streams[k].pending.is_empty() {
+                    // Answered before the request was all sent: what is left will never be read.
+                    let _ = self.quic.send_stream(id).reset(VarInt::from_u64(code::NO_ERROR).unwrap_or(VarInt::MAX));
+                }
                 std::mem::swap(&mut self.finished, &mut self.streams[k].response);
                 self.events.push_back(Event::Answered { slot });
             }
