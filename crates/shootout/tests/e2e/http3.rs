@@ -4,8 +4,8 @@
 //! port that swallows everything); a scenario with a redirect and a cookie. The built-in target serves HTTP/3 too,
 //! its own count equal to shootout's (from one process and from two agents), large bodies streamed, and a
 //! GOAWAY'd connection opened again; an open ramp's stages send their integral and `--find-rate` brackets a known
-//! capacity over it; in a suite,
-//! `protocol = "http3"` probes, verifies and loads a server over HTTP/3, beside the same server over HTTP/2.
+//! capacity over it; in a suite, `protocol = "http3"` probes, verifies and loads a server over HTTP/3, beside the
+//! same server over HTTP/2, and a suite that starts Caddy itself has every request it sent in Caddy's log.
 //!
 //! Needs Debian's `caddy`; without it the tests say why and pass, except under CI (CI set), where it is required.
 //! Each Caddy runs in a folder of the test's own (its internal CA, its log), kept out of the machine's trust store.
@@ -20,10 +20,11 @@ use shootout_model::Protocol;
 use crate::run::{files, QUICK};
 use crate::support::{assert_valid, describe, load, results, run_suite, shootout, temp_file, workdir, Target};
 
-/// A Caddy serving HTTPS with its internal CA on one port, TCP and UDP, its access log in JSON.
+/// A Caddy serving HTTPS with its internal CA on one port, TCP and UDP, its access log in JSON: started by the
+/// test, or only configured, for a suite to start.
 struct Caddy {
     dir: PathBuf,
-    child: Child,
+    child: Option<Child>,
     port: u16,
 }
 
@@ -31,6 +32,28 @@ impl Caddy {
     /// Caddy with `protocols` (such as "h1 h2 h3") and `routes` (`handle` blocks) inside its site block, every
     /// other path answered "hello"; `None` without caddy.
     fn start(protocols: &str, routes: &str) -> Option<Caddy> {
+        let mut caddy = Caddy::configure(protocols, routes)?;
+        let out = std::fs::File::create(caddy.dir.join("caddy.out")).unwrap();
+        let child = Command::new("caddy")
+            .args(["run", "--config", "Caddyfile", "--adapter", "caddyfile"])
+            .current_dir(&caddy.dir)
+            .envs(caddy.environment())
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .expect("caddy starts");
+        caddy.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", caddy.port)).is_err() {
+            assert!(Instant::now() < deadline, "caddy did not listen within 30 s: {}", caddy.output());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(caddy)
+    }
+
+    /// Its folder and Caddyfile (`Caddy::start`'s), for `caddy run --config Caddyfile` there; `None` without caddy.
+    fn configure(protocols: &str, routes: &str) -> Option<Caddy> {
         if !Path::new("/usr/bin/caddy").exists() {
             assert!(std::env::var_os("CI").is_none(), "under CI the HTTP/3 tests must run, but caddy is missing");
             eprintln!("skipping an HTTP/3 test: caddy is missing (apt-get install caddy)");
@@ -55,25 +78,16 @@ impl Caddy {
             ),
         )
         .unwrap();
-        let out = std::fs::File::create(dir.join("caddy.out")).unwrap();
-        let child = Command::new("caddy")
-            .args(["run", "--config", "Caddyfile", "--adapter", "caddyfile"])
-            .current_dir(&dir)
-            .env("HOME", &dir)
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("caddy starts");
-        let caddy = Caddy { dir, child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "caddy did not listen within 30 s: {}", caddy.output());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some(caddy)
+        Some(Caddy { dir, child: None, port })
+    }
+
+    /// The environment Caddy runs in: its home, data and configuration in its folder.
+    fn environment(&self) -> [(&'static str, PathBuf); 3] {
+        [
+            ("HOME", self.dir.clone()),
+            ("XDG_DATA_HOME", self.dir.join("data")),
+            ("XDG_CONFIG_HOME", self.dir.join("config")),
+        ]
     }
 
     fn url(&self, path: &str) -> String {
@@ -86,10 +100,17 @@ impl Caddy {
 
     /// The requests Caddy logged over `proto` (such as "HTTP/3.0"), once the count stops moving.
     fn logged(&self, proto: &str) -> u64 {
+        self.logged_from(proto, "")
+    }
+
+    /// The requests Caddy logged over `proto` with a User-Agent that starts with `agent`, once the count stops
+    /// moving.
+    fn logged_from(&self, proto: &str, agent: &str) -> u64 {
         let needle = format!("\"proto\":\"{proto}\"");
+        let user_agent = format!("\"User-Agent\":[\"{agent}");
         let count = || {
             let log = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
-            log.lines().filter(|line| line.contains(&needle)).count() as u64
+            log.lines().filter(|line| line.contains(&needle) && line.contains(&user_agent)).count() as u64
         };
         let mut last = count();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -106,8 +127,10 @@ impl Caddy {
 
 impl Drop for Caddy {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -339,4 +362,39 @@ fn stages_send_their_integral_and_a_rate_search_brackets_the_capacity_over_http3
     assert_eq!((passed(25.0), passed(50.0), passed(200.0)), (true.into(), true.into(), false.into()), "{search}");
     let rate = search["rate"].as_f64().expect("a rate was found");
     assert!((50.0..=125.0).contains(&rate), "two 20 ms connections hold about 96/s: {rate} found, {search}");
+}
+
+#[test]
+fn every_request_a_suite_sends_over_http3_is_in_caddys_log() {
+    // The suite starts Caddy itself (a fixed port, the test's Caddyfile) and loads it over HTTP/3 twice: what
+    // each trial sent (its warm-up and its measured requests) is what Caddy logged from shootout's load, apart
+    // from the ready probe and the verification (User-Agent shootout-probe).
+    let Some(caddy) = Caddy::configure("h1 h2 h3", "") else { return };
+    let env: Vec<String> =
+        caddy.environment().iter().map(|(name, value)| format!("{name} = \"{}\"", value.display())).collect();
+    let dir = workdir("http3", "suite-caddy");
+    let suite = format!(
+        "name = \"caddy-h3\"\nrepeats = 2\nwarmup = \"300ms\"\nrequests = 1500\nsample_every = \"200ms\"\n\
+         connections = [4]\n[load]\npath = \"/\"\n\
+         [[server]]\nname = \"caddy\"\nprotocol = \"http3\"\nstreams = 2\nport = {port}\nurl = \"https://localhost:{{port}}\"\n\
+         cwd = \"{cwd}\"\ncommand = \"caddy run --config Caddyfile --adapter caddyfile\"\nenv = {{ {env} }}\n",
+        port = caddy.port,
+        cwd = caddy.dir.display(),
+        env = env.join(", "),
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let trials = files(&results(&dir), "json");
+    assert_eq!(trials.len(), 2, "{trials:?}");
+    let mut sent = 0;
+    for trial in &trials {
+        let trial: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trial).unwrap()).unwrap();
+        let requests = &trial["result"]["requests"];
+        assert_eq!((requests["total"].as_u64(), requests["ok"].as_u64()), (Some(1500), Some(1500)), "{requests}");
+        assert_eq!(trial["result"]["options"]["protocol"], "http3");
+        sent += requests["total"].as_u64().unwrap() + requests["warmup"].as_u64().unwrap();
+    }
+    assert_eq!(caddy.logged_from("HTTP/3.0", "shootout/"), sent, "every request of the suite's load, logged once");
+    assert!(caddy.logged_from("HTTP/3.0", "shootout-probe") >= 2, "each trial's probe and verification too");
+    assert_eq!(caddy.logged("HTTP/1.1") + caddy.logged("HTTP/2.0"), 0, "nothing went over TCP");
 }
