@@ -30,7 +30,7 @@ def tools(args, url, shootout):
     if shutil.which("h2load"):
         table.append(("h2load", pin + ["h2load", "--h1", "-t1", "-c", c, "-D", str(s), url], parse_h2load))
     if shutil.which("oha"):
-        table.append(("oha", pin + ["oha", "--no-tui", "-j", "-c", c, "-z", f"{s}s", url], parse_oha))
+        table.append(("oha", pin + ["oha", "--no-tui", "--output-format", "json", "-c", c, "-z", f"{s}s", url], parse_oha))
     return table
 
 
