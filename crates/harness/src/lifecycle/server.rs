@@ -146,8 +146,9 @@ impl RunningServer {
             Some(port) => a.port() == port && !a.ip().is_loopback(),
             None => a.port() == wanted.port() && (a.ip().is_unspecified() || a.ip() == wanted.ip()),
         };
-        let tcp_only = http3 && listening.iter().any(reaches);
-        if listening.is_empty() || (listening.iter().any(reaches) && !tcp_only) {
+        // Over HTTP/3 the url's UDP port refused: its tree listening on the same TCP port is what explains it.
+        let on_url = listening.iter().any(reaches);
+        if listening.is_empty() || (on_url && !http3) {
             *since = None;
             return None;
         }
@@ -164,7 +165,7 @@ impl RunningServer {
         }
         let (_, listening) = since.as_ref()?;
         let addresses: Vec<String> = listening.iter().map(SocketAddr::to_string).collect();
-        if tcp_only {
+        if on_url {
             return Some(format!(
                 "listens on TCP {} but its UDP port refuses QUIC: it does not serve HTTP/3 there; turn HTTP/3 on \
                  in its configuration (on the same port), or give it protocol = \"http2\"",

@@ -8,8 +8,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-
 /// The request streams a client may open at once.
 pub const MAX_STREAMS: u32 = 4;
 /// How much of one request stream the server takes before the client must wait for more credit.
@@ -61,15 +59,7 @@ pub struct H3Server {
 impl H3Server {
     pub fn start(behaviour: Behaviour) -> H3Server {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()));
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![made.cert.der().clone()], key)
-            .unwrap();
+        let mut tls = crate::support::self_signed_tls("localhost");
         tls.alpn_protocols = vec![b"h3".to_vec()];
         let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));

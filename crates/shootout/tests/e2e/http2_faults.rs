@@ -9,12 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::{ServerConfig, ServerConnection};
+use rustls::ServerConnection;
 use shootout_model::{ErrorKind, LoadResult};
 
 use crate::h2_server::{Behaviour, H2Server, Seen, Serving, INTERNAL_ERROR, REFUSED_STREAM};
-use crate::support::{describe, load, shootout};
+use crate::support::{describe, load, self_signed_tls, shootout};
 
 fn errors(result: &LoadResult, kind: ErrorKind) -> u64 {
     result.errors.get(&kind).copied().unwrap_or(0)
@@ -139,15 +138,7 @@ fn a_lowered_stream_limit_is_kept_once_acknowledged() {
 
 #[test]
 fn a_tls_server_that_will_not_choose_h2_is_one_clear_line() {
-    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![made.cert.der().clone()], key)
-        .unwrap();
+    let mut config = self_signed_tls("127.0.0.1");
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let config = Arc::new(config);
     let handshakes = Arc::new(AtomicU64::new(0));

@@ -25,6 +25,21 @@ pub fn workdir(area: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// A TLS server configuration with a fresh self-signed certificate for `name` (TLS 1.2 and 1.3, no ALPN yet), for
+/// the purpose-built servers that speak TLS.
+pub fn self_signed_tls(name: &str) -> rustls::ServerConfig {
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let made = rcgen::generate_simple_self_signed(vec![name.to_string()]).unwrap();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![made.cert.der().clone()], key)
+        .unwrap()
+}
+
 /// Writes `text` to a file named `name` in the temporary folder, marked with this test process; its path.
 pub fn temp_file(name: &str, text: &str) -> String {
     let path = std::env::temp_dir().join(format!("shootout-{}-{name}", std::process::id()));

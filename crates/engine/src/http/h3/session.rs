@@ -195,7 +195,7 @@ impl Session {
     /// Gives up on the stream `id` (a timeout): it is reset and its reading stopped, so its place is free.
     pub fn cancel(&mut self, id: StreamId) {
         if let Some(k) = self.find(id) {
-            let cancelled = VarInt::from_u64(code::REQUEST_CANCELLED).unwrap_or(VarInt::MAX);
+            let cancelled = wire_code(code::REQUEST_CANCELLED);
             let _ = self.quic.send_stream(id).reset(cancelled);
             let _ = self.quic.recv_stream(id).stop(cancelled);
             self.close_stream(k);
@@ -207,7 +207,7 @@ impl Session {
         if error != code::NO_ERROR {
             self.broke = Some(reason.to_string());
         }
-        let error = VarInt::from_u64(error).unwrap_or(VarInt::MAX);
+        let error = wire_code(error);
         self.quic.close(now, error, bytes::Bytes::copy_from_slice(reason.as_bytes()));
     }
 
@@ -318,19 +318,19 @@ impl Session {
             End::Answered => {
                 if !self.streams[k].pending.is_empty() {
                     // Answered before the request was all sent: what is left will never be read.
-                    let _ = self.quic.send_stream(id).reset(VarInt::from_u64(code::NO_ERROR).unwrap_or(VarInt::MAX));
+                    let _ = self.quic.send_stream(id).reset(wire_code(code::NO_ERROR));
                 }
                 std::mem::swap(&mut self.finished, &mut self.streams[k].response);
                 self.events.push_back(Event::Answered { slot });
             }
             End::Broken => {
-                let error = VarInt::from_u64(code::MESSAGE_ERROR).unwrap_or(VarInt::MAX);
+                let error = wire_code(code::MESSAGE_ERROR);
                 let _ = self.quic.recv_stream(id).stop(error);
                 let _ = self.quic.send_stream(id).reset(error);
                 self.events.push_back(Event::Broken { slot });
             }
             End::Reset(code) => {
-                let _ = self.quic.send_stream(id).reset(VarInt::from_u64(code).unwrap_or(VarInt::MAX));
+                let _ = self.quic.send_stream(id).reset(wire_code(code));
                 self.events.push_back(Event::Reset { slot, code });
             }
         }
@@ -409,6 +409,11 @@ impl Session {
         self.open -= 1;
         self.streams.swap(k, self.open);
     }
+}
+
+/// An HTTP/3 error code as QUIC carries it (a code past a varint's range, which none is, as the largest).
+fn wire_code(code: u64) -> VarInt {
+    VarInt::from_u64(code).unwrap_or(VarInt::MAX)
 }
 
 /// How a request stream ended.
