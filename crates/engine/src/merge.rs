@@ -357,6 +357,7 @@ pub fn assemble(plan: &Plan, totals: &Totals, timeline: &Timeline) -> LoadResult
                 0.0
             }
         }),
+        latency_blocks: timeline.to_blocks(),
         client: totals.client_usage(),
         agents: Vec::new(),
         search: None,

@@ -1,11 +1,13 @@
-//! The per-second timeline: [`Interval`]s from every thread merged into one series.
+//! The per-second timeline: [`Interval`]s from every thread merged into one series, and the latency blocks of
+//! the result ([`LatencyBlock`]: each second's latencies, or each few seconds' in a long run), kept as the sorted
+//! buckets they hold rather than as whole histograms, so a run of any length holds a bounded amount.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use shootout_model::result::Second;
+use shootout_model::result::{LatencyBlock, Second, MOST_BLOCKS};
 
-use crate::histogram::{new_histogram, record_us_n, value_at, LatencyHistogram};
+use crate::histogram::{encode_histogram, new_histogram, record_us_n, value_at, LatencyHistogram};
 
 /// One thread's measurements for one second of the run (or several threads' merged, or several agents'). It
 /// crosses a process boundary as JSON with its histogram in HdrHistogram V2 base64, exactly.
@@ -81,6 +83,59 @@ impl Closed {
 pub struct Timeline {
     open: BTreeMap<u32, Interval>,
     closed: BTreeMap<u32, Closed>,
+    blocks: Blocks,
+}
+
+/// The buckets of a histogram that hold values: (the highest value of the bucket, its count), by value.
+type Buckets = Vec<(u64, u64)>;
+
+/// The closed seconds' latencies, in blocks of `span` seconds (1, doubled whenever the blocks would be more than
+/// [`MOST_BLOCKS`]).
+#[derive(Debug, Default)]
+struct Blocks {
+    span: u32,
+    by_index: BTreeMap<u32, Buckets>,
+}
+
+impl Blocks {
+    /// Adds the latencies of `histogram`, recorded in `second`.
+    fn add(&mut self, second: u32, histogram: &LatencyHistogram) {
+        if histogram.is_empty() {
+            return;
+        }
+        self.span = self.span.max(1);
+        while second / self.span >= MOST_BLOCKS as u32 {
+            self.span *= 2;
+            let halved = std::mem::take(&mut self.by_index);
+            for (index, buckets) in halved {
+                merge(self.by_index.entry(index / 2).or_default(), &buckets);
+            }
+        }
+        let buckets: Buckets = histogram.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+        merge(self.by_index.entry(second / self.span).or_default(), &buckets);
+    }
+}
+
+/// Adds `more` into `into`, both sorted by value.
+fn merge(into: &mut Buckets, more: &[(u64, u64)]) {
+    let mut merged = Vec::with_capacity(into.len() + more.len());
+    let (mut a, mut b) = (into.iter().peekable(), more.iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                let sum = (x.0, x.1 + y.1);
+                a.next();
+                b.next();
+                sum
+            }
+            (Some(x), Some(y)) if x.0 < y.0 => *a.next().expect("peeked"),
+            (Some(_), Some(_)) | (None, Some(_)) => *b.next().expect("peeked"),
+            (Some(_), None) => *a.next().expect("peeked"),
+            (None, None) => break,
+        };
+        merged.push(next);
+    }
+    *into = merged;
 }
 
 impl Timeline {
@@ -92,9 +147,10 @@ impl Timeline {
     /// Adds one thread's interval into the matching second.
     pub fn add(&mut self, interval: Interval) {
         if let Some(closed) = self.closed.get_mut(&interval.second) {
-            // A very late report: its counts still count; the second's percentiles are already fixed.
+            // A very late report: its counts and latencies still count; the second's percentiles are already fixed.
             closed.requests += interval.requests;
             closed.errors += interval.errors;
+            self.blocks.add(interval.second, &interval.latency);
             return;
         }
         match self.open.get_mut(&interval.second) {
@@ -106,12 +162,32 @@ impl Timeline {
         while self.open.len() > OPEN_SECONDS {
             let (second, oldest) = self.open.pop_first().expect("more than zero open");
             self.closed.insert(second, Closed::of(&oldest));
+            self.blocks.add(second, &oldest.latency);
         }
     }
 
     /// Requests that ended in `second`, as far as reported.
     pub fn requests_in(&self, second: u32) -> u64 {
         self.open.get(&second).map(|i| i.requests).or_else(|| self.closed.get(&second).map(|c| c.requests)).unwrap_or(0)
+    }
+
+    /// The latency blocks for the result ([`LatencyBlock`]), the seconds still open folded in; only blocks that
+    /// recorded a latency are listed.
+    pub fn to_blocks(&self) -> Vec<LatencyBlock> {
+        let mut blocks = Blocks { span: self.blocks.span, by_index: self.blocks.by_index.clone() };
+        for (&second, interval) in &self.open {
+            blocks.add(second, &interval.latency);
+        }
+        let span = blocks.span.max(1);
+        blocks
+            .by_index
+            .iter()
+            .map(|(&index, buckets)| {
+                let mut histogram = new_histogram();
+                buckets.iter().for_each(|&(value, count)| record_us_n(&mut histogram, value, count));
+                LatencyBlock { second: index * span, seconds: span, histogram: encode_histogram(&histogram) }
+            })
+            .collect()
     }
 
     /// The series for the result: one entry for every second from 0 to `seconds - 1` (empty seconds included,
@@ -181,6 +257,49 @@ mod tests {
         assert_eq!(buckets(&back).len(), 7);
         assert_eq!(back, interval);
         assert!(serde_json::from_str::<Interval>(&json.replace("\"latency\":\"", "\"latency\":\"x")).is_err());
+    }
+
+    /// Every latency of every block, decoded, as (value, count) buckets summed.
+    fn total_of(blocks: &[LatencyBlock]) -> LatencyHistogram {
+        let mut total = new_histogram();
+        for block in blocks {
+            total.add(crate::histogram::decode_histogram(&block.histogram).unwrap()).unwrap();
+        }
+        total
+    }
+
+    #[test]
+    fn blocks_hold_every_latency_once_and_stay_few() {
+        let mut t = Timeline::new();
+        let mut all = new_histogram();
+        for second in 0..1000u32 {
+            for thread in 0..2u64 {
+                let mut i = Interval::new(second);
+                let us = 100 + u64::from(second % 7) * 1000 + thread;
+                i.record(Some(us), false);
+                record_us_n(&mut all, us, 1);
+                t.add(i);
+            }
+        }
+        let mut late = Interval::new(3);
+        late.record(Some(5_000_000), false);
+        record_us_n(&mut all, 5_000_000, 1);
+        t.add(late);
+        let blocks = t.to_blocks();
+        assert!(blocks.len() <= MOST_BLOCKS, "{}", blocks.len());
+        assert_eq!(blocks[0].seconds, 16, "1000 s in blocks of a power of two seconds");
+        assert!(blocks.windows(2).all(|w| w[1].second == w[0].second + 16));
+        assert_eq!(total_of(&blocks), all, "every latency, the late one too, in exactly one block");
+        // A short run: one block a second, the open seconds included, empty seconds left out.
+        let mut t = Timeline::new();
+        for second in [0, 1, 3] {
+            let mut i = Interval::new(second);
+            i.record(Some(10 + u64::from(second)), false);
+            t.add(i);
+        }
+        let blocks = t.to_blocks();
+        assert_eq!(blocks.iter().map(|b| (b.second, b.seconds)).collect::<Vec<_>>(), [(0, 1), (1, 1), (3, 1)]);
+        assert_eq!(total_of(&blocks).len(), 3);
     }
 
     #[test]

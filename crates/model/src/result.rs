@@ -91,6 +91,12 @@ pub struct LoadResult {
     pub quic: Option<QuicCounts>,
     /// One entry per second of the measured window.
     pub timeline: Vec<Second>,
+    /// The latency histogram of each block of the window, the drain's seconds included: a block is a second, or
+    /// a power of two seconds in a run too long for [`MOST_BLOCKS`] of one second. Requests in a row are not
+    /// independent (a pause delays every request due during it), and the spread of the tail from block to block
+    /// is what the bounds of a percentile rest on. Empty in results written before they were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_blocks: Vec<LatencyBlock>,
     /// The load generator's own resource use.
     pub client: ClientUsage,
     /// A load run from several agents (`--agents`): each one's host, share, clock and own figures. Empty for a
@@ -337,6 +343,20 @@ pub struct LatencySummary {
     pub percentiles: Vec<Percentile>,
     /// The full HDR histogram, V2 deflate-compressed and base64-encoded (the HdrHistogram log format), so
     /// histograms can be merged exactly and any percentile recomputed.
+    pub histogram: String,
+}
+
+/// The most latency blocks a result keeps ([`LoadResult::latency_blocks`]): a longer run's blocks are longer.
+pub const MOST_BLOCKS: usize = 64;
+
+/// The latencies recorded in a few consecutive seconds of a run (by when each request ended).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyBlock {
+    /// Its first second, counted from the start of the measured window.
+    pub second: u32,
+    /// How many seconds it spans: 1, or a power of two.
+    pub seconds: u32,
+    /// Its HDR histogram, as [`LatencySummary::histogram`] is written.
     pub histogram: String,
 }
 

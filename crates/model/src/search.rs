@@ -33,6 +33,13 @@ pub fn give_up_below(precision: f64) -> f64 {
     1.0 - 2.0 * precision
 }
 
+/// The most measured seconds a probe whose percentile stays undecided spends on it, its repeats included (or
+/// its repeats' seconds, when more): past it, the probe is undecided.
+pub const MOST_PROBE_SECONDS: f64 = 60.0;
+
+/// The most trials (or `load --find-rate` runs) a probe takes while undecided.
+pub const MOST_PROBE_TRIALS: u32 = 12;
+
 /// One level tried, and whether its trials met every objective.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
@@ -47,6 +54,10 @@ pub struct Probe {
     /// the search can reach from this client.
     #[serde(default)]
     pub client: bool,
+    /// Undecided (a percentile's bounds straddled its limit), counted as its figures lean (`passed`) to choose the
+    /// next level: the answer never rests on it ([`Step::Decide`]).
+    #[serde(default)]
+    pub provisional: bool,
 }
 
 /// How a search ended, with the bracket it ended in.
@@ -140,6 +151,10 @@ pub struct ProbeRecord {
     /// result's `requests.left_out`).
     #[serde(default)]
     pub left_out: u64,
+    /// True when its probe broke nothing but a percentile's bounds straddled the limit (`broke` says which, with
+    /// its bounds).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undecided: bool,
 }
 
 /// A probe's first run: what a result saved before runs were counted had.
@@ -155,9 +170,16 @@ pub struct Verdict {
     pub passed: bool,
     /// A figure lay near its limit.
     pub near: bool,
+    /// No objective was broken, but a percentile's 95% bounds straddled its limit: the requests measured cannot
+    /// tell, and the probe measures more ([`MOST_PROBE_SECONDS`]); one still undecided then counts against the
+    /// level (the capacity is below it) and is said undecided, never broken.
+    pub undecided: bool,
     /// The load generator was saturated: the probe judges the client, not the server, and bounds the search from
     /// above ([`Search::record_client`]).
     pub client: bool,
+    /// When undecided: the figures themselves (without their bounds) met every objective, which the search
+    /// follows to choose its next level ([`Search::record_provisional`]).
+    pub leans: bool,
     /// When the client was saturated and everything else held: the level the server is known to take (the rate it
     /// completed in the open model, the users in the closed one).
     pub floor: Option<f64>,
@@ -212,13 +234,20 @@ pub struct SuiteProbe {
     /// What it broke, each with its figure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broke: Vec<String>,
+    /// True when it broke nothing but a percentile stayed undecided at the cap ([`MOST_PROBE_SECONDS`]): the
+    /// search went on under it, as under a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undecided: bool,
 }
 
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
-    /// Run a probe at this level, then [`Search::record`] it.
+    /// Run a probe at this level, then [`Search::record`] it ([`Search::record_provisional`] when undecided).
     Probe(f64),
+    /// Run a probe at this level until it is decided, or its cap ([`MOST_PROBE_SECONDS`]), then
+    /// [`Search::record`] it (failed when still undecided): the answer would rest on a provisional probe there.
+    Decide(f64),
     /// The search is over.
     Found(Found),
 }
@@ -262,7 +291,7 @@ impl Search {
         let rerun = self.rerun_due() == Some(level);
         let earlier = self.standing(level);
         let (capacity, _) = self.bracket();
-        self.probes.push(Probe { level, passed, served, client: false });
+        self.probes.push(Probe { level, passed, served, client: false, provisional: false });
         let confirmation_failed = !rerun && !passed && capacity == Some(level) && earlier.is_some_and(|p| p.passed);
         if (rerun && self.contradicts(self.probes.len() - 1)) || confirmation_failed {
             self.moved = true;
@@ -274,7 +303,14 @@ impl Search {
     /// one (something broke, and the client may be why), the search goes on under it, as under a failure, and ends
     /// at the client's limit.
     pub fn record_client(&mut self, level: f64, floor: Option<f64>) {
-        self.probes.push(Probe { level, passed: false, served: floor, client: true });
+        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false });
+    }
+
+    /// Records an undecided probe at `level` as its figures `lean` (true: they met every objective), for choosing
+    /// the next level only: doubling and bisecting need no decided probe, and only where the answer would rest on
+    /// one is it decided ([`Step::Decide`]). It contradicts nothing, so it is never run again for that.
+    pub fn record_provisional(&mut self, level: f64, leans: bool, served: Option<f64>) {
+        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true });
     }
 
     /// The bracket so far: the lowest level that failed, and the highest that passed below it (and below the
@@ -295,8 +331,25 @@ impl Search {
         Found { capacity, failed_at, ended: Ended::Interrupted }
     }
 
-    /// The next level to try, or how the search ended.
+    /// The next level to try, or how the search ended: before an answer rests on a provisional probe (at the
+    /// capacity, or at the level above it that failed), that probe is decided.
     pub fn next(&self) -> Step {
+        match self.next_leaning() {
+            Step::Found(found) if !matches!(found.ended, Ended::Probes | Ended::Interrupted) => {
+                let provisional =
+                    |level: Option<f64>| level.filter(|&l| self.standing(l).is_some_and(|p| p.provisional));
+                // The failure first: a capacity decided before it would be run again after it.
+                match provisional(found.failed_at).or(provisional(found.capacity)) {
+                    Some(level) if self.probes.len() < self.most_probes => Step::Decide(level),
+                    _ => Step::Found(found),
+                }
+            }
+            step => step,
+        }
+    }
+
+    /// The next level as the provisional probes lean.
+    fn next_leaning(&self) -> Step {
         let (passed, failed_at) = self.bracket();
         let client_at = self.client_at();
         // The client's limit bounds the bracket when it lies under every failure of the server's.
@@ -328,7 +381,11 @@ impl Search {
                     if !self.unconfirmed(p) {
                         return found(Ended::Precise);
                     }
-                    Step::Probe(p)
+                    // Run again after the last failure; decided then, when it was provisional.
+                    match self.standing(p).is_some_and(|x| x.provisional) {
+                        true => Step::Decide(p),
+                        false => Step::Probe(p),
+                    }
                 } else {
                     Step::Probe(middle)
                 }
@@ -377,13 +434,16 @@ impl Search {
         let more =
             |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a > b * (1.0 + self.precision));
         !probe.client
-            && self.standing_probes().iter().filter(|s| s.level != probe.level && !s.client).any(|s| {
-                if s.level < probe.level {
-                    probe.passed && (!s.passed || more(s.served, probe.served))
-                } else {
-                    s.passed && (!probe.passed || more(probe.served, s.served))
-                }
-            })
+            && !probe.provisional
+            && self.standing_probes().iter().filter(|s| s.level != probe.level && !s.client && !s.provisional).any(
+                |s| {
+                    if s.level < probe.level {
+                        probe.passed && (!s.passed || more(s.served, probe.served))
+                    } else {
+                        s.passed && (!probe.passed || more(probe.served, s.served))
+                    }
+                },
+            )
     }
 
     /// The level of the last probe when it contradicted an earlier one and has not been run again yet.
@@ -421,7 +481,7 @@ mod tests {
     fn against(mut search: Search, capacity: f64) -> (Found, Vec<f64>) {
         loop {
             match search.next() {
-                Step::Probe(level) => search.record(level, level <= capacity, None),
+                Step::Probe(level) | Step::Decide(level) => search.record(level, level <= capacity, None),
                 Step::Found(found) => return (found, search.probes().iter().map(|p| p.level).collect()),
             }
         }
@@ -528,7 +588,7 @@ mod tests {
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         let levels = loop {
             match search.next() {
-                Step::Probe(level) => {
+                Step::Probe(level) | Step::Decide(level) => {
                     let capacity = if search.probes().len() < 6 { 1000.0 } else { 500.0 };
                     search.record(level, level <= capacity, None)
                 }
@@ -540,14 +600,50 @@ mod tests {
         assert!(capacity <= 500.0 && levels.failed_at.unwrap() > 500.0, "{levels:?} {:?}", search.probes());
     }
 
+    /// Issue 61: a probe too short to decide a percentile leans as its figures do, and only the probes the answer
+    /// rests on are decided.
+    #[test]
+    fn undecided_probes_lean_and_only_the_answers_are_decided() {
+        // The server holds 846/s; every probe is undecided until decided, leaning the right way.
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        let mut decided = Vec::new();
+        let found = loop {
+            match search.next() {
+                Step::Probe(level) => search.record_provisional(level, level <= 846.0, None),
+                Step::Decide(level) => {
+                    decided.push(level);
+                    search.record(level, level <= 846.0, None);
+                }
+                Step::Found(found) => break found,
+            }
+        };
+        assert_eq!(found.ended, Ended::Precise);
+        let (capacity, failed_at) = (found.capacity.unwrap(), found.failed_at.unwrap());
+        assert!(capacity <= 846.0 && 846.0 < failed_at, "{found:?}");
+        assert_eq!(decided, [failed_at, capacity], "the two ends of the bracket, and nothing else");
+        // A capacity that, decided, fails moves the bracket down, and the search goes on.
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        search.record(100.0, true, None);
+        search.record_provisional(200.0, true, None);
+        search.record(400.0, false, None);
+        search.record(300.0, false, None);
+        search.record(250.0, false, None);
+        search.record(225.0, false, None);
+        search.record(212.5, false, None);
+        search.record(206.3, false, None);
+        assert_eq!(search.next(), Step::Decide(200.0));
+        search.record(200.0, false, None);
+        assert_eq!(search.next(), Step::Probe(150.0));
+    }
+
     #[test]
     fn the_clients_limit_bounds_the_bracket_and_ends_the_search_with_at_least() {
         // The server takes anything; the client saturates above 183/s.
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         let found = loop {
             match search.next() {
-                Step::Probe(level) if level > 183.0 => search.record_client(level, None),
-                Step::Probe(level) => search.record(level, true, Some(level)),
+                Step::Probe(level) | Step::Decide(level) if level > 183.0 => search.record_client(level, None),
+                Step::Probe(level) | Step::Decide(level) => search.record(level, true, Some(level)),
                 Step::Found(found) => break found,
             }
         };

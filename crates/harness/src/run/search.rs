@@ -2,8 +2,11 @@
 //! [`Search`] asks for (doubling from the suite's start until a level breaks an objective, then bisecting), each
 //! probe a trial like any other: the services reset, a warm-up, the samples, saved as it ends. A probe whose
 //! first trial lies near a limit gets the suite's repeats and is judged on the figure the comparison uses; one far
-//! from every limit is judged on its one trial. A probe run again (it contradicted another, or it is the answer
-//! checked once more at the end) numbers its trials after the earlier runs' at that level. A probe that found the
+//! from every limit is judged on its one trial; one whose percentile's bounds straddle a limit counts as its
+//! figures lean until the answer would rest on it, and is then decided: it measures more trials, up to a cap, and
+//! counts against its level when still undecided. A probe run again (it contradicted
+//! another, or it is the answer checked once more at the end) numbers its trials after the earlier runs' at that
+//! level. A probe that found the
 //! load generator saturated bounds the search from above: it goes on under it and ends at the client's limit.
 //! Each server's search is saved as
 //! `searches/SERVER.json` after every probe. The search's choices follow from the probes' verdicts alone, so
@@ -14,7 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shootout_model::run::TrialRecord;
-use shootout_model::search::{Found, Search, ServerSearch, Step, SuiteProbe, Verdict};
+use shootout_model::search::{
+    Found, Search, ServerSearch, Step, SuiteProbe, Verdict, MOST_PROBE_SECONDS, MOST_PROBE_TRIALS,
+};
 use shootout_suite::{SearchSpec, ServerSpec, Suite};
 
 use crate::lifecycle::server::RunningServer;
@@ -126,13 +131,14 @@ impl OneSearch<'_> {
         );
         let mut probes: Vec<SuiteProbe> = Vec::new();
         let (found, cut) = loop {
-            let level = match search.next() {
-                Step::Probe(level) => level,
+            let (level, decide) = match search.next() {
+                Step::Probe(level) => (level, false),
+                Step::Decide(level) => (level, true),
                 Step::Found(found) => break (found, None),
             };
             let context = (servers_done, probes.len());
-            let runs_before = probes.iter().filter(|p| p.level == level).count() as u32;
-            let (verdict, repeats) = match self.probe(level, runs_before, services, context, on_event)? {
+            let trials_before = probes.iter().filter(|p| p.level == level).map(|p| p.repeats).sum();
+            let (verdict, repeats) = match self.probe(level, trials_before, decide, services, context, on_event)? {
                 Ok(judged) => judged,
                 Err(cut) => break (search.cut_short(), Some(cut)),
             };
@@ -144,9 +150,12 @@ impl OneSearch<'_> {
                 served,
                 client: verdict.client,
                 broke: verdict.broke.clone(),
+                undecided: verdict.undecided,
             });
             if verdict.client {
                 search.record_client(level, verdict.floor);
+            } else if verdict.undecided && !decide {
+                search.record_provisional(level, verdict.leans, served);
             } else {
                 search.record(level, verdict.passed, served);
             }
@@ -157,20 +166,24 @@ impl OneSearch<'_> {
     }
 
     /// The probe at `level`: its first trial (saved, or measured now), then the rest of the suite's repeats when
-    /// the first is near a limit; its verdict, on how many repeats. `runs_before` earlier probes at this level
-    /// took the first `runs_before × repeats` trial numbers.
+    /// the first is near a limit, then, when it must `decide`, more while a percentile stays undecided, up to
+    /// [`MOST_PROBE_TRIALS`] trials and [`MOST_PROBE_SECONDS`] measured (or the suite's repeats' seconds, when
+    /// more); its verdict, on how many trials. The earlier probes at this level took the first `trials_before`
+    /// trial numbers.
     fn probe(
         &mut self,
         level: f64,
-        runs_before: u32,
+        trials_before: u32,
+        decide: bool,
         services: &mut Services,
         (servers_done, probe): (usize, usize),
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Result<(Verdict, u32), Cut>, String> {
         let mut trials: Vec<TrialRecord> = Vec::new();
-        let most = self.suite.repeats.max(1);
-        for nth in 1..=most {
-            let repeat = runs_before * most + nth;
+        let repeats = self.suite.repeats.max(1);
+        let most_seconds = MOST_PROBE_SECONDS.max(f64::from(repeats) * self.suite.duration.as_secs_f64());
+        for nth in 1.. {
+            let repeat = trials_before + nth;
             let trial = match self.store.trial(&self.server.name, level, repeat) {
                 Some(saved) => saved,
                 None => {
@@ -211,11 +224,14 @@ impl OneSearch<'_> {
             };
             trials.push(trial);
             let verdict = (self.judge)(&trials);
-            if !verdict.near || verdict.client || nth >= most {
+            let measured: f64 = trials.iter().map(|t| t.result.duration_s).sum();
+            let more = nth < MOST_PROBE_TRIALS && measured < most_seconds;
+            let repeat_more = verdict.near && !verdict.client && nth < repeats;
+            if !(repeat_more || (decide && verdict.undecided && more)) {
                 return Ok(Ok((verdict, nth)));
             }
         }
-        unreachable!("the loop returns at its last repeat")
+        unreachable!("the loop returns once it has judged the probe")
     }
 
     /// Waits for the server to come back to rest after the last trial, saying so when it took long or did not.

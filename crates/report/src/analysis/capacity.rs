@@ -74,7 +74,14 @@ impl Capacity {
     /// end leaves open.
     pub fn found(&self, unit: &str) -> String {
         let at = |l: Option<f64>| l.map_or_else(|| "none".to_string(), |l| level(l, unit));
-        let breaks = |l: Option<f64>| l.map_or_else(String::new, |l| format!(" ({} breaks it)", level(l, unit)));
+        // A level whose latest probe stayed undecided did not break the SLO: the requests measured could not tell.
+        let undecided = |l: f64| self.search.probes.iter().rev().find(|p| p.level == l).is_some_and(|p| p.undecided);
+        let breaks = |l: Option<f64>| {
+            l.map_or_else(String::new, |l| match undecided(l) {
+                true => format!(" ({} undecided: too few requests to tell, at the probe's cap)", level(l, unit)),
+                false => format!(" ({} breaks it)", level(l, unit)),
+            })
+        };
         let mut found = match self.search.ended {
             Ended::Precise => format!("{}{}", at(self.search.capacity), breaks(self.search.failed_at)),
             Ended::Ceiling => format!("at least {} (the search's ceiling)", at(self.search.capacity)),
@@ -258,7 +265,15 @@ mod tests {
 
     fn search(server: &str, capacity: Option<f64>, failed_at: Option<f64>, ended: Ended) -> ServerSearch {
         let probes = vec![
-            SuiteProbe { level: 10.0, passed: true, repeats: 1, served: Some(10.0), client: false, broke: vec![] },
+            SuiteProbe {
+                level: 10.0,
+                passed: true,
+                repeats: 1,
+                served: Some(10.0),
+                client: false,
+                broke: vec![],
+                undecided: false,
+            },
             SuiteProbe {
                 level: 20.0,
                 passed: false,
@@ -266,6 +281,7 @@ mod tests {
                 served: Some(14.0),
                 client: ended == Ended::Client,
                 broke: vec![],
+                undecided: false,
             },
         ];
         ServerSearch {

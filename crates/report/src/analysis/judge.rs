@@ -9,6 +9,11 @@
 //! - the load generator was not saturated: its figures would measure the client, and the search ends there with
 //!   the client's limit as a floor.
 //!
+//! A percentile is judged on the requests of every repeat together, with its 95% bounds
+//! ([`crate::statistics::quantile`]): a probe whose bounds straddle a limit, with nothing else against it, is
+//! `undecided`, and `leans` as its figures do; its caller counts it provisionally, or measures more where the
+//! answer would rest on it.
+//!
 //! `near` when the verdict hangs on a figure close to its limit, where one trial may fall on either side and the
 //! probe is worth its repeats: a judged figure within a factor of two of its limit, or a completed share just
 //! under `1 − precision`; never when the server fell far behind (its share under `1 − 2 × precision`), which no
@@ -30,6 +35,8 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
     let nothing = |why: &str| Verdict {
         passed: false,
         near: false,
+        undecided: false,
+        leans: false,
         client: false,
         floor: None,
         served: 0.0,
@@ -40,7 +47,15 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
     let Some(cell) = analysis.cells.first() else { return nothing("no trial ran") };
     let mut broke: Vec<String> =
         cell.failed.iter().map(|f| format!("repeat {} measured nothing ({})", f.repeat, f.cause)).collect();
-    for objective in cell.objectives.iter().filter(|o| !o.met) {
+    for objective in cell.objectives.iter().filter(|o| o.undecided) {
+        let figure = crate::statistics::figures::show(&objective.condition, objective.value);
+        broke.push(format!(
+            "{} undecided (it was {figure}, 95% bounds {})",
+            objective.condition.text,
+            objective.bounds_text()
+        ));
+    }
+    for objective in cell.objectives.iter().filter(|o| o.broken()) {
         let figure = crate::statistics::figures::show(&objective.condition, objective.value);
         let queue = if crate::statistics::bound::holds(&objective.condition, objective.value) {
             ", while its queue grew"
@@ -73,5 +88,17 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
     // held over from the warm-up can take the window's count past it); users and arriving sessions in its level.
     let floor = (client && cell.meets_slo && kept_up)
         .then(|| share.map_or(first.level, |_| cell.rps_headline.min(first.level)));
-    Verdict { passed: cell.meets_slo && kept_up && !client, near, client, floor, served: cell.rps_headline, broke }
+    // Undecided only when nothing else decides against it: a break, a client at its limit, a server behind.
+    let undecided = cell.undecided() && cell.failed.is_empty() && kept_up && !client;
+    let leans = undecided && cell.objectives.iter().all(|o| crate::statistics::bound::holds(&o.condition, o.value));
+    Verdict {
+        passed: cell.meets_slo && kept_up && !client,
+        near,
+        undecided,
+        leans,
+        client,
+        floor,
+        served: cell.rps_headline,
+        broke,
+    }
 }

@@ -35,6 +35,7 @@ use crate::analysis::unmeasured::unmeasured;
 use crate::statistics::bound::{at_least, holds};
 use crate::statistics::figures::{errors_pct, value};
 use crate::statistics::interval::{ratio_interval, served, NOISE_FLOOR};
+use crate::statistics::quantile::{decide, Bounds, Decision};
 
 /// One server at one level, over its repeats.
 #[derive(Debug, Clone, Serialize)]
@@ -172,10 +173,35 @@ pub struct Judged {
     /// The condition.
     #[serde(flatten)]
     pub condition: Slo,
-    /// The median across repeats of its figure, in its unit (µs, percent, requests/s).
+    /// Its figure, in its unit (µs, percent, requests/s): for a percentile, of every repeat's requests together
+    /// (their histograms merged); for any other, the median across repeats.
     pub value: f64,
-    /// True when the value meets it ([`holds`]: a value on the limit is on it).
+    /// True when it is met: for a percentile, when its 95% bounds are both on the right side of the limit; for
+    /// any other figure, when the value is ([`holds`]: a value on the limit is on it).
     pub met: bool,
+    /// A percentile: its 95% bounds and the requests behind it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
+    /// True when a percentile's bounds straddle the limit: neither met nor broken, the requests measured cannot
+    /// tell (more would).
+    #[serde(default)]
+    pub undecided: bool,
+}
+
+impl Judged {
+    /// True when the cell breaks the condition: not met, and not for want of requests.
+    pub fn broken(&self) -> bool {
+        !self.met && !self.undecided
+    }
+
+    /// A percentile's bounds in words: `[24.012–?] ms on 150 requests` (`?`: the requests cannot bound it from
+    /// above); empty for any other figure.
+    pub fn bounds_text(&self) -> String {
+        let Some(b) = self.bounds else { return String::new() };
+        let ms = |us: u64| format!("{:.3}", us as f64 / 1e3);
+        let high = b.high.map_or_else(|| "?".to_string(), ms);
+        format!("[{}–{high}] ms on {} requests", ms(b.low), crate::export::units::count(b.requests))
+    }
 }
 
 impl Cell {
@@ -195,6 +221,12 @@ impl Cell {
             Metric::Rps => Some(self.rps_median),
             _ => None,
         }
+    }
+
+    /// True when no objective is broken but one is undecided: the requests measured cannot tell whether the
+    /// cell meets the SLO.
+    pub fn undecided(&self) -> bool {
+        self.objectives.iter().any(|o| o.undecided) && !self.objectives.iter().any(Judged::broken)
     }
 
     /// True when the client was the bottleneck in any repeat.
@@ -422,9 +454,12 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         (median(&values), range)
     };
     let (mean_us, mean_range) = spread(&|t| t.result.latency.mean_us);
-    let (p50_us, p50_range) = spread(&|t| percentile(t, 50.0));
-    let (p90_us, p90_range) = spread(&|t| percentile(t, 90.0));
-    let (p99_us, p99_range) = spread(&|t| percentile(t, 99.0));
+    // Percentiles of every repeat's requests together, never a median of the repeats' percentiles (the median of
+    // two p99s is a p99 neither repeat had); the repeats' own for the spread.
+    let merged = Merged::of(runs);
+    let (p50_us, p50_range) = merged.percentile_beside(50.0, spread(&|t| percentile(t, 50.0)));
+    let (p90_us, p90_range) = merged.percentile_beside(90.0, spread(&|t| percentile(t, 90.0)));
+    let (p99_us, p99_range) = merged.percentile_beside(99.0, spread(&|t| percentile(t, 99.0)));
     let (errors, errors_range) = spread(&|t| errors_pct(&t.result));
     let (server_cpu_us, cpu_range) = spread(&|t| t.usage.cpu_us_per_request);
     let (pss_bytes, pss_range) = spread(&|t| t.usage.pss_mean_bytes as f64);
@@ -440,10 +475,22 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
     let objectives: Vec<Judged> = slo
         .iter()
         .map(|c| {
-            let value = of(&|t| value(c.metric, &t.result));
             // A latency met while the queue grew is met only for the window's length.
             let latency = matches!(c.metric, Metric::Mean | Metric::Percentile(_) | Metric::Max);
-            Judged { condition: c.clone(), value, met: holds(c, value) && !(latency && queue_grew.is_some()) }
+            let grew = latency && queue_grew.is_some();
+            if let Metric::Percentile(p) = c.metric {
+                if let Some((bounds, decision)) = merged.judge(c, p) {
+                    return Judged {
+                        condition: c.clone(),
+                        value: bounds.value as f64,
+                        met: decision == Decision::Met && !grew,
+                        bounds: Some(bounds),
+                        undecided: decision == Decision::Undecided && !grew,
+                    };
+                }
+            }
+            let value = of(&|t| value(c.metric, &t.result));
+            Judged { condition: c.clone(), value, met: holds(c, value) && !grew, bounds: None, undecided: false }
         })
         .collect();
     Cell {
@@ -472,6 +519,48 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         time: mean_time(runs),
         throttled: median(&runs.iter().map(|t| t.usage.throttled).collect::<Vec<_>>()),
         kernel: KernelCell::of(runs),
+    }
+}
+
+/// The latencies of a cell's repeats together: every request's histogram, and the blocks' (each repeat's seconds).
+/// Empty when a repeat's histogram cannot be read (then the figures are the medians of the repeats' own).
+struct Merged {
+    total: Option<shootout_metrics::LatencyHistogram>,
+    blocks: Vec<shootout_metrics::LatencyHistogram>,
+}
+
+impl Merged {
+    fn of(runs: &[&TrialRecord]) -> Merged {
+        let mut total = shootout_metrics::histogram::new_histogram();
+        let mut blocks = Vec::new();
+        for t in runs {
+            let Ok(h) = shootout_metrics::decode_histogram(&t.result.latency.histogram) else {
+                return Merged { total: None, blocks: Vec::new() };
+            };
+            if total.add(&h).is_err() {
+                return Merged { total: None, blocks: Vec::new() };
+            }
+            blocks.extend(
+                t.result.latency_blocks.iter().filter_map(|b| shootout_metrics::decode_histogram(&b.histogram).ok()),
+            );
+        }
+        Merged { total: Some(total).filter(|t| !t.is_empty()), blocks }
+    }
+
+    /// Percentile `p` of every request, with the range of the repeats' own; the median of theirs (and its range)
+    /// when the histograms cannot be read.
+    fn percentile_beside(&self, p: f64, repeats: (f64, (f64, f64))) -> (f64, (f64, f64)) {
+        match &self.total {
+            Some(total) => (shootout_metrics::value_at(total, p) as f64, repeats.1),
+            None => repeats,
+        }
+    }
+
+    /// Percentile `p` with its bounds, and `condition` (on it) judged.
+    fn judge(&self, condition: &Slo, p: f64) -> Option<(Bounds, Decision)> {
+        let total = self.total.as_ref()?;
+        let bounds = crate::statistics::quantile::bounds(total, &self.blocks, p)?;
+        Some((bounds, decide(condition, total, &self.blocks, &bounds)))
     }
 }
 
@@ -641,6 +730,41 @@ mod tests {
         let by_best = analyze_by(&trials, &servers, &[4.0], &[], Statistic::Best);
         assert_eq!(by_best.ratios[0].faster, "a", "the best repeat says a");
         assert!((by_best.ratios[0].ratio.unwrap() - 300.0 / 160.0).abs() < 1e-9);
+    }
+
+    /// Issue 61: one repeat's p99 passed (20 ms) and the other's failed (120 ms), and the probe was judged on
+    /// their median, 70 ms, a p99 neither had. A percentile is of both repeats' requests together, with bounds.
+    #[test]
+    fn a_percentile_is_of_every_repeats_requests_never_a_median_of_theirs() {
+        use shootout_metrics::histogram::{new_histogram, record_us_n};
+        let trial = |repeat: u32, slow: u64| -> TrialRecord {
+            let mut t: TrialRecord = serde_json::from_str(include_str!("../../tests/trial.json")).unwrap();
+            let mut h = new_histogram();
+            record_us_n(&mut h, 20_000, 1_000 - slow);
+            record_us_n(&mut h, 120_000, slow);
+            t.repeat = repeat;
+            t.result.latency = shootout_metrics::summarize(&h);
+            t.result.latency_blocks.clear();
+            t
+        };
+        let trials = [trial(1, 5), trial(2, 15)];
+        let slo = [shootout_model::slo::parse_condition("p99 < 30ms").unwrap()];
+        let servers = [trials[0].server.clone()];
+        let analysis = analyze(&trials, &servers, &[trials[0].level], &slo);
+        let cell = &analysis.cells[0];
+        let (p99_of_each, p99_of_all) = (
+            [percentile_us(&trials[0].result.latency, 99.0), percentile_us(&trials[1].result.latency, 99.0)],
+            cell.p99_us,
+        );
+        assert!(p99_of_each[0] < 21_000 && p99_of_each[1] > 119_000, "{p99_of_each:?}");
+        assert!(p99_of_all < 21_000.0, "2,000 requests, 20 of them slow: p99 is 20 ms, not {p99_of_all}");
+        let judged = &cell.objectives[0];
+        assert_eq!(judged.value, p99_of_all);
+        let bounds = judged.bounds.expect("a percentile has bounds");
+        assert_eq!(bounds.requests, 2_000);
+        // 1% slow exactly: the limit lies within the bounds, so neither met nor broken.
+        assert!(judged.undecided && !judged.met && !judged.broken(), "{judged:?}");
+        assert!(cell.undecided() && !cell.meets_slo);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::analysis::Cell;
 use crate::export::charts::{line_chart, line_chart_with_spread, Chart, Series, Spread};
 use crate::export::units::bytes;
 use crate::load::seconds::{per_second_charts, whole_seconds};
-use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
 
 /// The page's styles, shared with the page of one load result.
@@ -50,7 +50,7 @@ impl Exporter for Html {
                 }
                 body {
                     h1 { "shootout: " (summary.name) }
-                    p { (summary.trial_count) " trials. Latency is measured from when each request was due; figures are medians across repeats." }
+                    p { (summary.trial_count) " trials. Latency is measured from when each request was due; figures are medians across repeats, percentiles of every repeat's requests together." }
                     (answer(summary))
                     (comparison(summary))
                     (verdicts(summary))
@@ -444,10 +444,13 @@ fn comparison(summary: &SuiteSummary) -> Markup {
     }
 }
 
-/// A figure's table cell, `4.0001 ✗` in the warning's colour when it breaks the SLO.
+/// A figure's table cell, `4.0001 ✗` in the warning's colour when it breaks the SLO (`?` when undecided).
 fn cell(figure: &Figure) -> Markup {
     html! {
-        @if figure.broken { td class="warn" { (figure.text) " " (BROKEN) } } @else { td { (figure.text) } }
+        @match figure.mark() {
+            Some(mark) => td class="warn" { (figure.text) " " (mark) },
+            None => td { (figure.text) },
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use super::Exporter;
 use shootout_model::slo::Metric;
 
 use crate::analysis::capacity::against_highest;
-use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
 
 /// `report.md`.
@@ -150,10 +150,9 @@ fn table(out: &mut String, summary: &SuiteSummary) {
 
 /// A figure with its mark: `4.0001 ✗`.
 fn marked(figure: &Figure) -> String {
-    if figure.broken {
-        format!("{} {BROKEN}", figure.text)
-    } else {
-        figure.text.clone()
+    match figure.mark() {
+        Some(mark) => format!("{} {mark}", figure.text),
+        None => figure.text.clone(),
     }
 }
 
@@ -171,7 +170,7 @@ mod tests {
 | puma | 16 | 1320.0 | 1310.0–1330.0 | 3.9999 | 4.321 | 0.996% | 9.000 | 42.2 | 50.0 | server CPU 97% |
 | unicorn\\|3 | 16 | 1000.0 | 990.0–1010.0 | 4.0001 ✗ | 4.321 | 0.50% | 12.000 ✗ | 42.2 | 50.0 | ⚠ client-bound |
 
-✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the median across repeats of the figure marked is on the wrong side of its limit.";
+✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the figure marked is on the wrong side of its limit (a percentile, of the requests of every repeat together, with its 95% bounds; any other figure, the median across repeats).";
         assert!(out.contains(table), "{out}");
     }
 

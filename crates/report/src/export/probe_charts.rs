@@ -98,6 +98,7 @@ mod tests {
             served: Some(level),
             client: false,
             broke: Vec::new(),
+            undecided: false,
         };
         let search = ServerSearch {
             server: "puma".into(),

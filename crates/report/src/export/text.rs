@@ -11,7 +11,7 @@ use shootout_model::slo::Metric;
 
 use crate::analysis::capacity::against_highest;
 use crate::analysis::limit::Limit;
-use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure, BROKEN};
+use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND, RATIO_LEGEND};
 use shootout_model::run::TrialRecord;
 
@@ -156,10 +156,10 @@ fn table(out: &mut String, summary: &SuiteSummary) {
 
 /// A figure with its mark, `4.0001 ✗`, or padded as wide when the SLO judges it and it holds.
 fn marked(figure: &Figure) -> String {
-    match (figure.broken, figure.judged) {
-        (true, _) => format!("{} {BROKEN}", figure.text),
-        (false, true) => format!("{}  ", figure.text),
-        (false, false) => figure.text.clone(),
+    match (figure.mark(), figure.judged) {
+        (Some(mark), _) => format!("{} {mark}", figure.text),
+        (None, true) => format!("{}  ", figure.text),
+        (None, false) => figure.text.clone(),
     }
 }
 
@@ -175,7 +175,7 @@ mod tests {
 server                  users     req/s median [min–max]    mean ms     p99 ms    errors       max ms   CPU µs/req   PSS MiB  limit
 puma                       16     1320.0 [1310.0–1330.0]   3.9999        4.321  0.996%        9.000           42.2      50.0  server CPU 97%
 unicorn|3                  16      1000.0 [990.0–1010.0]   4.0001 ✗      4.321   0.50%       12.000 ✗         42.2      50.0  client-bound
-✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the median across repeats of the figure marked is on the wrong side of its limit. A figure near a limit is written with the digits that show which side it is on.
+✗ breaks the SLO (mean < 4ms, errors < 1%, max < 10ms): the figure marked is on the wrong side of its limit (a percentile, of the requests of every repeat together, with its 95% bounds; any other figure, the median across repeats). A figure near a limit is written with the digits that show which side it is on.
 ";
         let out = Text.export(&SuiteSummary::of_report(&slo_report()));
         assert!(out.contains(expected), "{out}");

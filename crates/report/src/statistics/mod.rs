@@ -1,12 +1,14 @@
 //! The numbers under every answer: [`figures`] reads any figure (mean, a percentile, errors, rps) out of a
 //! result and writes it with the digits that show its side of a limit; [`bound`] compares thresholds on the
 //! values people read (110 is 10% more than 100); [`interval`] is the 95% interval of a ratio of throughputs
-//! from a few repeats (Welch's t on the logarithms), on [`student_t`], and is checked by simulation (`simulation`,
-//! tests only).
+//! from a few repeats (Welch's t on the logarithms), on [`student_t`]; [`quantile`] bounds a latency percentile
+//! from the requests behind it and their blocks, and decides a condition on it (met, broken, undecided). Both are
+//! checked by simulation (`simulation`, tests only).
 
 pub mod bound;
 pub mod figures;
 pub mod interval;
+pub mod quantile;
 #[cfg(test)]
 mod simulation;
 pub mod student_t;

@@ -145,3 +145,99 @@ fn a_real_change_is_found() {
     eprintln!("a 10% regression at 2% noise called regressed: {rates:.3?} at 2, 3 and 5 repeats");
     assert!(rates[1] > 0.85 && rates[2] > 0.99, "{rates:?}");
 }
+
+/// A server that answers in about a millisecond and now and then stalls: requests arrive every `1/rate` s, each
+/// takes a lognormal time (median 1 ms) plus, when it arrives during a stall, the rest of the stall. Stalls start
+/// as a Poisson process (`stalls_per_s`), each `stall_ms` long. Latencies are recorded by the second the request
+/// arrived in, so a window's blocks are its seconds.
+struct Stalling {
+    rate: f64,
+    stalls_per_s: f64,
+    stall_ms: f64,
+}
+
+impl Stalling {
+    /// `seconds` of requests: every latency, and each second's.
+    fn window(
+        &self,
+        rng: &mut SmallRng,
+        seconds: u32,
+    ) -> (shootout_metrics::LatencyHistogram, Vec<shootout_metrics::LatencyHistogram>) {
+        use shootout_metrics::histogram::{new_histogram, record_us};
+        let mut total = new_histogram();
+        let mut blocks = Vec::new();
+        let (step, mut stall_end) = (1.0 / self.rate, -1.0);
+        let mut next_stall = exponential(rng, self.stalls_per_s);
+        for second in 0..seconds {
+            let mut block = new_histogram();
+            for i in 0..self.rate as u32 {
+                let at = f64::from(second) + f64::from(i) * step;
+                while next_stall <= at {
+                    stall_end = next_stall + self.stall_ms / 1e3;
+                    next_stall += exponential(rng, self.stalls_per_s);
+                }
+                let wait = if at < stall_end { stall_end - at } else { 0.0 };
+                let us = (wait * 1e6 + 1_000.0 * (0.3 * standard_normal(rng)).exp()) as u64;
+                record_us(&mut total, us);
+                record_us(&mut block, us);
+            }
+            blocks.push(block);
+        }
+        (total, blocks)
+    }
+}
+
+/// An exponential draw of rate `per_s` (infinite for a rate of 0).
+fn exponential(rng: &mut SmallRng, per_s: f64) -> f64 {
+    if per_s <= 0.0 {
+        return f64::INFINITY;
+    }
+    -(1.0 - rng.random::<f64>()).ln() / per_s
+}
+
+#[test]
+fn percentile_bounds_cover_the_true_percentile_on_a_stalling_server() {
+    use crate::statistics::quantile::bounds;
+    // Each case: its server, the percentile, and the windows' length. The true percentile comes from a run of
+    // 4,000 s; the bounds of 300 windows must hold it at least 93% of the time (the floor set for a 95% bound).
+    // Measured: 99.3, 95.0, 96.0, 96.0, 98.3 and 97.7%. Each stalling server stalls a few times a window: a stall
+    // rarer than once a window cannot be seen in most windows (one stall in 10 s at 500/s, 50 ms long, moves the
+    // true p99 from 2.01 to 2.16 ms, and a window without one has nothing to tell it by; its bounds held 70%), which
+    // docs/methodology.md says.
+    let cases = [
+        (Stalling { rate: 500.0, stalls_per_s: 0.0, stall_ms: 0.0 }, 99.0, 10),
+        (Stalling { rate: 500.0, stalls_per_s: 0.4, stall_ms: 40.0 }, 99.0, 10),
+        (Stalling { rate: 500.0, stalls_per_s: 0.5, stall_ms: 15.0 }, 99.0, 10),
+        (Stalling { rate: 1000.0, stalls_per_s: 1.0, stall_ms: 30.0 }, 99.0, 10),
+        (Stalling { rate: 200.0, stalls_per_s: 1.0, stall_ms: 20.0 }, 99.0, 5),
+        (Stalling { rate: 500.0, stalls_per_s: 0.4, stall_ms: 40.0 }, 50.0, 4),
+    ];
+    for (c, (server, percentile, seconds)) in cases.iter().enumerate() {
+        let mut rng = SmallRng::seed_from_u64(4_000 + c as u64);
+        let (long, _) = server.window(&mut rng, 4_000);
+        let truth = shootout_metrics::value_at(&long, *percentile);
+        let windows = 300;
+        let (mut covered, mut decided_width) = (0, Vec::new());
+        for _ in 0..windows {
+            let (total, blocks) = server.window(&mut rng, *seconds);
+            let b = bounds(&total, &blocks, *percentile).expect("requests were measured");
+            let holds = long.equivalent(b.low, truth) || b.low <= truth;
+            let under = b.high.is_none_or(|h| long.equivalent(h, truth) || truth <= h);
+            covered += usize::from(holds && under);
+            if let Some(high) = b.high {
+                decided_width.push(high as f64 / b.low.max(1) as f64);
+            }
+        }
+        let coverage = covered as f64 / windows as f64;
+        eprintln!(
+            "p{percentile} of {:.0}/s, {}/s stalls of {} ms, {seconds} s windows: true {truth} µs, covered {:.1}%, \
+             bounded above in {} of {windows}",
+            server.rate,
+            server.stalls_per_s,
+            server.stall_ms,
+            coverage * 100.0,
+            decided_width.len()
+        );
+        assert!(coverage >= 0.93, "case {c}: the 95% bounds held the true percentile in {:.1}%", coverage * 100.0);
+    }
+}

@@ -20,10 +20,28 @@ pub struct Figure {
     pub judged: bool,
     /// True when the cell breaks a condition on it: the tables mark it `✗`.
     pub broken: bool,
+    /// True when a condition on it is undecided (its bounds straddle the limit): the tables mark it `?`.
+    pub undecided: bool,
 }
 
 /// The mark beside a figure that breaks the SLO.
 pub const BROKEN: &str = "✗";
+
+/// The mark beside a percentile whose 95% bounds straddle its limit: too few requests to tell.
+pub const UNDECIDED: &str = "?";
+
+impl Figure {
+    /// Its mark: [`BROKEN`], [`UNDECIDED`], or none.
+    pub fn mark(&self) -> Option<&'static str> {
+        if self.broken {
+            Some(BROKEN)
+        } else if self.undecided {
+            Some(UNDECIDED)
+        } else {
+            None
+        }
+    }
+}
 
 /// The heading of a figure's column: `mean ms`, `p99.9 ms`, `errors`, `req/s median`.
 pub fn heading(metric: Metric) -> String {
@@ -42,13 +60,16 @@ pub fn heading(metric: Metric) -> String {
 /// `errors < 1%`), and marked broken when the cell's median breaks a condition on it.
 pub fn figure(cell: &Cell, metric: Metric) -> Figure {
     let on_it: Vec<&Judged> = cell.objectives.iter().filter(|o| o.condition.metric == metric).collect();
-    let Some(value) = cell.figure(metric) else { return Figure { text: "—".into(), judged: false, broken: false } };
+    let Some(value) = cell.figure(metric) else {
+        return Figure { text: "—".into(), judged: false, broken: false, undecided: false };
+    };
     let nearest =
         on_it.iter().map(|o| o.condition.limit).min_by(|a, b| (a - value).abs().total_cmp(&(b - value).abs()));
     Figure {
         text: crate::statistics::figures::number(metric, value, nearest),
         judged: !on_it.is_empty(),
-        broken: on_it.iter().any(|o| !o.met),
+        broken: on_it.iter().any(|o| o.broken()),
+        undecided: on_it.iter().any(|o| o.undecided),
     }
 }
 
@@ -57,7 +78,9 @@ pub fn figure(cell: &Cell, metric: Metric) -> Figure {
 pub fn headline(summary: &SuiteSummary, cell: &Cell) -> Figure {
     match summary.statistic {
         Statistic::Median => figure(cell, Metric::Rps),
-        Statistic::Best => Figure { text: format!("{:.1}", cell.rps_headline), judged: false, broken: false },
+        Statistic::Best => {
+            Figure { text: format!("{:.1}", cell.rps_headline), judged: false, broken: false, undecided: false }
+        }
     }
 }
 
@@ -76,10 +99,20 @@ pub fn more_columns(summary: &SuiteSummary, shown: &[Metric]) -> Vec<Metric> {
 
 /// The line that explains the marks, when a cell breaks the SLO: `✗ breaks the SLO (mean < 4ms, errors < 1%) …`.
 pub fn legend(summary: &SuiteSummary) -> Option<String> {
+    let undecided = summary.cells.iter().any(|c| c.objectives.iter().any(|o| o.undecided));
+    let undecided = if undecided {
+        format!(
+            " {UNDECIDED}: a percentile whose 95% bounds, from the requests of every repeat, straddle its limit: too \
+             few requests to tell which side it is on."
+        )
+    } else {
+        String::new()
+    };
     summary.cells.iter().any(|c| !c.meets_slo).then(|| {
         format!(
-            "{BROKEN} breaks the SLO ({}): the median across repeats of the figure marked is on the wrong side of its \
-             limit. A figure near a limit is written with the digits that show which side it is on.",
+            "{BROKEN} breaks the SLO ({}): the figure marked is on the wrong side of its limit (a percentile, of the \
+             requests of every repeat together, with its 95% bounds; any other figure, the median across repeats). \
+             A figure near a limit is written with the digits that show which side it is on.{undecided}",
             summary.slo_text()
         )
     })

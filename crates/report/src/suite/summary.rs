@@ -201,7 +201,7 @@ impl SuiteSummary {
             .into_iter()
             .map(|t| {
                 let cell = self.cells.iter().find(|c| c.server == t.server && c.level == t.level);
-                let broken = cell.map(|c| c.objectives.iter().filter(|o| !o.met).map(|o| o.condition.text.clone()));
+                let broken = cell.map(|c| c.objectives.iter().filter(|o| o.broken()).map(|o| o.condition.text.clone()));
                 TrialRow { cell_breaks_slo: broken.into_iter().flatten().collect(), ..TrialRow::of(t) }
             })
             .collect();
@@ -597,7 +597,15 @@ impl SuiteSummary {
         let queued = |level: f64| {
             self.cells.iter().any(|c| c.server == answer.server && c.level == level && c.queue_grew.is_some())
         };
+        let undecided = |level: f64| {
+            self.cells.iter().find(|c| c.server == answer.server && c.level == level && c.undecided()).map(|c| {
+                let which = c.objectives.iter().filter(|o| o.undecided);
+                which.map(|o| format!("{} {}", o.condition.text, o.bounds_text())).collect::<Vec<_>>().join(", ")
+            })
+        };
+        let undecided_at = answer.fails_at.and_then(undecided);
         let stop = match (answer.fails_at, answer.unmeasured_at) {
+            (Some(level), _) if undecided_at.is_some() => Some(("undecided at", level)),
             (Some(level), _) if nothing(level) => Some(("a repeat measured nothing at", level)),
             (Some(level), _) if queued(level) => Some(("its queue grew at", level)),
             (Some(level), _) => Some(("breaks it at", level)),
@@ -608,7 +616,11 @@ impl SuiteSummary {
         let client =
             |level: f64| self.cells.iter().any(|c| c.server == answer.server && c.level == level && c.client_bound());
         let at_least = answer.level.is_some_and(client);
-        let cause = |level: f64| if client(level) { ", where the client was the limit" } else { "" };
+        let cause = |level: f64| match (&undecided_at, client(level)) {
+            (Some(which), _) => format!(": too few requests to tell, {which}"),
+            (None, true) => ", where the client was the limit".to_string(),
+            (None, false) => String::new(),
+        };
         let (least, note) = match (at_least, answer.level) {
             (true, Some(level)) => ("at least ", format!("; the client was the limit at {}", self.level(level))),
             _ => ("", String::new()),
@@ -769,6 +781,8 @@ pub(crate) mod tests {
                     condition: c.clone(),
                     value,
                     met: crate::statistics::bound::holds(c, value),
+                    bounds: None,
+                    undecided: false,
                 })
                 .collect();
             (cell.mean_us, cell.errors_pct) = (values[0], values[1]);

@@ -2,8 +2,9 @@
 //! [`Search`] instead of by hand. Each probe is an open-model run of `-d` (after `--warmup`) at the rate the
 //! search asks, started once the server is back at rest ([`Settler`]), and judged by the one judge of every
 //! search ([`judge_probe`]), as a suite's probes are: its objectives, the share of the requests due the server
-//! completed, and whether the client was the limit. A probe near a limit runs up to [`RUNS`] times and is judged
-//! on the median of its runs. Every run is printed as it ends; then the result at the rate found, and the search:
+//! completed, and whether the client was the limit. A probe near a limit runs up to [`RUNS`] times, and one whose
+//! percentile's bounds straddle a limit runs on up to a cap ([`more_runs`]); it is judged on its runs together
+//! (medians, and percentiles of all their requests). Every run is printed as it ends; then the result at the rate found, and the search:
 //! the bracket it ended in, the spread of the runs at the answer, the probes and the time they took (`--json`
 //! gives that result with the whole search as `search`).
 
@@ -19,6 +20,7 @@ use shootout_model::search::{Ended, Found, ProbeRecord, Search, SearchRecord, St
 use shootout_model::search::{
     CEILING_RATE as CEILING, FLOOR_RATE as FLOOR, MOST_PROBES, PRECISION, START_RATE as START,
 };
+use shootout_model::search::{MOST_PROBE_SECONDS, MOST_PROBE_TRIALS};
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
 use shootout_report::analysis::judge::{judge_probe, CLIENT_LIMIT};
@@ -66,8 +68,9 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     let mut failed: Option<Failure> = None;
     let mut nth = 0;
     let found = 'search: loop {
-        let rate = match search.next() {
-            Step::Probe(rate) => rate,
+        let (rate, decide) = match search.next() {
+            Step::Probe(rate) => (rate, false),
+            Step::Decide(rate) => (rate, true),
             Step::Found(found) => break found,
         };
         nth += 1;
@@ -99,8 +102,8 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
             }
             these.push(result);
             let verdict = judge(&args.slo, &these, rate, precision);
-            let done = !verdict.near || verdict.client || these.len() >= RUNS;
-            eprintln!("{}", describe(nth, &record, &verdict, done, these.len()));
+            let done = !more_runs(&verdict, &these, decide);
+            eprintln!("{}", describe(nth, &record, &verdict, done, these.len(), decide));
             runs.push((record, these.last().cloned().expect("pushed above")));
             if done {
                 break verdict;
@@ -109,10 +112,13 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         // The probe's verdict stands for each of its runs.
         for (record, _) in runs.iter_mut().rev().take(these.len()) {
             record.passed = verdict.passed;
+            record.undecided = verdict.undecided;
             record.broke.clone_from(&verdict.broke);
         }
         if verdict.client {
             search.record_client(rate, verdict.floor);
+        } else if verdict.undecided && !decide {
+            search.record_provisional(rate, verdict.leans, Some(verdict.served));
         } else {
             search.record(rate, verdict.passed, Some(verdict.served));
         }
@@ -157,6 +163,17 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     }
 }
 
+/// True when a probe judged `verdict` on `runs` runs again: near a limit, up to [`RUNS`] runs; when it must
+/// `decide` and a percentile is undecided, up to [`MOST_PROBE_TRIALS`] runs and [`MOST_PROBE_SECONDS`] measured
+/// (or [`RUNS`] runs' seconds, when more).
+fn more_runs(verdict: &Verdict, runs: &[LoadResult], decide: bool) -> bool {
+    let measured: f64 = runs.iter().map(|r| r.duration_s).sum();
+    let run_s = measured / runs.len().max(1) as f64;
+    let most_seconds = MOST_PROBE_SECONDS.max(RUNS as f64 * run_s);
+    let undecided = decide && verdict.undecided && runs.len() < MOST_PROBE_TRIALS as usize && measured < most_seconds;
+    undecided || (verdict.near && !verdict.client && runs.len() < RUNS)
+}
+
 /// Brings the server back to rest before run `nth`, saying so when it took long or did not happen; the seconds
 /// it took.
 fn settle(settler: &mut Settler, stop: &AtomicBool, nth: usize) -> f64 {
@@ -181,6 +198,7 @@ fn record(rate: f64, result: &LoadResult, settle_s: f64, run: usize) -> ProbeRec
         settle_s,
         run: run as u32,
         left_out: result.requests.left_out,
+        undecided: false,
     }
 }
 
@@ -229,7 +247,7 @@ fn chosen(probes: &[ProbeRecord], found: &Found) -> Option<usize> {
 
 /// `probe 4: 800.0 req/s: met every objective (...)`, or what it broke; for a run of a probe near a limit that
 /// runs again, `probe 4, run 1: 800.0 req/s: near a limit, running it again (...)`.
-fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: usize) -> String {
+fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: usize, decide: bool) -> String {
     let mut figures = format!(
         "{:.1} req/s served, mean {} ms, p99 {} ms, errors {:.2}%",
         run.requests_per_s,
@@ -244,6 +262,9 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
     let over = if runs > 1 { format!(" over {runs} runs") } else { String::new() };
     let others: Vec<&str> = verdict.broke.iter().map(String::as_str).filter(|b| *b != CLIENT_LIMIT).collect();
     let verdict = match (done, verdict.passed) {
+        (false, _) if verdict.undecided => {
+            format!("{}; measuring more", verdict.broke.iter().find(|b| b.contains("undecided")).map_or("", |b| b))
+        }
         (false, _) => "near a limit, running it again".to_string(),
         (true, true) => format!("met every objective{over}"),
         (true, false) if verdict.client && others.is_empty() => {
@@ -251,6 +272,13 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
         }
         (true, false) if verdict.client => {
             format!("{CLIENT_LIMIT}{over}; the search goes on under it (it also broke {})", others.join(", "))
+        }
+        (true, _) if verdict.undecided && !decide => {
+            let leans = if verdict.leans { "a pass" } else { "a failure" };
+            format!("{}{over}; counted as {leans} for now, decided if the answer rests on it", verdict.broke.join(", "))
+        }
+        (true, false) if verdict.undecided => {
+            format!("{}{over}, at the probe's cap: counted against the rate", verdict.broke.join(", "))
         }
         (true, false) => format!("broke {}{over}", verdict.broke.join(", ")),
     };
@@ -282,8 +310,9 @@ fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
              {objectives}; {took}"
         ),
         (Some(rate), Some(failed), Ended::Precise) => format!(
-            "Rate found: {rate:.1} requests/s met {objectives}; {failed:.1} requests/s did not (a bracket within \
+            "Rate found: {rate:.1} requests/s met {objectives}; {failed:.1} requests/s {} (a bracket within \
              {:.0}%){}; {took}",
+            did_not(record, failed),
             record.precision * 100.0,
             spread(record, rate)
         ),
@@ -308,6 +337,15 @@ fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
         );
     }
     lines.join("\n")
+}
+
+/// What the level above the rate found did: `did not`, or `stayed undecided (too few requests to tell whether a
+/// percentile met its limit)` when its latest probe's bounds straddled a limit at the cap.
+fn did_not(record: &SearchRecord, failed: f64) -> &'static str {
+    match record.probes.iter().rev().find(|p| p.rate == failed).is_some_and(|p| p.undecided) {
+        true => "stayed undecided (too few requests to tell whether a percentile met its limit)",
+        false => "did not",
+    }
 }
 
 /// `; at 640.0 requests/s it served 630.2–639.9 req/s over 3 runs`, when the rate found ran more than once.

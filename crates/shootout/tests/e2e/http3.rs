@@ -344,7 +344,8 @@ fn stages_send_their_integral_and_a_rate_search_brackets_the_capacity_over_http3
     assert_eq!(target.served(), 2100, "what the target received over HTTP/3");
 
     // Two connections of one stream each, 20 ms a request, carry at most 100/s: the search passes 25 and 50/s,
-    // breaks the p99 objective at 200/s (the queue grows by 100 a second), and brackets the rate in between.
+    // breaks the p99 objective at 200/s (the queue grows by 100 a second), and brackets the rate in between, the
+    // bracket's ends decided.
     let output = shootout()
         .args(["load", "--json", "--http3", "-k", "--find-rate", "--slo", "p99<150ms", "-R", "25", "-d", "1s"])
         .args(["--precision", "20%", "--max-connections", "2", &target.url("/delay/20")])
@@ -359,7 +360,13 @@ fn stages_send_their_integral_and_a_rate_search_brackets_the_capacity_over_http3
         search["probes"].as_array().unwrap().iter().rev().find(|p| p["rate"].as_f64() == Some(rate)).unwrap()["passed"]
             .clone()
     };
-    assert_eq!((passed(25.0), passed(50.0), passed(200.0)), (true.into(), true.into(), false.into()), "{search}");
+    // 25 and 50/s are too few requests to decide p99 within a 1 s probe: they count as they lean (issue 61), and
+    // only the bracket's ends are decided.
+    let leaned = |rate: f64| {
+        let probe = search["probes"].as_array().unwrap().iter().rev().find(|p| p["rate"].as_f64() == Some(rate));
+        probe.is_some_and(|p| p["passed"] == true || p["undecided"] == true)
+    };
+    assert!(leaned(25.0) && leaned(50.0) && passed(200.0) == false, "{search}");
     let rate = search["rate"].as_f64().expect("a rate was found");
     assert!((50.0..=125.0).contains(&rate), "two 20 ms connections hold about 96/s: {rate} found, {search}");
 }
