@@ -17,8 +17,6 @@
 //!
 //! [`LatencyBlock`]: shootout_model::result::LatencyBlock
 
-use std::cmp::Ordering;
-
 use serde::Serialize;
 use shootout_metrics::percentile::value_at_rank;
 use shootout_metrics::{value_at, LatencyHistogram};
@@ -192,7 +190,7 @@ pub fn iid_ranks(n: u64, q: f64) -> (u64, u64) {
     // P(X < l) = F(l − 1) rises with l: the highest l with F(l − 1) ≤ tail.
     let low = last_rank(n, |l| l == 0 || binomial_cdf(n, q, l - 1) <= tail);
     // P(X ≥ u) = 1 − F(u − 1) falls with u: the lowest u with 1 − F(u − 1) ≤ tail.
-    let high = first_rank(n + 1, |u| u == 0 || 1.0 - binomial_cdf(n, q, u - 1) <= tail).max(1);
+    let high = first_rank(n + 1, |u| u > 0 && 1.0 - binomial_cdf(n, q, u - 1) <= tail);
     (low, high)
 }
 
@@ -263,21 +261,13 @@ fn last_rank(n: u64, ok: impl Fn(u64) -> bool) -> u64 {
     yes
 }
 
-/// The lowest rank in 0..=most that `ok` accepts, `ok` accepting every rank from some point on (`most` always).
+/// The lowest rank in 0..=most that `ok` accepts, `ok` accepting every rank from some point on (`most` always):
+/// one past the highest it refuses, found by [`last_rank`].
 fn first_rank(most: u64, ok: impl Fn(u64) -> bool) -> u64 {
-    let (mut no, mut yes) = (None::<u64>, most);
-    loop {
-        let from = no.map_or(0, |n| n + 1);
-        if from >= yes {
-            return yes;
-        }
-        let mid = from + (yes - from) / 2;
-        if ok(mid) {
-            yes = mid;
-        } else {
-            no = Some(mid);
-        }
+    if ok(0) {
+        return 0;
     }
+    last_rank(most - 1, |r| r == 0 || !ok(r)) + 1
 }
 
 /// A binomial count whose mean (on the nearer side) is under this is summed exactly; above it, the normal
@@ -342,19 +332,6 @@ fn erfc(x: f64) -> f64 {
         r
     } else {
         2.0 - r
-    }
-}
-
-/// Orders two decisions from the worst: broken, undecided, met (the verdict of several conditions is the worst).
-pub fn worst(a: Decision, b: Decision) -> Decision {
-    let rank = |d: Decision| match d {
-        Decision::Broken => 0,
-        Decision::Undecided => 1,
-        Decision::Met => 2,
-    };
-    match rank(a).cmp(&rank(b)) {
-        Ordering::Greater => b,
-        _ => a,
     }
 }
 
@@ -445,12 +422,5 @@ mod tests {
             Decision::Undecided,
             "one stall in ten seconds says little of how often stalls come: {in_one_stall:?}"
         );
-    }
-
-    #[test]
-    fn the_worst_decision_wins() {
-        assert_eq!(worst(Decision::Met, Decision::Undecided), Decision::Undecided);
-        assert_eq!(worst(Decision::Broken, Decision::Undecided), Decision::Broken);
-        assert_eq!(worst(Decision::Met, Decision::Met), Decision::Met);
     }
 }
