@@ -42,7 +42,13 @@ struct Known {
 
 impl Known {
     fn start(args: &[&str]) -> Known {
-        let mut child = Command::new("python3")
+        Known::start_on("0-1023", args)
+    }
+
+    /// The server on the CPUs `cpus` (taskset's list).
+    fn start_on(cpus: &str, args: &[&str]) -> Known {
+        let mut child = Command::new("taskset")
+            .args(["-c", cpus, "python3"])
             .arg(format!("{FIXTURES}/known-capacity/server.py"))
             .args(args)
             .stdout(Stdio::piped())
@@ -338,4 +344,73 @@ command = "python3 {FIXTURES}/known-capacity/server.py tail 64 20 0.005 120 --po
     }
     // Each probe took more trials than its 2 repeats only to decide, and within the cap.
     assert!(probes.iter().all(|p| p["repeats"].as_u64().unwrap() <= 12), "{capacity}");
+}
+
+/// Issue 61: at a rate both servers keep to, requests/s is the rate and tells them apart no more than the clock
+/// does; the verdict compares latency. Workers of 0.5 ms against workers of 20 ms at 50/s: the mean latency's
+/// verdict is clear, and its interval holds the ratio of the two servers' means measured apart with `load -R 50`
+/// (pinned as the run pins them: the client on CPU 0, the server on CPU 1). A third server, the first's twin,
+/// makes an A/A pair, which is no clear difference on either figure.
+#[test]
+fn at_a_rate_every_server_keeps_to_the_verdict_compares_latency() {
+    let _alone = alone();
+    let dir = support::workdir("capacity", "latency-verdict");
+    let server = |name: &str, ms: &str| {
+        format!(
+            "[[server]]\nname = \"{name}\"\ncommand = \"python3 {FIXTURES}/known-capacity/server.py workers 64 {ms} \
+             --port {{port}}\"\n"
+        )
+    };
+    let suite = format!(
+        "repeats = 3\nduration = \"3s\"\nwarmup = \"1s\"\nrates = [50]\n[load]\npath = \"/\"\n{}{}{}",
+        server("fast", "0.5"),
+        server("twin", "0.5"),
+        server("slow", "20")
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let output = shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output();
+    let output = output.unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let made = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(made.join("analysis.json")).unwrap()).unwrap();
+    let ratios = analysis["ratios"].as_array().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{text}");
+    assert!(ratios.iter().all(|r| !r["figure"].is_null()), "a verdict on requests/s at a rate all kept to: {ratios:?}");
+    let on = |figure: serde_json::Value, slower: &str| {
+        ratios.iter().find(|r| r["figure"] == figure && r["slower"] == slower).unwrap_or_else(|| panic!("{ratios:?}"))
+    };
+    let mean = on(serde_json::json!("mean"), "slow");
+    assert_eq!(mean["clear"], true, "{mean}");
+    assert!(text.contains("slow's mean latency was "), "the words name the figure: {text}");
+    for figure in [serde_json::json!("mean"), serde_json::json!({ "percentile": 99.0 })] {
+        let twins = ratios.iter().find(|r| r["figure"] == figure && r["slower"] != "slow").unwrap();
+        assert_eq!(twins["clear"], false, "an A/A pair told apart: {twins}");
+    }
+    // Measured apart, interleaved, three times each: the ratio of the median means.
+    let (fast, slow) =
+        (Known::start_on("1", &["workers", "64", "0.5"]), Known::start_on("1", &["workers", "64", "20"]));
+    let mean_ms = |url: &str| {
+        let args = ["-R", "50", "-d", "3s", "-t", "1", url];
+        let mut load = Command::new("taskset");
+        load.args(["-c", "0", env!("CARGO_BIN_EXE_shootout"), "load", "--json"]).args(args);
+        let output = load.output().unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        result["latency"]["mean_us"].as_f64().unwrap() / 1e3
+    };
+    let (mut fasts, mut slows) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        fasts.push(mean_ms(&fast.url));
+        slows.push(mean_ms(&slow.url));
+    }
+    let middle = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let apart = middle(&mut slows) / middle(&mut fasts);
+    let (low, high) = (mean["low"].as_f64().unwrap(), mean["high"].as_f64().unwrap());
+    eprintln!("mean latency: slow/fast {apart:.2} measured apart ({fasts:?} ms, {slows:?} ms); the run's [{low:.2}–{high:.2}]");
+    assert!(low <= apart && apart <= high, "apart {apart:.2}, the run's interval [{low:.2}–{high:.2}]: {mean}");
 }

@@ -33,7 +33,7 @@ use serde::Serialize;
 use shootout_model::run::TrialRecord;
 use shootout_model::states::ThreadTime;
 
-use crate::analysis::behind::{completed_share, Behind, CellLag};
+use crate::analysis::behind::{completed_share, Behind, CellLag, QUEUEING};
 use crate::analysis::queue::{queue_growth, KEPT};
 use crate::analysis::{median, service_cells};
 use crate::statistics::bound::{at_least, figure};
@@ -193,6 +193,13 @@ pub enum Limit {
 impl Limit {
     /// The limit of the repeats of one cell.
     pub fn of(runs: &[&TrialRecord]) -> Limit {
+        Limit::beside(runs, None)
+    }
+
+    /// The limit of the repeats of one cell, knowing the server's usual median service time (µs, at its lowest
+    /// level): connections that were all busy are the limit only while the server answered within [`QUEUEING`]
+    /// times it. Past that its requests queued inside it, and more connections would only have queued more.
+    pub fn beside(runs: &[&TrialRecord], usual_service_us: Option<f64>) -> Limit {
         if runs.iter().any(|t| t.result.client.saturated) {
             return Limit::Client;
         }
@@ -247,7 +254,10 @@ impl Limit {
                 None => Limit::ServerCpu { busy, cpus_busy },
             };
         }
-        if CellLag::of(runs).is_some_and(|lag| matches!(lag.by, Behind::Connections { .. })) {
+        let usual_speed = |service_p50_us: u64| usual_service_us.is_none_or(|u| (service_p50_us as f64) < QUEUEING * u);
+        if CellLag::of(runs).is_some_and(
+            |lag| matches!(lag.by, Behind::Connections { service_p50_us, .. } if usual_speed(service_p50_us)),
+        ) {
             return Limit::Connections { busy };
         }
         let in_flight = of(&|t| t.result.throughput.requests_per_s * t.result.latency.mean_us / 1e6);
@@ -569,6 +579,10 @@ mod tests {
         assert_eq!(Limit::of(&[&busy]).text(), "connections (CPU 30%)");
         let queued = with(crate::analysis::behind::tests::open(970.0, 900_000, 1_000, 2500));
         assert_eq!(Limit::of(&[&queued]), Limit::Waiting { busy: 0.3 }, "the server's requests queued");
+        // Issue 61: every connection busy while the server answered each in 100.5 ms, its fastest 100 ms: its usual
+        // speed within the window, but 100 times what it took at its lowest level (1 ms) is a queue inside it.
+        assert_eq!(Limit::beside(&[&busy], Some(25_200.0)), Limit::Connections { busy: 0.3 }, "within 4 times");
+        assert_eq!(Limit::beside(&[&busy], Some(1_000.0)), Limit::Waiting { busy: 0.3 }, "100 times its usual");
     }
 
     #[test]

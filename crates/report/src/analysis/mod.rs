@@ -1,10 +1,11 @@
 //! From trials to answers: per server and level, the median and spread across repeats (or the best, as the
-//! classic shootouts reported); each SLO objective judged on each cell's medians ([`Judged`]); ratios between
-//! servers with 95% confidence intervals ([`crate::statistics::interval`]); the SLO answer (the highest level below the first
+//! classic shootouts reported); each SLO objective judged on each cell's figures ([`Judged`]); ratios between
+//! servers with 95% confidence intervals ([`ratios`]); the SLO answer (the highest level below the first
 //! that breaks an objective, and its throughput); the knee (where throughput stops rising); and what limited each
 //! cell ([`Limit`]).
 //!
-//! Beside the cells: [`limit`] (what held a cell back), [`unmeasured`](mod@unmeasured) (a repeat that measured nothing),
+//! Beside the cells: [`ratios`] (the verdicts between servers: requests/s, or latency at a rate every server kept
+//! to), [`limit`] (what held a cell back), [`unmeasured`](mod@unmeasured) (a repeat that measured nothing),
 //! [`queue`] (an open-model queue that grew), [`behind`] (why a run fell behind its schedule), [`judge`] (the one
 //! judge of a capacity search's probes), [`capacity`] (each server's capacity in words), [`by_parameter`] (matrices
 //! along their first parameter) and [`profiles`] (a profiled pass beside its unprofiled cell).
@@ -16,7 +17,10 @@ pub mod judge;
 pub mod limit;
 pub mod profiles;
 pub mod queue;
+pub mod ratios;
 pub mod unmeasured;
+
+pub use ratios::Ratio;
 
 use crate::analysis::limit::mean_time;
 use serde::Serialize;
@@ -34,7 +38,6 @@ use crate::analysis::queue::{queue_growth, QueueGrowth};
 use crate::analysis::unmeasured::unmeasured;
 use crate::statistics::bound::{at_least, holds};
 use crate::statistics::figures::{errors_pct, value};
-use crate::statistics::interval::{ratio_interval, served, NOISE_FLOOR};
 use crate::statistics::quantile::{decide, Bounds, Decision};
 
 /// One server at one level, over its repeats.
@@ -92,6 +95,24 @@ pub struct Cell {
     pub throttled: f64,
     /// What the kernel counted about it: medians over the repeats ([`KernelCell`]).
     pub kernel: KernelCell,
+    /// Open model: true when no repeat fell behind the rate offered (each completed 90% or more of the requests
+    /// due) and under 1% of the requests failed; then the rate, not the server, set the requests/s, and the
+    /// verdicts compare [`latencies`](Cell::latencies) instead ([`ratios`]).
+    pub kept_rate: bool,
+    /// Each repeat's figure of the latencies an open-model verdict compares ([`ratios::compared_latencies`]).
+    pub latencies: Vec<LatencyRepeats>,
+    /// The median share of the CPUs it could run on that the server's processes kept busy, 0 to 1 (kept beside
+    /// the [`limit`](Cell::limit) it may not show: a client-bound cell's server can be saturated too).
+    pub server_busy: f64,
+}
+
+/// One latency figure of each of a cell's repeats, µs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyRepeats {
+    /// The figure.
+    pub metric: Metric,
+    /// Its value in each measured repeat, µs.
+    pub us: Vec<f64>,
 }
 
 /// What the kernel counted about a server in one cell, each the median over its repeats: none of it is seen by a
@@ -233,40 +254,19 @@ impl Cell {
     pub fn client_bound(&self) -> bool {
         self.limit == Limit::Client
     }
-}
 
-/// `faster` served `ratio` times the requests/s of `slower` at `level`, with a 95% interval.
-#[derive(Debug, Clone, Serialize)]
-pub struct Ratio {
-    /// Level.
-    pub level: f64,
-    /// The faster server.
-    pub faster: String,
-    /// The slower one.
-    pub slower: String,
-    /// Ratio of the medians (of the best repeats with [`Statistic::Best`]); none (`null`) when the slower server's
-    /// figure is 0, which the reports say in words.
-    pub ratio: Option<f64>,
-    /// The 95% interval of the ratio of the repeats' geometric means (Welch's t on their logarithms); none
-    /// (`null`) with fewer than two repeats that served something on a side.
-    pub low: Option<f64>,
-    /// Its upper bound.
-    pub high: Option<f64>,
-    /// True when the difference is clear: the whole interval lies above 1 by more than the noise floor
-    /// ([`NOISE_FLOOR`]). A ratio whose interval reaches 1 or the floor, or that has no interval, is no clear
-    /// difference, whatever its figure.
-    pub clear: bool,
-    /// The servers of the pair whose cell was client-bound (the faster first): their figures measured shootout,
-    /// so the ratio is no verdict on them (or, for the faster alone, only a lower bound).
-    pub client_bound: Vec<String>,
-}
-
-impl Ratio {
-    /// True when the faster server's cell alone was client-bound: the ratio is a lower bound.
-    pub fn faster_client_bound(&self) -> bool {
-        self.client_bound.len() == 1 && self.client_bound[0] == self.faster
+    /// True when the server's CPUs were its limit whatever else was: its processes kept 90% or more of them busy,
+    /// or half or more while some task of its cgroup waited for a CPU half the window or more (it wanted more
+    /// than it got). A client-bound cell whose server was saturated too shows no ceiling of the client's alone.
+    pub fn server_saturated(&self) -> bool {
+        at_least(self.server_busy, limit::BOUND)
+            || (at_least(self.server_busy, SATURATED_STALL) && at_least(self.kernel.stalled.cpu, SATURATED_STALL))
     }
 }
+
+/// The busy share, and the share of the window its tasks waited for a CPU, from which a server wanted more CPU than
+/// it got ([`Cell::server_saturated`]).
+pub const SATURATED_STALL: f64 = 0.5;
 
 /// A server's answer to the SLO.
 #[derive(Debug, Clone, Serialize)]
@@ -333,7 +333,7 @@ pub struct Analysis {
 }
 
 /// The repeat figure `statistic` names, out of the repeats' `values`.
-fn pick(statistic: Statistic, values: &[f64]) -> f64 {
+pub(crate) fn pick(statistic: Statistic, values: &[f64]) -> f64 {
     match statistic {
         Statistic::Median => median(values),
         Statistic::Best => values.iter().copied().fold(0.0, f64::max),
@@ -353,7 +353,7 @@ pub fn analyze_by(
         for cell in &mut analysis.cells {
             cell.rps_headline = cell.rps_max;
         }
-        analysis.ratios = ratios(&analysis.cells, levels, statistic);
+        analysis.ratios = ratios::ratios(&analysis.cells, levels, statistic);
         analysis.slo.iter_mut().for_each(|answer| {
             answer.rps = answer.level.and_then(|level| {
                 analysis.cells.iter().find(|c| c.server == answer.server && c.level == level).map(|c| c.rps_headline)
@@ -376,6 +376,7 @@ pub fn completed<'a>(trials: impl IntoIterator<Item = &'a TrialRecord>) -> Optio
 pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: &[Slo]) -> Analysis {
     let mut cells = Vec::new();
     for server in servers {
+        let usual = usual_service_us(trials, server);
         for &level in levels {
             let runs: Vec<&TrialRecord> = trials.iter().filter(|t| &t.server == server && t.level == level).collect();
             if runs.is_empty() {
@@ -390,14 +391,14 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
                     None => measured.push(t),
                 }
             }
-            let mut cell = cell(server, level, if measured.is_empty() { &runs } else { &measured }, slo);
+            let mut cell = cell(server, level, if measured.is_empty() { &runs } else { &measured }, slo, usual);
             cell.failed = failed;
             cell.meets_slo &= cell.failed.is_empty();
             cell.repeats = runs.len();
             cells.push(cell);
         }
     }
-    let ratios = ratios(&cells, levels, Statistic::Median);
+    let ratios = ratios::ratios(&cells, levels, Statistic::Median);
     let slo_answers = if slo.is_empty() {
         Vec::new()
     } else {
@@ -405,21 +406,6 @@ pub fn analyze(trials: &[TrialRecord], servers: &[String], levels: &[f64], slo: 
     };
     let knees = knees(&cells, servers);
     Analysis { cells, ratios, slo: slo_answers, knees, statistic: Statistic::Median }
-}
-
-/// At every level, the fastest server against each other one.
-fn ratios(cells: &[Cell], levels: &[f64], statistic: Statistic) -> Vec<Ratio> {
-    let mut ratios = Vec::new();
-    for &level in levels {
-        let mut here: Vec<&Cell> = cells.iter().filter(|c| c.level == level).collect();
-        here.sort_by(|a, b| b.rps_headline.total_cmp(&a.rps_headline));
-        if let Some((fastest, others)) = here.split_first() {
-            for other in others {
-                ratios.push(ratio(fastest, other, level, statistic));
-            }
-        }
-    }
-    ratios
 }
 
 /// How much more a higher level must serve for the throughput to be still rising: 10% ([`at_least`], so that 110
@@ -442,7 +428,17 @@ fn knees(cells: &[Cell], servers: &[String]) -> Vec<(String, Option<f64>)> {
         .collect()
 }
 
-fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
+/// The median of `server`'s repeats' median service time at its lowest level measured, µs: how fast it answers
+/// when not loaded, against which a higher level's shows requests queued inside it.
+fn usual_service_us(trials: &[TrialRecord], server: &str) -> Option<f64> {
+    let mine = || trials.iter().filter(|t| t.server == server && unmeasured(&t.result).is_none());
+    let lowest = mine().map(|t| t.level).min_by(f64::total_cmp)?;
+    let at: Vec<f64> =
+        mine().filter(|t| t.level == lowest).map(|t| percentile_us(&t.result.service_time, 50.0) as f64).collect();
+    Some(median(&at)).filter(|&us| us > 0.0)
+}
+
+fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo], usual_service_us: Option<f64>) -> Cell {
     let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
     let percentile = |t: &TrialRecord, p: f64| percentile_us(&t.result.latency, p) as f64;
     let rps: Vec<f64> = runs.iter().map(|t| crate::statistics::figures::successful_per_s(&t.result)).collect();
@@ -509,7 +505,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         server_cpu_us,
         pss_bytes,
         services: service_cells(runs),
-        limit: Limit::of(runs),
+        limit: Limit::beside(runs, usual_service_us),
         meets_slo: objectives.iter().all(|o| o.met),
         objectives,
         failed: Vec::new(),
@@ -519,6 +515,14 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo]) -> Cell {
         time: mean_time(runs),
         throttled: median(&runs.iter().map(|t| t.usage.throttled).collect::<Vec<_>>()),
         kernel: KernelCell::of(runs),
+        server_busy: median(&runs.iter().map(|t| t.usage.busy).collect::<Vec<_>>()),
+        kept_rate: completed(runs.iter().copied()).is_some()
+            && crate::analysis::behind::CellLag::of(runs).is_none()
+            && errors < 100.0 * crate::analysis::limit::KEPT_ERRORS,
+        latencies: ratios::compared_latencies(slo)
+            .into_iter()
+            .map(|metric| LatencyRepeats { metric, us: runs.iter().map(|t| value(metric, &t.result)).collect() })
+            .collect(),
     }
 }
 
@@ -601,22 +605,6 @@ pub(crate) fn service_cells(runs: &[&TrialRecord]) -> Vec<ServiceCell> {
         .collect()
 }
 
-/// The fastest cell's headline figure against another's, with the 95% interval of their ratio.
-pub(crate) fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
-    let divide = |x: f64, y: f64| (y > 0.0).then(|| x / y);
-    let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
-    Ratio {
-        level,
-        faster: faster.server.clone(),
-        slower: slower.server.clone(),
-        ratio: divide(pick(statistic, &faster.rps), pick(statistic, &slower.rps)),
-        low: interval.map(|i| i.low),
-        high: interval.map(|i| i.high),
-        clear: interval.is_some_and(|i| crate::compare::verdict(&i, NOISE_FLOOR) == crate::compare::Verdict::Improved),
-        client_bound: [faster, slower].iter().filter(|c| c.client_bound()).map(|c| c.server.clone()).collect(),
-    }
-}
-
 /// The median (the mean of the middle two for an even count; 0 for none).
 pub fn median(values: &[f64]) -> f64 {
     if values.is_empty() {
@@ -633,10 +621,12 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use super::ratios::ratio;
     use super::*;
 
-    fn cell(server: &str, level: f64, rps: &[f64], mean_us: f64) -> Cell {
+    /// A cell of `server` at `level` with these repeats' requests/s and a mean (p99 twice it).
+    pub(crate) fn cell(server: &str, level: f64, rps: &[f64], mean_us: f64) -> Cell {
         Cell {
             server: server.into(),
             level,
@@ -663,6 +653,9 @@ mod tests {
             time: ThreadTime::default(),
             throttled: 0.0,
             kernel: KernelCell::default(),
+            kept_rate: false,
+            latencies: Vec::new(),
+            server_busy: 0.0,
         }
     }
 

@@ -9,7 +9,8 @@ use shootout_model::slo::Metric;
 
 use crate::analysis::capacity::against_highest;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
-use crate::suite::summary::{SuiteSummary, CLIENT_BOUND, RATIO_LEGEND};
+use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
+use crate::suite::verdicts::RATIO_LEGEND;
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]

@@ -12,7 +12,8 @@ use shootout_model::slo::Metric;
 use crate::analysis::capacity::against_highest;
 use crate::analysis::limit::Limit;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
-use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND, RATIO_LEGEND};
+use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND};
+use crate::suite::verdicts::RATIO_LEGEND;
 use shootout_model::run::TrialRecord;
 
 /// The terminal's summary of a suite.

@@ -8,7 +8,7 @@
 //! bounds that assume independence are too narrow. The window's blocks (a second each, [`LatencyBlock`]) measure
 //! how much: the count of requests past the percentile varies from block to block by more than a binomial
 //! count would, and its variance across the blocks (batch means, with Student's t on the blocks' degrees of
-//! freedom) gives ranks of its own ([`block_ranks`]). The bounds are the wider of the two, so they hold for
+//! freedom) gives ranks of its own (`block_ranks`). The bounds are the wider of the two, so they hold for
 //! independent requests and for runs of them alike; `statistics::simulation` checks that they cover the true
 //! percentile at least 93% of the time on a server that stalls.
 //!

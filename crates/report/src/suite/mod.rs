@@ -1,8 +1,9 @@
 //! A suite's results as its reports say them: [`report`] gathers a results directory, [`summary`] builds once
 //! what every format shows (the table of servers × levels, ratios, the SLO answer, knees, one row per trial,
-//! timelines, the environment), and [`marks`] writes each figure against the SLO (`✗`, the digits that show its
-//! side, a column per judged figure).
+//! timelines, the environment), [`verdicts`] says each ratio as its interval allows, and [`marks`] writes each
+//! figure against the SLO (`✗`, the digits that show its side, a column per judged figure).
 
 pub mod marks;
 pub mod report;
 pub mod summary;
+pub mod verdicts;

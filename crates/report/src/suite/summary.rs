@@ -14,10 +14,12 @@ use shootout_model::states::ThreadTime;
 use crate::analysis::behind::{Behind, CellLag};
 use crate::analysis::by_parameter::{BestValue, ParameterSweep};
 use crate::analysis::capacity::Capacity;
+use crate::analysis::limit::BOUND as SATURATION;
 use crate::analysis::profiles::ProfileView;
 use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
 use crate::export::units::count;
 use crate::suite::report::{SuiteReport, Timeline};
+use crate::suite::verdicts::ratio_figures;
 use shootout_model::run::Statistic;
 
 /// Everything a suite's report shows.
@@ -332,7 +334,15 @@ impl SuiteSummary {
         } else {
             String::new()
         };
-        let why = match lag.by {
+        // All the connections busy, but the cell's limit is not them (its server answered far slower than at its
+        // lowest level, or its CPU was full): the server's own queue, as the limit column says.
+        let by = match lag.by {
+            Behind::Connections { .. } if !matches!(cell.limit, crate::analysis::limit::Limit::Connections { .. }) => {
+                Behind::Server
+            }
+            by => by,
+        };
+        let why = match by {
             Behind::Server => "the server did not keep up, its requests queueing inside it".to_string(),
             Behind::Connections { connections, service_p50_us } => format!(
                 "every one of the client's {connections} connections was busy while the server answered each in {:.3} ms \
@@ -414,71 +424,6 @@ impl SuiteSummary {
         first_seen(self.cells.iter().map(|c| c.server.as_str()))
     }
 
-    /// What a ratio without a figure (the slower server's headline is 0) means, in words: `a served 1200.0
-    /// requests/s and b none at 4 users`, `neither a nor b served a successful response at 4 users`, or, when some
-    /// repeat served something but the median is 0, `… b 0.0 (the median of its repeats) …`; none for a ratio with a
-    /// figure.
-    pub fn served_nothing(&self, r: &Ratio) -> Option<String> {
-        if r.ratio.is_some() {
-            return None;
-        }
-        let cell = |server: &str| self.cells.iter().find(|c| c.server == server && c.level == r.level);
-        let (faster, slower) = (cell(&r.faster)?, cell(&r.slower)?);
-        let nothing = |c: &Cell| if c.rps_max > 0.0 { "0.0 (the median of its repeats)" } else { "none" };
-        let at = self.level(r.level);
-        Some(match (faster.rps_headline > 0.0, faster.rps_max > 0.0 || slower.rps_max > 0.0) {
-            (true, _) => format!(
-                "{} served {:.1} requests/s and {} {} at {at}",
-                r.faster,
-                faster.rps_headline,
-                r.slower,
-                nothing(slower)
-            ),
-            (false, false) => format!("neither {} nor {} served a successful response at {at}", r.faster, r.slower),
-            (false, true) => {
-                format!("{} served {} and {} {} at {at}", r.faster, nothing(faster), r.slower, nothing(slower))
-            }
-        })
-    }
-
-    /// A ratio in words, each server's name written by `name` (bold in Markdown), the words held to the interval:
-    /// `puma served 1.32× [1.25–1.40] the requests/s of unicorn at 16 users` only for a clear difference (the whole
-    /// interval above 1 by more than the noise floor); `no clear difference between a and b at 1 user (a served
-    /// 1.01× [0.99–1.02] the requests/s of b)` otherwise, or `a served 2.00× the requests/s of b at 4 users (too few
-    /// repeats for an interval: no verdict)` from one repeat; for a client-bound cell, `a served at least …: the
-    /// client was the limit of a` (the faster one alone, a clear difference) or `no verdict between a and b at 4
-    /// users: the client was the limit of b (…)`; and
-    /// [`SuiteSummary::served_nothing`]'s words for a ratio without a figure.
-    pub fn ratio_words(&self, r: &Ratio, name: &dyn Fn(&str) -> String) -> String {
-        if let Some(words) = self.served_nothing(r) {
-            return words;
-        }
-        let (a, b, at) = (name(&r.faster), name(&r.slower), self.level(r.level));
-        let measured = format!("{a} served {} the requests/s of {b}", ratio_figures(r));
-        if r.faster_client_bound() && r.clear {
-            return format!(
-                "{a} served at least {} the requests/s of {b} at {at}: the client was the limit of {a}",
-                ratio_figures(r)
-            );
-        }
-        if !r.client_bound.is_empty() {
-            let whose = match r.client_bound.len() {
-                1 => name(&r.client_bound[0]),
-                _ => "both".to_string(),
-            };
-            return format!("no verdict between {a} and {b} at {at}: the client was the limit of {whose} ({measured})");
-        }
-        match (r.clear, r.low.is_some()) {
-            (true, _) => format!("{measured} at {at}"),
-            // One repeat (a side) says nothing of the noise: the figure stands, with no verdict on it.
-            (false, false) => format!(
-                "{a} served {} the requests/s of {b} at {at} (too few repeats for an interval: no verdict)",
-                times(r)
-            ),
-            (false, true) => format!("no clear difference between {a} and {b} at {at} ({measured})"),
-        }
-    }
-
     /// The capacities ranked, the highest first (none found last).
     pub fn ranked_capacities(&self) -> Vec<&Capacity> {
         let mut ranked: Vec<&Capacity> = self.capacities.iter().collect();
@@ -512,8 +457,9 @@ impl SuiteSummary {
                 let (a, b) = (pair[0], pair[1]);
                 let level = a.level.filter(|&l| b.level == Some(l))?;
                 let (x, y) = (cell(&a.server, level)?, cell(&b.server, level)?);
-                // The comparison's own ratio of the two, so that "clear" means here what it means in the verdicts.
-                let r = crate::analysis::ratio(x, y, level, self.statistic);
+                // The verdicts' own ratio of the two, so that "clear" means here what it means there: latency at a
+                // rate both kept to, else requests/s.
+                let r = crate::analysis::ratios::verdict(x, y, level, self.statistic);
                 if r.low.is_none() {
                     unjudged = true; // said once, below
                     return None;
@@ -522,13 +468,11 @@ impl SuiteSummary {
                     return None;
                 }
                 Some(format!(
-                    "no clear winner between {} and {}: both met it up to {} ({} served {} the requests/s of {} there)",
+                    "no clear winner between {} and {}: both met it up to {} ({} there)",
                     a.server,
                     b.server,
                     self.level(level),
-                    a.server,
-                    ratio_figures(&r),
-                    b.server
+                    self.ratio_clause(&r, &|n| n.to_string(), &ratio_figures(&r)),
                 ))
             })
             .collect();
@@ -542,12 +486,26 @@ impl SuiteSummary {
         lines
     }
 
-    /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`, and where a
-    /// cell from there up was client-bound, `…, where the client was the limit: the client's ceiling, not the
-    /// server's`.
+    /// A server's knee: `puma: throughput stops rising at 16 users (no higher level serves 10% more)`; where a cell
+    /// from there up was client-bound, `…, where the client was the limit: the client's ceiling, not the server's`,
+    /// unless the server was saturated there too ([`Cell::server_saturated`]): `…, where the client and the server
+    /// were both at their limit (server CPU 88%, its tasks waiting for a CPU 100% of the time): the ceiling of
+    /// both`.
     pub fn knee(&self, server: &str, level: f64) -> String {
-        let client = self.cells.iter().any(|c| c.server == server && c.level >= level && c.client_bound());
-        let why = if client { ", where the client was the limit: the client's ceiling, not the server's" } else { "" };
+        let bound: Vec<&Cell> =
+            self.cells.iter().filter(|c| c.server == server && c.level >= level && c.client_bound()).collect();
+        let percent = |share: f64| crate::statistics::bound::figure(share * 100.0, Some(SATURATION * 100.0), 0);
+        let why = match (bound.is_empty(), bound.iter().find(|c| c.server_saturated())) {
+            (true, _) => String::new(),
+            (false, None) => ", where the client was the limit: the client's ceiling, not the server's".into(),
+            (false, Some(both)) => format!(
+                ", where the client and the server were both at their limit (server CPU {}%, its tasks waiting for a \
+                 CPU {}% of the time at {}): the ceiling of both",
+                percent(both.server_busy),
+                percent(both.kernel.stalled.cpu),
+                self.level(both.level)
+            ),
+        };
         format!("{server}: throughput stops rising at {} (no higher level serves 10% more){why}", self.level(level))
     }
 
@@ -649,28 +607,6 @@ waiting for a CPU, 90% of the time or more): those figures measure shootout, not
 /// How many times its lowest repeat's requests/s a cell's highest may be before the spread is warned of.
 pub const SPREAD: f64 = 1.5;
 
-/// What the brackets of a ratio hold and when a difference is clear, under the verdicts of every format.
-pub const RATIO_LEGEND: &str = "[low–high]: the 95% interval of a ratio across repeats; a difference is clear only \
-when the whole interval lies more than 2% above 1.";
-
-/// A ratio: `1.32×` (`—` without one: [`SuiteSummary::served_nothing`] says why in words).
-pub fn times(r: &Ratio) -> String {
-    r.ratio.map_or_else(|| "—".into(), |ratio| format!("{ratio:.2}×"))
-}
-
-/// A ratio's 95% interval: `[1.25–1.40]`, or `(too few repeats for an interval)`.
-pub fn interval(r: &Ratio) -> String {
-    match (r.low, r.high) {
-        (Some(low), Some(high)) => format!("[{low:.2}–{high:.2}]"),
-        _ => "(too few repeats for an interval)".into(),
-    }
-}
-
-/// A ratio and its interval: `1.32× [1.25–1.40]`.
-pub fn ratio_figures(r: &Ratio) -> String {
-    format!("{} {}", times(r), interval(r))
-}
-
 /// `1 repeat`, `2 repeats`.
 fn plural_repeats(n: usize) -> String {
     if n == 1 {
@@ -695,6 +631,8 @@ fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 pub(crate) mod tests {
     use super::*;
     use crate::analysis::limit::Limit;
+    use crate::suite::verdicts::{ratio_figures, times};
+    use shootout_model::slo::Metric;
 
     fn cell(server: &str, level: f64, rps: f64, client_bound: bool) -> Cell {
         Cell {
@@ -723,6 +661,9 @@ pub(crate) mod tests {
             time: ThreadTime::default(),
             throttled: 0.0,
             kernel: Default::default(),
+            kept_rate: false,
+            latencies: Vec::new(),
+            server_busy: if client_bound { 0.3 } else { 0.966 },
         }
     }
 
@@ -737,6 +678,7 @@ pub(crate) mod tests {
                 cells: vec![cell("puma", 16.0, 1320.0, false), cell("unicorn|3", 16.0, 1000.0, true)],
                 ratios: vec![Ratio {
                     level: 16.0,
+                    figure: None,
                     faster: "puma".into(),
                     slower: "unicorn|3".into(),
                     ratio: Some(1.32),
@@ -814,6 +756,24 @@ pub(crate) mod tests {
         assert_eq!((row.requests, row.ok, row.p50_us, row.p90_us, row.p99_us), (1268, 1268, 3163, 3249, 3341));
     }
 
+    /// Issue 61: the connections are named as the reason only where the cell's limit names them.
+    #[test]
+    fn a_run_behind_with_every_connection_busy_blames_the_connections_only_where_the_limit_does() {
+        let summary = SuiteSummary::of_report(&report());
+        let lag = CellLag {
+            behind: 1,
+            repeats: 1,
+            offered_per_s: 2000.0,
+            by: Behind::Connections { connections: 1000, service_p50_us: 757_759 },
+        };
+        let mut cell = summary.cells[0].clone();
+        assert!(summary
+            .fell_behind(&cell, &lag)
+            .ends_with("the server did not keep up, its requests queueing inside it"));
+        cell.limit = Limit::Connections { busy: 0.3 };
+        assert!(summary.fell_behind(&cell, &lag).contains("every one of the client's 1000 connections was busy"));
+    }
+
     #[test]
     fn shared_phrases() {
         let summary = SuiteSummary::of_report(&report());
@@ -851,6 +811,7 @@ pub(crate) mod tests {
     fn the_words_of_a_ratio_match_its_interval_and_its_limits() {
         let mut summary = SuiteSummary::of_report(&report());
         summary.cells[1].limit = Limit::Waiting { busy: 0.5 };
+        summary.cells[1].p99_us = 5703.7;
         let plain = |name: &str| name.to_string();
         let with = |low, high, clear, client: &[&str]| Ratio {
             low,
@@ -889,6 +850,22 @@ pub(crate) mod tests {
             .starts_with("no verdict between puma and unicorn|3 at 16 users: the client was the limit of both ("));
         let bold = summary.ratio_words(&with(Some(1.25), Some(1.4), true, &[]), &|n| format!("**{n}**"));
         assert_eq!(bold, "**puma** served 1.32× [1.25–1.40] the requests/s of **unicorn|3** at 16 users");
+        // Issue 61: a latency verdict names its figure and gives both.
+        let p99 = |low, high, clear| Ratio { figure: Some(Metric::Percentile(99.0)), ..with(low, high, clear, &[]) };
+        assert_eq!(
+            said(p99(Some(1.25), Some(1.4), true)),
+            "unicorn|3's p99 was 1.32× [1.25–1.40] puma's at 16 users (5.704 against 4.321 ms)"
+        );
+        assert_eq!(
+            said(p99(Some(0.99), Some(1.4), false)),
+            "no clear difference in p99 between puma and unicorn|3 at 16 users (unicorn|3's p99 was 1.32× [0.99–1.40] \
+             puma's: 5.704 against 4.321 ms)"
+        );
+        assert_eq!(
+            said(p99(None, None, false)),
+            "unicorn|3's p99 was 1.32× puma's at 16 users (5.704 against 4.321 ms) (too few repeats for an interval: \
+             no verdict)"
+        );
     }
 
     /// Issue 47: `instant: throughput stops rising at 4 users` and its SLO answer, where every cell was client-bound.
@@ -921,6 +898,21 @@ pub(crate) mod tests {
             summary.slo_answer(&broke),
             "none: breaks it at the lowest level, 16 users, where the client was the limit"
         );
+        // Issue 61: a server saturated beside its client-bound cell (CPU 88%, its tasks waiting for a CPU all the
+        // window) is no ceiling of the client's alone; nor one 90% busy.
+        let mut both = summary.clone();
+        both.cells[1].server_busy = 0.88;
+        both.cells[1].kernel.stalled.cpu = 1.0;
+        assert_eq!(
+            both.knee("unicorn|3", 16.0),
+            "unicorn|3: throughput stops rising at 16 users (no higher level serves 10% more), where the client and the \
+             server were both at their limit (server CPU 88%, its tasks waiting for a CPU 100% of the time at 16 users): \
+             the ceiling of both"
+        );
+        both.cells[1].kernel.stalled.cpu = 0.2;
+        assert!(both.knee("unicorn|3", 16.0).ends_with("the client's ceiling, not the server's"));
+        both.cells[1].server_busy = 0.9;
+        assert!(both.knee("unicorn|3", 16.0).ends_with("the ceiling of both"));
     }
 
     /// Issue 47: the answer comes first, ranked, and says where it cannot rank two servers.
