@@ -9,6 +9,7 @@
 //!   trials/SERVER/LEVEL-rREPEAT.json        one TrialRecord per trial
 //!   trials/SERVER/LEVEL-rREPEAT.failed      why a trial could not run (retried by --resume)
 //!   trials/SERVER/LEVEL-rREPEAT.hgrm        its latency distribution in HdrHistogram's text format
+//!   disturbed/SERVER/LEVEL-rREPEAT-N.json   a trial something outside the run disturbed, measured again since
 //!   searches/SERVER.json                    a capacity search's probes and bracket, saved after each probe
 //!   profiles/SERVER-LEVEL.json               a server's profiled pass (profiler, samples, its trial) ...
 //!   profiles/SERVER-LEVEL.folded             ... and its stacks, folded
@@ -249,6 +250,14 @@ impl Store {
         self.write_file(&file("json"), serde_json::to_string_pretty(trial)?.as_bytes())?;
         let _ = fs::remove_file(file("failed"));
         Ok(())
+    }
+
+    /// Keeps aside a trial that something outside the run disturbed, before it is measured again:
+    /// `disturbed/SERVER/LEVEL-rREPEAT-N.json`, its `nth` measurement.
+    pub fn write_disturbed(&self, trial: &TrialRecord, nth: u32) -> io::Result<()> {
+        let name = format!("{}-r{}-{nth}.json", trial.level, trial.repeat);
+        let file = self.dir.join("disturbed").join(file_name(&trial.server)).join(name);
+        self.write_file(&file, serde_json::to_string_pretty(trial)?.as_bytes())
     }
 
     /// Records why a trial could not run.

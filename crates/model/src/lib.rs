@@ -14,6 +14,8 @@
 //!   resource samples), and [`run::Environment`].
 //! - [`profile`]: [`profile::Profiler`], the profilers by name, and [`profile::ProfileSpec`], a suite's
 //!   `[profile]` table.
+//! - [`disturbed`]: [`disturbed::Disturbance`], a trial that something outside the run took CPUs from, by the
+//!   one rule that both a run (which measures it again) and a report (which says so) apply.
 //! - [`states`]: [`states::ThreadTime`], where a server's threads spent a trial: on a CPU, waiting on a lock,
 //!   a backend, a client.
 //! - [`pressure`]: [`pressure::Stalls`], the time the kernel held a tree's tasks back for want of a CPU, I/O or
@@ -27,6 +29,7 @@
 //! reads them, so a results file from another machine is all a report needs.
 
 pub mod agents;
+pub mod disturbed;
 pub mod errors;
 pub mod options;
 pub mod pressure;

@@ -65,6 +65,22 @@ pub struct Outsider {
     pub cpu_s: f64,
     /// That, as a share of one CPU over the trial's time.
     pub share: f64,
+    /// Of that, the share of one CPU it used on the CPUs the server could run on here (0 for a server on another
+    /// host): its threads' CPU time, each look charged to the CPU the thread last ran on. A process confined to
+    /// other CPUs has none. None in results saved before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_server_cpus: Option<f64>,
+    /// The same on the load generator's CPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_client_cpus: Option<f64>,
+}
+
+impl Outsider {
+    /// Its share of one CPU on the server's CPUs: where it was measured, else (results saved before) the whole of
+    /// its share, wherever it ran.
+    pub fn on_server(&self) -> f64 {
+        self.on_server_cpus.unwrap_or(self.share)
+    }
 }
 
 /// One service's share of a trial: its process tree sampled as the server's was, and the sums over the same

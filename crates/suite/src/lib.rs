@@ -145,6 +145,9 @@ pub struct Suite {
     pub sample_every: Duration,
     /// Whether the servers' threads are swept to say where they spent their time (on by default).
     pub thread_states: bool,
+    /// How many times a trial that something outside the run disturbed is measured again (its disturbed
+    /// measurements kept aside): the suite's `disturbed_again`, else `SHOOTOUT_DISTURBED_AGAIN`, else 1.
+    pub disturbed_again: u32,
     /// What each request is.
     pub load: LoadSpec,
     /// The servers.

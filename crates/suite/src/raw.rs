@@ -31,6 +31,7 @@ pub struct SuiteFile {
     pub(crate) threads: Option<u32>,
     pub(crate) sample_every: Option<Spanned<String>>,
     pub(crate) thread_states: Option<bool>,
+    pub(crate) disturbed_again: Option<u32>,
     pub(crate) requests: Option<Spanned<u64>>,
     pub(crate) full: Option<FullDef>,
     pub(crate) search: Option<Spanned<SearchDef>>,

@@ -91,6 +91,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         client_cpus,
         sample_every: duration_or(&raw.sample_every, Duration::from_secs(1), &at)?,
         thread_states: raw.thread_states.unwrap_or(true),
+        disturbed_again: raw.disturbed_again.unwrap_or_else(disturbed_again_default),
         load,
         servers,
         services,
@@ -504,4 +505,10 @@ pub fn signal_by_name(name: &str) -> Option<Signal> {
         "WINCH" => Signal::SIGWINCH,
         _ => return None,
     })
+}
+
+/// How many times a disturbed trial is measured again when the suite does not say: `SHOOTOUT_DISTURBED_AGAIN` (a
+/// machine whose own tests run side by side, where every trial sees the others', sets it to 0), else once.
+fn disturbed_again_default() -> u32 {
+    std::env::var("SHOOTOUT_DISTURBED_AGAIN").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1)
 }

@@ -524,6 +524,18 @@ impl Watched {
         }
     }
 
+    /// The CPUs of this machine it may run on (every one when its affinity was not read; none for a tree on a
+    /// host).
+    pub fn cpus_here(&self) -> Vec<usize> {
+        match self {
+            Watched::Here { cpus, .. } if cpus.is_empty() => {
+                (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+            }
+            Watched::Here { cpus, .. } => cpus.clone(),
+            Watched::There { .. } => Vec::new(),
+        }
+    }
+
     /// The CPUs it may run on, counted (every CPU of this machine when its affinity was not read).
     pub fn cpu_count(&self) -> u32 {
         let cpus = match self {

@@ -488,7 +488,7 @@ pub fn parse_cpus(text: &str) -> Option<Vec<usize>> {
 }
 
 /// The CPUs process `pid` may run on (none when its affinity cannot be read: the sampler then watches all).
-fn allowed_cpus(pid: i32) -> Vec<usize> {
+pub(crate) fn allowed_cpus(pid: i32) -> Vec<usize> {
     match sched_getaffinity(Pid::from_raw(pid)) {
         Ok(set) => (0..CpuSet::count()).filter(|&cpu| set.is_set(cpu).unwrap_or(false)).collect(),
         Err(_) => Vec::new(),

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use shootout_engine::Progress;
 use shootout_model::run::{ContainerEnvironment, Environment, ServiceEnvironment, TrialRecord};
 
+use shootout_model::disturbed::disturbance;
+
 use crate::lifecycle::server::{self, RunningServer};
 use crate::lifecycle::services::Services;
 use crate::place::Places;
@@ -290,14 +292,34 @@ pub(crate) fn measure(
         Err(why) => return Ok(Measured::Stopped(why)),
     }
     let watched = services.watched(spec);
-    let record = match trial(suite, spec, running, &watched, level, repeat, stop.clone(), on_event) {
-        Ok(record) => record,
-        // Interrupted during its warm-up or load: no fault of the server's, and nothing to mark failed.
-        Err(_) if interrupted() => return Ok(Measured::Interrupted),
-        Err(why) => {
-            on_event(Event::Notice(why.clone()));
-            return Ok(Measured::Failed(why));
+    // The cell's earlier repeats, whose quietest CPU pressure is this trial's quiet level.
+    let earlier: Vec<TrialRecord> = (1..repeat).filter_map(|r| store.trial(&spec.name, level, r)).collect();
+    let mut nth = 1;
+    let record = loop {
+        let record = match trial(suite, spec, running, &watched, level, repeat, stop.clone(), on_event) {
+            Ok(record) => record,
+            // Interrupted during its warm-up or load: no fault of the server's, and nothing to mark failed.
+            Err(_) if interrupted() => return Ok(Measured::Interrupted),
+            Err(why) => {
+                on_event(Event::Notice(why.clone()));
+                return Ok(Measured::Failed(why));
+            }
+        };
+        let Some(disturbance) = disturbance(&record, &earlier.iter().collect::<Vec<_>>()) else { break record };
+        if nth > suite.disturbed_again || record.result.interrupted || interrupted() {
+            break record;
         }
+        store
+            .write_disturbed(&record, nth)
+            .map_err(|e| format!("cannot keep a trial in {}: {e}", store.dir.display()))?;
+        on_event(Event::Notice(format!(
+            "{} at {level} {} (repeat {repeat}) was disturbed: {}; measuring it again ({nth} of {})",
+            spec.name,
+            suite.unit(),
+            disturbance.text(),
+            suite.disturbed_again
+        )));
+        nth += 1;
     };
     // A service that ended during the trial: it was measured without it, and is not kept.
     if let Err(why) = services.still_running_for(spec) {

@@ -51,6 +51,9 @@ pub(crate) fn trial(
     // The load stops when the run is told to, or when a host's link is lost mid-trial (the trial then fails).
     let load_stop = Arc::new(AtomicBool::new(false));
     let (run_stop, abort) = (stop.clone(), load_stop.clone());
+    // The load generator's CPUs are this process's (prepare pinned it); the outsiders are looked at with the trees.
+    let client_cpus = crate::process::allowed_cpus(std::process::id() as i32);
+    let mut outsiders = Outsiders::start(watched[0].cpus_here(), client_cpus);
     let sampler = std::thread::spawn(move || {
         let mut trees: Vec<Sampler> = watched.into_iter().map(|w| w.sampler(&backends, sweeps)).collect();
         let mut samples: Vec<Vec<ResourceSample>> = trees.iter().map(|_| Vec::new()).collect();
@@ -76,6 +79,7 @@ pub(crate) fn trial(
             for (tree, kept) in trees.iter_mut().zip(&mut samples) {
                 kept.push(tree.sample(t));
             }
+            outsiders.look();
             if lost.is_none() {
                 lost = trees.iter().find_map(Sampler::lost);
                 if lost.is_some() {
@@ -84,15 +88,13 @@ pub(crate) fn trial(
             }
             if ended {
                 let seen: HashSet<(i32, u64)> = trees.iter().flat_map(Sampler::seen).collect();
-                break (samples, seen, lost);
+                break (samples, outsiders.since(&seen), lost);
             }
         }
     });
-    let outsiders = Outsiders::start();
     let result = work.run(suite, load_stop, on_event);
     let _ = stop_sampling.send(());
-    let (samples, seen, lost) = sampler.join().unwrap_or_default();
-    let outsiders = outsiders.since(&seen);
+    let (samples, outsiders, lost) = sampler.join().unwrap_or_default();
     let mut samples = samples.into_iter();
     if let Some(lost) = lost {
         return Err(format!("server '{}' at {level}: {lost}", running.process.name()));

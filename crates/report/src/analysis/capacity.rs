@@ -11,6 +11,7 @@
 use serde::Serialize;
 use shootout_model::search::{Ended, ServerSearch};
 
+use shootout_model::disturbed::Disturbance;
 use shootout_model::run::TrialRecord;
 
 use crate::analysis::limit::Limit;
@@ -44,6 +45,9 @@ pub struct Capacity {
     /// Requests still in flight that its probes left out once their verdicts were settled (the trials'
     /// `requests.left_out`), and in how many trials.
     pub left_out: (u64, u32),
+    /// The trials at the capacity and at the level that broke it that something outside the run disturbed: the
+    /// answer rests on them.
+    pub disturbed: Vec<Disturbance>,
 }
 
 impl Capacity {
@@ -62,6 +66,11 @@ impl Capacity {
             limit_failed: cell(search.failed_at).map(|c| c.limit.clone()),
             floor,
             fell_behind,
+            disturbed: [search.capacity, search.failed_at]
+                .into_iter()
+                .filter_map(cell)
+                .flat_map(|c| c.disturbed.iter().cloned())
+                .collect(),
             left_out: trials
                 .iter()
                 .filter(|t| t.server == search.server && t.result.requests.left_out > 0)
@@ -111,6 +120,41 @@ impl Capacity {
             found += MOVED;
         }
         found
+    }
+
+    /// The line an answer resting on disturbed trials adds, by taker: `disturbed: the answer rests on trials
+    /// something outside the run took CPUs from: python3 (pid 4242) took up to 26% of a CPU on the server's CPUs
+    /// (4 trials at 575 and 600 req/s); …`; none when none was.
+    pub fn disturbed_line(&self, unit: &str) -> Option<String> {
+        // By who took which CPUs, with the most any trial saw it take.
+        let mut takers: Vec<(Disturbance, Vec<f64>, usize)> = Vec::new();
+        for d in &self.disturbed {
+            match takers.iter_mut().find(|(k, _, _)| k.who == d.who && k.on == d.on) {
+                Some((most, levels, n)) => {
+                    most.share = most.share.max(d.share);
+                    if !levels.contains(&d.level) {
+                        levels.push(d.level);
+                    }
+                    *n += 1;
+                }
+                None => takers.push((d.clone(), vec![d.level], 1)),
+            }
+        }
+        let each: Vec<String> = takers
+            .iter()
+            .map(|(most, levels, n)| {
+                let levels: Vec<String> = levels.iter().map(|&l| level(l, unit)).collect();
+                let trials = if *n == 1 { "1 trial".to_string() } else { format!("{n} trials") };
+                format!("{} ({trials} at {})", most.taker(), levels.join(" and "))
+            })
+            .collect();
+        (!each.is_empty()).then(|| {
+            format!(
+                "disturbed: the answer rests on trials something outside the run took CPUs from: {}; run it again on \
+                 a quieter machine, or raise disturbed_again",
+                each.join("; ")
+            )
+        })
     }
 
     /// The rest of the line: `12 probes (14 trials) in 42 s; at 960 req/s: 960.0 requests/s, kept up (CPU 98%);
@@ -327,6 +371,29 @@ mod tests {
         assert_eq!(
             c(Ended::Interrupted, Some(20.0), None).found("req/s"),
             "20 req/s so far: the search was cut short (finish it with shootout run --resume)"
+        );
+    }
+
+    /// Issue 61: an answer resting on disturbed trials says so on a line of its own, one phrase per taker.
+    #[test]
+    fn an_answer_resting_on_disturbed_trials_names_the_taker_once() {
+        use shootout_model::disturbed::Whose;
+        let mut c = Capacity::of(&search("a", Some(575.0), Some(600.0), Ended::Precise), &[], &[]);
+        assert_eq!(c.disturbed_line("req/s"), None);
+        let by = |level: f64, repeat: u32, share: f64| Disturbance {
+            repeat,
+            level,
+            on: Whose::Server,
+            who: Some("python3 (pid 4242)".into()),
+            share,
+            pressure: None,
+        };
+        c.disturbed = vec![by(575.0, 1, 0.25), by(575.0, 2, 0.26), by(600.0, 1, 0.2)];
+        assert_eq!(
+            c.disturbed_line("req/s").unwrap(),
+            "disturbed: the answer rests on trials something outside the run took CPUs from: python3 (pid 4242) took \
+             up to 26% of a CPU on the server's CPUs (3 trials at 575 req/s and 600 req/s); run it again on a quieter \
+             machine, or raise disturbed_again"
         );
     }
 

@@ -431,7 +431,9 @@ fn lock_waiters(in_flight: f64) -> f64 {
 /// kernel's network work on them (`softirq`, CPUs' worth, median), over the repeats, with its share of one CPU;
 /// none under [`TAKEN`].
 fn taker(runs: &[&TrialRecord], softirq: f64) -> Option<(String, f64)> {
-    let outsiders = runs.iter().flat_map(|t| &t.outsiders).map(|o| (format!("{} (pid {})", o.name, o.pid), o.share));
+    // On the server's CPUs only: a process confined to the client's took none of them.
+    let outsiders =
+        runs.iter().flat_map(|t| &t.outsiders).map(|o| (format!("{} (pid {})", o.name, o.pid), o.on_server()));
     let services = runs
         .iter()
         .flat_map(|t| &t.services)

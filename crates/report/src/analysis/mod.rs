@@ -25,6 +25,7 @@ pub use ratios::Ratio;
 use crate::analysis::limit::mean_time;
 use serde::Serialize;
 use shootout_metrics::percentile_us;
+use shootout_model::disturbed::Disturbance;
 use shootout_model::pressure::Stalls;
 use shootout_model::run::Statistic;
 use shootout_model::run::TrialRecord;
@@ -104,6 +105,8 @@ pub struct Cell {
     /// The median share of the CPUs it could run on that the server's processes kept busy, 0 to 1 (kept beside
     /// the [`limit`](Cell::limit) it may not show: a client-bound cell's server can be saturated too).
     pub server_busy: f64,
+    /// The repeats that something outside the run disturbed ([`shootout_model::disturbed`]), and by what.
+    pub disturbed: Vec<Disturbance>,
 }
 
 /// One latency figure of each of a cell's repeats, µs.
@@ -516,6 +519,7 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo], usual_serv
         throttled: median(&runs.iter().map(|t| t.usage.throttled).collect::<Vec<_>>()),
         kernel: KernelCell::of(runs),
         server_busy: median(&runs.iter().map(|t| t.usage.busy).collect::<Vec<_>>()),
+        disturbed: shootout_model::disturbed::disturbed(runs),
         kept_rate: completed(runs.iter().copied()).is_some()
             && crate::analysis::behind::CellLag::of(runs).is_none()
             && errors < 100.0 * crate::analysis::limit::KEPT_ERRORS,
@@ -656,6 +660,7 @@ pub(crate) mod tests {
             kept_rate: false,
             latencies: Vec::new(),
             server_busy: 0.0,
+            disturbed: Vec::new(),
         }
     }
 

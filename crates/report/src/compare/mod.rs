@@ -94,6 +94,10 @@ pub struct Change {
     pub sample: Sample,
     /// What limited the new run: a client-bound one measured shootout, not the change.
     pub new_limit: Limit,
+    /// The trials of either run that something outside it disturbed, in words (`new run: stress (pid 4242) took
+    /// 62% of a CPU on the server's CPUs during repeat 2`): a gate cannot judge a change that rests on them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<String>,
 }
 
 impl Change {
@@ -136,7 +140,15 @@ pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> V
             };
             let (before, after) = (pick(old), pick(new));
             let new_limit = Limit::of(&after.iter().collect::<Vec<_>>());
-            Change { new_limit, ..change(server, level, side(&before), side(&after), noise, Sample::Repeat) }
+            let disturbed = [("old", &before), ("new", &after)]
+                .into_iter()
+                .flat_map(|(run, trials)| {
+                    shootout_model::disturbed::disturbed(&trials.iter().collect::<Vec<_>>())
+                        .into_iter()
+                        .map(move |d| format!("{run} run: {}", d.text()))
+                })
+                .collect();
+            Change { new_limit, disturbed, ..change(server, level, side(&before), side(&after), noise, Sample::Repeat) }
         })
         .collect()
 }
@@ -197,7 +209,18 @@ fn change(server: String, level: f64, old: Option<Side>, new: Option<Side>, nois
             }
         }
     };
-    Change { server, level, old, new, ratio, interval, verdict, sample, new_limit: Limit::Unknown }
+    Change {
+        server,
+        level,
+        old,
+        new,
+        ratio,
+        interval,
+        verdict,
+        sample,
+        new_limit: Limit::Unknown,
+        disturbed: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -353,7 +353,10 @@ fn answer(summary: &SuiteSummary) -> Markup {
             h2 { (summary.capacity_title()) }
             ol {
                 @for c in summary.ranked_capacities() {
-                    li { b { (c.search.server) } ": " (c.found(summary.unit)) "; " (c.details(summary.unit)) }
+                    li {
+                        b { (c.search.server) } ": " (c.found(summary.unit)) "; " (c.details(summary.unit))
+                        @if let Some(line) = c.disturbed_line(summary.unit) { br; span class="warn" { (line) } }
+                    }
                 }
             }
             ul {

@@ -24,6 +24,9 @@ impl Exporter for Markdown {
             for c in summary.ranked_capacities() {
                 let _ =
                     writeln!(out, "- **{}**: {}; {}", c.search.server, c.found(summary.unit), c.details(summary.unit));
+                if let Some(line) = c.disturbed_line(summary.unit) {
+                    let _ = writeln!(out, "  - {line}");
+                }
             }
             for line in against_highest(&summary.capacities) {
                 let _ = writeln!(out, "- {line}");

@@ -64,6 +64,9 @@ fn answer(out: &mut String, summary: &SuiteSummary) {
         let _ = writeln!(out, "{}:", summary.capacity_title());
         for c in summary.ranked_capacities() {
             let _ = writeln!(out, "  {}: {}\n    {}", c.search.server, c.found(summary.unit), c.details(summary.unit));
+            if let Some(line) = c.disturbed_line(summary.unit) {
+                let _ = writeln!(out, "    {line}");
+            }
         }
         for line in against_highest(&summary.capacities) {
             let _ = writeln!(out, "  {line}");

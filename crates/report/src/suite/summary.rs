@@ -215,6 +215,7 @@ impl SuiteSummary {
             warnings.extend(self.measured_nothing(cell));
             warnings.extend(self.queue(cell));
             warnings.extend(self.spread(cell, &runs));
+            warnings.extend(self.disturbed(cell));
             warnings.extend(CellLag::of(&runs).map(|lag| self.fell_behind(cell, &lag)));
             warnings.extend(self.failed_checks(cell, &runs));
         }
@@ -274,6 +275,18 @@ impl SuiteSummary {
             self.level(cell.level),
             high / low
         ))
+    }
+
+    /// A cell resting on trials that something outside the run disturbed (each measured again as the suite allowed,
+    /// and still disturbed), in words: `a at 400 req/s rests on a disturbed trial: stress (pid 4242) took 62% of a
+    /// CPU on the server's CPUs during repeat 2`; none when no repeat was.
+    pub fn disturbed(&self, cell: &Cell) -> Option<String> {
+        if cell.disturbed.is_empty() {
+            return None;
+        }
+        let noun = if cell.disturbed.len() == 1 { "a disturbed trial" } else { "disturbed trials" };
+        let what: Vec<String> = cell.disturbed.iter().map(|d| d.text()).collect();
+        Some(format!("{} at {} rests on {noun}: {}", cell.server, self.level(cell.level), what.join("; ")))
     }
 
     /// An open-model cell whose queue grew through the window, in words: `a at 115 req/s: its queue grew through
@@ -664,6 +677,7 @@ pub(crate) mod tests {
             kept_rate: false,
             latencies: Vec::new(),
             server_busy: if client_bound { 0.3 } else { 0.966 },
+            disturbed: Vec::new(),
         }
     }
 
@@ -979,8 +993,14 @@ pub(crate) mod tests {
                  or the machine varied"
             )
         );
-        runs[1].outsiders =
-            vec![shootout_model::run::Outsider { pid: 4242, name: "stress".into(), cpu_s: 4.0, share: 0.4 }];
+        runs[1].outsiders = vec![shootout_model::run::Outsider {
+            pid: 4242,
+            name: "stress".into(),
+            cpu_s: 4.0,
+            share: 0.4,
+            on_server_cpus: None,
+            on_client_cpus: None,
+        }];
         let busy: Vec<&TrialRecord> = runs.iter().collect();
         let said = summary.spread(&spread, &busy).unwrap();
         assert!(said.ends_with("; during repeat 2, another process, stress (pid 4242), used 40% of a CPU"), "{said}");

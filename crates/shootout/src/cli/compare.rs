@@ -100,7 +100,9 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             .iter()
             .filter(|c| {
                 c.verdict.fails_the_gate()
-                    || (c.verdict == Verdict::Regressed && c.ratio.is_some_and(|r| side(r, 1.0 - limit).is_lt()))
+                    || (c.verdict == Verdict::Regressed
+                        && c.disturbed.is_empty()
+                        && c.ratio.is_some_and(|r| side(r, 1.0 - limit).is_lt()))
             })
             .collect();
         if !failed.is_empty() {
@@ -110,6 +112,20 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
                 "regression beyond --max-regression {:.1}%: {}",
                 limit * 100.0,
                 names.join(", ")
+            )));
+        }
+        // A change that rests on a disturbed trial is no verdict on the server: neither a pass nor a regression.
+        let disturbed: Vec<String> = changes
+            .iter()
+            .filter(|c| !c.disturbed.is_empty() && !c.verdict.fails_the_gate())
+            .map(|c| format!("{} at {} (disturbed: {})", c.server, c.level, c.disturbed.join("; ")))
+            .collect();
+        if !disturbed.is_empty() {
+            return Err(Failure::Unjudged(format!(
+                "--max-regression could not judge {} of {}: {}; run them again on a quieter machine",
+                disturbed.len(),
+                changes.len(),
+                disturbed.join(", ")
             )));
         }
         let unjudged: Vec<String> = changes
@@ -270,6 +286,9 @@ fn print(changes: &[Change]) {
             format!("{} → {}", p99(&c.old), p99(&c.new)),
             if c.new.is_some() { c.new_limit.text() } else { String::new() }
         );
+    }
+    for c in changes.iter().filter(|c| !c.disturbed.is_empty()) {
+        println!("{} at {} rests on disturbed trials: {}", c.server, c.level, c.disturbed.join("; "));
     }
 }
 

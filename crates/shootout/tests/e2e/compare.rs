@@ -131,6 +131,44 @@ fn a_server_missing_from_the_new_run_fails_the_gate_and_a_new_one_is_listed() {
     assert!(compare(&old, &new, &[]).status.success(), "no gate asked for");
 }
 
+/// Issue 61: a regression measured while another process took the server's CPU is no verdict on the server: the
+/// gate cannot judge it (exit 4) and says what disturbed it; without the gate the comparison says it too.
+#[test]
+fn a_change_resting_on_a_disturbed_trial_is_not_judged_by_the_gate() {
+    let target = Target::start();
+    let template = load(&["-n", "200", "-c", "2", &target.url("/hello")]);
+    let old = results_dir("quiet-old", &template, &[1000.0, 1012.0, 991.0]);
+    let new = results_dir("busy-new", &template, &[700.0, 712.0, 691.0]);
+    let file = new.join("trials/app/4-r2.json");
+    let mut trial: TrialRecord = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    trial.outsiders = vec![shootout_model::run::Outsider {
+        pid: 4242,
+        name: "stress".into(),
+        cpu_s: 1.9,
+        share: 0.62,
+        on_server_cpus: Some(0.62),
+        on_client_cpus: Some(0.0),
+    }];
+    std::fs::write(&file, serde_json::to_string(&trial).unwrap()).unwrap();
+    let gated = compare(&old, &new, &["--max-regression", "5%"]);
+    assert_eq!(gated.status.code(), Some(4), "{}", describe(&gated));
+    let stderr = String::from_utf8_lossy(&gated.stderr);
+    assert!(
+        stderr.contains(
+            "could not judge 1 of 1: app at 4 (disturbed: new run: stress (pid 4242) took 62% of a CPU on the server's \
+             CPUs during repeat 2)"
+        ),
+        "{stderr}"
+    );
+    let plain = compare(&old, &new, &[]);
+    assert!(plain.status.success() && String::from_utf8_lossy(&plain.stdout).contains("rests on disturbed trials"));
+    // The same trial counted before outsiders were counted per CPU is not taken for a disturbance.
+    trial.outsiders[0].on_server_cpus = None;
+    trial.outsiders[0].on_client_cpus = None;
+    std::fs::write(&file, serde_json::to_string(&trial).unwrap()).unwrap();
+    assert_eq!(compare(&old, &new, &["--max-regression", "5%"]).status.code(), Some(3));
+}
+
 #[test]
 fn runs_at_other_levels_are_refused_and_with_force_every_level_is_listed() {
     let target = Target::start();

@@ -120,8 +120,12 @@ fn an_open_model_cell_gets_the_rate_its_server_completed_and_says_when_it_kept_u
     assert!((45.0..=51.0).contains(&rps[0]), "{csv}");
     assert!(rps[1] < 600.0, "the cell at 1,000/s completed {} requests/s: {csv}", rps[1]);
     assert!(!behind.last().unwrap().starts_with("kept up"), "{stdout}");
-    // One warning, for the cell that fell behind: what it completed against what was offered, and who held it back.
-    let warnings: Vec<&str> = stdout.lines().filter(|l| l.starts_with("WARNING: target at ")).collect();
+    // One warning, for the cell that fell behind: what it completed against what was offered, and who held it back
+    // (besides any disturbance: this binary's other tests run beside it, on the same CPUs).
+    let warnings: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("WARNING: target at ") && !l.contains("rests on a disturbed trial"))
+        .collect();
     assert_eq!(warnings.len(), 1, "{stdout}");
     let completed = format!("completed {:.1} of the 1000.0 requests/s offered: ", rps[1]);
     assert!(warnings[0].contains(&completed), "{stdout}");

@@ -12,9 +12,13 @@ use std::time::{Duration, Instant};
 use nix::sys::socket::{listen, setsockopt, sockopt, Backlog};
 use shootout_model::LoadResult;
 
-/// A command for the `shootout` binary under test.
+/// A command for the `shootout` binary under test. The tests of one binary run side by side, so every trial of a
+/// suite sees another test's servers on its CPUs: a disturbed trial is not measured again unless the suite asks
+/// (`disturbed_again`), or each would be measured twice.
 pub fn shootout() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_shootout"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_shootout"));
+    command.env("SHOOTOUT_DISTURBED_AGAIN", "0");
+    command
 }
 
 /// A fresh folder for one test's suite and results, named after its `area` and `name`.
