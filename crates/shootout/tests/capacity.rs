@@ -274,22 +274,24 @@ name = "target"
 command = "{shootout} target --port {port} --threads 1"
 "#;
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let run = |extra: &[&str], results: &str| {
-        let output = shootout()
-            .arg("run")
-            .args(extra)
-            .arg(dir.join("suite.toml"))
-            .arg("--results")
-            .arg(dir.join(results))
-            .output()
-            .unwrap();
+    // Both runs in one results folder, as a user's runs of one suite are: the second report sets them side by side.
+    let results = dir.join("results");
+    let run = |extra: &[&str]| {
+        let before: Vec<_> =
+            std::fs::read_dir(&results).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        let output =
+            shootout().arg("run").args(extra).arg(dir.join("suite.toml")).arg("--results").arg(&results).output();
+        let output = output.unwrap();
         assert!(output.status.success(), "{}", describe(&output));
-        let made = std::fs::read_dir(dir.join(results)).unwrap().next().unwrap().unwrap().path();
-        let analysis = std::fs::read_to_string(made.join("analysis.json")).unwrap();
-        serde_json::from_str::<serde_json::Value>(&analysis).unwrap()
+        let made = std::fs::read_dir(&results).unwrap().flatten().map(|e| e.path()).find(|p| !before.contains(p));
+        let analysis = std::fs::read_to_string(made.unwrap().join("analysis.json")).unwrap();
+        (
+            serde_json::from_str::<serde_json::Value>(&analysis).unwrap(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
     };
-    let searched = run(&[], "search");
-    let swept = run(&["--full"], "sweep");
+    let (searched, _) = run(&[]);
+    let (swept, said) = run(&["--full"]);
     let capacity = &searched["capacities"][0];
     let found = capacity["capacity"].as_f64().unwrap_or_else(|| panic!("no capacity: {capacity}"));
     let answer = &swept["slo"][0];
@@ -297,6 +299,13 @@ command = "{shootout} target --port {port} --threads 1"
     eprintln!("search: {found}/s in {} s; sweep: met at {met}/s, broken at {broke}/s", capacity["seconds"]);
     assert!(0.95 * met <= found && found < 1.05 * broke, "search {found}/s, sweep {met}–{broke}/s: {capacity}");
     assert_eq!(capacity["ended"], "precise", "{capacity}");
+    // Issue 61: one answer per question: the sweep's report finds the search beside it and says they agree.
+    let reconciled = &swept["reconciled"][0];
+    assert_eq!(reconciled["agree"], true, "{reconciled}\n{said}");
+    assert!(
+        said.contains("target: the search's ") && said.contains(" agrees with the sweep, which met it up to "),
+        "{said}"
+    );
 }
 
 /// Issue 61: 64 workers of 20 ms, 0.5% of requests held 120 ms. Its p99 is 20 ms while the workers keep up (some

@@ -16,6 +16,7 @@ use crate::export::charts::{line_chart, line_chart_with_spread, Chart, Series, S
 use crate::export::units::bytes;
 use crate::load::seconds::{per_second_charts, whole_seconds};
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
+use crate::suite::reconcile::RECONCILED;
 use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
 use crate::suite::verdicts::RATIO_LEGEND;
 
@@ -375,6 +376,14 @@ fn answer(summary: &SuiteSummary) -> Markup {
             ul {
                 @for line in summary.no_clear_winners() {
                     li { (line) }
+                }
+            }
+        }
+        @if !summary.reconciled.is_empty() {
+            h2 { (RECONCILED) }
+            ul {
+                @for r in &summary.reconciled {
+                    li class=[(!r.agree).then_some("warn")] { (r.text) }
                 }
             }
         }

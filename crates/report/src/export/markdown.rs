@@ -9,6 +9,7 @@ use shootout_model::slo::Metric;
 
 use crate::analysis::capacity::against_highest;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
+use crate::suite::reconcile::RECONCILED;
 use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
 use crate::suite::verdicts::RATIO_LEGEND;
 
@@ -40,6 +41,13 @@ impl Exporter for Markdown {
             }
             for line in summary.no_clear_winners() {
                 let _ = writeln!(out, "- {line}");
+            }
+            out.push('\n');
+        }
+        if !summary.reconciled.is_empty() {
+            let _ = writeln!(out, "## {RECONCILED}\n");
+            for r in &summary.reconciled {
+                let _ = writeln!(out, "- {}", r.text);
             }
             out.push('\n');
         }

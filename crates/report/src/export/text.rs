@@ -12,6 +12,7 @@ use shootout_model::slo::Metric;
 use crate::analysis::capacity::against_highest;
 use crate::analysis::limit::Limit;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
+use crate::suite::reconcile::RECONCILED;
 use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND};
 use crate::suite::verdicts::RATIO_LEGEND;
 use shootout_model::run::TrialRecord;
@@ -80,6 +81,13 @@ fn answer(out: &mut String, summary: &SuiteSummary) {
         }
         for line in summary.no_clear_winners() {
             let _ = writeln!(out, "  {line}");
+        }
+        let _ = writeln!(out);
+    }
+    if !summary.reconciled.is_empty() {
+        let _ = writeln!(out, "{}:", RECONCILED);
+        for r in &summary.reconciled {
+            let _ = writeln!(out, "  {}", r.text);
         }
         let _ = writeln!(out);
     }

@@ -62,6 +62,9 @@ pub struct SuiteSummary {
     /// Each server's capacity under the SLO, when the run searched for it instead of sweeping levels (then no
     /// ratios, SLO answers or knees: the servers' levels differ, and the capacities answer those questions).
     pub capacities: Vec<Capacity>,
+    /// The same suite's sweep against its search (the other run found beside this one), per server: empty when
+    /// there is none.
+    pub reconciled: Vec<crate::suite::reconcile::Reconciled>,
     /// Each profiled server's pass, beside its unprofiled figures (empty unless the run profiled).
     pub profiles: Vec<ProfileView>,
     /// Each server whose profiled pass kept no profile, with why (it ended during the pass, its profiler could
@@ -190,6 +193,7 @@ impl SuiteSummary {
             best_values: Vec::new(),
             cell_warnings: Vec::new(),
             capacities: Vec::new(),
+            reconciled: Vec::new(),
             profiles: Vec::new(),
             profiles_failed: Vec::new(),
         }

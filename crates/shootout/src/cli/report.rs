@@ -2,6 +2,7 @@
 //! `report.html` (charts), `report.md` and an HdrHistogram `.hgrm` file beside each trial; for a `shootout load` JSON file, writes `FILE.html` (its
 //! latency distribution and timeline) and `FILE.hgrm`. Works from saved results alone.
 
+use shootout_report::suite::reconcile::{other_run, reconcile};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -67,6 +68,9 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
     if let (Some(object), false) = (analysis.as_object_mut(), summary.capacities.is_empty()) {
         object.insert("capacities".into(), serde_json::to_value(&summary.capacities).unwrap_or_default());
     }
+    if let (Some(object), false) = (analysis.as_object_mut(), summary.reconciled.is_empty()) {
+        object.insert("reconciled".into(), serde_json::to_value(&summary.reconciled).unwrap_or_default());
+    }
     if let (Some(object), false) = (analysis.as_object_mut(), summary.profiles.is_empty()) {
         object.insert("profiles".into(), serde_json::to_value(&summary.profiles).unwrap_or_default());
     }
@@ -103,6 +107,11 @@ fn summarize(
         report = report.with_timeline_level(level);
     }
     let mut summary = SuiteSummary::of_report(&report);
+    let slo: Vec<String> = report.slo.iter().map(|c| c.text.clone()).collect();
+    let searched = !summary.capacities.is_empty();
+    if let (false, Some((other, analysis))) = (slo.is_empty(), other_run(dir, &report.name, &slo, searched)) {
+        summary.reconciled = reconcile(&summary, &other, &analysis);
+    }
     for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
         summary.profiles.push(ProfileView::of(&profile, &folded, &summary).map_err(Failure::Usage)?);
     }
