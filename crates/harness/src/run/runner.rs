@@ -8,9 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use shootout_engine::Progress;
-use shootout_model::run::{ContainerEnvironment, Environment, ServiceEnvironment, TrialRecord};
-
 use shootout_model::disturbed::disturbance;
+use shootout_model::run::{ContainerEnvironment, Environment, ServiceEnvironment, TrialRecord};
 
 use crate::lifecycle::server::{self, RunningServer};
 use crate::lifecycle::services::Services;
@@ -263,7 +262,8 @@ pub(crate) enum Measured {
 }
 
 /// One trial of `running` at `level`: the services reset, the load run while both are sampled, and the trial
-/// saved. An error is a trial that could not be saved, which stops the run.
+/// saved; one that something outside the run disturbed is kept aside in `disturbed/` and measured again, up to the
+/// suite's `disturbed_again` times. An error is a trial that could not be saved, which stops the run.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn measure(
     suite: &Suite,
@@ -283,19 +283,20 @@ pub(crate) fn measure(
         on_event(Event::Notice(format!("{why}\n{}", running.process.log_tail())));
         Some(Measured::Failed(why))
     };
-    if let Some(failed) = gone(running, "during the run", on_event) {
-        return Ok(failed);
-    }
-    match services.before_trial(spec, stop) {
-        Ok(()) => {}
-        Err(_) if interrupted() => return Ok(Measured::Interrupted),
-        Err(why) => return Ok(Measured::Stopped(why)),
-    }
-    let watched = services.watched(spec);
     // The cell's earlier repeats, whose quietest CPU pressure is this trial's quiet level.
     let earlier: Vec<TrialRecord> = (1..repeat).filter_map(|r| store.trial(&spec.name, level, r)).collect();
-    let mut nth = 1;
-    let record = loop {
+    let earlier: Vec<&TrialRecord> = earlier.iter().collect();
+    // Measured again, each time as the first, while something outside the run disturbs it and the suite allows.
+    for nth in 1.. {
+        if let Some(failed) = gone(running, "during the run", on_event) {
+            return Ok(failed);
+        }
+        match services.before_trial(spec, stop) {
+            Ok(()) => {}
+            Err(_) if interrupted() => return Ok(Measured::Interrupted),
+            Err(why) => return Ok(Measured::Stopped(why)),
+        }
+        let watched = services.watched(spec);
         let record = match trial(suite, spec, running, &watched, level, repeat, stop.clone(), on_event) {
             Ok(record) => record,
             // Interrupted during its warm-up or load: no fault of the server's, and nothing to mark failed.
@@ -305,10 +306,23 @@ pub(crate) fn measure(
                 return Ok(Measured::Failed(why));
             }
         };
-        let Some(disturbance) = disturbance(&record, &earlier.iter().collect::<Vec<_>>()) else { break record };
-        if nth > suite.disturbed_again || record.result.interrupted || interrupted() {
-            break record;
+        // A service that ended during the trial: it was measured without it, and is not kept.
+        if let Err(why) = services.still_running_for(spec) {
+            return Ok(Measured::Stopped(why));
         }
+        // A server that ended during its trial (or whose host's link was lost): the trial measured a dying server.
+        if let Some(failed) = gone(running, "during its trial", on_event) {
+            return Ok(failed);
+        }
+        if record.result.interrupted {
+            return Ok(Measured::Interrupted);
+        }
+        let again = disturbance(&record, &earlier).filter(|_| nth <= suite.disturbed_again && !interrupted());
+        let Some(disturbance) = again else {
+            store.write_trial(&record).map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
+            on_event(Event::Measured(Box::new(record.clone())));
+            return Ok(Measured::Saved(Box::new(record)));
+        };
         store
             .write_disturbed(&record, nth)
             .map_err(|e| format!("cannot keep a trial in {}: {e}", store.dir.display()))?;
@@ -319,22 +333,8 @@ pub(crate) fn measure(
             disturbance.text(),
             suite.disturbed_again
         )));
-        nth += 1;
-    };
-    // A service that ended during the trial: it was measured without it, and is not kept.
-    if let Err(why) = services.still_running_for(spec) {
-        return Ok(Measured::Stopped(why));
     }
-    // A server that ended during its trial (or whose host's link was lost): the trial measured a dying server.
-    if let Some(failed) = gone(running, "during its trial", on_event) {
-        return Ok(failed);
-    }
-    if record.result.interrupted {
-        return Ok(Measured::Interrupted);
-    }
-    store.write_trial(&record).map_err(|e| format!("cannot save a trial in {}: {e}", store.dir.display()))?;
-    on_event(Event::Measured(Box::new(record.clone())));
-    Ok(Measured::Saved(Box::new(record)))
+    unreachable!("the loop returns once a measurement is kept")
 }
 
 /// Stops `running` and tears it down, then lets the services it ran beside go (those restarted per server).

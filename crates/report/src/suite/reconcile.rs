@@ -1,10 +1,11 @@
 //! [`Reconciled`]: one answer per question. A suite can answer "how much does each server take under the SLO"
 //! twice, by its sweep (`shootout run --full`: the last level that met the SLO and the first that broke it) and by
 //! its search (the capacity, to its precision), in two results directories side by side. The report of either
-//! finds the newest other run of the same suite and SLO in the same folder ([`other_run`]) and says, per server,
-//! whether the search's capacity lies between the sweep's last passing and first failing level (within the
-//! search's precision), or that they disagree, with both figures: a server whose capacity moved between the two
-//! runs (a neighbour, a warm-up, a cache) gives two answers, and neither should be taken alone.
+//! finds the newest other run of the same suite, SLO and load model in the same folder ([`other_run`]) and says,
+//! per server, whether the search's capacity lies between the sweep's last passing and first failing level (within
+//! the search's precision), or that they disagree, with both figures: a server whose capacity moved between the
+//! two runs (a neighbour, a warm-up, a cache) gives two answers, and neither should be taken alone. A sweep of
+//! users and a search of arrival rates are not set side by side: their levels count different things.
 
 use std::path::{Path, PathBuf};
 
@@ -31,9 +32,11 @@ pub struct Reconciled {
     pub text: String,
 }
 
-/// The newest other results directory beside `dir` of the same suite (`name`) and SLO, that answered it the
-/// other way (`searched`: this run searched, so a sweep is wanted; else a search), with its `analysis.json`.
-pub fn other_run(dir: &Path, name: &str, slo: &[String], searched: bool) -> Option<(PathBuf, Value)> {
+/// The newest other results directory beside `dir` of the same suite (`name`), SLO and load model (`unit`, what
+/// a level counts: a sweep of users and a search of arrival rates answer different questions, and a level of one
+/// is no level of the other), that answered it the other way (`searched`: this run searched, so a sweep is wanted;
+/// else a search), with its `analysis.json`.
+pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: bool) -> Option<(PathBuf, Value)> {
     let parent = dir.parent()?;
     let mut found: Option<(std::time::SystemTime, PathBuf, Value)> = None;
     for entry in std::fs::read_dir(parent).ok()?.flatten() {
@@ -44,6 +47,9 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], searched: bool) -> Opti
         let file = sibling.join("analysis.json");
         let Ok(text) = shootout_model::reading::read_results_file(&file, Some(&sibling)) else { continue };
         let Ok(analysis) = serde_json::from_str::<Value>(&text) else { continue };
+        if analysis["unit"].as_str() != Some(unit) {
+            continue;
+        }
         let other_searched = analysis["capacities"].as_array().is_some_and(|c| !c.is_empty());
         // A search's results hold SLO answers of its probes' cells too: only a run without capacities swept.
         let swept = !other_searched && analysis["slo"].as_array().is_some_and(|s| !s.is_empty());

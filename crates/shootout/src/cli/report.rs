@@ -68,6 +68,9 @@ pub fn suite(dir: &Path, level: Option<f64>) -> Result<Written, Failure> {
     if let (Some(object), false) = (analysis.as_object_mut(), summary.capacities.is_empty()) {
         object.insert("capacities".into(), serde_json::to_value(&summary.capacities).unwrap_or_default());
     }
+    if let Some(object) = analysis.as_object_mut() {
+        object.insert("unit".into(), summary.unit.into());
+    }
     if let (Some(object), false) = (analysis.as_object_mut(), summary.reconciled.is_empty()) {
         object.insert("reconciled".into(), serde_json::to_value(&summary.reconciled).unwrap_or_default());
     }
@@ -109,7 +112,8 @@ fn summarize(
     let mut summary = SuiteSummary::of_report(&report);
     let slo: Vec<String> = report.slo.iter().map(|c| c.text.clone()).collect();
     let searched = !summary.capacities.is_empty();
-    if let (false, Some((other, analysis))) = (slo.is_empty(), other_run(dir, &report.name, &slo, searched)) {
+    let unit = summary.unit;
+    if let (false, Some((other, analysis))) = (slo.is_empty(), other_run(dir, &report.name, &slo, unit, searched)) {
         summary.reconciled = reconcile(&summary, &other, &analysis);
     }
     for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
