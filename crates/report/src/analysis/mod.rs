@@ -39,7 +39,8 @@ use crate::analysis::queue::{queue_growth, QueueGrowth};
 use crate::analysis::unmeasured::unmeasured;
 use crate::statistics::bound::{at_least, holds};
 use crate::statistics::figures::{errors_pct, value};
-use crate::statistics::quantile::{decide, Bounds, Decision};
+use crate::statistics::merged::Merged;
+use crate::statistics::quantile::{Bounds, Decision};
 
 /// One server at one level, over its repeats.
 #[derive(Debug, Clone, Serialize)]
@@ -527,48 +528,6 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo], usual_serv
             .into_iter()
             .map(|metric| LatencyRepeats { metric, us: runs.iter().map(|t| value(metric, &t.result)).collect() })
             .collect(),
-    }
-}
-
-/// The latencies of a cell's repeats together: every request's histogram, and the blocks' (each repeat's seconds).
-/// Empty when a repeat's histogram cannot be read (then the figures are the medians of the repeats' own).
-struct Merged {
-    total: Option<shootout_metrics::LatencyHistogram>,
-    blocks: Vec<shootout_metrics::LatencyHistogram>,
-}
-
-impl Merged {
-    fn of(runs: &[&TrialRecord]) -> Merged {
-        let mut total = shootout_metrics::histogram::new_histogram();
-        let mut blocks = Vec::new();
-        for t in runs {
-            let Ok(h) = shootout_metrics::decode_histogram(&t.result.latency.histogram) else {
-                return Merged { total: None, blocks: Vec::new() };
-            };
-            if total.add(&h).is_err() {
-                return Merged { total: None, blocks: Vec::new() };
-            }
-            blocks.extend(
-                t.result.latency_blocks.iter().filter_map(|b| shootout_metrics::decode_histogram(&b.histogram).ok()),
-            );
-        }
-        Merged { total: Some(total).filter(|t| !t.is_empty()), blocks }
-    }
-
-    /// Percentile `p` of every request, with the range of the repeats' own; the median of theirs (and its range)
-    /// when the histograms cannot be read.
-    fn percentile_beside(&self, p: f64, repeats: (f64, (f64, f64))) -> (f64, (f64, f64)) {
-        match &self.total {
-            Some(total) => (shootout_metrics::value_at(total, p) as f64, repeats.1),
-            None => repeats,
-        }
-    }
-
-    /// Percentile `p` with its bounds, and `condition` (on it) judged.
-    fn judge(&self, condition: &Slo, p: f64) -> Option<(Bounds, Decision)> {
-        let total = self.total.as_ref()?;
-        let bounds = crate::statistics::quantile::bounds(total, &self.blocks, p)?;
-        Some((bounds, decide(condition, total, &self.blocks, &bounds)))
     }
 }
 

@@ -65,7 +65,7 @@ impl ProfileView {
     pub fn of(profile: &ServerProfile, folded: &str, summary: &SuiteSummary) -> Result<ProfileView, String> {
         let stacks =
             Stacks::parse(folded).map_err(|e| format!("the profile of '{}' is damaged: {e}", profile.server))?;
-        let cell = summary.cells.iter().find(|c| c.server == profile.server && c.level == profile.level);
+        let cell = summary.cell(&profile.server, profile.level);
         let result = &profile.trial.result;
         Ok(ProfileView {
             server: profile.server.clone(),

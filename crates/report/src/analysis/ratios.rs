@@ -114,16 +114,9 @@ pub fn verdict(a: &Cell, b: &Cell, level: f64, statistic: Statistic) -> Ratio {
 
 /// The fastest cell's headline requests/s against another's, with the 95% interval of their ratio.
 pub fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> Ratio {
-    let divide = |x: f64, y: f64| (y > 0.0).then(|| x / y);
+    let (f, s) = (crate::analysis::pick(statistic, &faster.rps), crate::analysis::pick(statistic, &slower.rps));
     let interval = ratio_interval(&served(&faster.rps), &served(&slower.rps)).ok();
-    Ratio {
-        level,
-        figure: None,
-        faster: faster.server.clone(),
-        slower: slower.server.clone(),
-        ratio: divide(crate::analysis::pick(statistic, &faster.rps), crate::analysis::pick(statistic, &slower.rps)),
-        ..bounded(interval, faster, slower)
-    }
+    between(faster, slower, level, None, (s > 0.0).then(|| f / s), interval)
 }
 
 /// `slower`'s figure of `metric` over `faster`'s, with the interval of their repeats' figures; none when a cell
@@ -133,24 +126,25 @@ fn latency_ratio(faster: &Cell, slower: &Cell, level: f64, metric: Metric) -> Op
     let (fast, slow) = (repeats(faster)?, repeats(slower)?);
     let (f, s) = (faster.figure(metric)?, slower.figure(metric)?);
     let interval = ratio_interval(&served(&slow), &served(&fast)).ok();
-    Some(Ratio {
-        level,
-        figure: Some(metric),
-        faster: faster.server.clone(),
-        slower: slower.server.clone(),
-        ratio: (f > 0.0).then(|| s / f),
-        ..bounded(interval, faster, slower)
-    })
+    Some(between(faster, slower, level, Some(metric), (f > 0.0).then(|| s / f), interval))
 }
 
-/// A ratio's interval, verdict and client-bound cells (its level, figure and names left empty).
-fn bounded(interval: Option<Interval>, faster: &Cell, slower: &Cell) -> Ratio {
+/// The ratio of `faster` over `slower` on `figure` (requests/s for none): its interval, its verdict, and the cells
+/// of the pair that were client-bound.
+fn between(
+    faster: &Cell,
+    slower: &Cell,
+    level: f64,
+    figure: Option<Metric>,
+    ratio: Option<f64>,
+    interval: Option<Interval>,
+) -> Ratio {
     Ratio {
-        level: 0.0,
-        figure: None,
-        faster: String::new(),
-        slower: String::new(),
-        ratio: None,
+        level,
+        figure,
+        faster: faster.server.clone(),
+        slower: slower.server.clone(),
+        ratio,
         low: interval.map(|i| i.low),
         high: interval.map(|i| i.high),
         clear: interval.is_some_and(|i| crate::compare::verdict(&i, NOISE_FLOOR) == crate::compare::Verdict::Improved),

@@ -44,6 +44,17 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: b
         if sibling == dir || !sibling.is_dir() {
             continue;
         }
+        // The small suite file first: most siblings are other suites, whose analysis need not be read.
+        let suite = shootout_model::reading::read_results_file(&sibling.join("suite.toml"), Some(&sibling));
+        let Some(outline) =
+            suite.ok().and_then(|text| shootout_suite::outline(&text, "suite.toml", shootout_suite::Sweep::Short).ok())
+        else {
+            continue;
+        };
+        let texts: Vec<String> = outline.slo.iter().map(|c| c.text.clone()).collect();
+        if outline.name != name || texts != slo {
+            continue;
+        }
         let file = sibling.join("analysis.json");
         let Ok(text) = shootout_model::reading::read_results_file(&file, Some(&sibling)) else { continue };
         let Ok(analysis) = serde_json::from_str::<Value>(&text) else { continue };
@@ -56,17 +67,7 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: b
         if (searched && !swept) || (!searched && !other_searched) {
             continue;
         }
-        let suite = shootout_model::reading::read_results_file(&sibling.join("suite.toml"), Some(&sibling));
-        let Some(outline) =
-            suite.ok().and_then(|text| shootout_suite::outline(&text, "suite.toml", shootout_suite::Sweep::Short).ok())
-        else {
-            continue;
-        };
-        let texts: Vec<String> = outline.slo.iter().map(|c| c.text.clone()).collect();
-        if outline.name != name || texts != slo {
-            continue;
-        }
-        let when = std::fs::metadata(&file).and_then(|m| m.modified()).ok()?;
+        let Ok(when) = std::fs::metadata(&file).and_then(|m| m.modified()) else { continue };
         if found.as_ref().is_none_or(|(newest, _, _)| when > *newest) {
             found = Some((when, sibling, analysis));
         }

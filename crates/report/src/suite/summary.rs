@@ -206,7 +206,7 @@ impl SuiteSummary {
         self.trials = sorted
             .into_iter()
             .map(|t| {
-                let cell = self.cells.iter().find(|c| c.server == t.server && c.level == t.level);
+                let cell = self.cell(&t.server, t.level);
                 let broken = cell.map(|c| c.objectives.iter().filter(|o| o.broken()).map(|o| o.condition.text.clone()));
                 TrialRow { cell_breaks_slo: broken.into_iter().flatten().collect(), ..TrialRow::of(t) }
             })
@@ -441,6 +441,11 @@ impl SuiteSummary {
         first_seen(self.cells.iter().map(|c| c.server.as_str()))
     }
 
+    /// The cell of `server` at `level`, if it was measured.
+    pub fn cell(&self, server: &str, level: f64) -> Option<&Cell> {
+        self.cells.iter().find(|c| c.server == server && c.level == level)
+    }
+
     /// The capacities ranked, the highest first (none found last).
     pub fn ranked_capacities(&self) -> Vec<&Capacity> {
         let mut ranked: Vec<&Capacity> = self.capacities.iter().collect();
@@ -466,14 +471,13 @@ impl SuiteSummary {
     /// requests/s of b there)`.
     pub fn no_clear_winners(&self) -> Vec<String> {
         let ranked = self.ranked_slo_answers();
-        let cell = |server: &str, level: f64| self.cells.iter().find(|c| c.server == server && c.level == level);
         let mut unjudged = false;
         let mut lines: Vec<String> = ranked
             .windows(2)
             .filter_map(|pair| {
                 let (a, b) = (pair[0], pair[1]);
                 let level = a.level.filter(|&l| b.level == Some(l))?;
-                let (x, y) = (cell(&a.server, level)?, cell(&b.server, level)?);
+                let (x, y) = (self.cell(&a.server, level)?, self.cell(&b.server, level)?);
                 // The verdicts' own ratio of the two, so that "clear" means here what it means there: latency at a
                 // rate both kept to, else requests/s.
                 let r = crate::analysis::ratios::verdict(x, y, level, self.statistic);
@@ -569,11 +573,9 @@ impl SuiteSummary {
                     && c.objectives.iter().all(|o| o.met)
             })
         };
-        let queued = |level: f64| {
-            self.cells.iter().any(|c| c.server == answer.server && c.level == level && c.queue_grew.is_some())
-        };
+        let queued = |level: f64| self.cell(&answer.server, level).is_some_and(|c| c.queue_grew.is_some());
         let undecided = |level: f64| {
-            self.cells.iter().find(|c| c.server == answer.server && c.level == level && c.undecided()).map(|c| {
+            self.cell(&answer.server, level).filter(|c| c.undecided()).map(|c| {
                 let which = c.objectives.iter().filter(|o| o.undecided);
                 which.map(|o| format!("{} {}", o.condition.text, o.bounds_text())).collect::<Vec<_>>().join(", ")
             })
@@ -588,8 +590,7 @@ impl SuiteSummary {
             (None, None) => None,
         };
         // A cell whose figures measured the client says so: the server's own figure there is at least as good.
-        let client =
-            |level: f64| self.cells.iter().any(|c| c.server == answer.server && c.level == level && c.client_bound());
+        let client = |level: f64| self.cell(&answer.server, level).is_some_and(Cell::client_bound);
         let at_least = answer.level.is_some_and(client);
         let cause = |level: f64| match (&undecided_at, client(level)) {
             (Some(which), _) => format!(": too few requests to tell, {which}"),

@@ -17,8 +17,7 @@ impl SuiteSummary {
         if r.ratio.is_some() {
             return None;
         }
-        let cell = |server: &str| self.cells.iter().find(|c| c.server == server && c.level == r.level);
-        let (faster, slower) = (cell(&r.faster)?, cell(&r.slower)?);
+        let (faster, slower) = (self.cell(&r.faster, r.level)?, self.cell(&r.slower, r.level)?);
         let nothing = |c: &Cell| if c.rps_max > 0.0 { "0.0 (the median of its repeats)" } else { "none" };
         let at = self.level(r.level);
         Some(match (faster.rps_headline > 0.0, faster.rps_max > 0.0 || slower.rps_max > 0.0) {
@@ -95,9 +94,7 @@ impl SuiteSummary {
     /// A latency ratio's two figures, the slower first: `20.112 against 0.501 ms`; none for requests/s.
     fn latency_values(&self, r: &Ratio) -> Option<String> {
         let metric = r.figure?;
-        let figure = |server: &str| {
-            self.cells.iter().find(|c| c.server == server && c.level == r.level).and_then(|c| c.figure(metric))
-        };
+        let figure = |server: &str| self.cell(server, r.level).and_then(|c| c.figure(metric));
         let (slow, fast) = (figure(&r.slower)?, figure(&r.faster)?);
         Some(format!("{:.3} against {:.3} ms", slow / 1e3, fast / 1e3))
     }
