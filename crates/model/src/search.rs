@@ -5,11 +5,13 @@
 //! when to stop; running a probe and judging it against the objectives is the caller's. Its [`Probe`]s and
 //! [`Found`] are kept in results as they are.
 //!
-//! A shared machine and a server that changes under load make probes contradict each other: a rate passing above
-//! one that failed, a pass serving less than a lower pass. The search runs such a probe again (the later run at a
-//! level stands for it), and when the contradiction stays, it says the server's capacity moved during the search
-//! ([`Search::moved`]). Before it answers, it runs the level it would answer with once more, after every failure:
-//! a capacity that passed early and fails now (a server that slowed down) is not an answer.
+//! A shared machine and a server near its limit make trials at one level disagree: one meets the objectives, the
+//! next breaks one, and a level may pass above one that failed. Every probe counts, and each of its trials is
+//! judged alone as well ([`Marks`]): the answer is a band, from the highest level that held below every level
+//! that broke to the lowest level that broke above every level that held. Both ends are measured twice before
+//! the search answers (the level that held after the last failure), so two runs of one search land in bands
+//! that meet where a point would have missed; a band wider than the precision says the trials disagreed
+//! ([`Search::moved`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +60,41 @@ pub struct Probe {
     /// next level: the answer never rests on it ([`Step::Decide`]).
     #[serde(default)]
     pub provisional: bool,
+    /// Its trials, each judged alone.
+    #[serde(default)]
+    pub marks: Marks,
+}
+
+/// What the trials of one probe said, each judged alone against the objectives: how many met them all and how many
+/// broke one (a trial whose percentile's bounds straddled its limit counts as its figures lean). A level whose
+/// trials said both lies inside the capacity's band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Marks {
+    /// Trials that met every objective.
+    pub held: u32,
+    /// Trials that broke one.
+    pub broke: u32,
+}
+
+impl Marks {
+    /// The mark of a probe whose trials are not judged alone: one, as it was judged.
+    pub fn of(passed: bool) -> Marks {
+        Marks { held: u32::from(passed), broke: u32::from(!passed) }
+    }
+
+    /// The marks of trials each judged alone: an undecided one as its figures lean, one that judged the client
+    /// for neither side.
+    pub fn of_trials<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Marks {
+        verdicts.into_iter().filter(|v| !v.client).fold(Marks::default(), |m, v| {
+            let held = v.passed || (v.undecided && v.leans);
+            Marks { held: m.held + u32::from(held), broke: m.broke + u32::from(!held) }
+        })
+    }
+
+    /// True when no trial was marked.
+    pub fn is_empty(&self) -> bool {
+        self.held == 0 && self.broke == 0
+    }
 }
 
 /// How a search ended, with the bracket it ended in.
@@ -66,7 +103,8 @@ pub struct Found {
     /// The highest level that passed below every failure: the capacity (`None`: no level passed, down to the
     /// search's floor).
     pub capacity: Option<f64>,
-    /// The lowest level that failed (`None`: every level passed, up to the search's ceiling).
+    /// The lowest level that failed above every level that passed (`None`: every level passed, up to the search's
+    /// ceiling): with the capacity, the band the capacity lies in.
     pub failed_at: Option<f64>,
     /// Why it stopped.
     pub ended: Ended,
@@ -97,9 +135,9 @@ pub enum Ended {
 /// was found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchRecord {
-    /// The highest rate that met every objective (`None`: none did).
+    /// The highest rate that met every objective below every rate that broke one (`None`: none did).
     pub rate: Option<f64>,
-    /// The lowest rate that broke one (`None`: none did, up to the ceiling).
+    /// The lowest rate that broke one above every rate that met them (`None`: none did, up to the ceiling).
     pub failed_at: Option<f64>,
     /// Why the search stopped.
     pub ended: Ended,
@@ -114,7 +152,8 @@ pub struct SearchRecord {
     /// True when a probe that broke an objective had a saturated load generator: the rate found may be the
     /// client's limit rather than the server's, a floor.
     pub client_bound: bool,
-    /// True when probes stayed contradictory after being run again: the server's capacity moved during the search.
+    /// True when the probes disagreed (a level's trials fell both ways, or a level held above one that broke): the
+    /// answer is the band from the capacity to the level that broke it, wider than the precision alone leaves.
     #[serde(default)]
     pub moved: bool,
     /// The time spent bringing the server back to rest before the probes, seconds (part of `seconds`).
@@ -197,7 +236,7 @@ pub struct ServerSearch {
     pub server: String,
     /// The highest level that met every objective below every failure (`None`: none did).
     pub capacity: Option<f64>,
-    /// The lowest level that broke one (`None`: none did, up to the ceiling).
+    /// The lowest level that broke one above every level that met them (`None`: none did, up to the ceiling).
     pub failed_at: Option<f64>,
     /// Why it stopped ([`Ended::Interrupted`] while it runs, and when a run was cut short).
     pub ended: Ended,
@@ -207,7 +246,8 @@ pub struct ServerSearch {
     pub probes: Vec<SuiteProbe>,
     /// The time the search took, its server's start and warm-up included, summed over the runs that resumed it.
     pub seconds: f64,
-    /// True when probes stayed contradictory after being run again: the server's capacity moved during the search.
+    /// True when the probes disagreed (a level's trials fell both ways, or a level held above one that broke): the
+    /// answer is the band from the capacity to the level that broke it, wider than the precision alone leaves.
     #[serde(default)]
     pub moved: bool,
     /// The part of `seconds` spent bringing the server back to rest between probes.
@@ -238,6 +278,42 @@ pub struct SuiteProbe {
     /// search went on under it, as under a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub undecided: bool,
+    /// Its trials, each judged alone (none in a search saved before they were).
+    #[serde(default, skip_serializing_if = "Marks::is_empty")]
+    pub marks: Marks,
+}
+
+/// The levels inside a band (strictly between its ends `lo` and `hi`) with what their trials said, summed per
+/// level, from `probes` as (level, marks) in the order they ran; a probe saved without marks counts as one trial
+/// judged as its probe was.
+pub fn inside_band(probes: impl IntoIterator<Item = (f64, Marks)>, lo: f64, hi: f64) -> Vec<(f64, Marks)> {
+    let mut inside: Vec<(f64, Marks)> = Vec::new();
+    for (level, marks) in probes.into_iter().filter(|&(l, _)| lo < l && l < hi) {
+        match inside.iter_mut().find(|(l, _)| *l == level) {
+            Some((_, sum)) => *sum = Marks { held: sum.held + marks.held, broke: sum.broke + marks.broke },
+            None => inside.push((level, marks)),
+        }
+    }
+    inside.sort_by(|a, b| a.0.total_cmp(&b.0));
+    inside
+}
+
+/// What a band wider than the precision adds to an answer: `its trials fell both ways between the two (at 10000
+/// req/s 1 of 2 held): the capacity varies from trial to trial by more than the precision, so it lies in that
+/// band, not at a point`, each level written by `at`.
+pub fn band_words(inside: &[(f64, Marks)], at: impl Fn(f64) -> String) -> String {
+    let levels: Vec<String> = inside
+        .iter()
+        .map(|(level, m)| match m.held + m.broke {
+            0 | 1 => format!("{} {}", at(*level), if m.held > 0 { "held" } else { "broke" }),
+            n => format!("at {} {} of {n} held", at(*level), m.held),
+        })
+        .collect();
+    let which = if levels.is_empty() { String::new() } else { format!(" ({})", levels.join(", ")) };
+    format!(
+        "its trials fell both ways between the two{which}: the capacity varies from trial to trial by more than the \
+         precision, so it lies in that band, not at a point"
+    )
 }
 
 /// What to do next.
@@ -262,7 +338,18 @@ pub struct Search {
     ceiling: f64,
     most_probes: usize,
     probes: Vec<Probe>,
-    moved: bool,
+}
+
+/// The levels the probes so far mark out, probes that judged the client aside: the highest level that held under
+/// every level that broke (`lo`, the capacity), the lowest level that broke (`first_break`), the highest that held
+/// (`last_hold`), and the lowest that broke above every level that held (`hi`). While the probes agree, `lo` is
+/// `last_hold` and `hi` is `first_break`; when they disagree, the capacity lies somewhere in `lo..hi`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Band {
+    lo: Option<f64>,
+    first_break: Option<f64>,
+    last_hold: Option<f64>,
+    hi: Option<f64>,
 }
 
 impl Search {
@@ -272,7 +359,7 @@ impl Search {
     /// The bounds must be positive and in order (`floor <= start <= ceiling`), as the caller checked.
     pub fn new(start: f64, precision: f64, floor: f64, ceiling: f64, whole: bool, most_probes: usize) -> Search {
         debug_assert!(0.0 < floor && floor <= start && start <= ceiling && precision > 0.0);
-        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new(), moved: false }
+        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new() }
     }
 
     /// The probes recorded, in the order they ran.
@@ -280,22 +367,24 @@ impl Search {
         &self.probes
     }
 
-    /// True when the server's capacity moved during the search: a probe that contradicted an earlier one did so
-    /// again when run a second time, or the level about to be the answer failed when run again at the end.
+    /// True when the probes disagreed: a level both held and broke, or one held above a level that broke. The
+    /// answer is then a band wider than the precision alone would leave ([`Search::bracket`]).
     pub fn moved(&self) -> bool {
-        self.moved
+        let band = self.band();
+        matches!((band.first_break, band.last_hold), (Some(broke), Some(held)) if held >= broke)
     }
 
-    /// Records the outcome of the probe at `level`, with the successful responses per second it served when known.
+    /// Records the outcome of the probe at `level`, judged on its trials as one, with the successful responses per
+    /// second it served when known.
     pub fn record(&mut self, level: f64, passed: bool, served: Option<f64>) {
-        let rerun = self.rerun_due() == Some(level);
-        let earlier = self.standing(level);
-        let (capacity, _) = self.bracket();
-        self.probes.push(Probe { level, passed, served, client: false, provisional: false });
-        let confirmation_failed = !rerun && !passed && capacity == Some(level) && earlier.is_some_and(|p| p.passed);
-        if (rerun && self.contradicts(self.probes.len() - 1)) || confirmation_failed {
-            self.moved = true;
-        }
+        self.record_marked(level, passed, served, Marks::of(passed));
+    }
+
+    /// Records the probe at `level` as [`Search::record`] does, with what its trials said when each was judged
+    /// alone: a trial that broke an objective where the probe as a whole did not (or the other way round) puts the
+    /// level inside the capacity's band.
+    pub fn record_marked(&mut self, level: f64, passed: bool, served: Option<f64>, marks: Marks) {
+        self.probes.push(Probe { level, passed, served, client: false, provisional: false, marks });
     }
 
     /// Records a probe at `level` that found the load generator saturated. With a `floor` (every objective held
@@ -303,26 +392,25 @@ impl Search {
     /// one (something broke, and the client may be why), the search goes on under it, as under a failure, and ends
     /// at the client's limit.
     pub fn record_client(&mut self, level: f64, floor: Option<f64>) {
-        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false });
+        let marks = Marks::default();
+        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false, marks });
     }
 
     /// Records an undecided probe at `level` as its figures `lean` (true: they met every objective), for choosing
-    /// the next level only: doubling and bisecting need no decided probe, and only where the answer would rest on
-    /// one is it decided ([`Step::Decide`]). It contradicts nothing, so it is never run again for that.
+    /// the next level only: doubling and bisecting need no decided probe, and the ends of the answer are decided
+    /// ([`Step::Decide`]) before it is given.
     pub fn record_provisional(&mut self, level: f64, leans: bool, served: Option<f64>) {
-        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true });
+        let marks = Marks::default();
+        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true, marks });
     }
 
-    /// The bracket so far: the lowest level that failed, and the highest that passed below it (and below the
-    /// client's limit), each level as its latest probe judged it. A pass above a failure (a noisy machine) does not
-    /// move the bracket up: the capacity is where the server last held.
+    /// The answer so far: the highest level that held under every level that broke, and the lowest level that
+    /// broke above every level that held. When the probes agree, these are the two ends of the bisection's bracket;
+    /// when they disagree (a noisy machine, a server near its limit), the band between them holds every level
+    /// whose trials said both.
     pub fn bracket(&self) -> (Option<f64>, Option<f64>) {
-        let standing = self.standing_probes();
-        let failed_at = standing.iter().filter(|p| !p.passed && !p.client).map(|p| p.level).reduce(f64::min);
-        let upper = [failed_at, self.client_at()].into_iter().flatten().reduce(f64::min);
-        let passed =
-            standing.iter().filter(|p| p.passed && upper.is_none_or(|u| p.level < u)).map(|p| p.level).reduce(f64::max);
-        (passed, failed_at)
+        let band = self.band();
+        (band.lo, band.hi)
     }
 
     /// How a search cut short (by a signal, or a probe that could not run) ended: the bracket so far.
@@ -332,12 +420,11 @@ impl Search {
     }
 
     /// The next level to try, or how the search ended: before an answer rests on a provisional probe (at the
-    /// capacity, or at the level above it that failed), that probe is decided.
+    /// capacity, or at the level above it that broke), that probe is decided.
     pub fn next(&self) -> Step {
         match self.next_leaning() {
             Step::Found(found) if !matches!(found.ended, Ended::Probes | Ended::Interrupted) => {
-                let provisional =
-                    |level: Option<f64>| level.filter(|&l| self.standing(l).is_some_and(|p| p.provisional));
+                let provisional = |level: Option<f64>| level.filter(|&l| self.only_provisional(l));
                 // The failure first: a capacity decided before it would be run again after it.
                 match provisional(found.failed_at).or(provisional(found.capacity)) {
                     Some(level) if self.probes.len() < self.most_probes => Step::Decide(level),
@@ -350,46 +437,40 @@ impl Search {
 
     /// The next level as the provisional probes lean.
     fn next_leaning(&self) -> Step {
-        let (passed, failed_at) = self.bracket();
+        let band = self.band();
         let client_at = self.client_at();
-        // The client's limit bounds the bracket when it lies under every failure of the server's.
-        let by_client = client_at.is_some_and(|c| failed_at.is_none_or(|f| c < f));
-        let upper = if by_client { client_at } else { failed_at };
+        // The client's limit bounds the band when it lies under every level the server broke.
+        let by_client = client_at.is_some_and(|c| band.first_break.is_none_or(|f| c < f));
         let found = |ended| {
             Step::Found(match ended {
-                Ended::Probes | Ended::Interrupted => Found { capacity: passed, failed_at, ended },
-                _ if by_client => Found { capacity: self.client_floor(passed), failed_at: None, ended: Ended::Client },
-                _ => Found { capacity: passed, failed_at, ended },
+                Ended::Probes | Ended::Interrupted => Found { capacity: band.lo, failed_at: band.hi, ended },
+                _ if by_client => Found { capacity: self.client_floor(band.lo), failed_at: None, ended: Ended::Client },
+                _ => Found { capacity: band.lo, failed_at: band.hi, ended },
             })
         };
         // At the client's limit with every objective held, the server took what the client completed (a client short
         // of CPU only adds to the latency): nothing under it is worth probing, and nothing above can be reached.
         if self.probes.iter().any(|p| p.client && p.served.is_some()) {
-            return Step::Found(Found { capacity: self.client_floor(passed), failed_at: None, ended: Ended::Client });
+            return Step::Found(Found { capacity: self.client_floor(band.lo), failed_at: None, ended: Ended::Client });
         }
-        let step = match (self.rerun_due(), passed, upper) {
-            (Some(level), ..) => Step::Probe(level),
-            (None, None, None) => Step::Probe(self.start),
-            (None, Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
-            (None, Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
-            (None, None, Some(u)) if u <= self.floor => return found(Ended::Floor),
-            (None, None, Some(u)) => Step::Probe(self.round(u / 2.0).max(self.floor)),
-            (None, Some(p), Some(u)) => {
-                let middle = self.round((p + u) / 2.0);
-                // A bracket too narrow for a level between its ends (once rounded) is as precise as levels go.
-                if u - p <= self.precision * p || middle <= p || middle >= u {
-                    if !self.unconfirmed(p) {
-                        return found(Ended::Precise);
-                    }
-                    // Run again after the last failure; decided then, when it was provisional.
-                    match self.standing(p).is_some_and(|x| x.provisional) {
-                        true => Step::Decide(p),
-                        false => Step::Probe(p),
-                    }
-                } else {
-                    Step::Probe(middle)
-                }
-            }
+        let upper = if by_client { client_at } else { band.first_break };
+        let step = match (band.lo, upper) {
+            (None, None) => Step::Probe(self.start),
+            (Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
+            (Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
+            (None, Some(u)) if u <= self.floor => return found(Ended::Floor),
+            (None, Some(u)) => Step::Probe(self.round(u / 2.0).max(self.floor)),
+            (Some(p), Some(u)) => match self.halfway(p, u) {
+                Some(middle) => Step::Probe(middle),
+                None if by_client => match self.before_last_break(p) {
+                    true => Step::Decide(p),
+                    false => return found(Ended::Precise),
+                },
+                None => match self.top_of_band(&band).or_else(|| self.unmeasured_end(&band)) {
+                    Some(step) => step,
+                    None => return found(Ended::Precise),
+                },
+            },
         };
         if self.probes.len() >= self.most_probes {
             return found(Ended::Probes);
@@ -397,68 +478,84 @@ impl Search {
         step
     }
 
+    /// Where the probes disagreed: the next level that narrows the band's top (between the highest level that held
+    /// and the lowest that broke above it), none when it is as narrow as the precision.
+    fn top_of_band(&self, band: &Band) -> Option<Step> {
+        let held = band.last_hold.filter(|&h| band.lo.is_some_and(|lo| h > lo))?;
+        match band.hi {
+            None if held >= self.ceiling => None,
+            None => Some(Step::Probe(self.round(held * 2.0).min(self.ceiling))),
+            Some(hi) => self.halfway(held, hi).map(Step::Probe),
+        }
+    }
+
+    /// An end of the band measured only once, run again (decided, so that what it adds counts): the level that
+    /// broke (it must break in two trials), then the level that held (in two, one of them after the last failure).
+    fn unmeasured_end(&self, band: &Band) -> Option<Step> {
+        if let Some(hi) = band.hi.filter(|&hi| self.marks(hi).broke < 2) {
+            return Some(Step::Decide(hi));
+        }
+        let lo = band.lo.filter(|&lo| self.marks(lo).held < 2 || self.before_last_break(lo))?;
+        Some(Step::Decide(lo))
+    }
+
+    /// The level halfway between `low` and `high`, when they are further apart than the precision and a level
+    /// (once rounded) fits between them.
+    fn halfway(&self, low: f64, high: f64) -> Option<f64> {
+        let middle = self.round((low + high) / 2.0);
+        (high - low > self.precision * low && middle > low && middle < high).then_some(middle)
+    }
+
+    /// What the decided probes at `level` said, trial by trial.
+    fn marks(&self, level: f64) -> Marks {
+        self.probes
+            .iter()
+            .filter(|p| p.level == level && !p.provisional && !p.client)
+            .fold(Marks::default(), |m, p| Marks { held: m.held + p.marks.held, broke: m.broke + p.marks.broke })
+    }
+
+    /// True when `level` was probed and none of its probes was decided.
+    fn only_provisional(&self, level: f64) -> bool {
+        let mut at = self.probes.iter().filter(|p| p.level == level).peekable();
+        at.peek().is_some() && at.all(|p| p.provisional)
+    }
+
+    /// The band the probes mark out ([`Band`]).
+    fn band(&self) -> Band {
+        let client_at = self.client_at();
+        let judged = || self.probes.iter().filter(|p| !p.client);
+        let held = || judged().filter(|p| p.passed || p.marks.held > 0).map(|p| p.level);
+        let broke = || judged().filter(|p| !p.passed || p.marks.broke > 0).map(|p| p.level);
+        let under = |bound: Option<f64>, level: f64| bound.is_none_or(|b| level < b);
+        let first_break = broke().reduce(f64::min);
+        let upper = [first_break, client_at].into_iter().flatten().reduce(f64::min);
+        let last_hold = held().filter(|&l| under(client_at, l)).reduce(f64::max);
+        Band {
+            lo: held().filter(|&l| under(upper, l)).reduce(f64::max),
+            first_break,
+            last_hold,
+            hi: broke().filter(|&l| last_hold.is_none_or(|h| l > h)).reduce(f64::min),
+        }
+    }
+
     /// The lowest level at which the load generator was saturated.
     fn client_at(&self) -> Option<f64> {
-        self.standing_probes().iter().filter(|p| p.client).map(|p| p.level).reduce(f64::min)
+        self.probes.iter().filter(|p| p.client).map(|p| p.level).reduce(f64::min)
     }
 
-    /// The capacity a search ended by the client's limit answers: the highest level that passed, or what the
-    /// client completed at its limit with every objective held, if higher.
-    fn client_floor(&self, passed: Option<f64>) -> Option<f64> {
+    /// The capacity a search ended by the client's limit answers: the highest level that held, or what the client
+    /// completed at its limit with every objective held, if higher.
+    fn client_floor(&self, held: Option<f64>) -> Option<f64> {
         let completed = self.probes.iter().filter(|p| p.client).filter_map(|p| p.served).reduce(f64::max);
-        [passed, completed].into_iter().flatten().reduce(f64::max)
+        [held, completed].into_iter().flatten().reduce(f64::max)
     }
 
-    /// The latest probe at `level`, which stands for it.
-    fn standing(&self, level: f64) -> Option<Probe> {
-        self.probes.iter().rev().find(|p| p.level == level).copied()
-    }
-
-    /// The latest probe at each level tried.
-    fn standing_probes(&self) -> Vec<Probe> {
-        let mut standing: Vec<Probe> = Vec::new();
-        for probe in self.probes.iter().rev() {
-            if !standing.iter().any(|s| s.level == probe.level) {
-                standing.push(*probe);
-            }
-        }
-        standing
-    }
-
-    /// True when probe `i` (standing for its level) contradicts another level's standing probe: it passed above a
-    /// level that failed, failed below one that passed, or it and a pass at another level served in the wrong
-    /// order (the lower level more, beyond the precision). A probe at the client's limit judges the client, and
-    /// contradicts nothing.
-    fn contradicts(&self, i: usize) -> bool {
-        let probe = self.probes[i];
-        let more =
-            |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a > b * (1.0 + self.precision));
-        !probe.client
-            && !probe.provisional
-            && self.standing_probes().iter().filter(|s| s.level != probe.level && !s.client && !s.provisional).any(
-                |s| {
-                    if s.level < probe.level {
-                        probe.passed && (!s.passed || more(s.served, probe.served))
-                    } else {
-                        s.passed && (!probe.passed || more(probe.served, s.served))
-                    }
-                },
-            )
-    }
-
-    /// The level of the last probe when it contradicted an earlier one and has not been run again yet.
-    fn rerun_due(&self) -> Option<f64> {
-        let last = self.probes.len().checked_sub(1)?;
-        let rerun = last > 0 && self.probes[last - 1].level == self.probes[last].level;
-        (!rerun && self.contradicts(last)).then_some(self.probes[last].level)
-    }
-
-    /// True when the latest probe at `level` ran before the server's latest failure: the answer would rest on a
-    /// pass from before the server was last seen to break, so it is run again first.
-    fn unconfirmed(&self, level: f64) -> bool {
-        let at = self.probes.iter().rposition(|p| p.level == level);
-        let failed = self.probes.iter().rposition(|p| !p.passed && !p.client);
-        matches!((at, failed), (Some(at), Some(failed)) if at < failed)
+    /// True when the latest decided probe at `level` ran before the latest probe that broke anything: the answer
+    /// would rest on a pass from before the server was last seen to break, so it is run again first.
+    fn before_last_break(&self, level: f64) -> bool {
+        let at = self.probes.iter().rposition(|p| p.level == level && !p.provisional);
+        let broke = self.probes.iter().rposition(|p| !p.client && (!p.passed || p.marks.broke > 0));
+        matches!((at, broke), (Some(at), Some(broke)) if at < broke)
     }
 
     /// A level as the search's levels are: whole numbers (rounded down, at least 1) for users; rates with four
@@ -495,7 +592,9 @@ mod tests {
         let (capacity, failed_at) = (found.capacity.unwrap(), found.failed_at.unwrap());
         assert!(capacity <= 846.0 && 846.0 < failed_at, "{found:?}");
         assert!(failed_at - capacity <= 0.05 * capacity, "{found:?}");
-        assert!(levels.len() <= 10, "{levels:?}");
+        // Its ends, each measured a second time, the level that held after the last failure.
+        assert_eq!(&levels[levels.len() - 2..], &[failed_at, capacity], "{levels:?}");
+        assert!(levels.len() <= 12, "{levels:?}");
     }
 
     #[test]
@@ -539,47 +638,50 @@ mod tests {
     }
 
     #[test]
-    fn a_pass_above_a_failure_does_not_raise_the_capacity() {
+    fn a_pass_above_a_failure_widens_the_band_and_does_not_raise_the_capacity() {
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         for (level, passed) in [(100.0, true), (200.0, true), (400.0, false), (300.0, false), (350.0, true)] {
             search.record(level, passed, None);
         }
-        // 350 passing above 300's failure is run again before anything else; when it fails this time, it stands.
-        assert_eq!(search.next(), Step::Probe(350.0));
-        search.record(350.0, false, None);
-        assert!(!search.moved());
-        assert_eq!(search.bracket(), (Some(200.0), Some(300.0)));
+        // 350 held above 300's failure: the capacity lies between 200 (held under every failure) and 400 (broke
+        // above every pass), and both ends of that band are narrowed.
+        assert!(search.moved());
+        assert_eq!(search.bracket(), (Some(200.0), Some(400.0)));
         assert_eq!(search.next(), Step::Probe(250.0));
+        search.record(250.0, true, None);
+        assert_eq!(search.next(), Step::Probe(275.0));
+        search.record(275.0, true, None);
+        assert_eq!(search.next(), Step::Probe(287.5));
+        search.record(287.5, true, None);
+        assert_eq!(search.next(), Step::Probe(375.0), "then the top, between 350 and 400");
     }
 
+    /// Two runs of one search on a server whose trials at its edge fall either way: the bands found meet.
     #[test]
-    fn a_contradiction_that_stays_means_the_capacity_moved() {
-        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
-        for (level, passed) in [(100.0, true), (200.0, false), (150.0, true)] {
-            search.record(level, passed, None);
-        }
-        search.record(175.0, true, Some(175.0));
-        // A pass that served less than a lower pass contradicts it too.
-        let mut slower = search.clone();
-        slower.record(150.0, true, Some(190.0));
-        assert_eq!(slower.next(), Step::Probe(150.0), "150 served more than 175 did: run 150 again");
-        search.record(187.5, true, None);
-        search.record(193.8, false, None);
-        assert_eq!(search.next(), Step::Probe(187.5), "the answer's pass ran before the last failure");
-        search.record(187.5, true, None);
+    fn trials_that_disagree_at_one_level_put_it_inside_the_band() {
+        let mut search = Search::new(100.0, 0.1, 1.0, 1e6, false, 30);
+        search.record(100.0, true, None);
+        search.record(200.0, false, None);
+        search.record(150.0, true, None);
+        search.record(175.0, true, None);
+        // The probe at 187.5 failed as a whole, one of its two trials holding alone.
+        search.record_marked(187.5, false, None, Marks { held: 1, broke: 1 });
+        assert!(search.moved());
+        assert_eq!(search.bracket(), (Some(175.0), Some(200.0)));
+        // 200 broke once: it is run again, decided; then 175, which held once and before the last failure.
+        assert_eq!(search.next(), Step::Decide(200.0));
+        search.record(200.0, false, None);
+        assert_eq!(search.next(), Step::Decide(175.0));
+        search.record(175.0, true, None);
         assert_eq!(
             search.next(),
-            Step::Found(Found { capacity: Some(187.5), failed_at: Some(193.8), ended: Ended::Precise })
+            Step::Found(Found { capacity: Some(175.0), failed_at: Some(200.0), ended: Ended::Precise })
         );
-        assert!(!search.moved());
-        // A higher rate passing after a lower one failed, twice: the server moved.
-        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
-        for (level, passed) in [(100.0, true), (200.0, false), (300.0, true)] {
-            search.record(level, passed, None);
-        }
-        assert_eq!(search.next(), Step::Probe(300.0));
-        search.record(300.0, true, None);
-        assert!(search.moved());
+        // Probes that agree leave a band as narrow as the precision, its ends each measured twice.
+        let (found, levels) = against(Search::new(100.0, 0.05, 1.0, 1e6, false, 30), 187.0);
+        assert_eq!((found.capacity, found.failed_at), (Some(181.3), Some(187.5)), "{levels:?}");
+        assert_eq!(levels.iter().filter(|&&l| l == 187.5).count(), 2, "{levels:?}");
+        assert_eq!(levels.iter().filter(|&&l| l == 181.3).count(), 2, "{levels:?}");
     }
 
     #[test]
@@ -620,7 +722,8 @@ mod tests {
         assert_eq!(found.ended, Ended::Precise);
         let (capacity, failed_at) = (found.capacity.unwrap(), found.failed_at.unwrap());
         assert!(capacity <= 846.0 && 846.0 < failed_at, "{found:?}");
-        assert_eq!(decided, [failed_at, capacity], "the two ends of the bracket, and nothing else");
+        // Each end decided in two trials (one each time here), and nothing else.
+        assert_eq!(decided, [failed_at, failed_at, capacity, capacity], "the two ends of the bracket only");
         // A capacity that, decided, fails moves the bracket down, and the search goes on.
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         search.record(100.0, true, None);
@@ -630,6 +733,8 @@ mod tests {
         search.record(250.0, false, None);
         search.record(225.0, false, None);
         search.record(212.5, false, None);
+        search.record(206.3, false, None);
+        assert_eq!(search.next(), Step::Decide(206.3), "the end that broke, measured a second time");
         search.record(206.3, false, None);
         assert_eq!(search.next(), Step::Decide(200.0));
         search.record(200.0, false, None);
@@ -662,6 +767,10 @@ mod tests {
         search.record(150.0, false, None);
         search.record(125.0, true, None);
         search.record(137.5, true, None);
+        search.record(143.8, true, None);
+        assert_eq!(search.next(), Step::Decide(150.0));
+        search.record(150.0, false, None);
+        assert_eq!(search.next(), Step::Decide(143.8));
         search.record(143.8, true, None);
         assert_eq!(
             search.next(),

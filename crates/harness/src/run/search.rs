@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use shootout_model::run::TrialRecord;
 use shootout_model::search::{
-    Found, Search, ServerSearch, Step, SuiteProbe, Verdict, MOST_PROBE_SECONDS, MOST_PROBE_TRIALS,
+    Found, Marks, Search, ServerSearch, Step, SuiteProbe, Verdict, MOST_PROBE_SECONDS, MOST_PROBE_TRIALS,
 };
 use shootout_suite::{SearchSpec, ServerSpec, Suite};
 
@@ -138,10 +138,11 @@ impl OneSearch<'_> {
             };
             let context = (servers_done, probes.len());
             let trials_before = probes.iter().filter(|p| p.level == level).map(|p| p.repeats).sum();
-            let (verdict, repeats) = match self.probe(level, trials_before, decide, services, context, on_event)? {
-                Ok(judged) => judged,
-                Err(cut) => break (search.cut_short(), Some(cut)),
-            };
+            let (verdict, repeats, marks) =
+                match self.probe(level, trials_before, decide, services, context, on_event)? {
+                    Ok(judged) => judged,
+                    Err(cut) => break (search.cut_short(), Some(cut)),
+                };
             let served = Some(verdict.served);
             probes.push(SuiteProbe {
                 level,
@@ -151,13 +152,14 @@ impl OneSearch<'_> {
                 client: verdict.client,
                 broke: verdict.broke.clone(),
                 undecided: verdict.undecided,
+                marks,
             });
             if verdict.client {
                 search.record_client(level, verdict.floor);
             } else if verdict.undecided && !decide {
                 search.record_provisional(level, verdict.leans, served);
             } else {
-                search.record(level, verdict.passed, served);
+                search.record_marked(level, verdict.passed, served, marks);
             }
             self.save(&search.cut_short(), &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
         };
@@ -178,7 +180,7 @@ impl OneSearch<'_> {
         services: &mut Services,
         (servers_done, probe): (usize, usize),
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Result<(Verdict, u32), Cut>, String> {
+    ) -> Result<Result<(Verdict, u32, Marks), Cut>, String> {
         let mut trials: Vec<TrialRecord> = Vec::new();
         let repeats = self.suite.repeats.max(1);
         let most_seconds = MOST_PROBE_SECONDS.max(f64::from(repeats) * self.suite.duration.as_secs_f64());
@@ -228,7 +230,8 @@ impl OneSearch<'_> {
             let more = nth < MOST_PROBE_TRIALS && measured < most_seconds;
             let repeat_more = verdict.near && !verdict.client && nth < repeats;
             if !(repeat_more || (decide && verdict.undecided && more)) {
-                return Ok(Ok((verdict, nth)));
+                let alone: Vec<Verdict> = trials.iter().map(|t| (self.judge)(std::slice::from_ref(t))).collect();
+                return Ok(Ok((verdict, nth, Marks::of_trials(&alone))));
             }
         }
         unreachable!("the loop returns once it has judged the probe")

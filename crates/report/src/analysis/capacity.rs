@@ -9,7 +9,7 @@
 //! writes are here, so that the formats differ only in their markup.
 
 use serde::Serialize;
-use shootout_model::search::{Ended, ServerSearch};
+use shootout_model::search::{band_words, inside_band, Ended, Marks, ServerSearch, SuiteProbe};
 
 use shootout_model::disturbed::Disturbance;
 use shootout_model::run::TrialRecord;
@@ -18,10 +18,6 @@ use crate::analysis::limit::Limit;
 use crate::analysis::{completed, Cell};
 use crate::compare::Verdict;
 use crate::export::units::level;
-
-/// What a capacity whose probes disagreed when run again adds to its words.
-pub const MOVED: &str = "; probes disagreed when run again: the server's capacity moved during the search, or varies \
-                         from run to run by more than the precision (the answer is where it held last)";
 
 /// One server's capacity under the SLO: its search as saved, and what the analysis of its trials adds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -116,10 +112,21 @@ impl Capacity {
                 )
             }
         };
-        if self.search.moved {
-            found += MOVED;
+        if let Some(band) = self.band(unit) {
+            found += &format!("; {band}");
         }
         found
+    }
+
+    /// When the probes disagreed, what the band between the capacity and the level that broke it holds: `its
+    /// trials fell both ways between the two (at 10000 req/s 1 of 2 held): …`.
+    pub fn band(&self, unit: &str) -> Option<String> {
+        let s = &self.search;
+        let (lo, hi) = (s.capacity.unwrap_or(0.0), s.failed_at.unwrap_or(f64::INFINITY));
+        let marks = |p: &SuiteProbe| if p.marks.is_empty() { Marks::of(p.passed) } else { p.marks };
+        let decided = s.probes.iter().filter(|p| !p.client && !p.undecided);
+        let inside = inside_band(decided.map(|p| (p.level, marks(p))), lo, hi);
+        s.moved.then(|| band_words(&inside, |l| level(l, unit)))
     }
 
     /// The line an answer resting on disturbed trials adds, by taker: `disturbed: the answer rests on trials
@@ -317,6 +324,7 @@ mod tests {
                 client: false,
                 broke: vec![],
                 undecided: false,
+                marks: Default::default(),
             },
             SuiteProbe {
                 level: 20.0,
@@ -326,6 +334,7 @@ mod tests {
                 client: ended == Ended::Client,
                 broke: vec![],
                 undecided: false,
+                marks: Default::default(),
             },
         ];
         ServerSearch {
@@ -358,7 +367,11 @@ mod tests {
         let mut moved = search("a", Some(10.0), Some(20.0), Ended::Precise);
         moved.moved = true;
         let moved = Capacity::of(&moved, &[], &[]);
-        assert!(moved.found("req/s").ends_with(MOVED));
+        assert!(
+            moved.found("req/s").contains("; its trials fell both ways between the two"),
+            "{}",
+            moved.found("req/s")
+        );
         assert!(moved.details("req/s").ends_with("; its probes in the order they ran: 10 req/s ✓, 20 req/s ✗"));
         let mut trial: TrialRecord = serde_json::from_str(include_str!("../../tests/trial.json")).unwrap();
         (trial.server, trial.level, trial.result.requests.left_out) = ("a".into(), 10.0, 759);

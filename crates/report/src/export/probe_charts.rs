@@ -3,7 +3,7 @@
 //! how the search closed in on the capacity can be seen. When its probes disagreed when run again (the capacity
 //! moved), a second chart gives each probe's level in the order they ran, so that when it moved can be seen.
 
-use shootout_model::search::ServerSearch;
+use crate::analysis::capacity::Capacity;
 use shootout_model::slo::Metric;
 
 use crate::export::charts::{line_chart, Chart, Series};
@@ -52,16 +52,17 @@ pub fn probe_charts(summary: &SuiteSummary) -> Vec<(String, Option<String>)> {
             );
             let mut charts = vec![(caption, line_chart(&chart, &series))];
             if capacity.search.moved {
-                charts.push(in_order(&capacity.search, summary.unit));
+                charts.push(in_order(capacity, summary.unit));
             }
             charts
         })
         .collect()
 }
 
-/// A search whose capacity moved: the level of each probe against its place in the order they ran, the probes
+/// A search whose probes disagreed: the level of each probe against its place in the order they ran, the probes
 /// that broke the SLO crossed out.
-fn in_order(search: &ServerSearch, unit: &str) -> (String, Option<String>) {
+fn in_order(capacity: &Capacity, unit: &str) -> (String, Option<String>) {
+    let search = &capacity.search;
     let points: Vec<(f64, f64)> = search.probes.iter().enumerate().map(|(i, p)| ((i + 1) as f64, p.level)).collect();
     let failed: Vec<(f64, f64)> =
         search.probes.iter().zip(&points).filter(|(p, _)| !p.passed).map(|(_, &point)| point).collect();
@@ -77,9 +78,9 @@ fn in_order(search: &ServerSearch, unit: &str) -> (String, Option<String>) {
         crosses: (!failed.is_empty()).then(|| (failed, "broke the SLO".to_string())),
     };
     let caption = format!(
-        "{}: its probes disagreed when run again (the capacity moved during the search, or varies from run to run \
-         by more than the precision). Each probe's level in the order it ran; a cross marks a probe that broke the SLO.",
-        search.server
+        "{}: {}. Each probe's level in the order it ran; a cross marks a probe that broke the SLO.",
+        search.server,
+        capacity.band(unit).unwrap_or_default()
     );
     (caption, line_chart(&chart, &[Series { name: "probe".into(), points }]))
 }
@@ -87,7 +88,7 @@ fn in_order(search: &ServerSearch, unit: &str) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shootout_model::search::{Ended, SuiteProbe};
+    use shootout_model::search::{Ended, ServerSearch, SuiteProbe};
 
     #[test]
     fn a_search_that_moved_is_charted_in_the_order_its_probes_ran() {
@@ -99,6 +100,7 @@ mod tests {
             client: false,
             broke: Vec::new(),
             undecided: false,
+            marks: Default::default(),
         };
         let search = ServerSearch {
             server: "puma".into(),
@@ -111,9 +113,9 @@ mod tests {
             moved: true,
             settling_s: 0.0,
         };
-        let (caption, svg) = in_order(&search, "req/s");
+        let (caption, svg) = in_order(&Capacity::of(&search, &[], &[]), "req/s");
         let svg = svg.expect("a chart");
-        assert!(caption.starts_with("puma: its probes disagreed when run again"), "{caption}");
+        assert!(caption.starts_with("puma: its trials fell both ways between the two"), "{caption}");
         assert!(svg.contains("Probes of puma, in the order they ran") && svg.contains("broke the SLO"), "{svg}");
     }
 }

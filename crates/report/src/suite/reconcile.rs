@@ -2,8 +2,8 @@
 //! twice, by its sweep (`shootout run --full`: the last level that met the SLO and the first that broke it) and by
 //! its search (the capacity, to its precision), in two results directories side by side. The report of either
 //! finds the newest other run of the same suite, SLO and load model in the same folder ([`other_run`]) and says,
-//! per server, whether the search's capacity lies between the sweep's last passing and first failing level (within
-//! the search's precision), or that they disagree, with both figures: a server whose capacity moved between the
+//! per server, whether the search's band (from its capacity to the level that broke it) meets the sweep's bracket
+//! (from its last passing to its first failing level, within the search's precision), or that they disagree, with both figures: a server whose capacity moved between the
 //! two runs (a neighbour, a warm-up, a cache) gives two answers, and neither should be taken alone. A sweep of
 //! users and a search of arrival rates are not set side by side: their levels count different things.
 
@@ -81,14 +81,16 @@ pub fn reconcile(summary: &SuiteSummary, other_dir: &Path, other: &Value) -> Vec
     let searched = !summary.capacities.is_empty();
     let mut out = Vec::new();
     for server in summary.servers() {
-        // (last passing, first failing) of the sweep; (capacity, precision, a floor only) of the search.
+        // (last passing, first failing) of the sweep; (capacity, the level that broke it, precision, a floor only)
+        // of the search.
         let (sweep, search) = if searched {
             let Some(answer) = other["slo"].as_array().and_then(|a| a.iter().find(|s| s["server"] == server)) else {
                 continue;
             };
             let Some(c) = summary.capacities.iter().find(|c| c.search.server == server) else { continue };
             let floor = !matches!(c.search.ended, Ended::Precise | Ended::Floor);
-            ((answer["level"].as_f64(), answer["fails_at"].as_f64()), (c.search.capacity, c.search.precision, floor))
+            let search = (c.search.capacity, c.search.failed_at, c.search.precision, floor);
+            ((answer["level"].as_f64(), answer["fails_at"].as_f64()), search)
         } else {
             let Some(c) = other["capacities"].as_array().and_then(|a| a.iter().find(|c| c["server"] == server)) else {
                 continue;
@@ -96,12 +98,14 @@ pub fn reconcile(summary: &SuiteSummary, other_dir: &Path, other: &Value) -> Vec
             let Some(answer) = summary.slo_answers.iter().find(|a| a.server == server) else { continue };
             let floor = !matches!(c["ended"].as_str(), Some("precise" | "floor"));
             let precision = c["precision"].as_f64().unwrap_or(0.05);
-            ((answer.level, answer.fails_at), (c["capacity"].as_f64(), precision, floor))
+            ((answer.level, answer.fails_at), (c["capacity"].as_f64(), c["failed_at"].as_f64(), precision, floor))
         };
-        let ((passed, failed), (capacity, precision, floor)) = (sweep, search);
+        let ((passed, failed), (capacity, broke, precision, floor)) = (sweep, search);
+        // The search's band (from its capacity to the level that broke it) meets the sweep's bracket.
         let below_failure = |c: f64| failed.is_none_or(|f| c < f * (1.0 + precision));
+        let above_pass = |p: f64| floor || broke.is_none_or(|b| b > p * (1.0 - precision));
         let agree = match capacity {
-            Some(c) => below_failure(c) && (floor || passed.is_none_or(|p| c >= p * (1.0 - precision))),
+            Some(c) => below_failure(c) && passed.is_none_or(above_pass),
             None => passed.is_none(),
         };
         let at = |l: Option<f64>| l.map_or_else(|| "none".to_string(), |l| level(l, unit));
@@ -111,7 +115,11 @@ pub fn reconcile(summary: &SuiteSummary, other_dir: &Path, other: &Value) -> Vec
             (None, Some(f)) => format!("broke it at its lowest level, {}", level(f, unit)),
             (None, None) => "measured no level".to_string(),
         };
-        let search_words = format!("{}{}", if floor { "at least " } else { "" }, at(capacity));
+        let search_words = match (floor, broke) {
+            (true, _) => format!("at least {}", at(capacity)),
+            (false, Some(b)) => format!("{} ({} breaks it)", at(capacity), level(b, unit)),
+            (false, None) => at(capacity),
+        };
         let text = if agree {
             format!(
                 "{server}: the search's {search_words} agrees with the sweep, which {sweep_words} ({})",
@@ -145,7 +153,8 @@ mod tests {
         (summary.slo_answers[0].level, summary.slo_answers[0].fails_at) = (Some(500.0), Some(750.0));
         let search = |capacity: f64, ended: &str| {
             serde_json::json!({ "capacities": [
-                { "server": "puma", "capacity": capacity, "ended": ended, "precision": 0.05 }
+                { "server": "puma", "capacity": capacity, "failed_at": capacity * 1.04, "ended": ended,
+                  "precision": 0.05 }
             ] })
         };
         let other = Path::new("results/plain-search");
@@ -155,16 +164,21 @@ mod tests {
         assert_eq!(
             found[0].text,
             "puma: the sweep and the search disagree: the sweep met it up to 500 req/s and broke it at 750 req/s, the \
-             search found 237.5 req/s (results/plain-search); the server's capacity moved between the runs (a \
+             search found 237.5 req/s (247 req/s breaks it) (results/plain-search); the server's capacity moved between the runs (a \
              neighbour, a warm-up), so run them again before taking either"
         );
         let inside = reconcile(&summary, other, &search(600.0, "precise"));
         assert!(inside[0].agree, "{inside:?}");
         assert!(inside[0]
             .text
-            .starts_with("puma: the search's 600 req/s agrees with the sweep, which met it up to 500"));
+            .starts_with("puma: the search's 600 req/s (624 req/s breaks it) agrees with the sweep, which met it up"));
         assert!(reconcile(&summary, other, &search(740.0 * 1.04, "precise"))[0].agree, "within the precision");
         assert!(!reconcile(&summary, other, &search(800.0, "precise"))[0].agree, "past the failing level");
         assert!(reconcile(&summary, other, &search(300.0, "ceiling"))[0].agree, "a floor below the failing level");
+        // A band of trials that fell both ways, from under the sweep's last pass to inside its bracket, meets it.
+        let band = serde_json::json!({ "capacities": [
+            { "server": "puma", "capacity": 400.0, "failed_at": 520.0, "ended": "precise", "precision": 0.05 }
+        ] });
+        assert!(reconcile(&summary, other, &band)[0].agree);
     }
 }

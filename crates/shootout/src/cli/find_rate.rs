@@ -16,7 +16,9 @@ use shootout_engine::stakes::Stakes;
 use shootout_engine::{limits, Progress};
 use shootout_harness::run::settle::Settler;
 use shootout_model::run::{Statistic, TrialRecord};
-use shootout_model::search::{Ended, Found, ProbeRecord, Search, SearchRecord, Step, Verdict};
+use shootout_model::search::{
+    band_words, inside_band, Ended, Found, Marks, Probe, ProbeRecord, Search, SearchRecord, Step, Verdict,
+};
 use shootout_model::search::{
     CEILING_RATE as CEILING, FLOOR_RATE as FLOOR, MOST_PROBES, PRECISION, START_RATE as START,
 };
@@ -120,7 +122,9 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         } else if verdict.undecided && !decide {
             search.record_provisional(rate, verdict.leans, Some(verdict.served));
         } else {
-            search.record(rate, verdict.passed, Some(verdict.served));
+            let alone: Vec<Verdict> =
+                these.iter().map(|run| judge(&args.slo, std::slice::from_ref(run), rate, precision)).collect();
+            search.record_marked(rate, verdict.passed, Some(verdict.served), Marks::of_trials(&alone));
         }
     };
     let (probes, mut results): (Vec<ProbeRecord>, Vec<LoadResult>) = runs.into_iter().unzip();
@@ -140,7 +144,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         probes,
         seconds: began.elapsed().as_secs_f64(),
     };
-    let summary = summarize(&record, &args.slo);
+    let summary = summarize(&record, &args.slo, band(&search, &found));
     result.search = Some(record);
     load::emit(args, &result)?;
     if args.json {
@@ -286,9 +290,19 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
     format!("{which}: {:.1} req/s: {verdict} (this run: {figures})", run.rate)
 }
 
+/// When the probes disagreed, what the band between the rate found and the rate that broke it holds.
+fn band(search: &Search, found: &Found) -> Option<String> {
+    let (lo, hi) = (found.capacity.unwrap_or(0.0), found.failed_at.unwrap_or(f64::INFINITY));
+    let decided = search.probes().iter().filter(|p| !p.client && !p.provisional);
+    let marks = |p: &Probe| if p.marks.is_empty() { Marks::of(p.passed) } else { p.marks };
+    let inside = inside_band(decided.map(|p| (p.level, marks(p))), lo, hi);
+    search.moved().then(|| band_words(&inside, |rate| format!("{rate:.1} requests/s")))
+}
+
 /// The search's answer in one paragraph: the rate found and the bracket, the spread of the runs at the answer
-/// when it ran more than once, and what the reader must know (the client's limit, a capacity that moved).
-fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
+/// when it ran more than once, and what the reader must know (the client's limit, the `band` when the probes
+/// disagreed).
+fn summarize(record: &SearchRecord, slo: &[Condition], band: Option<String>) -> String {
     let objectives = slo.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(", ");
     let probes = record.probes.iter().filter(|p| p.run == 1).count();
     let settling = match record.settling_s {
@@ -328,13 +342,8 @@ fn summarize(record: &SearchRecord, slo: &[Condition]) -> String {
         (None, _, Ended::Floor) => format!("No rate met {objectives}, down to {FLOOR} requests/s; {took}"),
         (None, _, ended) => format!("No rate met {objectives} before the search stopped ({}); {took}", stopped(ended)),
     }];
-    if record.moved {
-        lines.push(
-            "warning: probes disagreed when run again: the server's capacity moved during the search, or varies from \
-             run to run by more than the precision; the rate found is where it held last (the probes above are in \
-             the order they ran)"
-                .into(),
-        );
+    if let Some(band) = band {
+        lines.push(format!("warning: {band} (the probes above are in the order they ran)"));
     }
     lines.join("\n")
 }
