@@ -5,13 +5,12 @@
 //! when to stop; running a probe and judging it against the objectives is the caller's. Its [`Probe`]s and
 //! [`Found`] are kept in results as they are.
 //!
-//! A shared machine and a server near its limit make trials at one level disagree: one meets the objectives, the
-//! next breaks one, and a level may pass above one that failed. Every probe counts, and each of its trials is
-//! judged alone as well ([`Marks`]): the answer is a band, from the highest level that held below every level
-//! that broke to the lowest level that broke above every level that held. Both ends are measured twice before
-//! the search answers (the level that held after the last failure), so two runs of one search land in bands
-//! that meet where a point would have missed; a band wider than the precision says the trials disagreed
-//! ([`Search::moved`]).
+//! A shared machine and a server near its limit make probes at one level disagree: one meets the objectives, the
+//! next breaks one, and a level may pass above one that failed. Every probe counts: the answer is a band, from the
+//! highest level that held below every level that broke to the lowest level that broke above every level that
+//! held. Both ends are measured twice before the search answers ([`Step::Confirm`]: the level that held after the
+//! last failure), so two runs of one search land in bands that meet where a point would often miss; a band wider
+//! than the precision says the probes disagreed ([`Search::moved`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -60,40 +59,27 @@ pub struct Probe {
     /// next level: the answer never rests on it ([`Step::Decide`]).
     #[serde(default)]
     pub provisional: bool,
-    /// Its trials, each judged alone.
-    #[serde(default)]
-    pub marks: Marks,
 }
 
-/// What the trials of one probe said, each judged alone against the objectives: how many met them all and how many
-/// broke one (a trial whose percentile's bounds straddled its limit counts as its figures lean). A level whose
-/// trials said both lies inside the capacity's band.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What the probes at one level said: how many met every objective and how many broke one. A level whose probes
+/// said both lies inside the capacity's band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Marks {
-    /// Trials that met every objective.
+    /// Probes that met every objective.
     pub held: u32,
-    /// Trials that broke one.
+    /// Probes that broke one.
     pub broke: u32,
 }
 
 impl Marks {
-    /// The mark of a probe whose trials are not judged alone: one, as it was judged.
+    /// The mark of one probe.
     pub fn of(passed: bool) -> Marks {
         Marks { held: u32::from(passed), broke: u32::from(!passed) }
     }
 
-    /// The marks of trials each judged alone: an undecided one as its figures lean, one that judged the client
-    /// for neither side.
-    pub fn of_trials<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Marks {
-        verdicts.into_iter().filter(|v| !v.client).fold(Marks::default(), |m, v| {
-            let held = v.passed || (v.undecided && v.leans);
-            Marks { held: m.held + u32::from(held), broke: m.broke + u32::from(!held) }
-        })
-    }
-
-    /// True when no trial was marked.
-    pub fn is_empty(&self) -> bool {
-        self.held == 0 && self.broke == 0
+    /// Both tallies together.
+    fn and(self, other: Marks) -> Marks {
+        Marks { held: self.held + other.held, broke: self.broke + other.broke }
     }
 }
 
@@ -152,7 +138,7 @@ pub struct SearchRecord {
     /// True when a probe that broke an objective had a saturated load generator: the rate found may be the
     /// client's limit rather than the server's, a floor.
     pub client_bound: bool,
-    /// True when the probes disagreed (a level's trials fell both ways, or a level held above one that broke): the
+    /// True when the probes disagreed (a level's probes fell both ways, or a level held above one that broke): the
     /// answer is the band from the capacity to the level that broke it, wider than the precision alone leaves.
     #[serde(default)]
     pub moved: bool,
@@ -246,7 +232,7 @@ pub struct ServerSearch {
     pub probes: Vec<SuiteProbe>,
     /// The time the search took, its server's start and warm-up included, summed over the runs that resumed it.
     pub seconds: f64,
-    /// True when the probes disagreed (a level's trials fell both ways, or a level held above one that broke): the
+    /// True when the probes disagreed (a level's probes fell both ways, or a level held above one that broke): the
     /// answer is the band from the capacity to the level that broke it, wider than the precision alone leaves.
     #[serde(default)]
     pub moved: bool,
@@ -278,28 +264,35 @@ pub struct SuiteProbe {
     /// search went on under it, as under a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub undecided: bool,
-    /// Its trials, each judged alone (none in a search saved before they were).
-    #[serde(default, skip_serializing_if = "Marks::is_empty")]
-    pub marks: Marks,
+    /// True when it was undecided before the answer rested on it, and its figures met every objective: the search
+    /// counted it as held ([`Search::record_provisional`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leans: bool,
 }
 
-/// The levels inside a band (strictly between its ends `lo` and `hi`) with what their trials said, summed per
-/// level, from `probes` as (level, marks) in the order they ran; a probe saved without marks counts as one trial
-/// judged as its probe was.
-pub fn inside_band(probes: impl IntoIterator<Item = (f64, Marks)>, lo: f64, hi: f64) -> Vec<(f64, Marks)> {
+impl SuiteProbe {
+    /// True when the search counted it as held: it passed, or it leaned that way undecided.
+    pub fn held(&self) -> bool {
+        self.passed || self.leans
+    }
+}
+
+/// The levels inside a band (strictly between its ends `lo` and `hi`) with what their probes said, from `probes`
+/// as (level, passed) in the order they ran.
+pub fn inside_band(probes: impl IntoIterator<Item = (f64, bool)>, lo: f64, hi: f64) -> Vec<(f64, Marks)> {
     let mut inside: Vec<(f64, Marks)> = Vec::new();
-    for (level, marks) in probes.into_iter().filter(|&(l, _)| lo < l && l < hi) {
+    for (level, passed) in probes.into_iter().filter(|&(l, _)| lo < l && l < hi) {
         match inside.iter_mut().find(|(l, _)| *l == level) {
-            Some((_, sum)) => *sum = Marks { held: sum.held + marks.held, broke: sum.broke + marks.broke },
-            None => inside.push((level, marks)),
+            Some((_, sum)) => *sum = sum.and(Marks::of(passed)),
+            None => inside.push((level, Marks::of(passed))),
         }
     }
     inside.sort_by(|a, b| a.0.total_cmp(&b.0));
     inside
 }
 
-/// What a band wider than the precision adds to an answer: `its trials fell both ways between the two (at 10000
-/// req/s 1 of 2 held): the capacity varies from trial to trial by more than the precision, so it lies in that
+/// What a band wider than the precision adds to an answer: `its probes fell both ways between the two (at 10000
+/// req/s 1 of 2 held): the capacity varies from probe to probe by more than the precision, so it lies in that
 /// band, not at a point`, each level written by `at`.
 pub fn band_words(inside: &[(f64, Marks)], at: impl Fn(f64) -> String) -> String {
     let levels: Vec<String> = inside
@@ -311,7 +304,7 @@ pub fn band_words(inside: &[(f64, Marks)], at: impl Fn(f64) -> String) -> String
         .collect();
     let which = if levels.is_empty() { String::new() } else { format!(" ({})", levels.join(", ")) };
     format!(
-        "its trials fell both ways between the two{which}: the capacity varies from trial to trial by more than the \
+        "its probes fell both ways between the two{which}: the capacity varies from probe to probe by more than the \
          precision, so it lies in that band, not at a point"
     )
 }
@@ -324,6 +317,10 @@ pub enum Step {
     /// Run a probe at this level until it is decided, or its cap ([`MOST_PROBE_SECONDS`]), then
     /// [`Search::record`] it (failed when still undecided): the answer would rest on a provisional probe there.
     Decide(f64),
+    /// Run the probe at this level again, as [`Step::Decide`] does, to measure an end of the answer a second time.
+    /// A caller that starts the server starts it afresh before the first of these, so that each end is measured
+    /// on two starts of the server, as a sweep's repeats are.
+    Confirm(f64),
     /// The search is over.
     Found(Found),
 }
@@ -377,14 +374,7 @@ impl Search {
     /// Records the outcome of the probe at `level`, judged on its trials as one, with the successful responses per
     /// second it served when known.
     pub fn record(&mut self, level: f64, passed: bool, served: Option<f64>) {
-        self.record_marked(level, passed, served, Marks::of(passed));
-    }
-
-    /// Records the probe at `level` as [`Search::record`] does, with what its trials said when each was judged
-    /// alone: a trial that broke an objective where the probe as a whole did not (or the other way round) puts the
-    /// level inside the capacity's band.
-    pub fn record_marked(&mut self, level: f64, passed: bool, served: Option<f64>, marks: Marks) {
-        self.probes.push(Probe { level, passed, served, client: false, provisional: false, marks });
+        self.probes.push(Probe { level, passed, served, client: false, provisional: false });
     }
 
     /// Records a probe at `level` that found the load generator saturated. With a `floor` (every objective held
@@ -392,22 +382,20 @@ impl Search {
     /// one (something broke, and the client may be why), the search goes on under it, as under a failure, and ends
     /// at the client's limit.
     pub fn record_client(&mut self, level: f64, floor: Option<f64>) {
-        let marks = Marks::default();
-        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false, marks });
+        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false });
     }
 
     /// Records an undecided probe at `level` as its figures `lean` (true: they met every objective), for choosing
     /// the next level only: doubling and bisecting need no decided probe, and the ends of the answer are decided
     /// ([`Step::Decide`]) before it is given.
     pub fn record_provisional(&mut self, level: f64, leans: bool, served: Option<f64>) {
-        let marks = Marks::default();
-        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true, marks });
+        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true });
     }
 
     /// The answer so far: the highest level that held under every level that broke, and the lowest level that
     /// broke above every level that held. When the probes agree, these are the two ends of the bisection's bracket;
     /// when they disagree (a noisy machine, a server near its limit), the band between them holds every level
-    /// whose trials said both.
+    /// whose probes said both.
     pub fn bracket(&self) -> (Option<f64>, Option<f64>) {
         let band = self.band();
         (band.lo, band.hi)
@@ -463,7 +451,7 @@ impl Search {
             (Some(p), Some(u)) => match self.halfway(p, u) {
                 Some(middle) => Step::Probe(middle),
                 None if by_client => match self.before_last_break(p) {
-                    true => Step::Decide(p),
+                    true => Step::Confirm(p),
                     false => return found(Ended::Precise),
                 },
                 None => match self.top_of_band(&band).or_else(|| self.unmeasured_end(&band)) {
@@ -479,24 +467,25 @@ impl Search {
     }
 
     /// Where the probes disagreed: the next level that narrows the band's top (between the highest level that held
-    /// and the lowest that broke above it), none when it is as narrow as the precision.
+    /// and the lowest that broke above it), none when it is as narrow as the precision. With nothing broken above
+    /// the highest level that held, it climbs by four times the precision: the server broke close under it.
     fn top_of_band(&self, band: &Band) -> Option<Step> {
         let held = band.last_hold.filter(|&h| band.lo.is_some_and(|lo| h > lo))?;
         match band.hi {
             None if held >= self.ceiling => None,
-            None => Some(Step::Probe(self.round(held * 2.0).min(self.ceiling))),
+            None => Some(Step::Probe(self.round(held * (1.0 + 4.0 * self.precision)).min(self.ceiling))),
             Some(hi) => self.halfway(held, hi).map(Step::Probe),
         }
     }
 
-    /// An end of the band measured only once, run again (decided, so that what it adds counts): the level that
-    /// broke (it must break in two trials), then the level that held (in two, one of them after the last failure).
+    /// An end of the band measured only once, run again ([`Step::Confirm`]): the level that broke (it must break in
+    /// two probes), then the level that held (in two, one of them after the last failure).
     fn unmeasured_end(&self, band: &Band) -> Option<Step> {
         if let Some(hi) = band.hi.filter(|&hi| self.marks(hi).broke < 2) {
-            return Some(Step::Decide(hi));
+            return Some(Step::Confirm(hi));
         }
         let lo = band.lo.filter(|&lo| self.marks(lo).held < 2 || self.before_last_break(lo))?;
-        Some(Step::Decide(lo))
+        Some(Step::Confirm(lo))
     }
 
     /// The level halfway between `low` and `high`, when they are further apart than the precision and a level
@@ -506,12 +495,10 @@ impl Search {
         (high - low > self.precision * low && middle > low && middle < high).then_some(middle)
     }
 
-    /// What the decided probes at `level` said, trial by trial.
+    /// What the decided probes at `level` said.
     fn marks(&self, level: f64) -> Marks {
-        self.probes
-            .iter()
-            .filter(|p| p.level == level && !p.provisional && !p.client)
-            .fold(Marks::default(), |m, p| Marks { held: m.held + p.marks.held, broke: m.broke + p.marks.broke })
+        let decided = self.probes.iter().filter(|p| p.level == level && !p.provisional && !p.client);
+        decided.fold(Marks::default(), |m, p| m.and(Marks::of(p.passed)))
     }
 
     /// True when `level` was probed and none of its probes was decided.
@@ -524,8 +511,8 @@ impl Search {
     fn band(&self) -> Band {
         let client_at = self.client_at();
         let judged = || self.probes.iter().filter(|p| !p.client);
-        let held = || judged().filter(|p| p.passed || p.marks.held > 0).map(|p| p.level);
-        let broke = || judged().filter(|p| !p.passed || p.marks.broke > 0).map(|p| p.level);
+        let held = || judged().filter(|p| p.passed).map(|p| p.level);
+        let broke = || judged().filter(|p| !p.passed).map(|p| p.level);
         let under = |bound: Option<f64>, level: f64| bound.is_none_or(|b| level < b);
         let first_break = broke().reduce(f64::min);
         let upper = [first_break, client_at].into_iter().flatten().reduce(f64::min);
@@ -554,7 +541,7 @@ impl Search {
     /// would rest on a pass from before the server was last seen to break, so it is run again first.
     fn before_last_break(&self, level: f64) -> bool {
         let at = self.probes.iter().rposition(|p| p.level == level && !p.provisional);
-        let broke = self.probes.iter().rposition(|p| !p.client && (!p.passed || p.marks.broke > 0));
+        let broke = self.probes.iter().rposition(|p| !p.client && !p.passed);
         matches!((at, broke), (Some(at), Some(broke)) if at < broke)
     }
 
@@ -578,7 +565,9 @@ mod tests {
     fn against(mut search: Search, capacity: f64) -> (Found, Vec<f64>) {
         loop {
             match search.next() {
-                Step::Probe(level) | Step::Decide(level) => search.record(level, level <= capacity, None),
+                Step::Probe(level) | Step::Decide(level) | Step::Confirm(level) => {
+                    search.record(level, level <= capacity, None)
+                }
                 Step::Found(found) => return (found, search.probes().iter().map(|p| p.level).collect()),
             }
         }
@@ -656,22 +645,22 @@ mod tests {
         assert_eq!(search.next(), Step::Probe(375.0), "then the top, between 350 and 400");
     }
 
-    /// Two runs of one search on a server whose trials at its edge fall either way: the bands found meet.
     #[test]
-    fn trials_that_disagree_at_one_level_put_it_inside_the_band() {
+    fn probes_that_disagree_at_one_level_put_it_inside_the_band() {
         let mut search = Search::new(100.0, 0.1, 1.0, 1e6, false, 30);
         search.record(100.0, true, None);
         search.record(200.0, false, None);
         search.record(150.0, true, None);
         search.record(175.0, true, None);
-        // The probe at 187.5 failed as a whole, one of its two trials holding alone.
-        search.record_marked(187.5, false, None, Marks { held: 1, broke: 1 });
+        // 187.5 failed, then held when run again.
+        search.record(187.5, false, None);
+        search.record(187.5, true, None);
         assert!(search.moved());
         assert_eq!(search.bracket(), (Some(175.0), Some(200.0)));
         // 200 broke once: it is run again, decided; then 175, which held once and before the last failure.
-        assert_eq!(search.next(), Step::Decide(200.0));
+        assert_eq!(search.next(), Step::Confirm(200.0));
         search.record(200.0, false, None);
-        assert_eq!(search.next(), Step::Decide(175.0));
+        assert_eq!(search.next(), Step::Confirm(175.0));
         search.record(175.0, true, None);
         assert_eq!(
             search.next(),
@@ -690,7 +679,7 @@ mod tests {
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         let levels = loop {
             match search.next() {
-                Step::Probe(level) | Step::Decide(level) => {
+                Step::Probe(level) | Step::Decide(level) | Step::Confirm(level) => {
                     let capacity = if search.probes().len() < 6 { 1000.0 } else { 500.0 };
                     search.record(level, level <= capacity, None)
                 }
@@ -712,7 +701,7 @@ mod tests {
         let found = loop {
             match search.next() {
                 Step::Probe(level) => search.record_provisional(level, level <= 846.0, None),
-                Step::Decide(level) => {
+                Step::Decide(level) | Step::Confirm(level) => {
                     decided.push(level);
                     search.record(level, level <= 846.0, None);
                 }
@@ -722,7 +711,7 @@ mod tests {
         assert_eq!(found.ended, Ended::Precise);
         let (capacity, failed_at) = (found.capacity.unwrap(), found.failed_at.unwrap());
         assert!(capacity <= 846.0 && 846.0 < failed_at, "{found:?}");
-        // Each end decided in two trials (one each time here), and nothing else.
+        // Each end decided twice, and nothing else.
         assert_eq!(decided, [failed_at, failed_at, capacity, capacity], "the two ends of the bracket only");
         // A capacity that, decided, fails moves the bracket down, and the search goes on.
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
@@ -734,9 +723,9 @@ mod tests {
         search.record(225.0, false, None);
         search.record(212.5, false, None);
         search.record(206.3, false, None);
-        assert_eq!(search.next(), Step::Decide(206.3), "the end that broke, measured a second time");
+        assert_eq!(search.next(), Step::Confirm(206.3), "the end that broke, measured a second time");
         search.record(206.3, false, None);
-        assert_eq!(search.next(), Step::Decide(200.0));
+        assert_eq!(search.next(), Step::Confirm(200.0));
         search.record(200.0, false, None);
         assert_eq!(search.next(), Step::Probe(150.0));
     }
@@ -747,8 +736,12 @@ mod tests {
         let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
         let found = loop {
             match search.next() {
-                Step::Probe(level) | Step::Decide(level) if level > 183.0 => search.record_client(level, None),
-                Step::Probe(level) | Step::Decide(level) => search.record(level, true, Some(level)),
+                Step::Probe(level) | Step::Decide(level) | Step::Confirm(level) if level > 183.0 => {
+                    search.record_client(level, None)
+                }
+                Step::Probe(level) | Step::Decide(level) | Step::Confirm(level) => {
+                    search.record(level, true, Some(level))
+                }
                 Step::Found(found) => break found,
             }
         };
@@ -768,9 +761,9 @@ mod tests {
         search.record(125.0, true, None);
         search.record(137.5, true, None);
         search.record(143.8, true, None);
-        assert_eq!(search.next(), Step::Decide(150.0));
+        assert_eq!(search.next(), Step::Confirm(150.0));
         search.record(150.0, false, None);
-        assert_eq!(search.next(), Step::Decide(143.8));
+        assert_eq!(search.next(), Step::Confirm(143.8));
         search.record(143.8, true, None);
         assert_eq!(
             search.next(),

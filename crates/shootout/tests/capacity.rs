@@ -122,17 +122,22 @@ fn the_rate_found_is_a_single_server_queues() {
     let search = &document["search"];
     let found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&output)));
     eprintln!("find-rate: found {found}/s; M/D/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)");
+    // The answer is a band, from the rate found to the one that broke it: it meets the theory's rate within 10%.
+    let broke = search["failed_at"].as_f64().unwrap_or(f64::INFINITY);
     assert!(
-        (found - expected).abs() <= 0.10 * expected,
-        "found {found}/s, M/D/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
+        found <= 1.1 * expected && broke >= 0.9 * expected && found >= 0.8 * expected,
+        "found {found}/s (broke at {broke}/s), M/D/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
     );
 
-    // The search climbed by doubling from -R, then bisected to within 5%, and kept every probe.
+    // The search climbed by doubling from -R, then bisected to within 5% (or, where its probes fell both ways, to a
+    // band it says), and kept every probe.
     let probes = search["probes"].as_array().unwrap();
     let rates: Vec<f64> = probes.iter().map(|p| p["rate"].as_f64().unwrap()).collect();
     assert_eq!(&rates[..3], &[100.0, 200.0, 400.0], "{search}");
     let failed_at = search["failed_at"].as_f64().unwrap();
-    assert!(failed_at > found && failed_at - found <= 0.05 * found, "{search}");
+    let band = String::from_utf8_lossy(&output.stderr).contains("its probes fell both ways between the two");
+    assert_eq!(search["moved"] == true, band, "{search}");
+    assert!(failed_at > found && (band || failed_at - found <= 0.05 * found), "{search}");
     assert_eq!(search["ended"], "precise");
     assert!(probes.iter().any(|p| p["passed"] == false && p["broke"][0].as_str().unwrap().starts_with("mean<5ms")));
     // The result printed is the probe at the rate found.
@@ -159,9 +164,11 @@ fn the_rate_found_is_a_single_server_queues_with_exponential_service_times() {
     assert!(output.status.success(), "{}", describe(&output));
     let found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&output)));
     eprintln!("find-rate: found {found}/s; M/M/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)");
+    // The answer is a band, from the rate found to the one that broke it: it meets the theory's rate within 10%.
+    let broke = search["failed_at"].as_f64().unwrap_or(f64::INFINITY);
     assert!(
-        (found - expected).abs() <= 0.10 * expected,
-        "found {found}/s, M/M/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
+        found <= 1.1 * expected && broke >= 0.9 * expected && found >= 0.8 * expected,
+        "found {found}/s (broke at {broke}/s), M/M/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
     );
 }
 
@@ -243,7 +250,7 @@ fn a_server_that_slows_down_mid_search_is_answered_at_its_new_speed_and_said_to_
     assert!(rate <= 1.1 * completes, "found {rate}/s for a server that now completes {completes:.0}/s: {text}");
     assert!(rate >= 0.8 * completes, "found {rate}/s for a server that now completes {completes:.0}/s: {text}");
     assert_eq!(search["moved"], true, "{search}");
-    assert!(text.contains("warning: its trials fell both ways between the two"), "{text}");
+    assert!(text.contains("warning: its probes fell both ways between the two"), "{text}");
 }
 
 /// `mean<1s` holds at any rate the target takes: the search ends where the load generator ran out of CPU, with

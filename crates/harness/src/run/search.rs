@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use shootout_model::run::TrialRecord;
 use shootout_model::search::{
-    Found, Marks, Search, ServerSearch, Step, SuiteProbe, Verdict, MOST_PROBE_SECONDS, MOST_PROBE_TRIALS,
+    Found, Search, ServerSearch, Step, SuiteProbe, Verdict, MOST_PROBE_SECONDS, MOST_PROBE_TRIALS,
 };
 use shootout_suite::{SearchSpec, ServerSpec, Suite};
 
@@ -69,10 +69,11 @@ pub fn run_search(
             measured: false,
             settling: Duration::ZERO,
             before_settling: 0.0,
+            start: 1,
         };
         let cut = one.run(&mut services, done, on_event);
         if let Some(running) = one.running.take() {
-            shut_down(server, running, &mut services, &store, 1, on_event);
+            shut_down(server, running, &mut services, &store, one.start, on_event);
         }
         match cut? {
             None | Some(Cut::Interrupted) => {}
@@ -106,6 +107,8 @@ struct OneSearch<'a> {
     settling: Duration,
     /// The time spent settling by the runs this one resumes, seconds.
     before_settling: f64,
+    /// Which start of the server this is: 1, then 2 once the ends of the answer are measured again.
+    start: u32,
 }
 
 impl OneSearch<'_> {
@@ -134,15 +137,18 @@ impl OneSearch<'_> {
             let (level, decide) = match search.next() {
                 Step::Probe(level) => (level, false),
                 Step::Decide(level) => (level, true),
+                Step::Confirm(level) => {
+                    self.second_start(services, on_event);
+                    (level, true)
+                }
                 Step::Found(found) => break (found, None),
             };
             let context = (servers_done, probes.len());
             let trials_before = probes.iter().filter(|p| p.level == level).map(|p| p.repeats).sum();
-            let (verdict, repeats, marks) =
-                match self.probe(level, trials_before, decide, services, context, on_event)? {
-                    Ok(judged) => judged,
-                    Err(cut) => break (search.cut_short(), Some(cut)),
-                };
+            let (verdict, repeats) = match self.probe(level, trials_before, decide, services, context, on_event)? {
+                Ok(judged) => judged,
+                Err(cut) => break (search.cut_short(), Some(cut)),
+            };
             let served = Some(verdict.served);
             probes.push(SuiteProbe {
                 level,
@@ -152,14 +158,14 @@ impl OneSearch<'_> {
                 client: verdict.client,
                 broke: verdict.broke.clone(),
                 undecided: verdict.undecided,
-                marks,
+                leans: verdict.undecided && !decide && verdict.leans,
             });
             if verdict.client {
                 search.record_client(level, verdict.floor);
             } else if verdict.undecided && !decide {
                 search.record_provisional(level, verdict.leans, served);
             } else {
-                search.record_marked(level, verdict.passed, served, marks);
+                search.record(level, verdict.passed, served);
             }
             self.save(&search.cut_short(), &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
         };
@@ -180,7 +186,7 @@ impl OneSearch<'_> {
         services: &mut Services,
         (servers_done, probe): (usize, usize),
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Result<(Verdict, u32, Marks), Cut>, String> {
+    ) -> Result<Result<(Verdict, u32), Cut>, String> {
         let mut trials: Vec<TrialRecord> = Vec::new();
         let repeats = self.suite.repeats.max(1);
         let most_seconds = MOST_PROBE_SECONDS.max(f64::from(repeats) * self.suite.duration.as_secs_f64());
@@ -230,11 +236,24 @@ impl OneSearch<'_> {
             let more = nth < MOST_PROBE_TRIALS && measured < most_seconds;
             let repeat_more = verdict.near && !verdict.client && nth < repeats;
             if !(repeat_more || (decide && verdict.undecided && more)) {
-                let alone: Vec<Verdict> = trials.iter().map(|t| (self.judge)(std::slice::from_ref(t))).collect();
-                return Ok(Ok((verdict, nth, Marks::of_trials(&alone))));
+                return Ok(Ok((verdict, nth)));
             }
         }
         unreachable!("the loop returns once it has judged the probe")
+    }
+
+    /// Before the ends of the answer are measured again ([`Step::Confirm`]), the server is stopped once, to be
+    /// started afresh by the next probe that measures: each end is then measured on two starts of the server, as
+    /// a sweep's repeats are, and a capacity that moves from one start to the next widens the band.
+    fn second_start(&mut self, services: &mut Services, on_event: &mut dyn FnMut(Event)) {
+        if self.start > 1 {
+            return;
+        }
+        self.start = 2;
+        if let Some(running) = self.running.take() {
+            shut_down(self.server, running, services, self.store, 1, on_event);
+            self.settler = None;
+        }
     }
 
     /// Waits for the server to come back to rest after the last trial, saying so when it took long or did not.
@@ -254,8 +273,18 @@ impl OneSearch<'_> {
         level: f64,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<RunningServer, Cut> {
-        let launched =
-            launch(self.suite, self.server, self.places, services, self.store, 1, level, 0, self.stop, on_event);
+        let launched = launch(
+            self.suite,
+            self.server,
+            self.places,
+            services,
+            self.store,
+            self.start,
+            level,
+            0,
+            self.stop,
+            on_event,
+        );
         match launched {
             Launched::Running(running) => Ok(running),
             Launched::Failed(why) => Err(Cut::Failed(why)),

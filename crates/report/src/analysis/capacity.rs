@@ -9,7 +9,7 @@
 //! writes are here, so that the formats differ only in their markup.
 
 use serde::Serialize;
-use shootout_model::search::{band_words, inside_band, Ended, Marks, ServerSearch, SuiteProbe};
+use shootout_model::search::{band_words, inside_band, Ended, ServerSearch};
 
 use shootout_model::disturbed::Disturbance;
 use shootout_model::run::TrialRecord;
@@ -119,13 +119,13 @@ impl Capacity {
     }
 
     /// When the probes disagreed, what the band between the capacity and the level that broke it holds: `its
-    /// trials fell both ways between the two (at 10000 req/s 1 of 2 held): …`.
+    /// probes fell both ways between the two (at 10000 req/s 1 of 2 held): …`.
     pub fn band(&self, unit: &str) -> Option<String> {
         let s = &self.search;
         let (lo, hi) = (s.capacity.unwrap_or(0.0), s.failed_at.unwrap_or(f64::INFINITY));
-        let marks = |p: &SuiteProbe| if p.marks.is_empty() { Marks::of(p.passed) } else { p.marks };
-        let decided = s.probes.iter().filter(|p| !p.client && !p.undecided);
-        let inside = inside_band(decided.map(|p| (p.level, marks(p))), lo, hi);
+        // Every probe counts as the search counted it, an undecided one as its figures leaned.
+        let judged = s.probes.iter().filter(|p| !p.client);
+        let inside = inside_band(judged.map(|p| (p.level, p.held())), lo, hi);
         s.moved.then(|| band_words(&inside, |l| level(l, unit)))
     }
 
@@ -324,7 +324,7 @@ mod tests {
                 client: false,
                 broke: vec![],
                 undecided: false,
-                marks: Default::default(),
+                leans: false,
             },
             SuiteProbe {
                 level: 20.0,
@@ -334,7 +334,7 @@ mod tests {
                 client: ended == Ended::Client,
                 broke: vec![],
                 undecided: false,
-                marks: Default::default(),
+                leans: false,
             },
         ];
         ServerSearch {
@@ -368,7 +368,7 @@ mod tests {
         moved.moved = true;
         let moved = Capacity::of(&moved, &[], &[]);
         assert!(
-            moved.found("req/s").contains("; its trials fell both ways between the two"),
+            moved.found("req/s").contains("; its probes fell both ways between the two"),
             "{}",
             moved.found("req/s")
         );

@@ -100,7 +100,7 @@ mod tests {
             client: false,
             broke: Vec::new(),
             undecided: false,
-            marks: Default::default(),
+            leans: false,
         };
         let search = ServerSearch {
             server: "puma".into(),
@@ -115,7 +115,7 @@ mod tests {
         };
         let (caption, svg) = in_order(&Capacity::of(&search, &[], &[]), "req/s");
         let svg = svg.expect("a chart");
-        assert!(caption.starts_with("puma: its trials fell both ways between the two"), "{caption}");
+        assert!(caption.starts_with("puma: its probes fell both ways between the two"), "{caption}");
         assert!(svg.contains("Probes of puma, in the order they ran") && svg.contains("broke the SLO"), "{svg}");
     }
 }

@@ -16,9 +16,7 @@ use shootout_engine::stakes::Stakes;
 use shootout_engine::{limits, Progress};
 use shootout_harness::run::settle::Settler;
 use shootout_model::run::{Statistic, TrialRecord};
-use shootout_model::search::{
-    band_words, inside_band, Ended, Found, Marks, Probe, ProbeRecord, Search, SearchRecord, Step, Verdict,
-};
+use shootout_model::search::{band_words, inside_band, Ended, Found, ProbeRecord, Search, SearchRecord, Step, Verdict};
 use shootout_model::search::{
     CEILING_RATE as CEILING, FLOOR_RATE as FLOOR, MOST_PROBES, PRECISION, START_RATE as START,
 };
@@ -72,7 +70,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     let found = 'search: loop {
         let (rate, decide) = match search.next() {
             Step::Probe(rate) => (rate, false),
-            Step::Decide(rate) => (rate, true),
+            Step::Decide(rate) | Step::Confirm(rate) => (rate, true),
             Step::Found(found) => break found,
         };
         nth += 1;
@@ -122,9 +120,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         } else if verdict.undecided && !decide {
             search.record_provisional(rate, verdict.leans, Some(verdict.served));
         } else {
-            let alone: Vec<Verdict> =
-                these.iter().map(|run| judge(&args.slo, std::slice::from_ref(run), rate, precision)).collect();
-            search.record_marked(rate, verdict.passed, Some(verdict.served), Marks::of_trials(&alone));
+            search.record(rate, verdict.passed, Some(verdict.served));
         }
     };
     let (probes, mut results): (Vec<ProbeRecord>, Vec<LoadResult>) = runs.into_iter().unzip();
@@ -293,9 +289,9 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
 /// When the probes disagreed, what the band between the rate found and the rate that broke it holds.
 fn band(search: &Search, found: &Found) -> Option<String> {
     let (lo, hi) = (found.capacity.unwrap_or(0.0), found.failed_at.unwrap_or(f64::INFINITY));
-    let decided = search.probes().iter().filter(|p| !p.client && !p.provisional);
-    let marks = |p: &Probe| if p.marks.is_empty() { Marks::of(p.passed) } else { p.marks };
-    let inside = inside_band(decided.map(|p| (p.level, marks(p))), lo, hi);
+    // Every probe counts, an undecided one as its figures lean, as the search counted it.
+    let judged = search.probes().iter().filter(|p| !p.client);
+    let inside = inside_band(judged.map(|p| (p.level, p.passed)), lo, hi);
     search.moved().then(|| band_words(&inside, |rate| format!("{rate:.1} requests/s")))
 }
 
