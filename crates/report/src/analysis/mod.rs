@@ -117,6 +117,9 @@ pub struct LatencyRepeats {
     pub metric: Metric,
     /// Its value in each measured repeat, µs.
     pub us: Vec<f64>,
+    /// For a percentile, its 95% bounds over every repeat's requests together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
 }
 
 /// What the kernel counted about a server in one cell, each the median over its repeats: none of it is seen by a
@@ -220,12 +223,29 @@ impl Judged {
     }
 
     /// A percentile's bounds in words: `[24.012–?] ms on 150 requests` (`?`: the requests cannot bound it from
-    /// above); empty for any other figure.
+    /// above), and for an upper limit the share past it that it is judged on: `; 1.62% of them took 100 ms or more
+    /// [0.61%–2.63%], where the p99 allows 1%`. Empty for any other figure.
     pub fn bounds_text(&self) -> String {
         let Some(b) = self.bounds else { return String::new() };
         let ms = |us: u64| format!("{:.3}", us as f64 / 1e3);
         let high = b.high.map_or_else(|| "?".to_string(), ms);
-        format!("[{}–{high}] ms on {} requests", ms(b.low), crate::export::units::count(b.requests))
+        let mut text = format!("[{}–{high}] ms on {} requests", ms(b.low), crate::export::units::count(b.requests));
+        if let (Some(past), Metric::Percentile(p)) = (b.past, self.condition.metric) {
+            let pct = |share: f64| format!("{:.2}%", share * 100.0);
+            let from = crate::export::units::ms(past.from_us as f64);
+            let took = match self.condition.op {
+                shootout_model::slo::Op::Le => format!("over {from} ms"),
+                _ => format!("{from} ms or more"),
+            };
+            let allowed = (past.allowed * 1e6).round() / 1e4;
+            text += &format!(
+                "; {} of them took {took} [{}–{}], where the p{p} allows {allowed}%",
+                pct(past.share),
+                pct(past.low),
+                pct(past.high)
+            );
+        }
+        text
     }
 }
 
@@ -526,7 +546,14 @@ fn cell(server: &str, level: f64, runs: &[&TrialRecord], slo: &[Slo], usual_serv
             && errors < 100.0 * crate::analysis::limit::KEPT_ERRORS,
         latencies: ratios::compared_latencies(slo)
             .into_iter()
-            .map(|metric| LatencyRepeats { metric, us: runs.iter().map(|t| value(metric, &t.result)).collect() })
+            .map(|metric| LatencyRepeats {
+                metric,
+                us: runs.iter().map(|t| value(metric, &t.result)).collect(),
+                bounds: match metric {
+                    Metric::Percentile(p) => merged.bounds(p),
+                    _ => None,
+                },
+            })
             .collect(),
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use shootout_model::run::Statistic;
 use shootout_model::slo::{Metric, Slo};
 
-use crate::analysis::Cell;
+use crate::analysis::{Cell, LatencyRepeats};
 use crate::statistics::interval::{ratio_interval, served, Interval, NOISE_FLOOR};
 
 /// `faster` did better than `slower` at `level` by `ratio`, with a 95% interval: served `ratio` times its
@@ -120,13 +120,24 @@ pub fn ratio(faster: &Cell, slower: &Cell, level: f64, statistic: Statistic) -> 
 }
 
 /// `slower`'s figure of `metric` over `faster`'s, with the interval of their repeats' figures; none when a cell
-/// has no such figure (its repeats were measured before it was kept).
+/// has no such figure (its repeats were measured before it was kept). A percentile's difference is clear only
+/// where the requests can tell it too: the two cells' percentiles, each over its repeats' requests together, have
+/// 95% bounds apart (three p99s of 150 requests each are their second-slowest requests, and an interval on three
+/// of them is no better than they are).
 fn latency_ratio(faster: &Cell, slower: &Cell, level: f64, metric: Metric) -> Option<Ratio> {
-    let repeats = |c: &Cell| c.latencies.iter().find(|l| l.metric == metric).map(|l| l.us.clone());
-    let (fast, slow) = (repeats(faster)?, repeats(slower)?);
+    let (fast, slow) = (repeats(faster, metric)?, repeats(slower, metric)?);
     let (f, s) = (faster.figure(metric)?, slower.figure(metric)?);
-    let interval = ratio_interval(&served(&slow), &served(&fast)).ok();
-    Some(between(faster, slower, level, Some(metric), (f > 0.0).then(|| s / f), interval))
+    let interval = ratio_interval(&served(&slow.us), &served(&fast.us)).ok();
+    let mut ratio = between(faster, slower, level, Some(metric), (f > 0.0).then(|| s / f), interval);
+    if let (Some(fast), Some(slow)) = (fast.bounds, slow.bounds) {
+        ratio.clear &= fast.high.is_some_and(|high| slow.low > high);
+    }
+    Some(ratio)
+}
+
+/// A cell's repeats' figures of `metric`.
+fn repeats(cell: &Cell, metric: Metric) -> Option<&LatencyRepeats> {
+    cell.latencies.iter().find(|l| l.metric == metric)
 }
 
 /// The ratio of `faster` over `slower` on `figure` (requests/s for none): its interval, its verdict, and the cells
@@ -156,7 +167,6 @@ fn between(
 mod tests {
     use super::*;
     use crate::analysis::tests::cell;
-    use crate::analysis::LatencyRepeats;
 
     /// A cell at 50/s that kept to it, whose repeats' means are `means` (µs; its p99 twice each).
     fn kept(server: &str, means: &[f64]) -> Cell {
@@ -164,8 +174,12 @@ mod tests {
         Cell {
             kept_rate: true,
             latencies: vec![
-                LatencyRepeats { metric: Metric::Mean, us: means.to_vec() },
-                LatencyRepeats { metric: Metric::Percentile(99.0), us: means.iter().map(|m| 2.0 * m).collect() },
+                LatencyRepeats { metric: Metric::Mean, us: means.to_vec(), bounds: None },
+                LatencyRepeats {
+                    metric: Metric::Percentile(99.0),
+                    us: means.iter().map(|m| 2.0 * m).collect(),
+                    bounds: None,
+                },
             ],
             ..cell(server, 50.0, &[50.0, 50.0, 50.0], mean)
         }
@@ -188,6 +202,35 @@ mod tests {
         // The one verdict of a pair (the SLO answers' no clear winner) is the first figure, the better first.
         let v = verdict(&cells[1], &cells[0], 50.0, Statistic::Median);
         assert_eq!((v.figure, v.faster.as_str()), (Some(Metric::Mean), "fast"));
+    }
+
+    /// An A/A pair whose three p99s each (of 150 requests) happened to lie apart: Welch's interval on them alone
+    /// would call it clear; the percentiles over their requests together have bounds that meet, and it is not.
+    #[test]
+    fn a_percentile_difference_is_clear_only_where_the_requests_tell_it_too() {
+        let bounds = |low: u64, high: Option<u64>| crate::statistics::quantile::Bounds {
+            value: low,
+            low,
+            high,
+            requests: 450,
+            blocks: 9,
+            clustering: 1.0,
+            past: None,
+        };
+        let with = |mut cell: Cell, p99: crate::statistics::quantile::Bounds| {
+            cell.latencies[1].bounds = Some(p99);
+            cell
+        };
+        let a = with(kept("a", &[1000.0, 1010.0, 1020.0]), bounds(1_500, Some(2_600)));
+        let b = with(kept("b", &[1300.0, 1310.0, 1320.0]), bounds(2_100, Some(3_400)));
+        let p99 = |cells: &[Cell]| {
+            ratios(cells, &[50.0], Statistic::Median).into_iter().find(|r| r.figure == Some(Metric::Percentile(99.0)))
+        };
+        let told = p99(&[a.clone(), b.clone()]).unwrap();
+        assert!(!told.clear && told.low.unwrap() > 1.02, "{told:?}");
+        // Bounds apart: clear.
+        let c = with(kept("c", &[13_000.0, 13_100.0, 13_200.0]), bounds(20_000, Some(31_000)));
+        assert!(p99(&[a, c]).unwrap().clear);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use shootout_model::run::TrialRecord;
 use shootout_model::slo::Slo;
 
-use crate::statistics::quantile::{bounds, decide, Bounds, Decision};
+use crate::statistics::quantile::{bounds, decide, past, Bounds, Decision};
 
 /// The latencies of a cell's repeats together: every request's histogram, and the blocks' (each repeat's seconds).
 /// Empty when a repeat's histogram cannot be read (then the figures are the medians of the repeats' own).
@@ -41,10 +41,16 @@ impl Merged {
         }
     }
 
+    /// Percentile `p` of every request, with its 95% bounds.
+    pub fn bounds(&self, p: f64) -> Option<Bounds> {
+        bounds(self.total.as_ref()?, &self.blocks, p)
+    }
+
     /// Percentile `p` with its bounds, and `condition` (on it) judged.
     pub fn judge(&self, condition: &Slo, p: f64) -> Option<(Bounds, Decision)> {
         let total = self.total.as_ref()?;
-        let bounds = bounds(total, &self.blocks, p)?;
+        let mut bounds = bounds(total, &self.blocks, p)?;
+        bounds.past = past(condition, total, &self.blocks);
         Some((bounds, decide(condition, total, &self.blocks, &bounds)))
     }
 }

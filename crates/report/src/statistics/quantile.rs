@@ -42,6 +42,9 @@ pub struct Bounds {
     /// How many times the variance of a binomial count the blocks showed at the percentile (1 when the requests
     /// looked independent): a stall that delays requests in a row raises it.
     pub clustering: f64,
+    /// For an upper limit on the percentile, the share of requests past it, on which the limit is judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub past: Option<Past>,
 }
 
 /// Whether a condition on a percentile holds, on its bounds.
@@ -68,25 +71,48 @@ pub fn decide(
     blocks: &[LatencyHistogram],
     bounds: &Bounds,
 ) -> Decision {
-    let shootout_model::slo::Metric::Percentile(p) = condition.metric else { return on_bounds(condition, bounds) };
-    if !matches!(condition.op, Op::Lt | Op::Le) || total.is_empty() {
-        return on_bounds(condition, bounds);
-    }
-    let limit = condition.limit.max(0.0).round() as u64;
-    // Past the limit: at it or over for `<`, over it for `<=` (to the histogram's resolution).
-    let from = match condition.op {
-        Op::Lt => total.lowest_equivalent(limit.max(1)),
-        _ => total.next_non_equivalent(limit.max(1)),
-    };
-    let allowed = 1.0 - p / 100.0;
-    let (low, high) = share_past(total, blocks, from);
-    if high < allowed {
+    let Some(past) = past(condition, total, blocks) else { return on_bounds(condition, bounds) };
+    if past.high < past.allowed {
         Decision::Met
-    } else if low > allowed {
+    } else if past.low > past.allowed {
         Decision::Broken
     } else {
         Decision::Undecided
     }
+}
+
+/// The share of requests past an upper limit on a percentile, with its 95% bounds, and the share the percentile
+/// allows: what [`decide`] judges such a condition on, and what its words give.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Past {
+    /// Where "past" starts, µs: the limit, to the histogram's resolution.
+    pub from_us: u64,
+    /// The share of the requests measured at `from_us` or slower (over it, for `<=`), 0 to 1.
+    pub share: f64,
+    /// Its 95% bounds.
+    pub low: f64,
+    /// The upper one.
+    pub high: f64,
+    /// The share the percentile allows past its limit: 1 − p/100.
+    pub allowed: f64,
+}
+
+/// The requests past `condition`'s limit, when it is an upper limit (`pN < L`, `pN <= L`) on a percentile of a
+/// sample that has requests.
+pub fn past(condition: &Condition, total: &LatencyHistogram, blocks: &[LatencyHistogram]) -> Option<Past> {
+    let shootout_model::slo::Metric::Percentile(p) = condition.metric else { return None };
+    if !matches!(condition.op, Op::Lt | Op::Le) || total.is_empty() {
+        return None;
+    }
+    let limit = condition.limit.max(0.0).round() as u64;
+    // Past the limit: at it or over for `<`, over it for `<=` (to the histogram's resolution).
+    let from_us = match condition.op {
+        Op::Lt => total.lowest_equivalent(limit.max(1)),
+        _ => total.next_non_equivalent(limit.max(1)),
+    };
+    let (low, high) = share_past(total, blocks, from_us);
+    let count = if total.max() >= from_us { total.count_between(from_us, total.max()) } else { 0 };
+    Some(Past { from_us, share: count as f64 / total.len() as f64, low, high, allowed: 1.0 - p / 100.0 })
 }
 
 /// The 95% bounds of the share of requests at `from_us` or slower: the wider of the exact binomial (Clopper–Pearson)
@@ -179,6 +205,7 @@ pub fn bounds(total: &LatencyHistogram, blocks: &[LatencyHistogram], percentile:
         requests: n,
         blocks: blocks.iter().filter(|b| !b.is_empty()).count(),
         clustering: spread.map_or(1.0, |s| s.clustering()),
+        past: None,
     })
 }
 
@@ -396,6 +423,22 @@ mod tests {
         let b = bounds(&total, &[], 99.0).unwrap();
         assert_eq!(decide(&parse_condition("p99 < 30ms").unwrap(), &total, &[], &b), Decision::Undecided);
         assert_eq!(decide(&parse_condition("p99 > 30ms").unwrap(), &total, &[], &b), Decision::Undecided);
+        // Its words give the share it was judged on, whose bounds straddle the 1% p99 allows, beside p99's own.
+        let slo = parse_condition("p99 < 30ms").unwrap();
+        let mut judged = b;
+        judged.past = past(&slo, &total, &[]);
+        let shared = judged.past.unwrap();
+        assert!((shared.share - 0.01).abs() < 1e-12 && shared.low < 0.01 && shared.high > 0.01, "{shared:?}");
+        let words = crate::analysis::Judged {
+            condition: slo,
+            value: judged.value as f64,
+            met: false,
+            bounds: Some(judged),
+            undecided: true,
+        }
+        .bounds_text();
+        assert!(words.contains("ms on 10,000 requests; 1.00% of them took 30.000 ms or more ["), "{words}");
+        assert!(words.ends_with("], where the p99 allows 1%"), "{words}");
         // 400 requests, none near 150 ms: the share past it is under 1% with 95% confidence (at most 0.92%), though
         // p99's own upper bound is the slowest request or past it.
         let total = histogram(&[(20_000, 380), (42_000, 20)]);

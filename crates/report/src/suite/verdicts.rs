@@ -44,7 +44,8 @@ impl SuiteSummary {
     /// users: the client was the limit of b (…)`; and
     /// [`SuiteSummary::served_nothing`]'s words for a ratio without a figure. A latency ratio (an open-model level
     /// every server kept to) reads the same way with its figure: `slow's p99 was 40.12× [31.50–51.10] fast's at 50
-    /// req/s (20.112 against 0.501 ms)`, `no clear difference in p99 between a and b at 50 req/s (…)`.
+    /// req/s (20.112 against 0.501 ms)`, `no clear difference in p99 between a and b at 50 req/s (…)`, saying so
+    /// when the repeats alone would have told them apart but the requests together do not.
     pub fn ratio_words(&self, r: &Ratio, name: &dyn Fn(&str) -> String) -> String {
         if let Some(words) = self.served_nothing(r) {
             return words;
@@ -77,7 +78,18 @@ impl SuiteSummary {
                 "{} at {at}{apart} (too few repeats for an interval: no verdict)",
                 self.ratio_clause(r, name, &times(r))
             ),
-            (false, true) => format!("no clear difference{what} between {a} and {b} at {at} ({measured}{inside})"),
+            (false, true) => {
+                // An interval clear of 1 on the repeats, whose percentiles over all their requests could not be told
+                // apart.
+                let above = r.low.is_some_and(|low| low > 1.0 + crate::statistics::interval::NOISE_FLOOR);
+                let meet = match r.figure {
+                    Some(Metric::Percentile(_)) if above => {
+                        "; over all their requests, the two percentiles have 95% bounds that meet"
+                    }
+                    _ => "",
+                };
+                format!("no clear difference{what} between {a} and {b} at {at} ({measured}{inside}{meet})")
+            }
         }
     }
 
