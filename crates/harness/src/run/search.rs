@@ -1,16 +1,16 @@
-//! [`run_search`]: a suite's capacity search. Each server in turn is started once, then probed at the levels a
+//! [`run_search`]: a suite's capacity search. Each server in turn is started, then probed at the levels a
 //! [`Search`] asks for (doubling from the suite's start until a level breaks an objective, then bisecting), each
 //! probe a trial like any other: the services reset, a warm-up, the samples, saved as it ends. A probe whose
 //! first trial lies near a limit gets the suite's repeats and is judged on the figure the comparison uses; one far
 //! from every limit is judged on its one trial; one whose percentile's bounds straddle a limit counts as its
 //! figures lean until the answer would rest on it, and is then decided: it measures more trials, up to a cap, and
-//! counts against its level when still undecided. A probe run again (it contradicted
-//! another, or it is the answer checked once more at the end) numbers its trials after the earlier runs' at that
-//! level. A probe that found the
-//! load generator saturated bounds the search from above: it goes on under it and ends at the client's limit.
-//! Each server's search is saved as
-//! `searches/SERVER.json` after every probe. The search's choices follow from the probes' verdicts alone, so
-//! `--resume` replays the probes already saved and runs only what is missing.
+//! counts against its level when still undecided. Before the ends of the answer are measured a second time
+//! ([`Step::Confirm`]), the server is stopped and started afresh (its second log, `SERVER-r2.log`), so that each
+//! end is measured on two starts, as a sweep's repeats are. A probe run again numbers its trials after the earlier
+//! runs' at that level. A probe that found the load generator saturated bounds the search from above: it goes on
+//! under it and ends at the client's limit. Each server's search is saved as `searches/SERVER.json` after every
+//! probe. The search's choices follow from the probes' verdicts alone, so `--resume` replays the probes already
+//! saved and runs only what is missing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
