@@ -481,7 +481,9 @@ impl Search {
     /// An end of the band measured only once, run again ([`Step::Confirm`]): the level that broke (it must break in
     /// two probes), then the level that held (in two, one of them after the last failure).
     fn unmeasured_end(&self, band: &Band) -> Option<Step> {
-        if let Some(hi) = band.hi.filter(|&hi| self.marks(hi).broke < 2) {
+        // A level that, run again, found the client saturated has said all it can of the server.
+        let client_at = |level: f64| self.probes.iter().any(|p| p.client && p.level == level);
+        if let Some(hi) = band.hi.filter(|&hi| self.marks(hi).broke < 2 && !client_at(hi)) {
             return Some(Step::Confirm(hi));
         }
         let lo = band.lo.filter(|&lo| self.marks(lo).held < 2 || self.before_last_break(lo))?;
@@ -728,6 +730,18 @@ mod tests {
         assert_eq!(search.next(), Step::Confirm(200.0));
         search.record(200.0, false, None);
         assert_eq!(search.next(), Step::Probe(150.0));
+    }
+
+    #[test]
+    fn an_end_run_again_that_finds_the_client_saturated_is_not_run_a_third_time() {
+        let mut search = Search::new(100.0, 0.05, 1.0, 1e6, false, 30);
+        for (level, passed) in [(100.0, true), (200.0, false), (150.0, true), (175.0, true), (187.5, true)] {
+            search.record(level, passed, None);
+        }
+        search.record(193.8, false, None);
+        assert_eq!(search.next(), Step::Confirm(193.8));
+        search.record_client(193.8, None);
+        assert_eq!(search.next(), Step::Confirm(187.5), "on to the other end");
     }
 
     #[test]
