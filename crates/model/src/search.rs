@@ -482,8 +482,8 @@ impl Search {
     /// two probes), then the level that held (in two, one of them after the last failure).
     fn unmeasured_end(&self, band: &Band) -> Option<Step> {
         // A level that, run again, found the client saturated has said all it can of the server.
-        let client_at = |level: f64| self.probes.iter().any(|p| p.client && p.level == level);
-        if let Some(hi) = band.hi.filter(|&hi| self.marks(hi).broke < 2 && !client_at(hi)) {
+        let saturated_there = |level: f64| self.probes.iter().any(|p| p.client && p.level == level);
+        if let Some(hi) = band.hi.filter(|&hi| self.marks(hi).broke < 2 && !saturated_there(hi)) {
             return Some(Step::Confirm(hi));
         }
         let lo = band.lo.filter(|&lo| self.marks(lo).held < 2 || self.before_last_break(lo))?;
@@ -650,13 +650,12 @@ mod tests {
     #[test]
     fn probes_that_disagree_at_one_level_put_it_inside_the_band() {
         let mut search = Search::new(100.0, 0.1, 1.0, 1e6, false, 30);
-        search.record(100.0, true, None);
-        search.record(200.0, false, None);
-        search.record(150.0, true, None);
-        search.record(175.0, true, None);
         // 187.5 failed, then held when run again.
-        search.record(187.5, false, None);
-        search.record(187.5, true, None);
+        for (level, passed) in
+            [(100.0, true), (200.0, false), (150.0, true), (175.0, true), (187.5, false), (187.5, true)]
+        {
+            search.record(level, passed, None);
+        }
         assert!(search.moved());
         assert_eq!(search.bracket(), (Some(175.0), Some(200.0)));
         // 200 broke once: it is run again, decided; then 175, which held once and before the last failure.

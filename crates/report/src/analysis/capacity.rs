@@ -122,11 +122,14 @@ impl Capacity {
     /// probes fell both ways between the two (at 10000 req/s 1 of 2 held): …`.
     pub fn band(&self, unit: &str) -> Option<String> {
         let s = &self.search;
+        if !s.moved {
+            return None;
+        }
         let (lo, hi) = (s.capacity.unwrap_or(0.0), s.failed_at.unwrap_or(f64::INFINITY));
         // Every probe counts as the search counted it, an undecided one as its figures leaned.
         let judged = s.probes.iter().filter(|p| !p.client);
         let inside = inside_band(judged.map(|p| (p.level, p.held())), lo, hi);
-        s.moved.then(|| band_words(&inside, |l| level(l, unit)))
+        Some(band_words(&inside, |l| level(l, unit)))
     }
 
     /// The line an answer resting on disturbed trials adds, by taker: `disturbed: the answer rests on trials

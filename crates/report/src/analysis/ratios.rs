@@ -38,9 +38,14 @@ pub struct Ratio {
     /// Its upper bound.
     pub high: Option<f64>,
     /// True when the difference is clear: the whole interval lies above 1 by more than the noise floor
-    /// ([`NOISE_FLOOR`]). A ratio whose interval reaches 1 or the floor, or that has no interval, is no clear
-    /// difference, whatever its figure.
+    /// ([`NOISE_FLOOR`]), and, for a percentile, the two cells' percentiles over all their requests have 95% bounds
+    /// apart. A ratio whose interval reaches 1 or the floor, or that has no interval, is no clear difference,
+    /// whatever its figure.
     pub clear: bool,
+    /// True when a percentile's interval alone would make the difference clear, but the two percentiles over all
+    /// their requests have 95% bounds that meet: the requests cannot tell them apart.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bounds_meet: bool,
     /// The servers of the pair whose cell was client-bound (the faster first): their figures measured shootout,
     /// so the ratio is no verdict on them (or, for the faster alone and requests/s, only a lower bound).
     pub client_bound: Vec<String>,
@@ -130,7 +135,8 @@ fn latency_ratio(faster: &Cell, slower: &Cell, level: f64, metric: Metric) -> Op
     let interval = ratio_interval(&served(&slow.us), &served(&fast.us)).ok();
     let mut ratio = between(faster, slower, level, Some(metric), (f > 0.0).then(|| s / f), interval);
     if let (Some(fast), Some(slow)) = (fast.bounds, slow.bounds) {
-        ratio.clear &= fast.high.is_some_and(|high| slow.low > high);
+        ratio.bounds_meet = ratio.clear && fast.high.is_none_or(|high| slow.low <= high);
+        ratio.clear &= !ratio.bounds_meet;
     }
     Some(ratio)
 }
@@ -159,6 +165,7 @@ fn between(
         low: interval.map(|i| i.low),
         high: interval.map(|i| i.high),
         clear: interval.is_some_and(|i| crate::compare::verdict(&i, NOISE_FLOOR) == crate::compare::Verdict::Improved),
+        bounds_meet: false,
         client_bound: [faster, slower].iter().filter(|c| c.client_bound()).map(|c| c.server.clone()).collect(),
     }
 }
@@ -228,6 +235,7 @@ mod tests {
         };
         let told = p99(&[a.clone(), b.clone()]).unwrap();
         assert!(!told.clear && told.low.unwrap() > 1.02, "{told:?}");
+        assert!(told.bounds_meet, "{told:?}");
         // Bounds apart: clear.
         let c = with(kept("c", &[13_000.0, 13_100.0, 13_200.0]), bounds(20_000, Some(31_000)));
         assert!(p99(&[a, c]).unwrap().clear);

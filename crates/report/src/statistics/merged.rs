@@ -4,7 +4,7 @@
 use shootout_model::run::TrialRecord;
 use shootout_model::slo::Slo;
 
-use crate::statistics::quantile::{bounds, decide, past, Bounds, Decision};
+use crate::statistics::quantile::{bounds, decide_on, past, Bounds, Decision};
 
 /// The latencies of a cell's repeats together: every request's histogram, and the blocks' (each repeat's seconds).
 /// Empty when a repeat's histogram cannot be read (then the figures are the medians of the repeats' own).
@@ -51,6 +51,6 @@ impl Merged {
         let total = self.total.as_ref()?;
         let mut bounds = bounds(total, &self.blocks, p)?;
         bounds.past = past(condition, total, &self.blocks);
-        Some((bounds, decide(condition, total, &self.blocks, &bounds)))
+        Some((bounds, decide_on(condition, bounds.past, &bounds)))
     }
 }

@@ -71,7 +71,13 @@ pub fn decide(
     blocks: &[LatencyHistogram],
     bounds: &Bounds,
 ) -> Decision {
-    let Some(past) = past(condition, total, blocks) else { return on_bounds(condition, bounds) };
+    decide_on(condition, past(condition, total, blocks), bounds)
+}
+
+/// Judges `condition` on the share of requests `past` its limit, when it is an upper limit on a percentile (what
+/// [`past`] found), else on the percentile's `bounds`: [`decide`] for a caller that has the share already.
+pub fn decide_on(condition: &Condition, past: Option<Past>, bounds: &Bounds) -> Decision {
+    let Some(past) = past else { return on_bounds(condition, bounds) };
     if past.high < past.allowed {
         Decision::Met
     } else if past.low > past.allowed {

@@ -3,9 +3,10 @@
 //! its search (the capacity, to its precision), in two results directories side by side. The report of either
 //! finds the newest other run of the same suite, SLO and load model in the same folder ([`other_run`]) and says,
 //! per server, whether the search's band (from its capacity to the level that broke it) meets the sweep's bracket
-//! (from its last passing to its first failing level, within the search's precision), or that they disagree, with both figures: a server whose capacity moved between the
-//! two runs (a neighbour, a warm-up, a cache) gives two answers, and neither should be taken alone. A sweep of
-//! users and a search of arrival rates are not set side by side: their levels count different things.
+//! (from its last passing to its first failing level, within the search's precision), or that they disagree, with
+//! both figures: a server whose capacity moved between the two runs (a neighbour, a warm-up, a cache) gives two
+//! answers, and neither should be taken alone. A sweep of users and a search of arrival rates are not set side by
+//! side: their levels count different things.
 
 use std::path::{Path, PathBuf};
 
@@ -164,8 +165,8 @@ mod tests {
         assert_eq!(
             found[0].text,
             "puma: the sweep and the search disagree: the sweep met it up to 500 req/s and broke it at 750 req/s, the \
-             search found 237.5 req/s (247 req/s breaks it) (results/plain-search); the server's capacity moved between the runs (a \
-             neighbour, a warm-up), so run them again before taking either"
+             search found 237.5 req/s (247 req/s breaks it) (results/plain-search); the server's capacity moved \
+             between the runs (a neighbour, a warm-up), so run them again before taking either"
         );
         let inside = reconcile(&summary, other, &search(600.0, "precise"));
         assert!(inside[0].agree, "{inside:?}");

@@ -704,6 +704,7 @@ pub(crate) mod tests {
                     low: Some(1.25),
                     high: Some(1.4),
                     clear: true,
+                    bounds_meet: false,
                     client_bound: vec!["unicorn|3".into()],
                 }],
                 slo: vec![SloAnswer {

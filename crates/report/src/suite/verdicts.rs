@@ -79,14 +79,9 @@ impl SuiteSummary {
                 self.ratio_clause(r, name, &times(r))
             ),
             (false, true) => {
-                // An interval clear of 1 on the repeats, whose percentiles over all their requests could not be told
-                // apart.
-                let above = r.low.is_some_and(|low| low > 1.0 + crate::statistics::interval::NOISE_FLOOR);
-                let meet = match r.figure {
-                    Some(Metric::Percentile(_)) if above => {
-                        "; over all their requests, the two percentiles have 95% bounds that meet"
-                    }
-                    _ => "",
+                let meet = match r.bounds_meet {
+                    true => "; over all their requests, the two percentiles have 95% bounds that meet",
+                    false => "",
                 };
                 format!("no clear difference{what} between {a} and {b} at {at} ({measured}{inside}{meet})")
             }
