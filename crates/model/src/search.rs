@@ -34,12 +34,24 @@ pub fn give_up_below(precision: f64) -> f64 {
     1.0 - 2.0 * precision
 }
 
-/// The most measured seconds a probe whose percentile stays undecided spends on it, its repeats included (or
-/// its repeats' seconds, when more): past it, the probe is undecided.
+/// The most measured seconds a probe whose percentile stays undecided spends on it (unless it has fewer than
+/// [`LEAST_PROBE_TRIALS`] trials): past it, the probe is undecided.
 pub const MOST_PROBE_SECONDS: f64 = 60.0;
 
 /// The most trials (or `load --find-rate` runs) a probe takes while undecided.
 pub const MOST_PROBE_TRIALS: u32 = 12;
+
+/// The trials an undecided probe may always take, however long each is.
+pub const LEAST_PROBE_TRIALS: u32 = 3;
+
+/// True when a probe judged `verdict` on `trials` trials (`measured_s` seconds in all) measures another: only
+/// when it must `decide` ([`Step::Decide`], [`Step::Confirm`]) and a percentile stays undecided, up to
+/// [`MOST_PROBE_TRIALS`] and [`MOST_PROBE_SECONDS`] (or [`LEAST_PROBE_TRIALS`], when they take longer). Any other
+/// probe is one trial: the search counts every probe, and measures each end of its answer twice.
+pub fn measures_more(verdict: &Verdict, decide: bool, trials: u32, measured_s: f64) -> bool {
+    let room = trials < MOST_PROBE_TRIALS && (measured_s < MOST_PROBE_SECONDS || trials < LEAST_PROBE_TRIALS);
+    decide && verdict.undecided && room
+}
 
 /// One level tried, and whether its trials met every objective.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -187,14 +199,11 @@ fn first_run() -> u32 {
     1
 }
 
-/// A probe judged: whether it met every objective, and whether a figure lay near its limit (within a factor of
-/// two), where one trial may fall on either side and the probe is worth its repeats.
+/// A probe judged: whether it met every objective, and if not, whether the requests measured could tell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     /// It met every objective, the server completed what fell due, and the client was not the limit.
     pub passed: bool,
-    /// A figure lay near its limit.
-    pub near: bool,
     /// No objective was broken, but a percentile's 95% bounds straddled its limit: the requests measured cannot
     /// tell, and the probe measures more ([`MOST_PROBE_SECONDS`]); one still undecided then counts against the
     /// level (the capacity is below it) and is said undecided, never broken.
@@ -208,7 +217,7 @@ pub struct Verdict {
     /// When the client was saturated and everything else held: the level the server is known to take (the rate it
     /// completed in the open model, the users in the closed one).
     pub floor: Option<f64>,
-    /// Successful responses per second served (the figure across repeats the comparison uses).
+    /// Successful responses per second served (across its trials, the figure the comparison uses).
     pub served: f64,
     /// What it broke, each with its figure (`mean<5ms (it was 6.120 ms)`); empty when it passed.
     pub broke: Vec<String>,
@@ -241,14 +250,15 @@ pub struct ServerSearch {
     pub settling_s: f64,
 }
 
-/// One probe of a suite's search: a level, its verdict, and the repeats it took (1 when far from every limit).
+/// One probe of a suite's search: a level, its verdict, and the trials it took (1, unless it had to decide an
+/// undecided percentile).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteProbe {
     /// The level.
     pub level: f64,
-    /// True when it met every objective (on the figure across its repeats that the suite compares).
+    /// True when it met every objective (on its trials together, as the suite compares a cell's repeats).
     pub passed: bool,
-    /// The repeats it was judged on.
+    /// The trials it was judged on (the field keeps its name in `searches/SERVER.json`).
     pub repeats: u32,
     /// Successful responses per second it served.
     #[serde(default)]

@@ -1,10 +1,9 @@
 //! [`run_search`]: a suite's capacity search. Each server in turn is started, then probed at the levels a
 //! [`Search`] asks for (doubling from the suite's start until a level breaks an objective, then bisecting), each
-//! probe a trial like any other: the services reset, a warm-up, the samples, saved as it ends. A probe whose
-//! first trial lies near a limit gets the suite's repeats and is judged on the figure the comparison uses; one far
-//! from every limit is judged on its one trial; one whose percentile's bounds straddle a limit counts as its
-//! figures lean until the answer would rest on it, and is then decided: it measures more trials, up to a cap, and
-//! counts against its level when still undecided. Before the ends of the answer are measured a second time
+//! probe a trial like any other: the services reset, a warm-up, the samples, saved as it ends. A probe is one
+//! trial; one whose percentile's bounds straddle a limit counts as its figures lean until the answer would rest on
+//! it, and is then decided: it measures more trials ([`measures_more`]), judged together, and counts against its
+//! level when still undecided at the cap. Before the ends of the answer are measured a second time
 //! ([`Step::Confirm`]), the server is stopped and started afresh (its second log, `SERVER-r2.log`), so that each
 //! end is measured on two starts, as a sweep's repeats are. A probe run again numbers its trials after the earlier
 //! runs' at that level. A probe that found the load generator saturated bounds the search from above: it goes on
@@ -17,9 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shootout_model::run::TrialRecord;
-use shootout_model::search::{
-    Found, Search, ServerSearch, Step, SuiteProbe, Verdict, MOST_PROBE_SECONDS, MOST_PROBE_TRIALS,
-};
+use shootout_model::search::{measures_more, Found, Search, ServerSearch, Step, SuiteProbe, Verdict};
 use shootout_suite::{SearchSpec, ServerSpec, Suite};
 
 use crate::lifecycle::server::RunningServer;
@@ -173,11 +170,9 @@ impl OneSearch<'_> {
         Ok(cut)
     }
 
-    /// The probe at `level`: its first trial (saved, or measured now), then the rest of the suite's repeats when
-    /// the first is near a limit, then, when it must `decide`, more while a percentile stays undecided, up to
-    /// [`MOST_PROBE_TRIALS`] trials and [`MOST_PROBE_SECONDS`] measured (or the suite's repeats' seconds, when
-    /// more); its verdict, on how many trials. The earlier probes at this level took the first `trials_before`
-    /// trial numbers.
+    /// The probe at `level`: its trial (saved, or measured now), then, when it must `decide`, more while a
+    /// percentile stays undecided, up to the cap ([`measures_more`]); its verdict, on how many trials. The earlier
+    /// probes at this level took the first `trials_before` trial numbers.
     fn probe(
         &mut self,
         level: f64,
@@ -188,8 +183,6 @@ impl OneSearch<'_> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Result<(Verdict, u32), Cut>, String> {
         let mut trials: Vec<TrialRecord> = Vec::new();
-        let repeats = self.suite.repeats.max(1);
-        let most_seconds = MOST_PROBE_SECONDS.max(f64::from(repeats) * self.suite.duration.as_secs_f64());
         for nth in 1.. {
             let repeat = trials_before + nth;
             let trial = match self.store.trial(&self.server.name, level, repeat) {
@@ -233,9 +226,7 @@ impl OneSearch<'_> {
             trials.push(trial);
             let verdict = (self.judge)(&trials);
             let measured: f64 = trials.iter().map(|t| t.result.duration_s).sum();
-            let more = nth < MOST_PROBE_TRIALS && measured < most_seconds;
-            let repeat_more = verdict.near && !verdict.client && nth < repeats;
-            if !(repeat_more || (decide && verdict.undecided && more)) {
+            if !measures_more(&verdict, decide, nth, measured) {
                 return Ok(Ok((verdict, nth)));
             }
         }

@@ -13,11 +13,6 @@
 //! ([`crate::statistics::quantile`]): a probe whose bounds straddle a limit, with nothing else against it, is
 //! `undecided`, and `leans` as its figures do; its caller counts it provisionally, or measures more where the
 //! answer would rest on it.
-//!
-//! `near` when the verdict hangs on a figure close to its limit, where one trial may fall on either side and the
-//! probe is worth its repeats: a judged figure within a factor of two of its limit, or a completed share just
-//! under `1 − precision`; never when the server fell far behind (its share under `1 − 2 × precision`), which no
-//! repeat would turn into a pass.
 
 use shootout_model::run::{Statistic, TrialRecord};
 use shootout_model::search::Verdict;
@@ -34,7 +29,6 @@ pub const CLIENT_LIMIT: &str = "the load generator was saturated: its figures me
 pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, precision: f64) -> Verdict {
     let nothing = |why: &str| Verdict {
         passed: false,
-        near: false,
         undecided: false,
         leans: false,
         client: false,
@@ -77,13 +71,6 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
     if client {
         broke.push(CLIENT_LIMIT.into());
     }
-    let far_behind = share.is_some_and(|s| !at_least(s, shootout_model::search::give_up_below(precision)));
-    let near = !far_behind
-        && (!kept_up
-            || cell.objectives.iter().any(|o| {
-                let limit = o.condition.limit;
-                limit > 0.0 && o.value >= limit / 2.0 && o.value <= limit * 2.0
-            }));
     // The requests of an open-model probe are counted in its rate (what it completed, up to the rate asked: a few
     // held over from the warm-up can take the window's count past it); users and arriving sessions in its level.
     let floor = (client && cell.meets_slo && kept_up)
@@ -93,7 +80,6 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
     let leans = undecided && cell.objectives.iter().all(|o| crate::statistics::bound::holds(&o.condition, o.value));
     Verdict {
         passed: cell.meets_slo && kept_up && !client,
-        near,
         undecided,
         leans,
         client,

@@ -2,8 +2,8 @@
 //! [`Search`] instead of by hand. Each probe is an open-model run of `-d` (after `--warmup`) at the rate the
 //! search asks, started once the server is back at rest ([`Settler`]), and judged by the one judge of every
 //! search ([`judge_probe`]), as a suite's probes are: its objectives, the share of the requests due the server
-//! completed, and whether the client was the limit. A probe near a limit runs up to [`RUNS`] times, and one whose
-//! percentile's bounds straddle a limit runs on up to a cap ([`more_runs`]); it is judged on its runs together
+//! completed, and whether the client was the limit. A probe is one run, but one the answer rests on whose
+//! percentile's bounds straddle a limit runs on up to a cap ([`measures_more`]); it is judged on its runs together
 //! (medians, and percentiles of all their requests). Every run is printed as it ends; then the result at the rate found, and the search:
 //! the bracket it ended in, the spread of the runs at the answer, the probes and the time they took (`--json`
 //! gives that result with the whole search as `search`).
@@ -16,11 +16,11 @@ use shootout_engine::stakes::Stakes;
 use shootout_engine::{limits, Progress};
 use shootout_harness::run::settle::Settler;
 use shootout_model::run::{Statistic, TrialRecord};
+use shootout_model::search::measures_more;
 use shootout_model::search::{band_words, inside_band, Ended, Found, ProbeRecord, Search, SearchRecord, Step, Verdict};
 use shootout_model::search::{
     CEILING_RATE as CEILING, FLOOR_RATE as FLOOR, MOST_PROBES, PRECISION, START_RATE as START,
 };
-use shootout_model::search::{MOST_PROBE_SECONDS, MOST_PROBE_TRIALS};
 use shootout_model::slo::{Condition, Metric};
 use shootout_model::LoadResult;
 use shootout_report::analysis::judge::{judge_probe, CLIENT_LIMIT};
@@ -28,9 +28,6 @@ use shootout_report::statistics::figures;
 
 use super::load::{self, LoadArgs};
 use super::Failure;
-
-/// The most runs of one probe: a probe whose figures lie near a limit runs again, up to this many times.
-pub const RUNS: usize = 3;
 
 /// Runs the search and prints what it found.
 pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> Result<(), Failure> {
@@ -102,7 +99,8 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
             }
             these.push(result);
             let verdict = judge(&args.slo, &these, rate, precision);
-            let done = !more_runs(&verdict, &these, decide);
+            let measured: f64 = these.iter().map(|r| r.duration_s).sum();
+            let done = !measures_more(&verdict, decide, these.len() as u32, measured);
             eprintln!("{}", describe(nth, &record, &verdict, done, these.len(), decide));
             runs.push((record, these.last().cloned().expect("pushed above")));
             if done {
@@ -161,17 +159,6 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
         }
         None => Err(Failure::Threshold(format!("no rate down to {FLOOR} requests/s met the objectives"))),
     }
-}
-
-/// True when a probe judged `verdict` on `runs` runs again: near a limit, up to [`RUNS`] runs; when it must
-/// `decide` and a percentile is undecided, up to [`MOST_PROBE_TRIALS`] runs and [`MOST_PROBE_SECONDS`] measured
-/// (or [`RUNS`] runs' seconds, when more).
-fn more_runs(verdict: &Verdict, runs: &[LoadResult], decide: bool) -> bool {
-    let measured: f64 = runs.iter().map(|r| r.duration_s).sum();
-    let run_s = measured / runs.len().max(1) as f64;
-    let most_seconds = MOST_PROBE_SECONDS.max(RUNS as f64 * run_s);
-    let undecided = decide && verdict.undecided && runs.len() < MOST_PROBE_TRIALS as usize && measured < most_seconds;
-    undecided || (verdict.near && !verdict.client && runs.len() < RUNS)
 }
 
 /// Brings the server back to rest before run `nth`, saying so when it took long or did not happen; the seconds
@@ -245,8 +232,8 @@ fn chosen(probes: &[ProbeRecord], found: &Found) -> Option<usize> {
     at_capacity.or(probes.len().checked_sub(1))
 }
 
-/// `probe 4: 800.0 req/s: met every objective (...)`, or what it broke; for a run of a probe near a limit that
-/// runs again, `probe 4, run 1: 800.0 req/s: near a limit, running it again (...)`.
+/// `probe 4: 800.0 req/s: met every objective (...)`, or what it broke; for a run of a probe that must decide an
+/// undecided percentile, `probe 4, run 1: 800.0 req/s: p99 < 30ms undecided (...); measuring more (...)`.
 fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: usize, decide: bool) -> String {
     let mut figures = format!(
         "{:.1} req/s served, mean {} ms, p99 {} ms, errors {:.2}%",
@@ -262,10 +249,10 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
     let over = if runs > 1 { format!(" over {runs} runs") } else { String::new() };
     let others: Vec<&str> = verdict.broke.iter().map(String::as_str).filter(|b| *b != CLIENT_LIMIT).collect();
     let verdict = match (done, verdict.passed) {
-        (false, _) if verdict.undecided => {
+        // Only a percentile still undecided runs a probe again.
+        (false, _) => {
             format!("{}; measuring more", verdict.broke.iter().find(|b| b.contains("undecided")).map_or("", |b| b))
         }
-        (false, _) => "near a limit, running it again".to_string(),
         (true, true) => format!("met every objective{over}"),
         (true, false) if verdict.client && others.is_empty() => {
             format!("{CLIENT_LIMIT}{over}, while every objective held: the server took at least what it completed")

@@ -125,10 +125,10 @@ pub struct LoadArgs {
     fail_if: Vec<Condition>,
     /// Find the highest rate at which every --slo holds: start at -R (default 10/s), double until a probe fails,
     /// then bisect until the bracket is within --precision; each probe is an open-model run of -d (after
-    /// --warmup), run after the server is back at rest, and run up to 3 times when near a limit. A probe passes
-    /// when every --slo holds, the server completed all but --precision of the requests due, and the client was
-    /// not saturated (which ends the search: "at least"). Prints every probe and the rate found; --json adds them
-    /// as `search`.
+    /// --warmup), run after the server is back at rest; the ends of the answer are each run twice, and one whose
+    /// percentile stays undecided runs again, up to 12 runs and 60 s. A probe passes when every --slo holds, the
+    /// server completed all but --precision of the requests due, and the client was not saturated (which ends the
+    /// search: "at least"). Prints every probe and the rate found; --json adds them as `search`.
     #[arg(long, requires = "slo", conflicts_with_all = ["connections", "stages", "requests", "fail_if", "delay"])]
     pub(super) find_rate: bool,
     /// With --find-rate: an objective each probe must meet, e.g. 'mean<1s', 'p99<200ms', 'errors<1%'
