@@ -1,4 +1,4 @@
-//! Turns results into what people read. The data flows through four rooms:
+//! Turns results into what people read. The data flows through five rooms:
 //!
 //! - [`load`]: one `shootout load` run: its figures ([`load::summary::LoadSummary`]), its terminal summary
 //!   ([`load::text`]) and its HTML page ([`load::html`]).

@@ -327,7 +327,7 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     if u.queued >= 0.05 && u.throttled >= crate::analysis::limit::THROTTLED {
         let _ = writeln!(
             out,
-            "{:<26}{:.2} s ({:.0}% more): its CPU quota held the client back",
+            "{:<26}{:.2} s ({:.0}% of the time): its CPU quota held the client back",
             "Client waited for CPU:",
             u.queued_s,
             u.queued * 100.0
@@ -335,7 +335,7 @@ fn client_cpu(out: &mut String, result: &LoadResult, s: &LoadSummary) {
     } else if u.queued >= 0.05 {
         let _ = writeln!(
             out,
-            "{:<26}{:.2} s ({:.0}% more): other work held the client's CPUs",
+            "{:<26}{:.2} s ({:.0}% of the time): other work held the client's CPUs",
             "Client waited for CPU:",
             u.queued_s,
             u.queued * 100.0

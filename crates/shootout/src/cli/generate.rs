@@ -109,7 +109,9 @@ pub fn reference(cli: &Command) -> String {
         }
         page.push_str("\n| argument | meaning | default |\n|---|---|---|\n");
         for arg in arguments {
-            let _ = writeln!(page, "| {} | {} | {} |", cell(&spelling(arg)), cell(&help(arg)), cell(&default(arg)));
+            let (meaning, said) = said_default(&help(arg));
+            let default = if said.is_empty() { default(arg) } else { said };
+            let _ = writeln!(page, "| {} | {} | {} |", cell(&spelling(arg)), cell(&meaning), cell(&default));
         }
     }
     page
@@ -155,6 +157,21 @@ fn help(arg: &Arg) -> String {
     text.trim().to_string()
 }
 
+/// A help text without the default it ends with (`… [default: 10s].`, the form clap's own `--help` gives a default
+/// it knows), and that default; the text as it is, and nothing, when it says none at its end. A default clap does
+/// not know (one that depends on the machine, or on another flag) is said this way, so that the reference gives
+/// every default in one column.
+fn said_default(help: &str) -> (String, String) {
+    let text = help.trim_end().trim_end_matches('.');
+    match text.rfind("[default: ") {
+        Some(at) if text.ends_with(']') => {
+            let said = text[at + "[default: ".len()..text.len() - 1].trim();
+            (text[..at].trim_end().to_string(), said.to_string())
+        }
+        _ => (help.to_string(), String::new()),
+    }
+}
+
 /// An argument's default, as clap knows it (defaults that depend on the machine are said in its help).
 fn default(arg: &Arg) -> String {
     if matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse | ArgAction::Count) {
@@ -166,4 +183,33 @@ fn default(arg: &Arg) -> String {
 /// Text made safe for one cell of a Markdown table.
 fn cell(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::said_default;
+
+    #[test]
+    fn a_default_said_at_the_end_of_a_help_goes_to_its_column() {
+        let said = |help: &str| said_default(help);
+        assert_eq!(
+            said("Worker threads [default: the CPUs available]."),
+            ("Worker threads".into(), "the CPUs available".into())
+        );
+        assert_eq!(said("Deadline [default: 30s]"), ("Deadline".into(), "30s".into()));
+        // Mid-text, or none: the help as it is.
+        let mid = "Streams [default: 1]. Closed model: more";
+        assert_eq!(said(mid), (mid.into(), String::new()));
+        assert_eq!(said("Send a body"), ("Send a body".into(), String::new()));
+    }
+
+    #[test]
+    fn the_open_models_connection_cap_says_the_default_the_settings_take() {
+        let cli = <crate::cli::Cli as clap::CommandFactory>::command();
+        let load = cli.find_subcommand("load").expect("the load command");
+        let arg = load.get_arguments().find(|a| a.get_id() == "max_connections").expect("--max-connections");
+        let help = arg.get_long_help().or(arg.get_help()).map(|s| s.to_string()).unwrap_or_default();
+        let default = shootout_model::settings::DEFAULT_MAX_CONNECTIONS.to_string();
+        assert_eq!(said_default(&help).1, default, "{help}");
+    }
 }

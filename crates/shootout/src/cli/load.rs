@@ -54,17 +54,18 @@ pub struct LoadArgs {
     /// Open model: how due times are spaced: evenly, or as a Poisson process (random, independent arrivals).
     #[arg(long, value_enum, default_value = "constant", requires = "open")]
     arrival: ArrivalArg,
-    /// Open model: the most connections that may be open at once; more are opened only while all are busy.
+    /// Open model: the most connections that may be open at once; more are opened only while all are busy
+    /// [default: 1000].
     #[arg(long)]
     max_connections: Option<u32>,
     /// Ramp the users (closed) or the rate (with -R) linearly through stages, e.g. 30s:10,1m:100,30s:0: each
     /// stage moves from the previous level to its target over its duration. The run lasts their total.
     #[arg(long, value_parser = stages_arg, conflicts_with_all = ["duration", "requests"])]
     stages: Option<Stages>,
-    /// Worker threads (default: the CPUs available).
+    /// Worker threads [default: the CPUs available].
     #[arg(short = 't', long)]
     threads: Option<u32>,
-    /// How long to send, e.g. 30s or 2m (default 10s).
+    /// How long to send, e.g. 30s or 2m [default: 10s].
     #[arg(short = 'd', long, value_parser = duration_arg, allow_hyphen_values = true, conflicts_with = "requests")]
     duration: Option<Duration>,
     /// Send exactly this many requests instead of running for a duration.
@@ -73,7 +74,7 @@ pub struct LoadArgs {
     /// A request header, "Name: value"; repeatable.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     headers: Vec<String>,
-    /// HTTP method (default GET, or POST when a body is given).
+    /// HTTP method [default: GET, or POST when a body is given].
     #[arg(short = 'm', long)]
     method: Option<String>,
     /// Request body.

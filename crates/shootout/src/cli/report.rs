@@ -21,7 +21,7 @@ use super::Failure;
 pub struct ReportArgs {
     /// A results directory of `shootout run`, or a JSON result of `shootout load`.
     path: PathBuf,
-    /// The load level whose second-by-second timelines the report shows (default: the highest).
+    /// The load level whose second-by-second timelines the report shows [default: the highest].
     #[arg(long)]
     level: Option<f64>,
 }

@@ -21,7 +21,7 @@ pub struct TargetArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
-    /// Worker threads (default: the CPUs available).
+    /// Worker threads [default: the CPUs available].
     #[arg(short, long)]
     threads: Option<usize>,
     /// Freeze the whole server for --stall-for at the start of every period this long, e.g. 5s (requests that
