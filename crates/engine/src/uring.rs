@@ -337,7 +337,11 @@ mod tests {
 
     #[test]
     fn arrivals_come_back_in_provided_buffers_with_their_slot_and_generation() {
-        if available().is_err() {
+        if let Err(e) = available() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "under CI this test must run, but io_uring is not available: {e}"
+            );
             return eprintln!("io_uring is not available here: nothing to check");
         }
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
