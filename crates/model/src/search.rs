@@ -205,7 +205,7 @@ pub struct Verdict {
     /// It met every objective, the server completed what fell due, and the client was not the limit.
     pub passed: bool,
     /// No objective was broken, but a percentile's 95% bounds straddled its limit: the requests measured cannot
-    /// tell, and the probe measures more ([`MOST_PROBE_SECONDS`]); one still undecided then counts against the
+    /// tell, and the probe measures more ([`measures_more`]); one still undecided then counts against the
     /// level (the capacity is below it) and is said undecided, never broken.
     pub undecided: bool,
     /// The load generator was saturated: the probe judges the client, not the server, and bounds the search from

@@ -172,7 +172,7 @@ fn said_default(help: &str) -> (String, String) {
     }
 }
 
-/// An argument's default, as clap knows it (defaults that depend on the machine are said in its help).
+/// An argument's default, as clap knows it (one that depends on the machine is said in its help: [`said_default`]).
 fn default(arg: &Arg) -> String {
     if matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse | ArgAction::Count) {
         return String::new();
@@ -191,16 +191,15 @@ mod tests {
 
     #[test]
     fn a_default_said_at_the_end_of_a_help_goes_to_its_column() {
-        let said = |help: &str| said_default(help);
         assert_eq!(
-            said("Worker threads [default: the CPUs available]."),
+            said_default("Worker threads [default: the CPUs available]."),
             ("Worker threads".into(), "the CPUs available".into())
         );
-        assert_eq!(said("Deadline [default: 30s]"), ("Deadline".into(), "30s".into()));
+        assert_eq!(said_default("Deadline [default: 30s]"), ("Deadline".into(), "30s".into()));
         // Mid-text, or none: the help as it is.
         let mid = "Streams [default: 1]. Closed model: more";
-        assert_eq!(said(mid), (mid.into(), String::new()));
-        assert_eq!(said("Send a body"), ("Send a body".into(), String::new()));
+        assert_eq!(said_default(mid), (mid.into(), String::new()));
+        assert_eq!(said_default("Send a body"), ("Send a body".into(), String::new()));
     }
 
     #[test]
