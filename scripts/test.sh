@@ -68,6 +68,8 @@ timed() {
 timed cargo fmt --all -- --check
 timed cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 timed cargo clippy --workspace --all-targets --locked -- -D warnings
+# The tests that read where the CPUs' time went (the capacity search, the limit column, profiles) are a binary of
+# their own, tests/quiet/, whose tests take turns; cargo runs it apart from the others.
 timed cargo test --workspace --locked
 
 # Under CI (CI=true, where .ci/run has run setup-examples.sh first) every example must load and run; elsewhere a

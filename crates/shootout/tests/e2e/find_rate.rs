@@ -1,6 +1,6 @@
 //! `shootout load --find-rate`: where a search ends when no rate meets the objectives, when Ctrl-C or a server
 //! gone cuts it short, and its refusals. The search against an analytic truth (an M/D/1 queue) is in
-//! `tests/capacity.rs`, which runs with the machine to itself.
+//! `tests/quiet/capacity.rs`, which runs with the machine to itself.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

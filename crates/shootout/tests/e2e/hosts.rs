@@ -17,7 +17,7 @@ use crate::support::{describe, results, shootout, start_run, workdir};
 /// hosts running `command` as shootout. The server's url is left to its default: `h1` is an alias of the ssh
 /// config, so the url must be made of the address ssh connects to.
 fn suite(hosts: &TestHosts, dir: &Path, command: &str, duration: &str) -> String {
-    let database = crate::services::postgres_service(dir, &format!("host = \"ssh:h2\"\ncwd = \"{}\"\n", dir.display()));
+    let database = crate::postgres::postgres_service(dir, &format!("host = \"ssh:h2\"\ncwd = \"{}\"\n", dir.display()));
     format!(
         "name = \"hosts\"\nrepeats = 1\nduration = \"{duration}\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
          connections = [2]\n[load]\npath = \"/hello\"\n\

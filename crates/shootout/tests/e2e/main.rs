@@ -4,6 +4,7 @@
 mod h2_server;
 mod h3_server;
 mod namespaces;
+mod postgres;
 mod support;
 
 mod agents;
@@ -25,7 +26,6 @@ mod http3;
 mod http3_faults;
 mod https;
 mod io;
-mod limits;
 mod load_counts;
 mod oneline;
 mod open_model;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use shootout_profile::Stacks;
 
 use crate::support::{
-    assert_valid, ctrl_c, describe, left_with, marked, results, run_suite, shootout, workdir, Target,
+    assert_valid, ctrl_c, describe, installed, left_with, marked, results, run_suite, shootout, workdir, Target,
 };
 
 #[test]
@@ -27,7 +27,8 @@ fn the_target_spinning_spends_most_of_its_samples_in_spin() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("profile: perf on 1 process, "), "{stdout}");
     let stacks = Stacks::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert!(stacks.samples() >= 50, "about 99 samples a second for 2 s: {}", stacks.samples());
+    // 99 samples a second of its CPU time: fewer when the tests beside this one take its CPU.
+    assert!(stacks.samples() >= 20, "about 99 samples a second for 2 s: {}", stacks.samples());
     let spin = stacks.share_with(|frame| frame.ends_with("routes::spin"));
     assert!(spin >= 0.8, "spin on {:.0}% of the samples:\n{stdout}", 100.0 * spin);
     let hottest_line = stdout.lines().skip_while(|l| !l.starts_with("   self")).nth(1).unwrap_or_default();
@@ -238,53 +239,6 @@ fn a_profiler_that_is_missing_is_said_once_per_server_and_the_figures_stand() {
 }
 
 #[test]
-fn a_ruby_apps_hot_method_is_the_hottest_ruby_frame_across_pumas_workers() {
-    // Puma with two forked workers on a Rack app whose time goes to `burn` (tests/fixtures/hot-rack): auto picks
-    // rbspy for Ruby, which follows the workers, and `burn`'s block must be the Ruby frame that ran the most.
-    if !ruby_installed() {
-        return;
-    }
-    let dir = workdir("profile", "ruby");
-    let output = run_suite(&dir, &hot_suite(20_000));
-    assert!(output.status.success(), "{}", describe(&output));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("puma -w 2: rbspy at 4 users"), "{stdout}");
-    let profiles = results(&dir).join("profiles");
-    let stacks = Stacks::parse(&std::fs::read_to_string(profiles.join("puma--w-2-4.folded")).unwrap()).unwrap();
-    let ruby = stacks.hottest(usize::MAX).into_iter().find(|f| !f.name.starts_with("(unknown)")).unwrap();
-    assert!(ruby.name.contains("burn"), "the hottest Ruby frame is {ruby:?}:\n{stdout}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(profiles.join("puma--w-2-4.json")).unwrap()).unwrap();
-    assert!(json["command"].as_str().unwrap().contains("--subprocesses"), "the workers are followed: {json}");
-}
-
-#[test]
-fn compare_shows_the_method_made_twice_as_costly_as_the_largest_growth() {
-    // The same app, its hot method twice as costly in the second run: compare names `burn` first among the
-    // frames whose share changed, and draws the differential flame graph beside the new profile.
-    if !ruby_installed() {
-        return;
-    }
-    let (old, new) = (workdir("profile", "compare-old"), workdir("profile", "compare-new"));
-    for (dir, rounds) in [(&old, 10_000), (&new, 20_000)] {
-        let output = run_suite(dir, &hot_suite(rounds));
-        assert!(output.status.success(), "{}", describe(&output));
-    }
-    let output = shootout().arg("compare").arg(results(&old)).arg(results(&new)).output().unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let changes: Vec<&str> =
-        stdout.lines().skip_while(|l| !l.contains("the frames whose own time changed most")).collect();
-    let first = changes.get(1).copied().unwrap_or_default();
-    assert!(
-        first.contains("burn") && first.trim_start().starts_with('+'),
-        "the largest change is {first:?}:\n{stdout}"
-    );
-    let svg = std::fs::read_to_string(results(&new).join("profiles/puma--w-2-4.diff.svg")).unwrap();
-    assert!(svg.contains("burn") && svg.contains("rgb(255,"), "burn drawn in red, grown");
-}
-
-#[test]
 fn a_python_servers_hot_function_is_its_hottest_frame_through_py_spy() {
     // A threaded Python HTTP server whose time goes to `burn` (tests/fixtures/hot-python): auto picks py-spy,
     // which samples the thread holding Python's lock, and `burn` (a frame per line: `burn (server.py:16)`) must be
@@ -342,39 +296,4 @@ fn async_profiler_installed() -> bool {
     let found = shootout_profile::record::async_profiler_library().is_some();
     assert!(found || std::env::var_os("CI").is_none(), "under CI scripts/setup-examples.sh installs async-profiler");
     found
-}
-
-/// A suite of Puma with two workers on the hot Rack app, `rounds` square roots a request, profiled for 2 s.
-fn hot_suite(rounds: u32) -> String {
-    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-rack");
-    format!(
-        "name = \"hot\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"500ms\"\nconnections = [4]\n\
-         [profile]\nduration = \"2s\"\n\
-         [[server]]\nname = \"puma -w 2\"\ncwd = \"{}\"\nenv = {{ HOT_ROUNDS = \"{rounds}\" }}\n\
-         command = \"puma -b tcp://127.0.0.1:{{port}} -w 2 -t 2:2 config.ru\"\nstop = {{ signal = \"INT\", grace = \"10s\" }}\n",
-        app.display()
-    )
-}
-
-/// True when Puma and rbspy are installed.
-fn ruby_installed() -> bool {
-    installed(&["puma", "rbspy"])
-}
-
-/// True when every one of `programs` is on the PATH; outside CI, a test that needs them is skipped without them.
-fn installed(programs: &[&str]) -> bool {
-    let missing: Vec<&str> = programs.iter().copied().filter(|p| !on_path(p)).collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "under CI the profile tests must run: scripts/setup-examples.sh installs {missing:?}"
-        );
-        eprintln!("skipped: {missing:?} not installed (scripts/setup-examples.sh installs them)");
-    }
-    missing.is_empty()
-}
-
-/// True when `program` is on the PATH.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }

@@ -375,13 +375,14 @@ fn ctrl_c_keeps_what_was_measured_and_resume_finishes_the_suite() {
     for server in ["a", "b"] {
         let measured = |level: u32| results.join(format!("trials/{server}/{level}-r1.json")).is_file();
         let answer = stdout.lines().find(|l| l.starts_with(&format!("  {server}: "))).unwrap_or_default();
+        // Each may add that the client was the limit (the tests beside this one take its CPUs).
         let expected = match (measured(1), measured(2)) {
             (false, false) => ": not run",
-            (true, false) => "(no trial measured at 2 users)",
-            (true, true) => "(every level met it)",
+            (true, false) => "(no trial measured at 2 users",
+            (true, true) => "(every level met it",
             (false, true) => "none: no trial measured at the lowest level, 1 user",
         };
-        assert!(answer.ends_with(expected), "{server}: {answer:?} should end with {expected:?}; {stdout}");
+        assert!(answer.contains(expected), "{server}: {answer:?} should say {expected:?}; {stdout}");
     }
 
     resume_completes(&results, 4);

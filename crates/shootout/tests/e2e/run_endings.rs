@@ -204,7 +204,9 @@ fn a_trial_that_cannot_be_saved_on_a_full_disk_ends_the_run_with_its_server_stop
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
     assert_eq!(read("first.code").trim(), "1", "{}", read("first.err"));
     let stderr = read("first.err");
-    assert!(stderr.contains("cannot save a trial") && stderr.contains("No space left on device"), "{stderr}");
+    // Saved as measured, or kept aside as disturbed (by the tests running beside this one) to be measured again.
+    let unsaved = stderr.contains("cannot save a trial") || stderr.contains("cannot keep a trial");
+    assert!(unsaved && stderr.contains("No space left on device"), "{stderr}");
     let runner: u32 = read("first.pid").trim().parse().unwrap();
     assert_eq!(cgroups_of(runner), Vec::<String>::new(), "no cgroup of the run is left");
     assert!(output.status.success(), "--resume finishes the suite once there is room: {}", describe(&output));

@@ -1,69 +1,17 @@
 //! End-to-end tests of a suite's `[[service]]`: a real PostgreSQL made and started by the suite in this test's own
 //! folder (initdb, a free port, no Unix socket: nothing of the machine's own cluster), reset from a template before
-//! each server, sampled beside each server, and gone after the run and after Ctrl-C; the limit column naming a
-//! busy service; and the faults that stop a suite (a service that exits, never gets ready, or fails its reset)
+//! each server, sampled beside each server, and gone after the run and after Ctrl-C; and the faults that stop a suite (a service that exits, never gets ready, or fails its reset)
 //! or refuse it (a server naming no service, two services on one port).
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::{describe, left_with, marked, results, running_with, start_run, trials, workdir};
-
-/// The folder of the newest PostgreSQL's programs (Debian's `postgresql` package).
-fn postgres_bin() -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("PostgreSQL is installed (.ci/run installs Debian's postgresql)")
-        .flatten()
-        .map(|e| e.path().join("bin"))
-        .filter(|bin| bin.join("postgres").is_file())
-        .collect();
-    found.sort_by_key(|bin| bin.parent().and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok()).unwrap_or(0));
-    found.pop().expect("a PostgreSQL server in /usr/lib/postgresql/*/bin")
-}
-
-/// What runs a PostgreSQL program: as the `postgres` user when the tests run as root, which PostgreSQL refuses
-/// (setpriv execs, so the postmaster is the service's own process); the folder is made theirs too.
-fn as_postgres(dir: &Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    // /proc/self belongs to this process's effective user.
-    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
-        return String::new();
-    }
-    let id = |flag: &str| -> u32 {
-        let output = std::process::Command::new("id").args([flag, "postgres"]).output().unwrap();
-        assert!(output.status.success(), "Debian's postgresql makes a postgres user");
-        String::from_utf8_lossy(&output.stdout).trim().parse().unwrap()
-    };
-    std::os::unix::fs::chown(dir, Some(id("-u")), Some(id("-g"))).unwrap();
-    "setpriv --reuid=postgres --regid=postgres --clear-groups -- ".into()
-}
+use crate::postgres::{postgres_bin, postgres_service};
+use crate::support::{describe, left_with, marked, results, run_marked, running_with, start_run, trials, workdir};
 
 /// A suite of `servers` beside a PostgreSQL of its own in `dir` ([`postgres_service`]).
 fn postgres_suite(dir: &Path, head: &str, servers: &str) -> String {
     format!("{head}\n[load]\npath = \"/hello\"\n{}{servers}", postgres_service(dir, ""))
-}
-
-/// A `[[service]]` named `db`: a PostgreSQL of its own in `dir`, made by its setup (a template database with one
-/// table, `seen`), reset to a fresh copy of the template before each server, stopped by SIGINT; `more` adds keys
-/// (`host = "ssh:h2"`).
-pub(crate) fn postgres_service(dir: &Path, more: &str) -> String {
-    let (bin, run_as) = (postgres_bin().display().to_string(), as_postgres(dir));
-    let single =
-        |database: &str, sql: &str| format!("echo '{sql}' | {run_as}{bin}/postgres --single -D data {database}");
-    let setup = format!(
-        "rm -rf data && {run_as}{bin}/initdb -D data --auth=trust -U postgres -E UTF8 --locale=C.UTF-8 -N && {} && {}",
-        single("postgres", "CREATE DATABASE bench_template"),
-        single("bench_template", "CREATE TABLE seen(server text)")
-    );
-    let psql = format!("{bin}/psql -q -h 127.0.0.1 -p {{port}} -U postgres -d postgres -v ON_ERROR_STOP=1");
-    format!(
-        "[[service]]\nname = \"db\"\n{more}setup = \"{setup}\"\n\
-         command = \"{run_as}{bin}/postgres -D data -p {{port}} -c listen_addresses=127.0.0.1 -c unix_socket_directories=\"\n\
-         ready = {{ command = \"{bin}/pg_isready -q -h 127.0.0.1 -p {{port}} -U postgres -d postgres\" }}\n\
-         reset = \"{psql} -c 'DROP DATABASE IF EXISTS bench WITH (FORCE)' -c 'CREATE DATABASE bench TEMPLATE bench_template'\"\n\
-         stop = {{ signal = \"INT\" }}\nversion_command = \"{bin}/postgres --version\"\n"
-    )
 }
 
 /// A server (the built-in target) whose setup writes down how many rows it finds in the database, then adds one.
@@ -73,12 +21,6 @@ fn counting_server(name: &str) -> String {
         "[[server]]\nname = \"{name}\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n\
          setup = \"{psql} -tAc 'SELECT count(*) FROM seen' >> counts.txt && {psql} -c \\\"INSERT INTO seen VALUES ('{name}')\\\"\"\n"
     )
-}
-
-/// Runs the suite in `dir` with processes marked `mark`.
-fn run_marked(dir: &Path, suite: &str, mark: &str) -> Output {
-    std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    marked(mark).arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
 }
 
 #[test]
@@ -134,65 +76,6 @@ fn ctrl_c_leaves_nothing_of_the_database() {
     let output = run.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
     assert_eq!(left_with(&mark), Vec::<String>::new(), "nothing of the database is left");
-}
-
-/// A suite of the built-in target as three servers at 2 users, beside a stand-in database, `db`, that only burns a
-/// CPU (at the idle scheduling class, so that it takes only what nothing else wants and leaves the tests running
-/// beside this one alone): one server waits on `/delay/2` without it (for its two users), one spins on `/spin/1500`, one waits beside
-/// it. Returns each server's limit as the report's table writes it, and the stand-in database's busy share of its
-/// CPU beside it (0 where it did not run).
-fn limits(dir: &Path) -> Vec<(String, String, f64)> {
-    let suite = "name = \"limits\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
-                 connections = [2]\n[load]\npath = \"/delay/2\"\n\
-                 [[service]]\nname = \"db\"\ncommand = \"exec chrt --idle 0 sh -c 'while :; do :; done'\"\nready = { command = \"true\" }\n\
-                 restart = \"server\"\ncpus = \"1\"\nstop = { grace = \"1s\" }\n\
-                 [[server]]\nname = \"waits\"\ncommand = \"{shootout} target --port {port} --threads 1\"\nneeds = []\n\
-                 [[server]]\nname = \"spins\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
-                 path = \"/spin/1500\"\nneeds = []\n\
-                 [[server]]\nname = \"beside\"\ncommand = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\n";
-    let mark = format!("services-limits-{}", std::process::id());
-    let output = run_marked(dir, suite, &mark);
-    assert!(output.status.success(), "{}", describe(&output));
-    assert_eq!(left_with(&mark), Vec::<String>::new(), "the stand-in database is stopped with its server");
-    let analysis: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(results(dir).join("analysis.json")).unwrap()).unwrap();
-    analysis["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let db = c["services"].as_array().into_iter().flatten().find(|s| s["name"] == "db");
-            let busy = db.and_then(|s| s["busy"].as_f64()).unwrap_or(0.0);
-            (c["server"].as_str().unwrap().to_string(), serde_json::to_string(&c["limit"]).unwrap(), busy)
-        })
-        .collect()
-}
-
-#[test]
-fn the_limit_names_a_busy_service_the_servers_cpu_or_waiting() {
-    // The machine is shared: the stand-in database runs at the idle scheduling class, so the other tests' work on
-    // CPU 1 can take it under the 90% that names it. A run where it got 90% must name it; one where it did not
-    // tries again, three times at most, and when it never got its CPU the premise is said, not judged.
-    let mut seen = Vec::new();
-    for attempt in 0..3 {
-        let dir = workdir("services", &format!("limits-{attempt}"));
-        let cells = limits(&dir);
-        let by = |server: &str| cells.iter().find(|c| c.0 == server).map(|c| c.1.clone()).unwrap_or_default();
-        let (waits, spins, beside) = (by("waits"), by("spins"), by("beside"));
-        // Its one thread waits in its event loop for the next of the two users' requests: the load sets its pace.
-        assert!(waits.contains("\"by\":\"for_client\""), "{cells:?}");
-        // It fills its CPU, or queues for it behind another test's work there, which is named.
-        assert!(spins.contains("\"by\":\"server_cpu\"") || spins.contains("\"by\":\"taken_by\""), "{cells:?}");
-        let db_busy = cells.iter().find(|c| c.0 == "beside").map_or(0.0, |c| c.2);
-        if beside.contains("\"by\":\"service\",\"name\":\"db\"") {
-            let table = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
-            assert!(table.contains("db CPU 9"), "{table}");
-            return;
-        }
-        assert!(db_busy < 0.9, "the stand-in database used {db_busy} of its CPU and was not named: {cells:?}");
-        seen.push(cells);
-    }
-    eprintln!("the stand-in database never got 90% of its CPU beside the other tests, so it was not judged: {seen:?}");
 }
 
 #[test]

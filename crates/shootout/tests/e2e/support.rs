@@ -57,6 +57,12 @@ pub fn run_suite(dir: &Path, suite: &str) -> Output {
     shootout().arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
 }
 
+/// [`run_suite`] with the processes of the run marked `mark` ([`marked`]).
+pub fn run_marked(dir: &Path, suite: &str, mark: &str) -> Output {
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    marked(mark).arg("run").arg(dir.join("suite.toml")).arg("--results").arg(dir.join("results")).output().unwrap()
+}
+
 /// Starts `command` (a `shootout`) running `dir/suite.toml`, its results under `dir/results`, its output piped.
 pub fn start_run(mut command: Command, dir: &Path) -> Child {
     command
@@ -494,4 +500,22 @@ pub fn stop_with(
         serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
     assert!(result.interrupted);
     result
+}
+
+/// True when every one of `programs` is on the PATH; outside CI, a test that needs them is skipped without them.
+pub fn installed(programs: &[&str]) -> bool {
+    let missing: Vec<&str> = programs.iter().copied().filter(|p| !on_path(p)).collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "under CI the profile tests must run: scripts/setup-examples.sh installs {missing:?}"
+        );
+        eprintln!("skipped: {missing:?} not installed (scripts/setup-examples.sh installs them)");
+    }
+    missing.is_empty()
+}
+
+/// True when `program` is on the PATH.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }

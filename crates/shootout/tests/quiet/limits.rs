@@ -2,19 +2,13 @@
 //! servers whose limit is known in advance: the built-in target burning CPU, sleeping, or sent uploads bigger than
 //! one client core can send (the client is the limit, and so the figures measure shootout); and the purpose-built
 //! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database's CPU
-//! or its waits on it, or by a listen queue too short for its connects; the target beside a CPU burner, and under
-//! a CPU quota.
+//! or its waits on it, or by a listen queue too short for its connects; the target beside a CPU burner, beside a
+//! busy service, and under a CPU quota.
 
-use crate::support::{describe, results, run_suite, workdir};
+use std::path::Path;
 
-/// Held by every measurement of this file: one pins a busy loop to CPU 1, and the others would read it (or another
-/// test's busy server) as CPU taken from theirs.
-static CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The tests of this file that take [`CPUS`] wait for one another, not for a failed one's poison.
-fn cpus_alone() -> std::sync::MutexGuard<'static, ()> {
-    CPUS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::alone;
+use crate::support::{describe, left_with, results, run_marked, run_suite, workdir};
 
 /// The purpose-built servers whose limit is known.
 const LIMITED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/limited-server");
@@ -28,11 +22,11 @@ fn limit_of(name: &str, connections: u32, load: &str, server: &str) -> String {
 /// [`limit_of`] at the one level `levels` (`connections = [8]` or `rates = [108]`), with `more` after the suite's
 /// keys (a service), the CPUs held for it.
 fn limit_at(name: &str, levels: &str, load: &str, server: &str, more: &str) -> String {
-    let _alone = cpus_alone();
+    let _alone = alone();
     measure(name, levels, load, server, more)
 }
 
-/// [`limit_at`] for a caller that holds [`CPUS`] already.
+/// [`limit_at`] for a caller that holds [`alone`] already.
 fn measure(name: &str, levels: &str, load: &str, server: &str, more: &str) -> String {
     let dir = workdir("limits", name);
     let suite = format!(
@@ -87,7 +81,7 @@ fn uploads_bigger_than_one_client_core_can_send_are_client_bound() {
     // 256 KiB bodies from one client thread on CPU 0 to a two-thread target on both CPUs: on loopback the sender
     // pays for the copy and the TCP work of both ends, the receiver one copy, so the client runs out first (and
     // the server's thread on CPU 0 only makes it wait for its core).
-    // Other tests running at the same time can take CPU 0 from the client and the server alike, which reads, rightly,
+    // Other work on the machine can take CPU 0 from the client and the server alike, which reads, rightly,
     // as the server's CPUs being full; so the suite runs up to three times, and one run must find the client.
     let load = format!("method = \"POST\"\npath = \"/hello\"\nbody = \"{}\"", "x".repeat(256 * 1024));
     let server = "command = \"{shootout} target --port {port} --threads 2\"\ncpus = \"0-1\"";
@@ -100,6 +94,7 @@ fn uploads_bigger_than_one_client_core_can_send_are_client_bound() {
 fn an_open_model_cell_gets_the_rate_its_server_completed_and_says_when_it_kept_up() {
     // 2 ms of CPU a request on one thread completes at most 500 requests/s: 50/s it keeps up with, 1,000/s it
     // cannot, and the cell must say what it completed (not the 1,000 offered), and not that it kept up.
+    let _alone = alone();
     let dir = workdir("limits", "open");
     let suite = "name = \"open\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
          rates = [50, 1000]\nclient_cpus = \"0\"\n[[server]]\nname = \"target\"\n\
@@ -121,7 +116,7 @@ fn an_open_model_cell_gets_the_rate_its_server_completed_and_says_when_it_kept_u
     assert!(rps[1] < 600.0, "the cell at 1,000/s completed {} requests/s: {csv}", rps[1]);
     assert!(!behind.last().unwrap().starts_with("kept up"), "{stdout}");
     // One warning, for the cell that fell behind: what it completed against what was offered, and who held it back
-    // (besides any disturbance: this binary's other tests run beside it, on the same CPUs).
+    // (besides any disturbance: other work on the machine may take the same CPUs).
     let warnings: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("WARNING: target at ") && !l.contains("rests on a disturbed trial"))
@@ -145,8 +140,8 @@ fn limited(mode: &str, cpus: &str) -> String {
 
 #[test]
 fn a_threaded_python_server_is_held_to_one_core_by_its_gil() {
-    // A thread per connection, each request 1 ms of pure-Python work, allowed both CPUs: it uses one. Another
-    // test running meanwhile can take part of that core, which reads, rightly, as another limit; so the suite runs
+    // A thread per connection, each request 1 ms of pure-Python work, allowed both CPUs: it uses one. Other work
+    // on the machine can take part of that core, which reads, rightly, as another limit; so the suite runs
     // up to three times, and one run must find the GIL.
     let gil = |limit: &String| {
         limit.starts_with("one core: its GIL (") && limit.ends_with(" of 2 CPUs used; threads wait on its lock)")
@@ -167,8 +162,8 @@ fn threads_that_share_one_lock_wait_on_it() {
 fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little_more_than_it_can_take() {
     // Two single-threaded workers, 20 ms asleep a request: 100 requests per second at most. Eight users, and an
     // offer of 108 a second (it completes about 98, 91% of it, its queue growing): all busy, not keeping up.
-    // The other modules' tests run beside this one: a load of theirs on CPU 1 reads, rightly, as CPU taken from it.
-    // Such a run is tried again, three times at most.
+    // Other work on the machine on CPU 1 reads, rightly, as CPU taken from it. Such a run is tried again, three
+    // times at most.
     let server = limited("workers", "1");
     let taken =
         |limit: &String| limit.starts_with("CPU taken by ") || limit.contains("CPUs ") && limit.contains("% busy");
@@ -189,12 +184,10 @@ fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little
 }
 
 /// The limit of `limited-server MODE` at 4 users, beside a PostgreSQL service of the test's own that it queries.
-/// The heavy queries of one such test fill a CPU, which the other's server would read as taken from it: they take
-/// [`CPUS`] in turn.
 fn limit_beside_postgres(mode: &str) -> String {
-    let _alone = cpus_alone();
+    let _alone = alone();
     let dir = workdir("limits", &format!("{mode}-service"));
-    let service = crate::services::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
+    let service = crate::postgres::postgres_service(&dir, &format!("cwd = \"{}\"\n", dir.display()));
     let server = limited(mode, "1").replace("{port}", "{port} --db-port {service.db.port}");
     measure(mode, "connections = [4]", "", &server, &service)
 }
@@ -230,11 +223,10 @@ fn a_listen_queue_too_short_for_its_connects_drops_them() {
 #[test]
 fn a_cpu_burner_beside_the_server_is_named() {
     // The target burning 1 ms a request on CPU 1, beside a busy loop pinned there too (ending by itself in 20 s).
-    let _alone = cpus_alone();
+    let _alone = alone();
     let burn = "import time\nend = time.time() + 20\nwhile time.time() < end: pass";
     let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/1000\"";
-    // The other modules' tests run beside this one: a load of theirs on CPU 1 is CPU taken too, and may be named
-    // instead. A run that names another taker is tried again, three times at most; each must name one.
+    // Other work on the machine on CPU 1 is CPU taken too, and may be named instead. A run that names another taker is tried again, three times at most; each must name one.
     let mut named = Vec::new();
     for _ in 0..3 {
         let mut burner =
@@ -276,7 +268,7 @@ fn a_server_under_a_cpu_quota_is_throttled() {
 fn a_client_under_a_cpu_quota_is_held_by_it_and_says_so() {
     // `shootout load` itself in a cgroup of the test's own with half a CPU, sending as fast as one thread can to a
     // target outside it: the quota, not the target or other work, holds it back.
-    let _alone = cpus_alone();
+    let _alone = alone();
     let Some(cgroup) = shootout_engine::quota::with_quota(&format!("shootout-test-client-{}", std::process::id()), 0.5)
     else {
         let why = "no cgroup with a cpu controller can be made here: nothing to throttle";
@@ -305,4 +297,63 @@ fn a_client_under_a_cpu_quota_is_held_by_it_and_says_so() {
     let out = String::from_utf8_lossy(&text.stdout);
     assert!(out.contains("WARNING: the client was held by its CPU quota of 0.5 CPUs"), "{out}");
     assert!(!out.contains("other work held the client's CPUs"), "{out}");
+}
+
+/// A suite of the built-in target as three servers at 2 users, beside a stand-in database, `db`, that only burns a
+/// CPU (at the idle scheduling class, so that it takes only what nothing else on the machine wants): one server
+/// waits on `/delay/2` without it (for its two users), one spins on `/spin/1500`, one waits beside it. Returns each server's limit as the report's table writes it, and the stand-in database's busy share of its
+/// CPU beside it (0 where it did not run).
+fn limits_beside_a_service(dir: &Path) -> Vec<(String, String, f64)> {
+    let suite = "name = \"limits\"\nrepeats = 1\nduration = \"1s\"\nwarmup = \"300ms\"\nsample_every = \"100ms\"\n\
+                 connections = [2]\n[load]\npath = \"/delay/2\"\n\
+                 [[service]]\nname = \"db\"\ncommand = \"exec chrt --idle 0 sh -c 'while :; do :; done'\"\nready = { command = \"true\" }\n\
+                 restart = \"server\"\ncpus = \"1\"\nstop = { grace = \"1s\" }\n\
+                 [[server]]\nname = \"waits\"\ncommand = \"{shootout} target --port {port} --threads 1\"\nneeds = []\n\
+                 [[server]]\nname = \"spins\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
+                 path = \"/spin/1500\"\nneeds = []\n\
+                 [[server]]\nname = \"beside\"\ncommand = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\n";
+    let mark = format!("services-limits-{}", std::process::id());
+    let output = run_marked(dir, suite, &mark);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(left_with(&mark), Vec::<String>::new(), "the stand-in database is stopped with its server");
+    let analysis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results(dir).join("analysis.json")).unwrap()).unwrap();
+    analysis["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let db = c["services"].as_array().into_iter().flatten().find(|s| s["name"] == "db");
+            let busy = db.and_then(|s| s["busy"].as_f64()).unwrap_or(0.0);
+            (c["server"].as_str().unwrap().to_string(), serde_json::to_string(&c["limit"]).unwrap(), busy)
+        })
+        .collect()
+}
+
+#[test]
+fn the_limit_names_a_busy_service_the_servers_cpu_or_waiting() {
+    // The stand-in database runs at the idle scheduling class, so other work on CPU 1 can take it under the 90%
+    // that names it: a run where it got 90% must name it, one where it did not is tried again, three times at most,
+    // and one of them must name it.
+    let _alone = alone();
+    let mut seen = Vec::new();
+    for attempt in 0..3 {
+        let dir = workdir("limits", &format!("service-{attempt}"));
+        let cells = limits_beside_a_service(&dir);
+        let by = |server: &str| cells.iter().find(|c| c.0 == server).map(|c| c.1.clone()).unwrap_or_default();
+        let (waits, spins, beside) = (by("waits"), by("spins"), by("beside"));
+        // Its one thread waits in its event loop for the next of the two users' requests: the load sets its pace.
+        assert!(waits.contains("\"by\":\"for_client\""), "{cells:?}");
+        // It fills its CPU, or queues for it behind other work there, which is named.
+        assert!(spins.contains("\"by\":\"server_cpu\"") || spins.contains("\"by\":\"taken_by\""), "{cells:?}");
+        let db_busy = cells.iter().find(|c| c.0 == "beside").map_or(0.0, |c| c.2);
+        if beside.contains("\"by\":\"service\",\"name\":\"db\"") {
+            let table = std::fs::read_to_string(results(&dir).join("report.md")).unwrap();
+            assert!(table.contains("db CPU 9"), "{table}");
+            return;
+        }
+        assert!(db_busy < 0.9, "the stand-in database used {db_busy} of its CPU and was not named: {cells:?}");
+        seen.push(cells);
+    }
+    panic!("the stand-in database never got 90% of its CPU: {seen:?}");
 }

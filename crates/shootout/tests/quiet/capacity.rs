@@ -10,30 +10,15 @@
 //! rate, workers that queue and never answer an error, and one that loses half its speed when the test says so.
 //! The objective every rate meets ends the search at the client's limit, never at the search's ceiling.
 //!
-//! A binary of its own, because cargo runs test binaries one after another: the e2e binary's tests run side by
-//! side and take the CPUs from the target mid-probe, which makes S during the search not the S measured before.
-//! For the same reason its own tests take turns ([`ALONE`]).
-
-#[path = "e2e/support.rs"]
-#[allow(dead_code)] // the e2e tests' helpers, of which this binary needs a few
-mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use support::{assert_valid, describe, load, shootout, Target};
+use crate::alone;
+use crate::support::{assert_valid, describe, load, shootout, Target};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-
-/// Held by each test for its whole run: the harness runs a binary's tests side by side, and each of these needs
-/// the machine's CPUs to itself.
-static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Waits for the machine to be this test's alone (a test that failed while holding it does not stop the next).
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ALONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// A server of `tests/fixtures/known-capacity` (`args`: its mode and figures), killed when dropped.
 struct Known {
@@ -233,7 +218,7 @@ fn a_server_that_slows_down_mid_search_is_answered_at_its_new_speed_and_said_to_
         let line = line.unwrap();
         if !slowed && line.starts_with("probe ") && line.contains(": broke ") {
             let address = server.url.trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
-            support::get(address, "/slower");
+            crate::support::get(address, "/slower");
             slowed = true;
         }
         lines.push(line);
@@ -280,7 +265,7 @@ fn an_objective_every_rate_meets_ends_at_the_clients_limit_with_what_was_complet
 #[test]
 fn a_suites_search_lands_between_the_levels_of_its_sweep() {
     let _alone = alone();
-    let dir = support::workdir("capacity", "search-and-sweep");
+    let dir = crate::support::workdir("capacity", "search-and-sweep");
     let suite = r#"
 repeats = 3
 duration = "2s"
@@ -323,7 +308,7 @@ command = "{shootout} target --port {port} --threads 1"
 #[test]
 fn a_known_tail_under_a_percentile_slo_is_found_at_its_ceiling() {
     let _alone = alone();
-    let dir = support::workdir("capacity", "known-tail");
+    let dir = crate::support::workdir("capacity", "known-tail");
     let suite = format!(
         r#"
 repeats = 2
@@ -365,7 +350,7 @@ command = "python3 {FIXTURES}/known-capacity/server.py tail 64 20 0.005 120 --po
 #[test]
 fn at_a_rate_every_server_keeps_to_the_verdict_compares_latency() {
     let _alone = alone();
-    let dir = support::workdir("capacity", "latency-verdict");
+    let dir = crate::support::workdir("capacity", "latency-verdict");
     let server = |name: &str, ms: &str| {
         format!(
             "[[server]]\nname = \"{name}\"\ncommand = \"python3 {FIXTURES}/known-capacity/server.py workers 64 {ms} \
@@ -429,7 +414,7 @@ fn at_a_rate_every_server_keeps_to_the_verdict_compares_latency() {
 #[test]
 fn a_search_beside_a_neighbour_on_its_cpu_is_right_or_says_it_was_disturbed() {
     let _alone = alone();
-    let dir = support::workdir("capacity", "neighbour");
+    let dir = crate::support::workdir("capacity", "neighbour");
     let suite = r#"
 repeats = 2
 duration = "2s"
