@@ -130,9 +130,13 @@ pub struct ResourceSample {
     /// while it could have used more was held to one core (by a GIL, or by having one thread).
     #[serde(default)]
     pub busiest_cpu_s: f64,
-    /// Threads of that process that ran since the previous sample.
+    /// Threads of that process that ran since the previous sample and serve (housekeeping threads left out).
     #[serde(default)]
     pub busiest_threads: u32,
+    /// Threads of the tree that ran since the previous sample but keep house (a timer, a reporter: they woke a few
+    /// times a second at most, and used next to no CPU): left out of [`ResourceSample::states`].
+    #[serde(default)]
+    pub housekeeping_threads: u32,
     /// CPU-quota periods of the tree's cgroup since the previous sample (none without a quota).
     #[serde(default)]
     pub periods: u64,
@@ -202,9 +206,14 @@ pub struct ServerUsage {
     /// CPUs used by the tree's busiest process, on average over the window.
     #[serde(default)]
     pub busiest_cores: f64,
-    /// The most threads of that process that ran in one sample's interval.
+    /// The most threads of that process that ran in one sample's interval and serve.
     #[serde(default)]
     pub busiest_threads: u32,
+    /// The most threads of the tree that ran in one sample's interval and keep house, left out of [`time`].
+    ///
+    /// [`time`]: ServerUsage::time
+    #[serde(default)]
+    pub housekeeping_threads: u32,
     /// Its cgroup's CPU quota, in CPUs (0: none).
     #[serde(default)]
     pub quota_cpus: f64,

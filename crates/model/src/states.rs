@@ -11,11 +11,12 @@
 //! - **sleep**: in a timed sleep;
 //! - **client**: waiting for a client: accepting, or reading or polling only sockets accepted from one;
 //! - **a backend**: waiting on a socket it connected to another server (a database), named by the service that
-//!   listens there, or by its address;
+//!   listens there, or by its address (by its path, over a Unix socket);
 //! - **idle**: any other wait (a pipe, a child, a timer, an unknown socket).
 //!
-//! Only threads that ran since the sample before are counted, so a pool's spare threads, asleep the whole time,
-//! do not fill the figures with waits that held nothing back.
+//! Only threads that ran since the sample before and serve are counted, so a pool's spare threads, asleep the
+//! whole time, and the threads that keep house (a timer, a reporter) do not fill the figures with waits that held
+//! nothing back.
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,12 @@ impl StateCounts {
         for (name, count) in &other.backends {
             add_named(&mut self.backends, name, *count);
         }
+    }
+
+    /// Only the waits that hold a request whoever waits in them: the disk and the backends (a runtime's helper
+    /// thread parked on a futex waits for work; one reading a file holds a request).
+    pub fn holding(&self) -> StateCounts {
+        StateCounts { disk: self.disk, backends: self.backends.clone(), ..StateCounts::default() }
     }
 
     /// Counts one wait on the backend `name`.

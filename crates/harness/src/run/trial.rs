@@ -300,6 +300,7 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         cpus_busy: per_second(window.cpus_busy_s).min(1.0),
         busiest_cores: per_second(window.busiest_cpu_s),
         busiest_threads: measured.iter().map(|s| s.busiest_threads).max().unwrap_or(0),
+        housekeeping_threads: measured.iter().map(|s| s.housekeeping_threads).max().unwrap_or(0),
         quota_cpus: measured.iter().map(|s| s.quota_cpus).fold(0.0, f64::max),
         throttled: if window.periods > 0.0 { window.throttled_periods / window.periods } else { 0.0 },
         listen_overflows: window.listen_overflows.round() as u64,

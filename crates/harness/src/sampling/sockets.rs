@@ -5,10 +5,19 @@
 //! table to write it (about 10 ms of CPU on this project's machine however few sockets there are), so a sweep of a
 //! busy server costs a lookup. A socket made since the last read is not known until the next: a wait on it counts
 //! as idle.
+//!
+//! Unix sockets are read the same way, with their peers ([`unix_sockets`]), when the server shares shootout's
+//! network namespace: a socket it connected to a path that a process outside its tree listens on is a backend,
+//! named by that path; one it listens on, or accepted from it, waits for a client (a server behind a proxy);
+//! sockets between its own processes (a master and its workers) and unnamed pairs are its own plumbing, idle.
+//!
+//! [`unix_sockets`]: crate::sampling::unix_sockets
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
+
+use crate::sampling::unix_sockets::{self, UnixSocket};
 
 /// The least time between two reads of the table.
 pub const REREAD: Duration = Duration::from_secs(1);
@@ -42,6 +51,12 @@ pub struct Sockets {
     backends: Vec<(u16, String)>,
     /// CPU time spent reading the table since [`Sockets::take_read_cost`] last asked.
     read_cost: Duration,
+    /// The Unix sockets, by inode (none when the server has a network namespace of its own).
+    unix: HashMap<u64, UnixSocket>,
+    /// The processes of the tree whose threads wait on these sockets.
+    tree: Vec<i32>,
+    /// Whether a Unix socket, by inode, is held by a process of the tree (its own plumbing).
+    in_tree: HashMap<u64, bool>,
 }
 
 impl Sockets {
@@ -54,20 +69,32 @@ impl Sockets {
             read_at: None,
             backends,
             read_cost: Duration::ZERO,
+            unix: HashMap::new(),
+            tree: vec![pid],
+            in_tree: HashMap::new(),
         }
     }
 
-    /// Reads the table from the namespace of `pid` from now on (the tree's root may have changed).
-    pub fn follow(&mut self, pid: i32) {
-        self.pid = pid;
+    /// Reads the tables from the namespace of the first of `pids`, the tree's processes, from now on (the tree's
+    /// root may have changed, or it gained or lost a process).
+    pub fn follow(&mut self, pids: &[i32]) {
+        if let Some(&first) = pids.first() {
+            self.pid = first;
+        }
+        if self.tree != pids {
+            self.tree = pids.to_vec();
+            self.in_tree.clear();
+        }
     }
 
-    /// What the socket with `inode` is to a thread waiting on it; none for one that is not TCP (a Unix socket).
+    /// What the socket with `inode` is to a thread waiting on it; none for one that is neither TCP nor a Unix
+    /// socket to a client or a backend.
     pub fn peer(&mut self, inode: u64) -> Option<Peer> {
-        if !self.by_inode.contains_key(&inode) && self.read_at.is_none_or(|at| at.elapsed() >= REREAD) {
+        let known = self.by_inode.contains_key(&inode) || self.unix.contains_key(&inode);
+        if !known && self.read_at.is_none_or(|at| at.elapsed() >= REREAD) {
             self.read();
         }
-        let socket = self.by_inode.get(&inode)?;
+        let Some(socket) = self.by_inode.get(&inode) else { return self.unix_peer(inode) };
         if socket.listening || self.listening_ports.contains(&socket.local.1) {
             return Some(Peer::Client);
         }
@@ -77,6 +104,35 @@ impl Sockets {
             IpAddr::V6(v6) => format!("[{v6}]:{port}"),
             IpAddr::V4(v4) => format!("{v4}:{port}"),
         })))
+    }
+
+    /// What the Unix socket `inode` is to a thread of the tree waiting on it.
+    fn unix_peer(&mut self, inode: u64) -> Option<Peer> {
+        let socket = self.unix.get(&inode)?;
+        if socket.name.is_some() {
+            return Some(Peer::Client);
+        }
+        let other = socket.peer;
+        let path = self.unix.get(&other)?.name.clone()?;
+        if self.held_by_tree(other) {
+            return None;
+        }
+        Some(Peer::Backend(path))
+    }
+
+    /// Whether a process of the tree holds the socket `inode` (looked for once per socket: they do not move).
+    fn held_by_tree(&mut self, inode: u64) -> bool {
+        if let Some(&held) = self.in_tree.get(&inode) {
+            return held;
+        }
+        let link = format!("socket:[{inode}]");
+        let held = self.tree.iter().any(|pid| {
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+            fds.flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target.as_os_str() == link.as_str()))
+        });
+        self.in_tree.insert(inode, held);
+        held
     }
 
     /// The CPU time spent reading the table since the last call.
@@ -89,6 +145,12 @@ impl Sockets {
         self.read_at = Some(Instant::now());
         self.by_inode.clear();
         self.listening_ports.clear();
+        // The dump is of shootout's own namespace: a server in another has its own Unix sockets, not read.
+        let namespace = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
+        self.unix = match namespace("self") == namespace(&self.pid.to_string()) {
+            true => unix_sockets::table().unwrap_or_default(),
+            false => HashMap::new(),
+        };
         for file in ["tcp", "tcp6"] {
             let Ok(text) = std::fs::read_to_string(format!("/proc/{}/net/{file}", self.pid)) else { continue };
             for (inode, socket) in text.lines().skip(1).filter_map(parse_line) {
@@ -189,9 +251,48 @@ mod tests {
         let address = format!("127.0.0.1:{port}");
         assert_eq!(unnamed.peer(inode(connected.as_raw_fd().into())), Some(Peer::Backend(address)));
         let (unix, _other) = std::os::unix::net::UnixStream::pair().unwrap();
-        assert_eq!(unnamed.peer(inode(unix.as_raw_fd().into())), None, "not TCP");
+        assert_eq!(unnamed.peer(inode(unix.as_raw_fd().into())), None, "a pair of its own");
         let file = std::fs::File::open("/proc/self/stat").unwrap();
         assert_eq!(socket_inode(me, file.as_raw_fd().into()), None, "not a socket");
+    }
+
+    #[test]
+    fn a_unix_socket_to_a_path_another_process_listens_on_is_a_backend_and_its_own_are_not() {
+        use std::os::unix::net::{UnixListener, UnixStream};
+        let dir = std::env::temp_dir().join(format!("shootout-unix-peer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("backend.sock");
+        let _ = std::fs::remove_file(&path);
+        // The backend: another process, listening on a path; this process connects to it.
+        let script = format!(
+            "import socket,time\ns=socket.socket(socket.AF_UNIX)\ns.bind({:?})\ns.listen()\nc,_=s.accept()\nc.send(b'!')\ntime.sleep(5)",
+            path.display().to_string()
+        );
+        let mut backend = std::process::Command::new("python3").args(["-c", &script]).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !path.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut connected = UnixStream::connect(&path).unwrap();
+        // Accepted: a connection still in the listener's queue has no socket of its own to dump yet.
+        std::io::Read::read_exact(&mut connected, &mut [0u8; 1]).unwrap();
+        let me = std::process::id() as i32;
+        let inode = |fd: i64| socket_inode(me, fd).unwrap();
+        let mut sockets = Sockets::of(me, Vec::new());
+        let backend_name = Some(Peer::Backend(path.display().to_string()));
+        assert_eq!(sockets.peer(inode(connected.as_raw_fd().into())), backend_name);
+        // Its own listener, the socket it accepted, and its own connection to itself.
+        let own = dir.join("own.sock");
+        let listener = UnixListener::bind(&own).unwrap();
+        let to_itself = UnixStream::connect(&own).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let mut sockets = Sockets::of(me, Vec::new());
+        assert_eq!(sockets.peer(inode(listener.as_raw_fd().into())), Some(Peer::Client));
+        assert_eq!(sockets.peer(inode(accepted.as_raw_fd().into())), Some(Peer::Client));
+        assert_eq!(sockets.peer(inode(to_itself.as_raw_fd().into())), None, "the tree talking to itself");
+        let _ = backend.kill();
+        let _ = backend.wait();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

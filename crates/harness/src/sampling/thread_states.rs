@@ -20,6 +20,7 @@ use std::time::Duration;
 use nix::libc;
 use shootout_model::states::StateCounts;
 
+use crate::sampling::serving::Runtime;
 use crate::sampling::sockets::{socket_inode, Peer, Sockets};
 
 /// How often the threads are swept.
@@ -32,6 +33,11 @@ pub const BUDGET: f64 = 0.02;
 
 /// An epoll set watching more descriptors than this is an event loop serving clients, and is not followed.
 const EPOLL_FOLLOWED: usize = 64;
+
+/// A JVM thread on a futex with no more than this left of its timeout is asleep: `Thread.sleep`, `parkNanos` and
+/// a timed `wait` all park on the thread's own futex with a deadline, where a contended monitor or lock parks with
+/// none, and a pool's idle worker polls for work with a timeout of a minute.
+const JVM_NAP_S: f64 = 1.0;
 
 /// Where one thread was at one sweep.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +86,7 @@ impl StateSampler {
         let theirs = shared.clone();
         let sweeper = std::thread::Builder::new().name("thread-states".into()).spawn(move || {
             let mut sockets = Sockets::of(root, backends);
+            let mut runtimes: HashMap<i32, Runtime> = HashMap::new();
             let mut wait = EVERY;
             while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
                 let (began, cpu_before) = (std::time::Instant::now(), thread_cpu());
@@ -87,10 +94,14 @@ impl StateSampler {
                     Ok(shared) => shared.pids.clone(),
                     Err(_) => return,
                 };
-                if let Some(&first) = pids.first() {
-                    sockets.follow(first);
+                sockets.follow(&pids);
+                let mut found = Vec::new();
+                for &pid in &pids {
+                    let runtime = *runtimes.entry(pid).or_insert_with(|| {
+                        std::fs::read_link(format!("/proc/{pid}/exe")).map_or(Runtime::Other, |exe| Runtime::of(&exe))
+                    });
+                    found.extend(sweep(pid, runtime, &mut sockets));
                 }
-                let found: Vec<(i32, Where)> = pids.iter().flat_map(|&pid| sweep(pid, &mut sockets)).collect();
                 // The socket table's reads are bounded apart (one per `sockets::REREAD` at most).
                 let cost = thread_cpu().saturating_sub(cpu_before).saturating_sub(sockets.take_read_cost());
                 wait = EVERY.max(cost.div_f64(BUDGET)).saturating_sub(began.elapsed());
@@ -111,13 +122,17 @@ impl StateSampler {
         }
     }
 
-    /// The counts since the last take, of the threads in `ran` (those that ran in the interval), and starts
-    /// counting anew.
-    pub fn take(&self, ran: &HashSet<i32>) -> StateCounts {
+    /// The counts since the last take of the threads in `serving`, and of the waits that hold a request of those
+    /// in `helpers` (a runtime's own threads: [`StateCounts::holding`]), and starts counting anew.
+    pub fn take(&self, serving: &HashSet<i32>, helpers: &HashSet<i32>) -> StateCounts {
         let Ok(mut shared) = self.shared.lock() else { return StateCounts::default() };
         let mut sum = StateCounts::default();
-        for (_, counts) in std::mem::take(&mut shared.by_thread).iter().filter(|(tid, _)| ran.contains(tid)) {
-            sum.add(counts);
+        for (tid, counts) in std::mem::take(&mut shared.by_thread) {
+            if serving.contains(&tid) {
+                sum.add(&counts);
+            } else if helpers.contains(&tid) {
+                sum.add(&counts.holding());
+            }
         }
         sum.sweeps = std::mem::take(&mut shared.sweeps);
         sum
@@ -150,27 +165,27 @@ fn count(counts: &mut StateCounts, at: &Where) {
     }
 }
 
-/// Where each thread of process `pid` is now.
-fn sweep(pid: i32, sockets: &mut Sockets) -> Vec<(i32, Where)> {
+/// Where each thread of process `pid`, of `runtime`, is now.
+fn sweep(pid: i32, runtime: Runtime, sockets: &mut Sockets) -> Vec<(i32, Where)> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
     let tids: Vec<i32> = tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
-    tids.into_iter().filter_map(|tid| Some((tid, where_is(pid, tid, sockets)?))).collect()
+    tids.into_iter().filter_map(|tid| Some((tid, where_is(pid, tid, runtime, sockets)?))).collect()
 }
 
-/// Where thread `tid` of process `pid` is; none when it is gone.
-pub fn where_is(pid: i32, tid: i32, sockets: &mut Sockets) -> Option<Where> {
+/// Where thread `tid` of process `pid`, of `runtime`, is; none when it is gone.
+pub fn where_is(pid: i32, tid: i32, runtime: Runtime, sockets: &mut Sockets) -> Option<Where> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
     let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
     Some(match state {
         'R' => Where::Running,
         'D' => Where::Disk,
-        'S' => waiting_in(pid, tid, sockets),
+        'S' => waiting_in(pid, tid, runtime, sockets),
         _ => Where::Idle,
     })
 }
 
 /// What an asleep thread waits for, from the system call it is in.
-fn waiting_in(pid: i32, tid: i32, sockets: &mut Sockets) -> Where {
+fn waiting_in(pid: i32, tid: i32, runtime: Runtime, sockets: &mut Sockets) -> Where {
     let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")) else { return Where::Idle };
     let mut fields = text.split_whitespace();
     let Some(number) = fields.next().and_then(|n| n.parse::<i64>().ok()) else {
@@ -181,6 +196,9 @@ fn waiting_in(pid: i32, tid: i32, sockets: &mut Sockets) -> Where {
         fields.take(6).filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()).collect();
     let arg = |i: usize| args.get(i).copied().unwrap_or(0);
     match Call::of(number) {
+        Call::Futex if runtime == Runtime::Jvm && futex_left_s(pid, arg(1), arg(3)).is_some_and(|s| s <= JVM_NAP_S) => {
+            Where::Sleep
+        }
         Call::Futex => Where::Lock,
         Call::Sleep => Where::Sleep,
         Call::OnFd => on_fds(pid, &[arg(0) as i64], sockets),
@@ -232,7 +250,7 @@ impl Call {
 }
 
 /// A wait on `fds`: on a backend when any is one, else for the client when any socket is the client's, else idle
-/// (pipes, files, Unix sockets). An epoll instance among them stands for what it watches: an event loop that
+/// (pipes, files, the tree's own Unix sockets). An epoll instance among them stands for what it watches: an event loop that
 /// polls its epoll descriptor (EventMachine, under Thin, selects on it) waits on the set (for the client when the
 /// set is too large to follow, as [`Call::Epoll`] is read).
 fn on_fds(pid: i32, fds: &[i64], sockets: &mut Sockets) -> Where {
@@ -254,6 +272,34 @@ fn on_fds(pid: i32, fds: &[i64], sockets: &mut Sockets) -> Where {
         Where::Client
     } else {
         Where::Idle
+    }
+}
+
+/// What is left of the timeout of a futex wait (operation `op`, timeout at `address` in `pid`'s memory), seconds;
+/// none for a wait without one. `FUTEX_WAIT` gives it from now; `FUTEX_WAIT_BITSET`, what `pthread_cond_timedwait`
+/// uses, as a deadline on the monotonic clock, or on the real-time clock with `FUTEX_CLOCK_REALTIME`.
+fn futex_left_s(pid: i32, op: u64, address: u64) -> Option<f64> {
+    const WAIT: u64 = 0;
+    const WAIT_BITSET: u64 = 9;
+    const CLOCK_REALTIME: u64 = 256;
+    if address == 0 {
+        return None;
+    }
+    let bytes = read_memory(pid, address, 16);
+    let field = |at: usize| bytes.get(at..at + 8).and_then(|b| Some(i64::from_ne_bytes(b.try_into().ok()?)));
+    let timeout = field(0)? as f64 + field(8)? as f64 / 1e9;
+    match op & 127 {
+        WAIT => Some(timeout),
+        WAIT_BITSET => {
+            let clock = if op & CLOCK_REALTIME != 0 {
+                nix::time::ClockId::CLOCK_REALTIME
+            } else {
+                nix::time::ClockId::CLOCK_MONOTONIC
+            };
+            let now = nix::time::clock_gettime(clock).ok()?;
+            Some(timeout - (now.tv_sec() as f64 + now.tv_nsec() as f64 / 1e9))
+        }
+        _ => None,
     }
 }
 
@@ -340,7 +386,7 @@ mod tests {
         let spinning = spawn(move || while !spin.load(Ordering::Relaxed) {});
         std::thread::sleep(Duration::from_millis(300));
         let mut sockets = Sockets::of(me, vec![(backend_port, "db".into())]);
-        let mut at = |tid| where_is(me, tid, &mut sockets);
+        let mut at = |tid| where_is(me, tid, Runtime::Other, &mut sockets);
         assert_eq!(at(on_lock), Some(Where::Lock));
         assert_eq!(at(sleeping), Some(Where::Sleep));
         assert_eq!(at(accepting), Some(Where::Client));
@@ -350,7 +396,7 @@ mod tests {
         // The sampler counts them too, keeping only the threads that ran.
         let sampler = StateSampler::start(vec![me], Vec::new());
         std::thread::sleep(EVERY * 20);
-        let counts = sampler.take(&HashSet::from([on_lock, spinning]));
+        let counts = sampler.take(&HashSet::from([on_lock, spinning]), &HashSet::new());
         assert!(counts.sweeps >= 3, "{counts:?}");
         assert_eq!(counts.lock, counts.sweeps, "{counts:?}");
         assert!(counts.running >= counts.sweeps - 1, "{counts:?}");
@@ -359,6 +405,39 @@ mod tests {
         drop(held);
         drop(TcpStream::connect(("127.0.0.1", port)));
         drop(backend);
+    }
+
+    #[test]
+    fn a_jvm_thread_on_a_futex_with_a_short_deadline_sleeps_and_one_without_waits_on_a_lock() {
+        // Rust's timed condition waits, as the JVM's, put a deadline on the futex (FUTEX_WAIT_BITSET, monotonic).
+        let me = std::process::id() as i32;
+        let pair = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let waiter = |timeout: Option<Duration>| {
+            let pair = pair.clone();
+            spawn(move || {
+                let (flag, woken) = &*pair;
+                let guard = flag.lock().unwrap();
+                match timeout {
+                    Some(t) => drop(woken.wait_timeout_while(guard, t, |done| !*done)),
+                    None => drop(woken.wait_while(guard, |done| !*done)),
+                }
+            })
+        };
+        let (napping, polling, parked) =
+            (waiter(Some(Duration::from_secs(5))), waiter(Some(Duration::from_secs(60))), waiter(None));
+        std::thread::sleep(Duration::from_millis(300));
+        let mut sockets = Sockets::of(me, Vec::new());
+        let mut at = |tid, runtime| where_is(me, tid, runtime, &mut sockets);
+        // Five seconds is no nap; what is left of it is read, so a thread 4.7 s from its deadline waits on a lock.
+        assert_eq!(at(napping, Runtime::Jvm), Some(Where::Lock));
+        assert_eq!(at(polling, Runtime::Jvm), Some(Where::Lock), "a pool's idle poll for work");
+        assert_eq!(at(parked, Runtime::Jvm), Some(Where::Lock), "no deadline");
+        let short = waiter(Some(Duration::from_millis(900)));
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(at(short, Runtime::Jvm), Some(Where::Sleep), "Thread.sleep's way");
+        assert_eq!(at(short, Runtime::Other), Some(Where::Lock), "elsewhere a timed wait is a condition's (a GIL's)");
+        *pair.0.lock().unwrap() = true;
+        pair.1.notify_all();
     }
 
     #[test]
@@ -379,7 +458,8 @@ mod tests {
         });
         std::thread::sleep(Duration::from_millis(300));
         let mut sockets = Sockets::of(me, Vec::new());
-        assert_eq!(where_is(me, polling, &mut sockets), Some(Where::Client), "the set holds a listening socket");
+        let found = where_is(me, polling, Runtime::Other, &mut sockets);
+        assert_eq!(found, Some(Where::Client), "the set holds a listening socket");
         drop(TcpStream::connect(address));
         std::thread::sleep(Duration::from_millis(100));
         unsafe { libc::close(epfd) };

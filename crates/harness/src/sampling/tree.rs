@@ -23,6 +23,7 @@ use shootout_model::pressure::Stalls;
 use shootout_model::run::ResourceSample;
 
 use crate::sampling::kernel_counts::{Net, Pressure, Quota, QuotaCount};
+use crate::sampling::serving::{housekeeping, Runtime, Tally};
 use crate::sampling::thread_states::StateSampler;
 
 /// One process, as `/proc/PID/stat` describes it.
@@ -87,6 +88,13 @@ pub struct Tree {
     last_ticks: HashMap<(i32, u64), u64>,
     /// Each thread's time on a CPU and in the run queue so far, ns, by thread id.
     last_thread_ns: HashMap<i32, ThreadNs>,
+    /// The same at the baseline, and when it was taken: what each thread did since tells the threads that serve
+    /// from those that keep house ([`housekeeping`]).
+    baseline_thread_ns: HashMap<i32, ThreadNs>,
+    baseline_at: Option<std::time::Instant>,
+    /// Each process's runtime, by PID and start time, and each thread's name, by thread id: read once.
+    runtimes: HashMap<(i32, u64), Runtime>,
+    thread_names: HashMap<i32, String>,
     last_cgroup_us: Option<u64>,
     last_host: Option<Ticks>,
     /// The CPUs the server may run on (empty: all), whose busy share each sample gives.
@@ -107,11 +115,13 @@ pub struct Tree {
     last_stalls: Option<Stalls>,
 }
 
-/// A thread's time on a CPU and waiting for one, so far, ns (`/proc/PID/task/TID/schedstat`).
+/// A thread's time on a CPU and waiting for one, so far, ns, and the times it was put on a CPU
+/// (`/proc/PID/task/TID/schedstat`).
 #[derive(Debug, Clone, Copy, Default)]
 struct ThreadNs {
     on_cpu: u64,
     queued: u64,
+    runs: u64,
 }
 
 impl Tree {
@@ -123,6 +133,10 @@ impl Tree {
             seen: HashSet::new(),
             last_ticks: HashMap::new(),
             last_thread_ns: HashMap::new(),
+            baseline_thread_ns: HashMap::new(),
+            baseline_at: None,
+            runtimes: HashMap::new(),
+            thread_names: HashMap::new(),
             last_cgroup_us: None,
             last_host: None,
             cpus: Vec::new(),
@@ -206,6 +220,8 @@ impl Tree {
         let members = self.members();
         self.last_ticks = members.iter().map(|p| (p.identity(), p.ticks)).collect();
         self.last_thread_ns = members.iter().flat_map(|p| thread_ns(p.pid)).collect();
+        self.baseline_thread_ns = self.last_thread_ns.clone();
+        self.baseline_at = Some(std::time::Instant::now());
         self.last_cgroup_us = self.cgroup_usage_us();
         (self.last_host, self.last_cpus, self.last_softirq) = host_and_cpu_ticks(&self.cpus);
         let pressure = Pressure::of(self.root, self.cgroup.as_deref());
@@ -246,8 +262,15 @@ impl Tree {
         };
         let mut ticks = HashMap::with_capacity(members.len());
         let mut threads = HashMap::with_capacity(self.last_thread_ns.len());
-        let mut ran = HashSet::new();
+        // Each process's threads that ran in the interval, and what every thread did since the baseline.
+        let mut ran: Vec<Vec<i32>> = Vec::with_capacity(members.len());
+        let mut tallies = HashMap::with_capacity(self.last_thread_ns.len());
+        let mut process_cpu = Vec::with_capacity(members.len());
+        let mut helpers = HashSet::new();
         for p in &members {
+            let runtime = *self.runtimes.entry(p.identity()).or_insert_with(|| {
+                fs::read_link(format!("/proc/{}/exe", p.pid)).map_or(Runtime::Other, |exe| Runtime::of(&exe))
+            });
             sample.threads += p.threads;
             let (fds, rss, pss) = descriptors_and_memory(p.pid);
             sample.fds += fds;
@@ -258,27 +281,49 @@ impl Tree {
             let process_cpu_s = p.ticks.saturating_sub(before) as f64 / tick;
             sample.cpu_s += process_cpu_s;
             ticks.insert(p.identity(), p.ticks);
-            let mut process_ran = 0;
+            let mut process_ran = Vec::new();
             for (tid, ns) in thread_ns(p.pid) {
                 // The baseline saw every thread alive then: one first seen now started since, and all its time
                 // belongs to the measurement.
                 let before = self.last_thread_ns.get(&tid).copied().unwrap_or_default();
                 sample.cpu_queued_s += ns.queued.saturating_sub(before.queued) as f64 / 1e9;
-                let on_cpu = ns.on_cpu.saturating_sub(before.on_cpu);
-                if on_cpu > 0 {
-                    ran.insert(tid);
-                    process_ran += 1;
+                let ran_now = ns.on_cpu > before.on_cpu;
+                if ran_now {
+                    process_ran.push(tid);
                 }
+                if ran_now && runtime != Runtime::Other {
+                    let name = self.thread_names.entry(tid).or_insert_with(|| thread_name(p.pid, tid));
+                    if runtime.helper(p.pid, tid, name) {
+                        helpers.insert(tid);
+                    }
+                }
+                let first = self.baseline_thread_ns.get(&tid).copied().unwrap_or_default();
+                let since = Tally {
+                    on_cpu_ns: ns.on_cpu.saturating_sub(first.on_cpu),
+                    runs: ns.runs.saturating_sub(first.runs),
+                };
+                tallies.insert(tid, since);
                 threads.insert(tid, ns);
             }
-            if process_cpu_s > sample.busiest_cpu_s {
-                (sample.busiest_cpu_s, sample.busiest_threads) = (process_cpu_s, process_ran);
-            }
+            ran.push(process_ran);
+            process_cpu.push(process_cpu_s);
         }
         self.last_ticks = ticks;
         self.last_thread_ns = threads;
+        let elapsed_s = self.baseline_at.map_or(0.0, |at| at.elapsed().as_secs_f64());
+        let mut keeping_house = housekeeping(&tallies, elapsed_s);
+        keeping_house.extend(&helpers);
+        let mut serving = HashSet::new();
+        for (process_ran, process_cpu_s) in ran.iter().zip(process_cpu) {
+            let (keeps, serves): (Vec<i32>, Vec<i32>) = process_ran.iter().partition(|tid| keeping_house.contains(tid));
+            sample.housekeeping_threads += keeps.len() as u32;
+            if process_cpu_s > sample.busiest_cpu_s {
+                (sample.busiest_cpu_s, sample.busiest_threads) = (process_cpu_s, serves.len() as u32);
+            }
+            serving.extend(serves);
+        }
         if let Some(states) = &self.states {
-            sample.states = states.take(&ran);
+            sample.states = states.take(&serving, &helpers);
             states.follow(self.root_first(&members));
         }
         if let Some(quota) = &self.quota {
@@ -340,9 +385,14 @@ fn thread_ns(pid: i32) -> Vec<(i32, ThreadNs)> {
     let Ok(tasks) = procfs::process::Process::new(pid).and_then(|p| p.tasks()) else { return Vec::new() };
     let times = |task: procfs::process::Task| {
         let stat = task.schedstat().ok()?;
-        Some((task.tid, ThreadNs { on_cpu: stat.sum_exec_runtime, queued: stat.run_delay }))
+        Some((task.tid, ThreadNs { on_cpu: stat.sum_exec_runtime, queued: stat.run_delay, runs: stat.pcount }))
     };
     tasks.flatten().filter_map(times).collect()
+}
+
+/// The name thread `tid` of process `pid` gave itself (empty when it is gone).
+fn thread_name(pid: i32, tid: i32) -> String {
+    fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).map(|n| n.trim_end().to_string()).unwrap_or_default()
 }
 
 /// The busy share between two readings of [`host_and_cpu_ticks`].

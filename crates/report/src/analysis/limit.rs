@@ -3,17 +3,18 @@
 //! spent their time ([`ThreadTime`]). The first that holds, in this order, is the cell's limit:
 //! 1. the client, busy (or busy and waiting for a CPU) 90% of the time or more in any repeat: its figures then
 //!    measure shootout;
-//! 2. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
-//!    took [`SYN_RETRIED_US`] or more, the time a dropped SYN waits to be sent again (then 3 s, 7 s): whatever
-//!    else the server did, those requests waited seconds;
-//! 3. nothing, in the open model, when every repeat completed the requests due within [`KEPT`], grew no queue
+//! 2. nothing, in the open model, when every repeat completed the requests due within [`KEPT`], grew no queue
 //!    ([`queue_growth`]) and failed under [`KEPT_ERRORS`] of them: the rate offered set the throughput;
-//! 4. memory: some task of its cgroup (of the host, for a server in the root cgroup) stalled on memory (reclaim,
+//! 3. memory: some task of its cgroup (of the host, for a server in the root cgroup) stalled on memory (reclaim,
 //!    refaults, swap) [`STALLED`] of the time or more, as the kernel's pressure figures count it;
-//! 5. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
-//! 6. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
-//! 7. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
+//! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
+//! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
+//! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
 //!    take turns on a lock (a GIL, a GVL) or it has one thread that runs;
+//! 7. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
+//!    took [`SYN_RETRIED_US`] or more, the time a dropped SYN waits to be sent again (then 3 s, 7 s), while the
+//!    server had CPU to spare (a server whose CPU is full drops the connects it cannot take: the CPU is the limit,
+//!    the drops its consequence, counted in the kernel column);
 //! 8. a service it ran beside (a database) that kept 90% or more of its CPUs busy;
 //! 9. CPU taken by another (a process outside the run, a service, the kernel's network work), when the server's
 //!    CPUs were 90% busy with anything while its threads queued for them;
@@ -207,13 +208,6 @@ impl Limit {
             return Limit::Unknown;
         }
         let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
-        // The kernel's count is its whole host's; the load's slow connects say the server's queue was the one.
-        let overflows = of(&|t| t.usage.listen_overflows as f64);
-        let dropped = of(&|t| count_at_least(&t.result.connect, SYN_RETRIED_US) as f64).round() as u64;
-        if overflows >= 1.0 && dropped > 0 {
-            let longest_us = runs.iter().map(|t| t.result.connect.max_us).max().unwrap_or(0);
-            return Limit::ListenQueue { dropped, longest_us };
-        }
         let busy = of(&|t| t.usage.busy);
         let kept_up = |t: &&TrialRecord| {
             let r = &t.result.requests;
@@ -244,6 +238,13 @@ impl Limit {
         if cpus >= 2 && at_least(cores, BOUND) {
             let threads = of(&|t| f64::from(t.usage.busiest_threads));
             return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0 };
+        }
+        // The kernel's count is its whole host's; the load's slow connects say the server's queue was the one.
+        let overflows = of(&|t| t.usage.listen_overflows as f64);
+        let dropped = of(&|t| count_at_least(&t.result.connect, SYN_RETRIED_US) as f64).round() as u64;
+        if overflows >= 1.0 && dropped > 0 {
+            let longest_us = runs.iter().map(|t| t.result.connect.max_us).max().unwrap_or(0);
+            return Limit::ListenQueue { dropped, longest_us };
         }
         if let Some((name, busy)) = busiest_service(runs).filter(|(_, busy)| at_least(*busy, BOUND)) {
             return Limit::Service { name, busy };
@@ -599,6 +600,9 @@ mod tests {
         shootout_metrics::histogram::record_us_n(&mut connects, 7_100_000, 34);
         dropped.result.connect = shootout_metrics::histogram::summarize(&connects);
         assert_eq!(Limit::of(&[&dropped]).text(), "listen queue: 1,234 connects dropped, retried after 1–7 s");
+        let mut saturated = dropped.clone();
+        saturated.usage.busy = 0.97;
+        assert_eq!(Limit::of(&[&saturated]).text(), "server CPU 97%", "full CPUs drop what they cannot take");
         dropped.usage.listen_overflows = 0;
         assert!(!matches!(Limit::of(&[&dropped]), Limit::ListenQueue { .. }), "slow connects, but no queue overflowed");
         let mut throttled = base();

@@ -2,13 +2,14 @@
 //! servers whose limit is known in advance: the built-in target burning CPU, sleeping, or sent uploads bigger than
 //! one client core can send (the client is the limit, and so the figures measure shootout); and the purpose-built
 //! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database's CPU
-//! or its waits on it, or by a listen queue too short for its connects; the target beside a CPU burner, beside a
-//! busy service, and under a CPU quota.
+//! or its waits on it, by a backend it reaches over a Unix socket, or by a listen queue too short for its
+//! connects; the target beside a CPU burner, beside a busy service, and under a CPU quota; and real runtimes
+//! beside their own threads: the JDK's server held by its pool of four, Node's event loop by its one user.
 
 use std::path::Path;
 
 use crate::alone;
-use crate::support::{describe, left_with, results, run_marked, run_suite, workdir};
+use crate::support::{describe, installed, left_with, results, run_marked, run_suite, workdir};
 
 /// The purpose-built servers whose limit is known.
 const LIMITED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/limited-server");
@@ -161,10 +162,11 @@ fn threads_that_share_one_lock_wait_on_it() {
 #[test]
 fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little_more_than_it_can_take() {
     // Two single-threaded workers, 20 ms asleep a request: 100 requests per second at most. Eight users, and an
-    // offer of 108 a second (it completes about 98, 91% of it, its queue growing): all busy, not keeping up.
+    // offer of 108 a second (it completes about 98, 91% of it, its queue growing): all busy, not keeping up. Each
+    // worker has two timer threads beside it that wake twice a second: they keep house, and are not workers.
     // Other work on the machine on CPU 1 reads, rightly, as CPU taken from it. Such a run is tried again, three
     // times at most.
-    let server = limited("workers", "1");
+    let server = limited("workers --timers 2", "1");
     let taken =
         |limit: &String| limit.starts_with("CPU taken by ") || limit.contains("CPUs ") && limit.contains("% busy");
     let measured = |name: &str, levels: &str| {
@@ -181,6 +183,40 @@ fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little
     assert!(closed.starts_with("workers: all 2 busy, asleep "), "{closed}");
     let open = measured("workers-open", "rates = [108]");
     assert!(open.starts_with("workers: all 2 busy"), "{open}");
+}
+
+#[test]
+fn a_jvm_pool_of_four_sleeping_workers_is_all_busy_beside_the_jvms_own_threads() {
+    // The JDK's HTTP server with a fixed pool of four (tests/fixtures/hot-java), each request 20 ms in
+    // Thread.sleep, which parks on a futex with a deadline: 200 requests a second at most. Eight users keep all four
+    // busy; the JVM's collector, compiler and periodic threads, parked on futexes of their own, are not workers,
+    // and the sleeps are not a lock.
+    if !installed(&["java"]) {
+        return;
+    }
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-java");
+    let server = format!(
+        "cwd = \"{}\"\ncommand = \"java -Dsun.net.httpserver.nodelay=true HotServer.java {{port}}\"\n\
+         cpus = \"1\"\npath = \"/sleep\"",
+        app.display()
+    );
+    let limit = limit_at("jvm-pool", "connections = [8]", "", &server, "");
+    assert!(limit.starts_with("workers: all 4 busy, asleep "), "{limit}");
+}
+
+#[test]
+fn node_with_one_user_waits_for_it_beside_v8s_own_threads() {
+    // One user of a Node server that spends about 0.1 ms of CPU a request on its event loop (tests/fixtures/hot-node
+    // with 100 rounds): between the requests, as long again, the loop waits for the next. V8's and libuv's threads wake with every collection and
+    // park on futexes, which is neither a lock nor idle time of the server's.
+    if !installed(&["node"]) {
+        return;
+    }
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-node/server.js");
+    let server =
+        format!("command = \"node {} {{port}}\"\nenv = {{ HOT_ROUNDS = \"100\" }}\ncpus = \"1\"", app.display());
+    let limit = limit_of("node", 1, "", &server);
+    assert!(limit.starts_with("waiting for the client "), "{limit}");
 }
 
 /// The limit of `limited-server MODE` at 4 users, beside a PostgreSQL service of the test's own that it queries.
@@ -205,6 +241,23 @@ fn a_server_whose_requests_wait_in_its_database_says_it_waited_on_it() {
     // connection to the database.
     let limit = limit_beside_postgres("db-wait");
     assert!(limit.starts_with("db: waited on it ") && limit.ends_with(" of the time"), "{limit}");
+}
+
+#[test]
+fn a_server_waiting_on_a_backend_over_a_unix_socket_names_it_by_its_path() {
+    // A thread per connection, each request answered by a single-threaded backend of 10 ms (a service of the
+    // suite, outside the server's tree) over a Unix socket of its own: about 96 requests a second whatever the
+    // users, every thread but the one being answered waiting on the backend.
+    let _alone = alone();
+    let socket = workdir("limits", "unix-socket").join("backend.sock");
+    let service = format!(
+        "[[service]]\nname = \"backend\"\ncommand = \"{LIMITED} unix-backend --socket {0}\"\n\
+         ready = {{ command = \"test -S {0}\" }}\ncpus = \"1\"\n",
+        socket.display()
+    );
+    let server = format!("command = \"{LIMITED} unix --socket {} --port {{port}}\"\ncpus = \"1\"", socket.display());
+    let limit = measure("unix", "connections = [8]", "", &server, &service);
+    assert!(limit.starts_with(&format!("{}: waited on it ", socket.display())), "{limit}");
 }
 
 #[test]
