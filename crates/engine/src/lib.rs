@@ -42,6 +42,7 @@
 //! Rules of the hot path: no locks or shared counters per request (each thread records into its own
 //! [`Recorder`](shootout_metrics::Recorder)), no allocation per request, bodies counted and dropped as they stream.
 
+pub mod cgroups;
 pub mod cpu;
 pub mod http;
 pub mod limits;

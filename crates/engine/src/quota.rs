@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cgroups;
+
 /// A quota's periods and throttled periods, counted so far, and the quota in CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct QuotaCount {
@@ -72,16 +74,15 @@ impl Quota {
         let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
             return Quota { chain: Vec::new() };
         };
-        let mounts = mounts();
+        let (v2, v1) = (cgroups::v2_mount(), cgroups::v1_mount("cpu"));
         let mut chain = Vec::new();
         for line in text.lines() {
             let mut parts = line.splitn(3, ':');
             let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
             let mount = if controllers.is_empty() {
-                mounts.iter().find(|m| m.kind == "cgroup2").map(|m| (m.path.clone(), Version::V2))
+                v2.clone().map(|path| (path, Version::V2))
             } else if controllers.split(',').any(|c| c == "cpu") {
-                let v1 = |m: &&Mount| m.kind == "cgroup" && m.options.split(',').any(|o| o == "cpu");
-                mounts.iter().find(v1).map(|m| (m.path.clone(), Version::V1))
+                v1.clone().map(|path| (path, Version::V1))
             } else {
                 None
             };
@@ -116,41 +117,6 @@ impl Quota {
     }
 }
 
-/// The directory of process `pid`'s cgroup v2, where the unified hierarchy is mounted (the mount itself for the root
-/// cgroup); none without it.
-pub fn v2_dir(pid: i32) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    let path = text.lines().find_map(|line| line.strip_prefix("0::"))?;
-    let mount = mounts().into_iter().find(|m| m.kind == "cgroup2")?.path;
-    Some(mount.join(path.trim_start_matches('/')))
-}
-
-/// Makes a cgroup `name` at the root of the hierarchy with the `cpu` controller (v2 where its root can hand the
-/// controller down, else v1's) with a quota of `cpus`, and gives its directory; none where it cannot be made. Its
-/// maker moves processes into it (`cgroup.procs`) and removes it when they are gone: the tests that hold a server
-/// or a client to a quota, as a container would.
-pub fn with_quota(name: &str, cpus: f64) -> Option<PathBuf> {
-    const PERIOD_US: u64 = 100_000;
-    let quota_us = (cpus * PERIOD_US as f64).round() as u64;
-    let mounts = mounts();
-    let v2 = mounts.iter().find(|m| m.kind == "cgroup2").map(|m| m.path.clone());
-    let delegates =
-        |root: &PathBuf| std::fs::read_to_string(root.join("cgroup.subtree_control")).is_ok_and(|c| c.contains("cpu"));
-    let (dir, file, value) = match v2.filter(delegates) {
-        Some(root) => (root.join(name), "cpu.max", format!("{quota_us} {PERIOD_US}")),
-        None => {
-            let v1 = mounts.iter().find(|m| m.kind == "cgroup" && m.options.split(',').any(|o| o == "cpu"))?;
-            (v1.path.join(name), "cpu.cfs_quota_us", quota_us.to_string())
-        }
-    };
-    std::fs::create_dir(&dir).ok()?;
-    if std::fs::write(dir.join(file), value).is_err() {
-        let _ = std::fs::remove_dir(&dir);
-        return None;
-    }
-    Some(dir)
-}
-
 /// The quota set on one cgroup directory, in CPUs; none when it has none.
 fn quota_cpus(dir: &Path, version: Version) -> Option<f64> {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
@@ -165,25 +131,6 @@ fn quota_cpus(dir: &Path, version: Version) -> Option<f64> {
         }
     };
     (quota > 0.0 && period > 0.0).then(|| quota / period)
-}
-
-/// One line of `/proc/self/mounts`: where, what file system, with which options.
-struct Mount {
-    path: PathBuf,
-    kind: String,
-    options: String,
-}
-
-/// The mounts this process sees.
-fn mounts() -> Vec<Mount> {
-    let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    text.lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace().skip(1);
-            let (path, kind, options) = (fields.next()?, fields.next()?, fields.next()?);
-            Some(Mount { path: PathBuf::from(path), kind: kind.to_string(), options: options.to_string() })
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -211,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_process_under_a_quota_is_throttled_by_it() {
-        let Some(dir) = with_quota(&format!("shootout-test-quota-{}", std::process::id()), 0.5) else {
+        let Some(dir) = cgroups::make(&format!("shootout-test-quota-{}", std::process::id()), Some(0.5)) else {
             let why = "no cgroup with a cpu controller can be made here: nothing to throttle";
             assert!(std::env::var_os("CI").is_none(), "under CI this test must run, but {why}");
             eprintln!("{why}");

@@ -252,7 +252,7 @@ impl Drop for Container {
 fn cgroup_of(pid: i32) -> Option<PathBuf> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     let relative = text.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let path = crate::process::cgroup::mount()?.join(relative.trim_start_matches('/'));
+    let path = shootout_engine::cgroups::v2_mount()?.join(relative.trim_start_matches('/'));
     path.join("cgroup.procs").exists().then_some(path)
 }
 

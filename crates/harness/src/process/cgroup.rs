@@ -28,11 +28,9 @@ impl Cgroup {
     /// Makes a new cgroup under the cgroup v2 hierarchy, or `None` when that is not possible here.
     /// Its name carries the run's [`Mark`], so that a later run can tell whether the run that made it is gone.
     pub fn create(label: &str) -> Option<Cgroup> {
-        let mount = mount()?;
         let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
         let name = format!("shootout-run-{}-{}-{safe}", Mark::current().text(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let path = mount.join(name);
-        fs::create_dir(&path).ok()?;
+        let path = shootout_engine::cgroups::make(&name, None)?;
         let procs = CString::new(path.join("cgroup.procs").into_os_string().into_encoded_bytes()).ok()?;
         Some(Cgroup { path, procs })
     }
@@ -75,12 +73,6 @@ impl Drop for Cgroup {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
-}
-
-/// The mount point of the cgroup v2 hierarchy, if there is one.
-pub fn mount() -> Option<PathBuf> {
-    let mounts = procfs::mounts().ok()?;
-    mounts.into_iter().find(|m| m.fs_vfstype == "cgroup2").map(|m| PathBuf::from(m.fs_file))
 }
 
 #[cfg(test)]

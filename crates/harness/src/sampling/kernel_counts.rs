@@ -71,7 +71,7 @@ pub struct Pressure {
 impl Pressure {
     /// The figures of the cgroup v2 at `cgroup` (a server's own), else of process `pid`'s.
     pub fn of(pid: i32, cgroup: Option<&Path>) -> Pressure {
-        let cgroup = cgroup.map(Path::to_path_buf).or_else(|| shootout_engine::quota::v2_dir(pid));
+        let cgroup = cgroup.map(Path::to_path_buf).or_else(|| shootout_engine::cgroups::v2_dir(pid));
         let cgroup = cgroup.filter(|dir| dir.join("cpu.pressure").exists());
         let files = match cgroup {
             Some(dir) => ["cpu", "io", "memory"].map(|r| dir.join(format!("{r}.pressure"))),

@@ -108,8 +108,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     };
 
     // What runs killed without a word left on this machine goes first, so that it takes no port or CPU from this one.
-    let mut reaped =
-        shootout_harness::process::reap::reap_dead_runs(shootout_harness::process::cgroup::mount().as_deref());
+    let mut reaped = shootout_harness::process::reap::reap_dead_runs(shootout_engine::cgroups::v2_mount().as_deref());
     if suite.places().any(|p| p.container().is_some()) {
         reaped.extend(shootout_harness::place::container::reap_dead_containers());
     }

@@ -44,12 +44,8 @@ fn signalled_run_then(
 
 /// The cgroups that the run with PID `runner` made for its servers, still there, under the cgroup v2 mount.
 fn cgroups_of(runner: u32) -> Vec<String> {
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-    let Some(mount) = mounts.lines().map(|l| l.split(' ').collect::<Vec<_>>()).find(|f| f.get(2) == Some(&"cgroup2"))
-    else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(mount[1]) else { return Vec::new() };
+    let Some(mount) = shootout_engine::cgroups::v2_mount() else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(mount) else { return Vec::new() };
     let prefix = format!("shootout-run-{runner}-");
     entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
 }

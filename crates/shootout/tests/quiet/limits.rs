@@ -300,7 +300,8 @@ fn a_cpu_burner_beside_the_server_is_named() {
 fn a_server_under_a_cpu_quota_is_throttled() {
     // The target in a cgroup of the test's own with half a CPU, moved there by the command that starts it, as a
     // container's or a systemd unit's quota would hold it.
-    let Some(cgroup) = shootout_engine::quota::with_quota(&format!("shootout-test-limits-{}", std::process::id()), 0.5)
+    let Some(cgroup) =
+        shootout_engine::cgroups::make(&format!("shootout-test-limits-{}", std::process::id()), Some(0.5))
     else {
         let why = "no cgroup with a cpu controller can be made here: nothing to throttle";
         assert!(std::env::var_os("CI").is_none(), "under CI the quota tests must run, but {why}");
@@ -322,7 +323,8 @@ fn a_client_under_a_cpu_quota_is_held_by_it_and_says_so() {
     // `shootout load` itself in a cgroup of the test's own with half a CPU, sending as fast as one thread can to a
     // target outside it: the quota, not the target or other work, holds it back.
     let _alone = alone();
-    let Some(cgroup) = shootout_engine::quota::with_quota(&format!("shootout-test-client-{}", std::process::id()), 0.5)
+    let Some(cgroup) =
+        shootout_engine::cgroups::make(&format!("shootout-test-client-{}", std::process::id()), Some(0.5))
     else {
         let why = "no cgroup with a cpu controller can be made here: nothing to throttle";
         assert!(std::env::var_os("CI").is_none(), "under CI the quota tests must run, but {why}");
