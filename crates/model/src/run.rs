@@ -133,6 +133,10 @@ pub struct ResourceSample {
     /// Threads of that process that ran since the previous sample and serve (housekeeping threads left out).
     #[serde(default)]
     pub busiest_threads: u32,
+    /// CPU seconds the runtime's garbage collector threads used since the previous sample (the JVM's; 0 where
+    /// none is told apart).
+    #[serde(default)]
+    pub collector_cpu_s: f64,
     /// Threads of the tree that ran since the previous sample but keep house (a timer, a reporter: they woke a few
     /// times a second at most, and used next to no CPU): left out of [`ResourceSample::states`].
     #[serde(default)]
@@ -209,6 +213,10 @@ pub struct ServerUsage {
     /// The most threads of that process that ran in one sample's interval and serve.
     #[serde(default)]
     pub busiest_threads: u32,
+    /// Share of its CPU time over the window that the runtime's garbage collector threads used (0 to 1; 0 where
+    /// none is told apart).
+    #[serde(default)]
+    pub collector: f64,
     /// The most threads of the tree that ran in one sample's interval and keep house, left out of [`time`].
     ///
     /// [`time`]: ServerUsage::time

@@ -301,6 +301,7 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         busiest_cores: per_second(window.busiest_cpu_s),
         busiest_threads: measured.iter().map(|s| s.busiest_threads).max().unwrap_or(0),
         housekeeping_threads: measured.iter().map(|s| s.housekeeping_threads).max().unwrap_or(0),
+        collector: if window.cpu_s > 0.0 { (window.collector_cpu_s / window.cpu_s).min(1.0) } else { 0.0 },
         quota_cpus: measured.iter().map(|s| s.quota_cpus).fold(0.0, f64::max),
         throttled: if window.periods > 0.0 { window.throttled_periods / window.periods } else { 0.0 },
         listen_overflows: window.listen_overflows.round() as u64,
@@ -316,6 +317,7 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
 #[derive(Debug, Default)]
 struct WindowSums {
     cpu_s: f64,
+    collector_cpu_s: f64,
     queued_s: f64,
     cpus_busy_s: f64,
     busiest_cpu_s: f64,
@@ -334,6 +336,7 @@ impl WindowSums {
     /// Adds `sample`, of which `inside` seconds, a `part` of its interval, lie inside the window.
     fn add(&mut self, sample: &ResourceSample, inside: f64, part: f64) {
         self.cpu_s += sample.cpu_s * part;
+        self.collector_cpu_s += sample.collector_cpu_s * part;
         self.queued_s += sample.cpu_queued_s * part;
         self.cpus_busy_s += sample.cpus_busy * inside;
         self.busiest_cpu_s += sample.busiest_cpu_s * part;

@@ -85,6 +85,9 @@ const JVM_HELPERS: [&str; 15] = [
     "Sweeper thread",
 ];
 
+/// The JVM's threads that collect its garbage, by the start of their names.
+const JVM_COLLECTORS: [&str; 3] = ["GC Thread#", "G1 ", "VM Thread"];
+
 impl Runtime {
     /// The runtime of a process whose executable is `exe`.
     pub fn of(exe: &Path) -> Runtime {
@@ -93,6 +96,13 @@ impl Runtime {
             Some("java") => Runtime::Jvm,
             _ => Runtime::Other,
         }
+    }
+
+    /// Whether thread `tid`, named `name`, collects the runtime's garbage: the JVM's collector threads (G1's and the
+    /// parallel collector's), and its VM thread, where the serial collector a JVM picks on one CPU does its work.
+    /// Node's collector works on its event loop as much as on V8's workers, and is told only by a profile.
+    pub fn collector(self, name: &str) -> bool {
+        self == Runtime::Jvm && JVM_COLLECTORS.iter().any(|prefix| name.starts_with(prefix))
     }
 
     /// Whether thread `tid` of process `pid`, named `name`, is one of the runtime's own helpers.
@@ -140,6 +150,8 @@ mod tests {
         assert_eq!(jvm, Runtime::Jvm);
         assert!(jvm.helper(7, 9, "GC Thread#0") && jvm.helper(7, 10, "C2 CompilerThre"));
         assert!(!jvm.helper(7, 20, "qtp1234-17") && !jvm.helper(7, 21, "http-nio-8080-e"), "Jetty's, Tomcat's workers");
+        assert!(jvm.collector("GC Thread#3") && jvm.collector("VM Thread") && !jvm.collector("C2 CompilerThre"));
+        assert!(!node.collector("node"), "Node's collector is not told by its threads");
         assert_eq!(Runtime::of(Path::new("/usr/bin/ruby3.1")), Runtime::Other);
         assert!(!Runtime::Other.helper(5, 6, "GC Thread#0"));
     }

@@ -296,6 +296,9 @@ impl Tree {
                     if runtime.helper(p.pid, tid, name) {
                         helpers.insert(tid);
                     }
+                    if runtime.collector(name) {
+                        sample.collector_cpu_s += (ns.on_cpu - before.on_cpu) as f64 / 1e9;
+                    }
                 }
                 let first = self.baseline_thread_ns.get(&tid).copied().unwrap_or_default();
                 let since = Tally {

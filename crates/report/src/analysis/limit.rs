@@ -8,7 +8,8 @@
 //! 3. memory: some task of its cgroup (of the host, for a server in the root cgroup) stalled on memory (reclaim,
 //!    refaults, swap) [`STALLED`] of the time or more, as the kernel's pressure figures count it;
 //! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
-//! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats);
+//! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats),
+//!    named as its garbage collection when the runtime's collector threads used [`COLLECTED`] of that CPU or more;
 //! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
 //!    take turns on a lock (a GIL, a GVL) or it has one thread that runs;
 //! 7. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
@@ -66,6 +67,9 @@ pub const WORKER: f64 = 0.9;
 /// The share of one CPU from which another's use of the server's CPUs is named.
 pub const TAKEN: f64 = 0.1;
 
+/// The share of a CPU-bound server's CPU time its garbage collector used from which the collector is named.
+pub const COLLECTED: f64 = 0.25;
+
 /// The share of the time with some task stalled on memory from which memory is the limit.
 pub const STALLED: f64 = 0.1;
 
@@ -110,6 +114,15 @@ pub enum Limit {
         busy: f64,
         /// Median busy share of its CPUs, by anything.
         cpus_busy: f64,
+    },
+    /// The server's CPUs were full (`busy`, as [`Limit::ServerCpu`]) and its runtime's garbage collector used
+    /// `share` of that CPU time (0 to 1, median), [`COLLECTED`] or more: a larger heap, or less garbage, would
+    /// serve more.
+    Collector {
+        /// Median share of the server's CPU time its collector threads used.
+        share: f64,
+        /// Median busy share.
+        busy: f64,
     },
     /// One process of the server used a whole CPU (`cores`) of the `cpus` it could run on: its threads took turns
     /// on a lock (`lock`: a GIL), or one thread did the work.
@@ -230,6 +243,10 @@ impl Limit {
         let queued = of(&|t| t.usage.queued);
         let cpus_busy = of(&|t| t.usage.cpus_busy);
         if at_least(busy, BOUND) {
+            let share = of(&|t| t.usage.collector);
+            if at_least(share, COLLECTED) {
+                return Limit::Collector { share, busy };
+            }
             return Limit::ServerCpu { busy, cpus_busy };
         }
         let time = mean_time(runs);
@@ -313,6 +330,10 @@ impl Limit {
                 figure(throttled * 100.0, Some(THROTTLED * 100.0), 0)
             ),
             Limit::ServerCpu { busy, .. } if at_least(*busy, BOUND) => format!("server CPU {}%", judged(*busy)),
+            Limit::Collector { share, busy } => {
+                let share = figure(share * 100.0, Some(COLLECTED * 100.0), 0);
+                format!("garbage collection: {share}% of the server's CPU (server CPU {}%)", judged(*busy))
+            }
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
@@ -600,6 +621,11 @@ mod tests {
         shootout_metrics::histogram::record_us_n(&mut connects, 7_100_000, 34);
         dropped.result.connect = shootout_metrics::histogram::summarize(&connects);
         assert_eq!(Limit::of(&[&dropped]).text(), "listen queue: 1,234 connects dropped, retried after 1–7 s");
+        let mut collecting = base();
+        (collecting.usage.busy, collecting.usage.collector) = (0.98, 0.41);
+        assert_eq!(Limit::of(&[&collecting]).text(), "garbage collection: 41% of the server's CPU (server CPU 98%)");
+        collecting.usage.collector = 0.1;
+        assert_eq!(Limit::of(&[&collecting]).text(), "server CPU 98%", "a collector that took little is not named");
         let mut saturated = dropped.clone();
         saturated.usage.busy = 0.97;
         assert_eq!(Limit::of(&[&saturated]).text(), "server CPU 97%", "full CPUs drop what they cannot take");

@@ -205,6 +205,25 @@ fn a_jvm_pool_of_four_sleeping_workers_is_all_busy_beside_the_jvms_own_threads()
 }
 
 #[test]
+fn a_jvm_in_a_small_heap_is_held_by_its_garbage_collection() {
+    // The JDK's server keeping 20 MB alive and making 1 MB of garbage a request (tests/fixtures/hot-java's
+    // `/alloc`) in a heap of 32 MB, on one CPU, where the JVM picks its serial collector: its collector does most of
+    // the work (80% of the CPU when measured by hand, and a tenth of the throughput of a 512 MB heap, whose
+    // collector took 16%).
+    if !installed(&["java"]) {
+        return;
+    }
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-java");
+    let server = format!(
+        "cwd = \"{}\"\ncommand = \"java -Xmx32m -Dsun.net.httpserver.nodelay=true HotServer.java {{port}}\"\n\
+         cpus = \"1\"\npath = \"/alloc\"",
+        app.display()
+    );
+    let limit = limit_at("jvm-heap", "connections = [16]", "", &server, "");
+    assert!(limit.starts_with("garbage collection: "), "{limit}");
+}
+
+#[test]
 fn node_with_one_user_waits_for_it_beside_v8s_own_threads() {
     // One user of a Node server that spends about 0.1 ms of CPU a request on its event loop (tests/fixtures/hot-node
     // with 100 rounds): between the requests, as long again, the loop waits for the next. V8's and libuv's threads wake with every collection and
