@@ -13,7 +13,8 @@
 //! A runtime's own helpers are told apart by what the runtime says of them ([`Runtime::helper`]): Node.js names
 //! every thread `node`, but its event loop is the thread whose id is the process's, and the others are V8's
 //! platform workers (the garbage collector's, the compiler's) and libuv's pool, parked on a futex between tasks
-//! that wake them with every collection; the JVM names its collector, compiler and service threads. A helper's
+//! that wake them with every collection; the JVM names its collector, compiler and service threads; Puma names the
+//! threads of its pool apart from its acceptor, reactor and reaper. A helper's
 //! waits on a futex or asleep are left out like a housekeeping thread's; its waits on the disk or a backend (libuv's
 //! pool reading a file) still count, and so does its CPU.
 
@@ -61,6 +62,8 @@ pub enum Runtime {
     Node,
     /// A Java virtual machine (`java`).
     Jvm,
+    /// Ruby's own interpreter, MRI (`ruby`, `ruby3.1`): Puma, Unicorn, Thin, Passenger's Ruby apps.
+    Ruby,
     /// Any other program: only wakes and CPU tell its threads apart.
     Other,
 }
@@ -94,6 +97,11 @@ impl Runtime {
         match exe.file_name().and_then(|n| n.to_str()) {
             Some("node" | "nodejs") => Runtime::Node,
             Some("java") => Runtime::Jvm,
+            Some(name)
+                if name == "ruby" || name.strip_prefix("ruby").is_some_and(|v| v.starts_with(char::is_numeric)) =>
+            {
+                Runtime::Ruby
+            }
             _ => Runtime::Other,
         }
     }
@@ -110,8 +118,18 @@ impl Runtime {
         match self {
             Runtime::Node => tid != pid,
             Runtime::Jvm => JVM_HELPERS.iter().any(|prefix| name.starts_with(prefix)),
+            // Puma names its pool's threads `puma srv tp 001`…; its acceptor (`puma srv`, which waits for a free
+            // thread of the pool when all are busy), reactor and reaper are its own.
+            Runtime::Ruby => name.starts_with("puma") && !name.starts_with("puma srv tp"),
             Runtime::Other => false,
         }
+    }
+
+    /// Whether its threads sleep on a futex with a deadline: the JVM's `Thread.sleep` and `parkNanos`, MRI's
+    /// `sleep` (a condition wait with a timeout), where a contended lock, a monitor or Ruby's GVL waits with none.
+    /// Elsewhere a deadline is a condition's as often (CPython's GIL waits 5 ms at a time).
+    pub fn sleeps_on_futex(self) -> bool {
+        matches!(self, Runtime::Jvm | Runtime::Ruby)
     }
 }
 
@@ -152,7 +170,12 @@ mod tests {
         assert!(!jvm.helper(7, 20, "qtp1234-17") && !jvm.helper(7, 21, "http-nio-8080-e"), "Jetty's, Tomcat's workers");
         assert!(jvm.collector("GC Thread#3") && jvm.collector("VM Thread") && !jvm.collector("C2 CompilerThre"));
         assert!(!node.collector("node"), "Node's collector is not told by its threads");
-        assert_eq!(Runtime::of(Path::new("/usr/bin/ruby3.1")), Runtime::Other);
+        assert_eq!(Runtime::of(Path::new("/usr/bin/ruby3.1")), Runtime::Ruby);
+        assert_eq!(Runtime::of(Path::new("/usr/bin/rubyish")), Runtime::Other);
+        assert!(Runtime::Ruby.sleeps_on_futex() && !Runtime::Other.sleeps_on_futex());
+        assert!(Runtime::Ruby.helper(5, 9, "puma srv") && Runtime::Ruby.helper(5, 10, "puma reactor"));
+        assert!(!Runtime::Ruby.helper(5, 11, "puma srv tp 001"), "a thread of Puma's pool");
+        assert!(!Runtime::Ruby.helper(5, 12, "ruby"), "an app's thread");
         assert!(!Runtime::Other.helper(5, 6, "GC Thread#0"));
     }
 

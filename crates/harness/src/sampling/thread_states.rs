@@ -34,10 +34,11 @@ pub const BUDGET: f64 = 0.02;
 /// An epoll set watching more descriptors than this is an event loop serving clients, and is not followed.
 const EPOLL_FOLLOWED: usize = 64;
 
-/// A JVM thread on a futex with no more than this left of its timeout is asleep: `Thread.sleep`, `parkNanos` and
-/// a timed `wait` all park on the thread's own futex with a deadline, where a contended monitor or lock parks with
-/// none, and a pool's idle worker polls for work with a timeout of a minute.
-const JVM_NAP_S: f64 = 1.0;
+/// A thread of a runtime that sleeps on a futex ([`Runtime::sleeps_on_futex`]: the JVM, MRI) on one with no more
+/// than this left of its timeout is asleep: `Thread.sleep`, `parkNanos`, a timed `wait` and Ruby's `sleep` wait
+/// with a deadline, where a contended monitor, lock or GVL waits with none, and a pool's idle worker polls for work
+/// with a timeout of a minute.
+const NAP_S: f64 = 1.0;
 
 /// Where one thread was at one sweep.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +197,7 @@ fn waiting_in(pid: i32, tid: i32, runtime: Runtime, sockets: &mut Sockets) -> Wh
         fields.take(6).filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()).collect();
     let arg = |i: usize| args.get(i).copied().unwrap_or(0);
     match Call::of(number) {
-        Call::Futex if runtime == Runtime::Jvm && futex_left_s(pid, arg(1), arg(3)).is_some_and(|s| s <= JVM_NAP_S) => {
+        Call::Futex if runtime.sleeps_on_futex() && futex_left_s(pid, arg(1), arg(3)).is_some_and(|s| s <= NAP_S) => {
             Where::Sleep
         }
         Call::Futex => Where::Lock,

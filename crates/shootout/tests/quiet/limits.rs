@@ -4,7 +4,8 @@
 //! `tests/fixtures/limited-server`, held by its GIL, by one lock, by a pool of two workers, by its database's CPU
 //! or its waits on it, by a backend it reaches over a Unix socket, or by a listen queue too short for its
 //! connects; the target beside a CPU burner, beside a busy service, and under a CPU quota; and real runtimes
-//! beside their own threads: the JDK's server held by its pool of four, Node's event loop by its one user.
+//! beside their own threads: the JDK's server and Puma held by their pools of four, a JVM by its garbage
+//! collection, Node's event loop by its one user.
 
 use std::path::Path;
 
@@ -221,6 +222,24 @@ fn a_jvm_in_a_small_heap_is_held_by_its_garbage_collection() {
     );
     let limit = limit_at("jvm-heap", "connections = [16]", "", &server, "");
     assert!(limit.starts_with("garbage collection: "), "{limit}");
+}
+
+#[test]
+fn a_puma_pool_of_four_sleeping_threads_is_all_busy_beside_pumas_own() {
+    // Puma with four threads on the hot Rack app's `/sleep` (tests/fixtures/hot-rack), 20 ms in Ruby's sleep, a
+    // condition wait with a deadline: 200 requests a second at most. Eight users keep the four busy; Puma's
+    // acceptor, waiting for a free thread, its reactor and reaper are not workers, and the sleeps are not a lock.
+    if !installed(&["puma"]) {
+        return;
+    }
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-rack");
+    let server = format!(
+        "cwd = \"{}\"\ncommand = \"puma -b tcp://127.0.0.1:{{port}} -t 4:4 config.ru\"\n\
+         stop = {{ signal = \"INT\", grace = \"10s\" }}\ncpus = \"1\"\npath = \"/sleep\"",
+        app.display()
+    );
+    let limit = limit_at("puma-pool", "connections = [8]", "", &server, "");
+    assert!(limit.starts_with("workers: all 4 busy, asleep "), "{limit}");
 }
 
 #[test]
