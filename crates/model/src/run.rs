@@ -130,6 +130,9 @@ pub struct ResourceSample {
     /// while it could have used more was held to one core (by a GIL, or by having one thread).
     #[serde(default)]
     pub busiest_cpu_s: f64,
+    /// The runtime of that process (`node`, `jvm`, `ruby`, `python`; empty for any other program).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub busiest_runtime: String,
     /// Threads of that process that ran since the previous sample and serve (housekeeping threads left out).
     #[serde(default)]
     pub busiest_threads: u32,
@@ -210,6 +213,10 @@ pub struct ServerUsage {
     /// CPUs used by the tree's busiest process, on average over the window.
     #[serde(default)]
     pub busiest_cores: f64,
+    /// The runtime of that process in the sample where it used the most CPU (`node`, `jvm`, `ruby`, `python`;
+    /// empty for any other program, and in results saved before this was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub runtime: String,
     /// The most threads of that process that ran in one sample's interval and serve.
     #[serde(default)]
     pub busiest_threads: u32,

@@ -300,6 +300,11 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         cpus_busy: per_second(window.cpus_busy_s).min(1.0),
         busiest_cores: per_second(window.busiest_cpu_s),
         busiest_threads: measured.iter().map(|s| s.busiest_threads).max().unwrap_or(0),
+        runtime: measured
+            .iter()
+            .max_by(|a, b| a.busiest_cpu_s.total_cmp(&b.busiest_cpu_s))
+            .map(|s| s.busiest_runtime.clone())
+            .unwrap_or_default(),
         housekeeping_threads: measured.iter().map(|s| s.housekeeping_threads).max().unwrap_or(0),
         collector: if window.cpu_s > 0.0 { (window.collector_cpu_s / window.cpu_s).min(1.0) } else { 0.0 },
         quota_cpus: measured.iter().map(|s| s.quota_cpus).fold(0.0, f64::max),

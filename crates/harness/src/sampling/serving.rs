@@ -64,6 +64,8 @@ pub enum Runtime {
     Jvm,
     /// Ruby's own interpreter, MRI (`ruby`, `ruby3.1`): Puma, Unicorn, Thin, Passenger's Ruby apps.
     Ruby,
+    /// CPython (`python3`, `python3.11`): gunicorn, uvicorn, Django's and Flask's servers.
+    Python,
     /// Any other program: only wakes and CPU tell its threads apart.
     Other,
 }
@@ -97,11 +99,8 @@ impl Runtime {
         match exe.file_name().and_then(|n| n.to_str()) {
             Some("node" | "nodejs") => Runtime::Node,
             Some("java") => Runtime::Jvm,
-            Some(name)
-                if name == "ruby" || name.strip_prefix("ruby").is_some_and(|v| v.starts_with(char::is_numeric)) =>
-            {
-                Runtime::Ruby
-            }
+            Some(name) if versioned(name, "ruby") => Runtime::Ruby,
+            Some(name) if versioned(name, "python") => Runtime::Python,
             _ => Runtime::Other,
         }
     }
@@ -121,7 +120,18 @@ impl Runtime {
             // Puma names its pool's threads `puma srv tp 001`…; its acceptor (`puma srv`, which waits for a free
             // thread of the pool when all are busy), reactor and reaper are its own.
             Runtime::Ruby => name.starts_with("puma") && !name.starts_with("puma srv tp"),
-            Runtime::Other => false,
+            Runtime::Python | Runtime::Other => false,
+        }
+    }
+
+    /// How reports name it (`node`, `jvm`, `ruby`, `python`; empty for any other program).
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Node => "node",
+            Runtime::Jvm => "jvm",
+            Runtime::Ruby => "ruby",
+            Runtime::Python => "python",
+            Runtime::Other => "",
         }
     }
 
@@ -131,6 +141,11 @@ impl Runtime {
     pub fn sleeps_on_futex(self) -> bool {
         matches!(self, Runtime::Jvm | Runtime::Ruby)
     }
+}
+
+/// Whether `name` is `program` or `program` and a version (`ruby3.1`, `python3`).
+fn versioned(name: &str, program: &str) -> bool {
+    name.strip_prefix(program).is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
 #[cfg(test)]
@@ -172,6 +187,8 @@ mod tests {
         assert!(!node.collector("node"), "Node's collector is not told by its threads");
         assert_eq!(Runtime::of(Path::new("/usr/bin/ruby3.1")), Runtime::Ruby);
         assert_eq!(Runtime::of(Path::new("/usr/bin/rubyish")), Runtime::Other);
+        assert_eq!(Runtime::of(Path::new("/usr/bin/python3.11")), Runtime::Python);
+        assert_eq!(Runtime::Python.name(), "python");
         assert!(Runtime::Ruby.sleeps_on_futex() && !Runtime::Other.sleeps_on_futex());
         assert!(Runtime::Ruby.helper(5, 9, "puma srv") && Runtime::Ruby.helper(5, 10, "puma reactor"));
         assert!(!Runtime::Ruby.helper(5, 11, "puma srv tp 001"), "a thread of Puma's pool");

@@ -309,7 +309,7 @@ impl Tree {
                 threads.insert(tid, ns);
             }
             ran.push(process_ran);
-            process_cpu.push(process_cpu_s);
+            process_cpu.push((process_cpu_s, runtime));
         }
         self.last_ticks = ticks;
         self.last_thread_ns = threads;
@@ -317,11 +317,12 @@ impl Tree {
         let mut keeping_house = housekeeping(&tallies, elapsed_s);
         keeping_house.extend(&helpers);
         let mut serving = HashSet::new();
-        for (process_ran, process_cpu_s) in ran.iter().zip(process_cpu) {
+        for (process_ran, (process_cpu_s, runtime)) in ran.iter().zip(process_cpu) {
             let (keeps, serves): (Vec<i32>, Vec<i32>) = process_ran.iter().partition(|tid| keeping_house.contains(tid));
             sample.housekeeping_threads += keeps.len() as u32;
             if process_cpu_s > sample.busiest_cpu_s {
                 (sample.busiest_cpu_s, sample.busiest_threads) = (process_cpu_s, serves.len() as u32);
+                sample.busiest_runtime = runtime.name().to_string();
             }
             serving.extend(serves);
         }

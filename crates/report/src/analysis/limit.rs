@@ -133,6 +133,9 @@ pub enum Limit {
         cpus: u32,
         /// Its other threads waited on a lock.
         lock: bool,
+        /// Its runtime (`ruby`: the lock is its GVL; `python`: its GIL; `node`: the one thread its event loop).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        runtime: String,
     },
     /// A service the server ran beside (`name`, a database) used 90% or more of the CPUs it could run on (`busy`,
     /// 0 to 1, its median busy share) while the server did not.
@@ -254,7 +257,8 @@ impl Limit {
         let cpus = runs[0].usage.cpus;
         if cpus >= 2 && at_least(cores, BOUND) {
             let threads = of(&|t| f64::from(t.usage.busiest_threads));
-            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0 };
+            let runtime = runs[0].usage.runtime.clone();
+            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0, runtime };
         }
         // The kernel's count is its whole host's; the load's slow connects say the server's queue was the one.
         let overflows = of(&|t| t.usage.listen_overflows as f64);
@@ -301,7 +305,8 @@ impl Limit {
     }
 
     /// How the tables write it: `client-bound`, `server CPU 97%`, `db CPU 97%` (a service), `server CPU 60% (CPUs
-    /// 98% busy)` (it wanted more than it got), `one core: its GIL (1 of 2 CPUs used; threads wait on its lock)`,
+    /// 98% busy)` (it wanted more than it got), `one core: its GIL (1 of 2 CPUs used; threads wait on its lock)`
+    /// (its GVL under Ruby, a lock elsewhere; `one core: its event loop` for Node, `one thread` elsewhere),
     /// `db: waited on it 71% of the time`, `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class
     /// was judged on is written on its side of its bound ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU
     /// 90%)`.
@@ -337,11 +342,17 @@ impl Limit {
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
-            Limit::OneCore { cores, cpus, lock: true } => {
-                format!("one core: its GIL ({} of {cpus} CPUs used; threads wait on its lock)", cores_text(*cores))
+            Limit::OneCore { cores, cpus, lock: true, runtime } => {
+                let lock = match runtime.as_str() {
+                    "ruby" => "its GVL",
+                    "python" => "its GIL",
+                    _ => "a lock",
+                };
+                format!("one core: {lock} ({} of {cpus} CPUs used; threads wait on its lock)", cores_text(*cores))
             }
-            Limit::OneCore { cores, cpus, lock: false } => {
-                format!("one core: one thread ({} of {cpus} CPUs used)", cores_text(*cores))
+            Limit::OneCore { cores, cpus, lock: false, runtime } => {
+                let thread = if runtime == "node" { "its event loop" } else { "one thread" };
+                format!("one core: {thread} ({} of {cpus} CPUs used)", cores_text(*cores))
             }
             Limit::Service { name, busy } => format!("{name} CPU {}%", judged(*busy)),
             Limit::TakenBy { who, share, busy } => {
@@ -642,10 +653,16 @@ mod tests {
         let mut gil = base();
         (gil.usage.busiest_cores, gil.usage.busiest_threads) = (0.99, 9);
         gil.usage.time = ThreadTime { on_cpu: 1.0, lock: 7.0, client: 1.0, ..ThreadTime::default() };
+        assert_eq!(Limit::of(&[&gil]).text(), "one core: a lock (1 of 2 CPUs used; threads wait on its lock)");
+        gil.usage.runtime = "python".into();
         assert_eq!(Limit::of(&[&gil]).text(), "one core: its GIL (1 of 2 CPUs used; threads wait on its lock)");
+        gil.usage.runtime = "ruby".into();
+        assert_eq!(Limit::of(&[&gil]).text(), "one core: its GVL (1 of 2 CPUs used; threads wait on its lock)");
         let mut one_thread = base();
         (one_thread.usage.busiest_cores, one_thread.usage.busiest_threads) = (0.93, 1);
         assert_eq!(Limit::of(&[&one_thread]).text(), "one core: one thread (0.9 of 2 CPUs used)");
+        one_thread.usage.runtime = "node".into();
+        assert_eq!(Limit::of(&[&one_thread]).text(), "one core: its event loop (0.9 of 2 CPUs used)");
         let with_time = |time: ThreadTime, connections: f64| {
             let mut t = base();
             t.usage.time = time;
