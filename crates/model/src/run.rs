@@ -164,10 +164,16 @@ pub struct ResourceSample {
     /// aborted.
     #[serde(default)]
     pub resets: u64,
-    /// Seconds the CPUs the server may run on spent in the kernel's deferred network work (softirq) since the
-    /// previous sample, added over those CPUs.
+    /// Seconds the CPUs the server may run on spent in the kernel's deferred work (softirq: the network's, a
+    /// disk's completions, timers) since the previous sample, added over those CPUs.
     #[serde(default)]
     pub softirq_s: f64,
+    /// Network softirqs (`NET_RX`, `NET_TX`) run on those CPUs since the previous sample.
+    #[serde(default)]
+    pub net_softirqs: u64,
+    /// Block I/O softirqs (`BLOCK`: a disk's completions) run on those CPUs since the previous sample.
+    #[serde(default)]
+    pub block_softirqs: u64,
     /// Seconds in which some task of the tree's cgroup (of the host, for the root cgroup) stalled, by resource,
     /// since the previous sample.
     #[serde(default)]
@@ -244,10 +250,14 @@ pub struct ServerUsage {
     /// Resets its host's TCP sent during the window: connections refused or aborted.
     #[serde(default)]
     pub resets: u64,
-    /// CPUs' worth of the kernel's deferred network work (softirq) on the CPUs it could run on, on average over the
+    /// CPUs' worth of the kernel's deferred work (softirq) on the CPUs it could run on, on average over the
     /// window.
     #[serde(default)]
     pub softirq: f64,
+    /// Of the network and block I/O softirqs run on those CPUs in the window, the share that were block I/O (0 to
+    /// 1): above a half, the deferred work was mostly a disk's, not the network's.
+    #[serde(default)]
+    pub softirq_block: f64,
     /// Share of the window in which some task of its cgroup (of the host, for the root cgroup) stalled, by
     /// resource (0 to 1 each; zeros where the kernel keeps no pressure figures).
     #[serde(default)]

@@ -313,6 +313,14 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         syn_retransmits: window.syn_retransmits.round() as u64,
         resets: window.resets.round() as u64,
         softirq: per_second(window.softirq_s),
+        softirq_block: {
+            let (net, block) = (window.net_softirqs, window.block_softirqs);
+            if net + block > 0.0 {
+                block / (net + block)
+            } else {
+                0.0
+            }
+        },
         stalled: window.stalls_s.scaled(per_second(1.0)),
         time,
     }
@@ -332,6 +340,8 @@ struct WindowSums {
     syn_retransmits: f64,
     resets: f64,
     softirq_s: f64,
+    net_softirqs: f64,
+    block_softirqs: f64,
     stalls_s: Stalls,
     /// Thread-seconds in each wait (on CPU and runnable come from `cpu_s` and `queued_s`).
     states: ThreadTime,
@@ -351,6 +361,8 @@ impl WindowSums {
         self.syn_retransmits += sample.syn_retransmits as f64 * part;
         self.resets += sample.resets as f64 * part;
         self.softirq_s += sample.softirq_s * part;
+        self.net_softirqs += sample.net_softirqs as f64 * part;
+        self.block_softirqs += sample.block_softirqs as f64 * part;
         self.stalls_s.add_scaled(sample.stalls_s, part);
         let counts = &sample.states;
         if counts.sweeps == 0 || inside <= 0.0 {

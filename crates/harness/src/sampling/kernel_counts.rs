@@ -1,13 +1,51 @@
 //! What the kernel counts about a tree that no thread of it sees: the connects its host's listen queues dropped
 //! and the resets it sent ([`Net`], `ListenOverflows` and `TCPSynRetrans` of `/proc/PID/net/netstat`, `OutRsts`
 //! of `/proc/PID/net/snmp`, in the root's network namespace), and the time its tasks stalled for want of a CPU,
-//! I/O or memory ([`Pressure`], the pressure stall figures of its cgroup v2, or of the host). How often its CPU
-//! quota ran out is [`Quota`]'s, which the load engine shares to judge its own.
+//! I/O or memory ([`Pressure`], the pressure stall figures of its cgroup v2, or of the host), and what the kernel's
+//! deferred work on its CPUs was for ([`Softirqs`], network or block I/O). How often its CPU quota ran out is
+//! [`Quota`]'s, which the load engine shares to judge its own.
 
 use std::path::{Path, PathBuf};
 
 pub use shootout_engine::quota::{Quota, QuotaCount};
 use shootout_model::pressure::Stalls;
+
+/// The kernel's deferred work (softirqs) run on some CPUs so far, counted by what it was for, from
+/// `/proc/softirqs`: the network's (`NET_RX`, `NET_TX`) and block I/O completions (`BLOCK`), a disk's. The kernel
+/// counts how many ran, not how long (its per-CPU softirq time in `/proc/stat` is not split, and it keeps no IRQ
+/// time of its own here); which of the two ran more says which the time was mostly for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Softirqs {
+    /// Network softirqs run.
+    pub net: u64,
+    /// Block I/O softirqs run.
+    pub block: u64,
+}
+
+impl Softirqs {
+    /// The counts on `cpus` (empty: every CPU); none where `/proc/softirqs` cannot be read.
+    pub fn on(cpus: &[usize]) -> Option<Softirqs> {
+        let text = std::fs::read_to_string("/proc/softirqs").ok()?;
+        let mut counts = Softirqs::default();
+        for line in text.lines().skip(1) {
+            let Some((kind, columns)) = line.trim_start().split_once(':') else { continue };
+            let per_cpu = columns.split_whitespace().filter_map(|n| n.parse::<u64>().ok());
+            let sum: u64 =
+                per_cpu.enumerate().filter(|(cpu, _)| cpus.is_empty() || cpus.contains(cpu)).map(|(_, n)| n).sum();
+            match kind {
+                "NET_RX" | "NET_TX" => counts.net += sum,
+                "BLOCK" => counts.block += sum,
+                _ => {}
+            }
+        }
+        Some(counts)
+    }
+
+    /// What ran since `before`.
+    pub fn since(self, before: Softirqs) -> Softirqs {
+        Softirqs { net: self.net.saturating_sub(before.net), block: self.block.saturating_sub(before.block) }
+    }
+}
 
 /// The listen-queue counts of a network namespace so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -96,6 +134,33 @@ impl Pressure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_made_to_reach_the_disk_run_block_softirqs_and_loopback_traffic_network_ones() {
+        use std::io::{Read, Write};
+        let before = Softirqs::on(&[]).expect("/proc/softirqs");
+        // Each fsync waits for the disk's completion, which the kernel finishes in a block softirq: a file in the
+        // build's folder, on the disk the build reads and writes (a temporary folder may be a tmpfs).
+        let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+        let path = target.join(format!("shootout-softirqs-{}", std::process::id()));
+        let mut file = std::fs::File::create(&path).unwrap();
+        for _ in 0..20 {
+            file.write_all(&[7u8; 64 * 1024]).unwrap();
+            file.sync_all().unwrap();
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        for _ in 0..100 {
+            client.write_all(b"ping").unwrap();
+            server.read_exact(&mut [0u8; 4]).unwrap();
+        }
+        let ran = Softirqs::on(&[]).unwrap().since(before);
+        std::fs::remove_file(&path).unwrap();
+        assert!(ran.block >= 1, "{ran:?}");
+        assert!(ran.net >= 1, "{ran:?}");
+        assert_eq!(Softirqs::on(&[usize::MAX]), Some(Softirqs::default()), "no such CPU: nothing counted");
+    }
 
     #[test]
     fn a_full_listen_queue_is_counted() {

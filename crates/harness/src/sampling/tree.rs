@@ -22,7 +22,7 @@ use procfs::{CurrentSI, KernelStats};
 use shootout_model::pressure::Stalls;
 use shootout_model::run::ResourceSample;
 
-use crate::sampling::kernel_counts::{Net, Pressure, Quota, QuotaCount};
+use crate::sampling::kernel_counts::{Net, Pressure, Quota, QuotaCount, Softirqs};
 use crate::sampling::serving::{housekeeping, Runtime, Tally};
 use crate::sampling::thread_states::StateSampler;
 
@@ -100,8 +100,9 @@ pub struct Tree {
     /// The CPUs the server may run on (empty: all), whose busy share each sample gives.
     cpus: Vec<usize>,
     last_cpus: Option<Ticks>,
-    /// Softirq ticks of those CPUs so far.
+    /// Softirq ticks of those CPUs so far, and the softirqs run on them by what for.
     last_softirq: Option<u64>,
+    last_softirqs: Option<Softirqs>,
     /// Services by the port each listens on, to name what the threads wait on.
     backends: Vec<(u16, String)>,
     /// Whether the baseline starts sweeping where the threads are.
@@ -142,6 +143,7 @@ impl Tree {
             cpus: Vec::new(),
             last_cpus: None,
             last_softirq: None,
+            last_softirqs: None,
             backends: Vec::new(),
             sweeps: true,
             states: None,
@@ -224,6 +226,7 @@ impl Tree {
         self.baseline_at = Some(std::time::Instant::now());
         self.last_cgroup_us = self.cgroup_usage_us();
         (self.last_host, self.last_cpus, self.last_softirq) = host_and_cpu_ticks(&self.cpus);
+        self.last_softirqs = Softirqs::on(&self.cpus);
         let pressure = Pressure::of(self.root, self.cgroup.as_deref());
         self.last_stalls = pressure.count();
         self.pressure = Some(pressure);
@@ -360,6 +363,12 @@ impl Tree {
             sample.softirq_s = now.saturating_sub(before) as f64 / tick;
         }
         (self.last_host, self.last_cpus, self.last_softirq) = (host, cpus, softirq);
+        let softirqs = Softirqs::on(&self.cpus);
+        if let (Some(before), Some(now)) = (self.last_softirqs, softirqs) {
+            let ran = now.since(before);
+            (sample.net_softirqs, sample.block_softirqs) = (ran.net, ran.block);
+        }
+        self.last_softirqs = softirqs;
         sample
     }
 

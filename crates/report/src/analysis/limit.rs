@@ -17,7 +17,7 @@
 //!    server had CPU to spare (a server whose CPU is full drops the connects it cannot take: the CPU is the limit,
 //!    the drops its consequence, counted in the kernel column);
 //! 8. a service it ran beside (a database) that kept 90% or more of its CPUs busy;
-//! 9. CPU taken by another (a process outside the run, a service, the kernel's network work), when the server's
+//! 9. CPU taken by another (a process outside the run, a service, the kernel's network or block I/O work), when the server's
 //!    CPUs were 90% busy with anything while its threads queued for them;
 //! 10. the client's connections, in the open model, all busy while the server answered at its usual speed
 //!     ([`Behind::Connections`]);
@@ -271,7 +271,7 @@ impl Limit {
             return Limit::Service { name, busy };
         }
         if at_least(cpus_busy, BOUND) && at_least(queued, QUEUED) {
-            return match taker(runs, of(&|t| t.usage.softirq)) {
+            return match taker(runs, of(&|t| t.usage.softirq), of(&|t| t.usage.softirq_block)) {
                 Some((who, share)) => Limit::TakenBy { who, share, busy },
                 None => Limit::ServerCpu { busy, cpus_busy },
             };
@@ -461,9 +461,10 @@ fn lock_waiters(in_flight: f64) -> f64 {
 }
 
 /// Who took the server's CPUs: the busiest process outside the run, service that could run on them, or the
-/// kernel's network work on them (`softirq`, CPUs' worth, median), over the repeats, with its share of one CPU;
+/// kernel's deferred work on them (`softirq`, CPUs' worth, median; named as a disk's where block I/O softirqs
+/// outnumbered the network's, `softirq_block` over a half), over the repeats, with its share of one CPU;
 /// none under [`TAKEN`].
-fn taker(runs: &[&TrialRecord], softirq: f64) -> Option<(String, f64)> {
+fn taker(runs: &[&TrialRecord], softirq: f64, softirq_block: f64) -> Option<(String, f64)> {
     // On the server's CPUs only: a process confined to the client's took none of them.
     let outsiders =
         runs.iter().flat_map(|t| &t.outsiders).map(|o| (format!("{} (pid {})", o.name, o.pid), o.on_server()));
@@ -472,7 +473,8 @@ fn taker(runs: &[&TrialRecord], softirq: f64) -> Option<(String, f64)> {
         .flat_map(|t| &t.services)
         .filter(|s| s.shares_cpus)
         .map(|s| (s.name.clone(), s.usage.busy * f64::from(s.usage.cpus)));
-    let kernel = std::iter::once(("the kernel's network work".to_string(), softirq));
+    let work = crate::analysis::KernelCell::softirq_work(softirq_block);
+    let kernel = std::iter::once((format!("the kernel's {work}"), softirq));
     outsiders.chain(services).chain(kernel).filter(|(_, share)| *share >= TAKEN).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
@@ -542,6 +544,9 @@ mod tests {
         network.usage.softirq = 0.62;
         let by_kernel = Limit::TakenBy { who: "the kernel's network work".into(), share: 0.62, busy: 0.3 };
         assert_eq!(Limit::of(&[&network]), by_kernel, "the kernel's softirq took more of the CPU than the db");
+        network.usage.softirq_block = 0.96;
+        let by_disk = Limit::TakenBy { who: "the kernel's block I/O work".into(), share: 0.62, busy: 0.3 };
+        assert_eq!(Limit::of(&[&network]), by_disk, "51,540 block softirqs against 2,415 network ones");
         let near = Limit::TakenBy { who: "the kernel's network work".into(), share: 0.15, busy: 0.8996 };
         assert_eq!(near.text(), "CPU taken by the kernel's network work: 15% of a CPU (server CPU 89.96%)");
         let mut elsewhere = idle_db.clone();

@@ -129,8 +129,11 @@ pub struct KernelCell {
     /// Share of the window in which some task of its cgroup (of the host, for the root cgroup) stalled, by
     /// resource.
     pub stalled: Stalls,
-    /// CPUs' worth of the kernel's network work (softirq) on its CPUs.
+    /// CPUs' worth of the kernel's deferred work (softirq) on its CPUs.
     pub softirq: f64,
+    /// The share of the network and block I/O softirqs that were block I/O: above a half, that work was mostly a
+    /// disk's.
+    pub softirq_block: f64,
     /// Resets its host's TCP sent in the window.
     pub resets: f64,
     /// Connects its host dropped on a full listen queue in the window.
@@ -138,6 +141,16 @@ pub struct KernelCell {
 }
 
 impl KernelCell {
+    /// What the kernel's deferred work on the server's CPUs was mostly for, as the limit column and the kernel
+    /// column name it: a disk's completions where block I/O softirqs outnumbered the network's.
+    pub fn softirq_work(softirq_block: f64) -> &'static str {
+        if softirq_block > 0.5 {
+            "block I/O work"
+        } else {
+            "network work"
+        }
+    }
+
     /// The medians of `runs`.
     pub fn of(runs: &[&TrialRecord]) -> KernelCell {
         let of = |f: &dyn Fn(&TrialRecord) -> f64| median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
@@ -148,6 +161,7 @@ impl KernelCell {
                 memory: of(&|t| t.usage.stalled.memory),
             },
             softirq: of(&|t| t.usage.softirq),
+            softirq_block: of(&|t| t.usage.softirq_block),
             resets: of(&|t| t.usage.resets as f64),
             listen_overflows: of(&|t| t.usage.listen_overflows as f64),
         }

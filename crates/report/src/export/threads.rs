@@ -60,7 +60,8 @@ pub fn markdown(summary: &SuiteSummary) -> String {
          runtime's own helpers: Node's threads but its event loop, the JVM's collector and compilers); \"waited on\" names the backends their sockets led to; \"quota throttled\" is the \
          share of its CPU quota's periods that ran out; \"kernel\" what the kernel counted that no thread sees: the \
          share of the time some task of the server's cgroup (of the host, for the root cgroup) stalled for a CPU, \
-         I/O or memory, the CPUs' worth of network work (softirq) on its CPUs, the resets its host sent and the \
+         I/O or memory, the CPUs' worth of the kernel's deferred work (softirq) on its CPUs, named as network or \
+         block I/O work by which of the two ran more of it, the resets its host sent and the \
          connects it dropped on a full listen queue.\n",
     );
     out
@@ -81,7 +82,7 @@ pub fn kernel(k: &KernelCell) -> String {
         parts.push(format!("stalled: {}", stalls.join(", ")));
     }
     if k.softirq >= 0.005 {
-        parts.push(format!("network work {:.2} CPU", k.softirq));
+        parts.push(format!("{} {:.2} CPU", crate::analysis::KernelCell::softirq_work(k.softirq_block), k.softirq));
     }
     if k.resets >= 1.0 {
         parts.push(format!("{} resets sent", crate::export::units::count(k.resets.round() as u64)));
@@ -205,9 +206,12 @@ mod tests {
         let counted = KernelCell {
             stalled: shootout_model::pressure::Stalls { cpu: 0.123, io: 0.001, memory: 0.3 },
             softirq: 0.154,
+            softirq_block: 0.1,
             resets: 1234.4,
             listen_overflows: 0.0,
         };
         assert_eq!(kernel(&counted), "stalled: cpu 12%, memory 30%; network work 0.15 CPU; 1,234 resets sent");
+        let disk = KernelCell { softirq_block: 0.96, ..counted };
+        assert!(kernel(&disk).contains("; block I/O work 0.15 CPU;"), "{}", kernel(&disk));
     }
 }
