@@ -186,6 +186,16 @@ fn a_pool_of_two_sleeping_workers_is_all_busy_and_does_not_keep_up_with_a_little
     assert!(open.starts_with("workers: all 2 busy"), "{open}");
 }
 
+/// The JDK's HTTP server of `tests/fixtures/hot-java`, run from its source (after the `java` command's options).
+const JDK_SERVER: &str = "-Dsun.net.httpserver.nodelay=true HotServer.java {port}";
+
+/// The keys of a real runtime's server in `tests/fixtures/FIXTURE`, started there with `command` (`more`: other
+/// keys), on CPU 1, loaded on `path`.
+fn fixture_server(fixture: &str, command: &str, more: &str, path: &str) -> String {
+    let cwd = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+    format!("cwd = \"{}\"\ncommand = \"{command}\"\n{more}cpus = \"1\"\npath = \"{path}\"", cwd.display())
+}
+
 #[test]
 fn a_jvm_pool_of_four_sleeping_workers_is_all_busy_beside_the_jvms_own_threads() {
     // The JDK's HTTP server with a fixed pool of four (tests/fixtures/hot-java), each request 20 ms in
@@ -195,12 +205,7 @@ fn a_jvm_pool_of_four_sleeping_workers_is_all_busy_beside_the_jvms_own_threads()
     if !installed(&["java"]) {
         return;
     }
-    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-java");
-    let server = format!(
-        "cwd = \"{}\"\ncommand = \"java -Dsun.net.httpserver.nodelay=true HotServer.java {{port}}\"\n\
-         cpus = \"1\"\npath = \"/sleep\"",
-        app.display()
-    );
+    let server = fixture_server("hot-java", &format!("java {JDK_SERVER}"), "", "/sleep");
     let limit = limit_at("jvm-pool", "connections = [8]", "", &server, "");
     assert!(limit.starts_with("workers: all 4 busy, asleep "), "{limit}");
 }
@@ -214,12 +219,7 @@ fn a_jvm_in_a_small_heap_is_held_by_its_garbage_collection() {
     if !installed(&["java"]) {
         return;
     }
-    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-java");
-    let server = format!(
-        "cwd = \"{}\"\ncommand = \"java -Xmx32m -Dsun.net.httpserver.nodelay=true HotServer.java {{port}}\"\n\
-         cpus = \"1\"\npath = \"/alloc\"",
-        app.display()
-    );
+    let server = fixture_server("hot-java", &format!("java -Xmx32m {JDK_SERVER}"), "", "/alloc");
     let limit = limit_at("jvm-heap", "connections = [16]", "", &server, "");
     assert!(limit.starts_with("garbage collection: "), "{limit}");
 }
@@ -232,12 +232,8 @@ fn a_puma_pool_of_four_sleeping_threads_is_all_busy_beside_pumas_own() {
     if !installed(&["puma"]) {
         return;
     }
-    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-rack");
-    let server = format!(
-        "cwd = \"{}\"\ncommand = \"puma -b tcp://127.0.0.1:{{port}} -t 4:4 config.ru\"\n\
-         stop = {{ signal = \"INT\", grace = \"10s\" }}\ncpus = \"1\"\npath = \"/sleep\"",
-        app.display()
-    );
+    let puma = "puma -b tcp://127.0.0.1:{port} -t 4:4 config.ru";
+    let server = fixture_server("hot-rack", puma, "stop = { signal = \"INT\", grace = \"10s\" }\n", "/sleep");
     let limit = limit_at("puma-pool", "connections = [8]", "", &server, "");
     assert!(limit.starts_with("workers: all 4 busy, asleep "), "{limit}");
 }
