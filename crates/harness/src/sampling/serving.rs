@@ -14,9 +14,9 @@
 //! every thread `node`, but its event loop is the thread whose id is the process's, and the others are V8's
 //! platform workers (the garbage collector's, the compiler's) and libuv's pool, parked on a futex between tasks
 //! that wake them with every collection; the JVM names its collector, compiler and service threads; Puma names the
-//! threads of its pool apart from its acceptor, reactor and reaper. A helper's
-//! waits on a futex or asleep are left out like a housekeeping thread's; its waits on the disk or a backend (libuv's
-//! pool reading a file) still count, and so does its CPU.
+//! threads of its pool apart from its acceptor, reactor and reaper. A helper's waits on a futex or asleep are left
+//! out like a housekeeping thread's; its waits on the disk or a backend (libuv's pool reading a file) still count,
+//! and so does its CPU.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -105,7 +105,7 @@ impl Runtime {
         }
     }
 
-    /// Whether thread `tid`, named `name`, collects the runtime's garbage: the JVM's collector threads (G1's and the
+    /// Whether a thread named `name` collects the runtime's garbage: the JVM's collector threads (G1's and the
     /// parallel collector's), and its VM thread, where the serial collector a JVM picks on one CPU does its work.
     /// Node's collector works on its event loop as much as on V8's workers, and is told only by a profile.
     pub fn collector(self, name: &str) -> bool {
