@@ -17,7 +17,9 @@ use nix::sys::socket::{recv, sendto, socket, AddressFamily, MsgFlags, NetlinkAdd
 /// is bound to (none for an unnamed one, as a `socketpair`'s; an abstract name starts with `@`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnixSocket {
+    /// The inode of the socket at its other end (0: none).
     pub peer: u64,
+    /// The path it, or the listener it was accepted from, is bound to.
     pub name: Option<String>,
 }
 
