@@ -21,8 +21,8 @@
 //! - `pacer`: `Pacer`, one worker's pacing with the state of its model (the closed model's active users and
 //!   request quota; the open model's queue of due requests, idle connections and when to wake), answering the loop's
 //!   questions: what is due, what a free connection does next, whether anything is left to send.
-//! - [`pacing`]: the arithmetic of when requests start: a [`Ramp`](pacing::Ramp) of users or rate through the
-//!   stages, the open model's [`Schedule`](pacing::Schedule) of due times (constant or Poisson); `timer` wakes the
+//! - [`due_times`]: the arithmetic of when requests start: a [`Ramp`](due_times::Ramp) of users or rate through the
+//!   stages, the open model's [`Schedule`](due_times::Schedule) of due times (constant or Poisson); `timer` wakes the
 //!   loop when the next one falls due.
 //! - [`stakes`]: [`Stakes`](stakes::Stakes), what a search's probe is judged on, so that its run stops waiting
 //!   for requests still unanswered after its window once they cannot change its verdict.
@@ -31,8 +31,9 @@
 //! - [`workload`]: [`Workload`](workload::Workload), what is sent: one pre-encoded request, or a scenario's
 //!   requests and sessions rendered for each virtual user, with cookies, checks and extracted values.
 //! - [`http`]: request encoding and the streaming response parser, free of I/O.
-//! - [`limits`]: raising the open-file limit for many connections.
-//! - [`cpu`]: the client's own CPU time; [`quota`]: the CPU quota over a process (the client's own, a server's).
+//! - [`open_files`]: raising the open-file limit for many connections.
+//! - [`cpu`]: the client's own CPU time; [`quota`]: the CPU quota over a process (the client's own, a server's);
+//!   [`cgroups`]: where the cgroup hierarchies are mounted, and making a cgroup of shootout's own.
 //! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
 //! - [`quic`]: [`QuicPlan`](quic::QuicPlan), what HTTP/3's QUIC connections are made with (`quinn-proto`, sans
 //!   I/O: the worker does the UDP).
@@ -44,10 +45,10 @@
 
 pub mod cgroups;
 pub mod cpu;
+pub mod due_times;
 pub mod http;
-pub mod limits;
 pub mod merge;
-pub mod pacing;
+pub mod open_files;
 pub mod plan;
 pub mod quic;
 pub mod quota;

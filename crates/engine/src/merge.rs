@@ -20,8 +20,8 @@ use shootout_model::{
     ClientUsage, IoBackend, LoadResult, NamedResult, Pacing, Sends, StopCondition, Throughput, SCHEMA_VERSION,
 };
 
+use crate::due_times::Ramp;
 use crate::http::h2::frame::error_name;
-use crate::pacing::Ramp;
 use crate::plan::Plan;
 
 /// A client this busy (or busy and queued for a CPU together) measures itself rather than the server.

@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::pacing::{Ramp, Schedule};
+use crate::due_times::{Ramp, Schedule};
 
 /// The most due requests one thread keeps waiting for a connection. Past it, the oldest is counted as never sent
 /// (with what it waited), so memory stays bounded whatever the rate: at `-R 1e9` the queue would otherwise grow by

@@ -11,9 +11,9 @@ use shootout_model::{LoadOptions, LoadResult, Pacing, Protocol, Segment, StopCon
 use thiserror::Error;
 
 use crate::cpu::CpuTimes;
+use crate::due_times::{Ramp, Schedule};
 use crate::merge::{assemble, Seconds, Totals};
 use crate::pacer::Pacer;
-use crate::pacing::{Ramp, Schedule};
 use crate::plan::Plan;
 use crate::quota::{Quota, QuotaCount};
 use crate::shared::{segment_share, share, Part, Shared};

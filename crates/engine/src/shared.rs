@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use shootout_model::{IoBackend, Segment};
 
-use crate::pacing::Share;
+use crate::due_times::Share;
 use crate::quic::QuicPlan;
 use crate::stakes::Stakes;
 use crate::tls::TlsPlan;
@@ -123,7 +123,7 @@ fn split(total: u64, index: u64, of: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::{share, Part};
-    use crate::pacing::Ramp;
+    use crate::due_times::Ramp;
     use shootout_model::{Segment, Stage};
     use std::time::Duration;
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use shootout_engine::stakes::Stakes;
-use shootout_engine::{limits, Progress};
+use shootout_engine::{open_files, Progress};
 use shootout_harness::run::settle::Settler;
 use shootout_model::run::{Statistic, TrialRecord};
 use shootout_model::search::measures_more;
@@ -50,7 +50,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     }
     // Everything the user typed is checked before the first probe, at the highest rate the search may try.
     let (options, _) = load::validate(args, scenario, Some(CEILING))?;
-    limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
+    open_files::ensure(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(path) = &args.output {
         load::writable("-o", path)?;
     }

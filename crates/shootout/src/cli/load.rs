@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shootout_agents::coordinate;
 use shootout_agents::launch::Launcher;
 use shootout_agents::AgentSpec;
-use shootout_engine::{limits, Plan, Progress};
+use shootout_engine::{open_files, Plan, Progress};
 use shootout_model::settings::{is_token, LoadSettings};
 use shootout_model::slo::{parse_condition, Condition};
 use shootout_model::{Arrival, IoBackend, LoadOptions, LoadResult, Stage, StopCondition};
@@ -213,7 +213,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
         return super::find_rate::run(&args, scenario.as_ref());
     }
     let (options, body) = validate(&args, scenario.as_ref(), args.rate)?;
-    limits::ensure_open_files(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
+    open_files::ensure(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(path) = &args.output {
         writable("-o", path)?;
     }

@@ -371,7 +371,7 @@ fn suite_of(text: &str, label: &str, home: &Path, sweep: Sweep, profile: bool) -
         (Levels::Connections(levels), None) => levels.iter().copied().max().map_or(0, u64::from),
         (Levels::Rates(_), _) => u64::from(shootout_model::settings::DEFAULT_MAX_CONNECTIONS),
     };
-    shootout_engine::limits::ensure_open_files(connections).map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
+    shootout_engine::open_files::ensure(connections).map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
     if profile {
         suite.profile = suite.profile.or(Some(sweep.profile(ProfileSpec::default())));
     }

@@ -1,4 +1,4 @@
-//! Pacing: the arithmetic of when requests start, free of I/O. A worker's `Pacer` (in `pacer.rs`) holds these
+//! Due times: the arithmetic of when requests start, free of I/O. A worker's `Pacer` (in `pacer.rs`) holds these
 //! values with the rest of its model's state and is handed to the one worker loop, never a copy of the loop per
 //! mode.
 //!

@@ -22,7 +22,7 @@ pub struct TooManyConnections {
 }
 
 /// Raises the soft open-file limit as far as `connections` needs (up to the hard limit).
-pub fn ensure_open_files(connections: u64) -> Result<(), TooManyConnections> {
+pub fn ensure(connections: u64) -> Result<(), TooManyConnections> {
     let needed = connections + SPARE;
     let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
         return Ok(()); // cannot tell; let connect report any shortage
@@ -43,12 +43,12 @@ mod tests {
 
     #[test]
     fn a_few_connections_always_fit() {
-        ensure_open_files(10).unwrap();
+        ensure(10).unwrap();
     }
 
     #[test]
     fn past_the_hard_limit_is_refused() {
-        let err = ensure_open_files(u64::MAX / 2).unwrap_err();
+        let err = ensure(u64::MAX / 2).unwrap_err();
         assert!(err.to_string().contains("ulimit -Hn"));
     }
 }
