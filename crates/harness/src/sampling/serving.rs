@@ -105,6 +105,12 @@ impl Runtime {
         }
     }
 
+    /// The runtime of process `pid`, from its executable (`/proc/PID/exe`); [`Runtime::Other`] where it cannot be
+    /// read.
+    pub fn of_process(pid: i32) -> Runtime {
+        std::fs::read_link(format!("/proc/{pid}/exe")).map_or(Runtime::Other, |exe| Runtime::of(&exe))
+    }
+
     /// Whether a thread named `name` collects the runtime's garbage: the JVM's collector threads (G1's and the
     /// parallel collector's), and its VM thread, where the serial collector a JVM picks on one CPU does its work.
     /// Node's collector works on its event loop as much as on V8's workers, and is told only by a profile.

@@ -125,12 +125,7 @@ impl Sockets {
         if let Some(&held) = self.in_tree.get(&inode) {
             return held;
         }
-        let link = format!("socket:[{inode}]");
-        let held = self.tree.iter().any(|pid| {
-            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
-            fds.flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target.as_os_str() == link.as_str()))
-        });
+        let held = self.tree.iter().any(|&pid| socket_inodes(pid).any(|held| held == inode));
         self.in_tree.insert(inode, held);
         held
     }
@@ -198,14 +193,7 @@ fn endpoint(text: &str) -> Option<(IpAddr, u16)> {
 /// what a server that refuses connections on its port listens on instead.
 pub fn listening(pids: &[i32]) -> Vec<SocketAddr> {
     let Some(first) = pids.first() else { return Vec::new() };
-    let mut inodes = HashSet::new();
-    for pid in pids {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
-        for fd in fds.flatten() {
-            let inode = fd.file_name().to_str().and_then(|n| n.parse().ok()).and_then(|fd| socket_inode(*pid, fd));
-            inodes.extend(inode);
-        }
-    }
+    let inodes: HashSet<u64> = pids.iter().flat_map(|&pid| socket_inodes(pid)).collect();
     let mut found = Vec::new();
     for file in ["tcp", "tcp6"] {
         let Ok(text) = std::fs::read_to_string(format!("/proc/{first}/net/{file}")) else { continue };
@@ -220,6 +208,12 @@ pub fn listening(pids: &[i32]) -> Vec<SocketAddr> {
     found.sort();
     found.dedup();
     found
+}
+
+/// The inodes of the sockets process `pid` holds open, one descriptor at a time (none where it cannot be read).
+fn socket_inodes(pid: i32) -> impl Iterator<Item = u64> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten().flatten();
+    fds.filter_map(move |fd| socket_inode(pid, fd.file_name().to_str()?.parse().ok()?))
 }
 
 /// The inode of the socket `fd` of process `pid` refers to; none for anything else.

@@ -98,9 +98,7 @@ impl StateSampler {
                 sockets.follow(&pids);
                 let mut found = Vec::new();
                 for &pid in &pids {
-                    let runtime = *runtimes.entry(pid).or_insert_with(|| {
-                        std::fs::read_link(format!("/proc/{pid}/exe")).map_or(Runtime::Other, |exe| Runtime::of(&exe))
-                    });
+                    let runtime = *runtimes.entry(pid).or_insert_with(|| Runtime::of_process(pid));
                     found.extend(sweep(pid, runtime, &mut sockets));
                 }
                 // The socket table's reads are bounded apart (one per `sockets::REREAD` at most).

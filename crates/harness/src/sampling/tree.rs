@@ -271,9 +271,7 @@ impl Tree {
         let mut process_cpu = Vec::with_capacity(members.len());
         let mut helpers = HashSet::new();
         for p in &members {
-            let runtime = *self.runtimes.entry(p.identity()).or_insert_with(|| {
-                fs::read_link(format!("/proc/{}/exe", p.pid)).map_or(Runtime::Other, |exe| Runtime::of(&exe))
-            });
+            let runtime = *self.runtimes.entry(p.identity()).or_insert_with(|| Runtime::of_process(p.pid));
             sample.threads += p.threads;
             let (fds, rss, pss) = descriptors_and_memory(p.pid);
             sample.fds += fds;

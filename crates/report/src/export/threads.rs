@@ -57,12 +57,13 @@ pub fn markdown(summary: &SuiteSummary) -> String {
         "\nShares of the time of the server's threads that ran and serve, swept every 20 ms or so (on CPU and \
          runnable from the kernel's exact counts; a thread that woke under 5 times a second, a tenth as often as \
          the busiest at most, on under 1% of a CPU keeps house, a timer's way, and is left out, as are a \
-         runtime's own helpers: Node's threads but its event loop, the JVM's collector and compilers); \"waited on\" names the backends their sockets led to; \"quota throttled\" is the \
-         share of its CPU quota's periods that ran out; \"kernel\" what the kernel counted that no thread sees: the \
-         share of the time some task of the server's cgroup (of the host, for the root cgroup) stalled for a CPU, \
-         I/O or memory, the CPUs' worth of the kernel's deferred work (softirq) on its CPUs, named as network or \
-         block I/O work by which of the two ran more of it, the resets its host sent and the \
-         connects it dropped on a full listen queue.\n",
+         runtime's own helpers: Node's threads but its event loop, the JVM's collector and compilers); \
+         \"waited on\" names the backends their sockets led to; \"quota throttled\" is the share of its CPU \
+         quota's periods that ran out; \"kernel\" what the kernel counted that no thread sees: the share of the \
+         time some task of the server's cgroup (of the host, for the root cgroup) stalled for a CPU, I/O or memory, \
+         the CPUs' worth of the kernel's deferred work (softirq) on its CPUs, named as network or block I/O work by \
+         which of the two ran more of it, the resets its host sent and the connects it dropped on a full listen \
+         queue.\n",
     );
     out
 }
