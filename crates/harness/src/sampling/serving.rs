@@ -141,6 +141,14 @@ impl Runtime {
         }
     }
 
+    /// Whether the threads that wait for one of its locks wait on one address, the lock's own futex (CPython's
+    /// locks and GIL, glibc's mutexes and conditions), where a thread waiting for work waits on one of its own (a
+    /// `threading.Condition`'s waiter lock, a Rust or C pool's parking). The JVM and MRI park each waiting thread on
+    /// a futex of its own, whatever it waits for.
+    pub fn locks_share_an_address(self) -> bool {
+        matches!(self, Runtime::Python | Runtime::Other)
+    }
+
     /// Whether its threads sleep on a futex with a deadline: the JVM's `Thread.sleep` and `parkNanos`, MRI's
     /// `sleep` (a condition wait with a timeout), where a contended lock, a monitor or Ruby's GVL waits with none.
     /// Elsewhere a deadline is a condition's as often (CPython's GIL waits 5 ms at a time).
@@ -196,6 +204,7 @@ mod tests {
         assert_eq!(Runtime::of(Path::new("/usr/bin/python3.11")), Runtime::Python);
         assert_eq!(Runtime::Python.name(), "python");
         assert!(Runtime::Ruby.sleeps_on_futex() && !Runtime::Other.sleeps_on_futex());
+        assert!(Runtime::Python.locks_share_an_address() && !Runtime::Jvm.locks_share_an_address());
         assert!(Runtime::Ruby.helper(5, 9, "puma srv") && Runtime::Ruby.helper(5, 10, "puma reactor"));
         assert!(!Runtime::Ruby.helper(5, 11, "puma srv tp 001"), "a thread of Puma's pool");
         assert!(!Runtime::Ruby.helper(5, 12, "ruby"), "an app's thread");

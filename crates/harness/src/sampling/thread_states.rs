@@ -1,11 +1,11 @@
 //! [`StateSampler`]: where each thread of a process tree is, swept every [`EVERY`] on a thread of its own while a
 //! trial runs (thread-state analysis), or less often for a tree so large that a sweep takes longer than
 //! [`BUDGET`] of the time between two. Each sweep reads every thread's state (`/proc/PID/task/TID/stat`) and, for
-//! one asleep, the system call it waits in (`…/syscall`): a futex is a [lock](Where::Lock), a timed sleep a
-//! [sleep](Where::Sleep); a read, a receive, an accept or a poll waits on its descriptors, which are followed to
-//! their sockets ([`Sockets`]) to tell a wait for the client from a wait on a backend (a database). The counts
-//! are kept per thread and taken by each resource sample for the threads that ran in its interval
-//! ([`StateSampler::take`]).
+//! one asleep, the system call it waits in (`…/syscall`): a futex is a [lock](Where::Lock) or a wait for work
+//! ([`settle_futexes`]), a timed sleep a [sleep](Where::Sleep); a read, a receive, an accept or a poll waits on its
+//! descriptors, which are followed to their sockets ([`Sockets`]) to tell a wait for the client from a wait on a
+//! backend (a database). The counts are kept per thread and taken by each resource sample for the threads that ran
+//! in its interval ([`StateSampler::take`]).
 //!
 //! What it costs is measured by `bench/thread_states.py` and stated in docs/methodology.md: each sweep reads two
 //! small files per thread and follows a descriptor or two for each asleep in a read or a poll.
@@ -47,8 +47,11 @@ pub enum Where {
     Running,
     /// In uninterruptible sleep.
     Disk,
-    /// Waiting on a futex.
+    /// Waiting on a lock.
     Lock,
+    /// Waiting on the futex at this address of its process: a lock, or a wait for work, told apart by
+    /// [`settle_futexes`] from where the process's other threads are.
+    Futex(u64),
     /// In a timed sleep.
     Sleep,
     /// Waiting for a client.
@@ -156,7 +159,7 @@ fn count(counts: &mut StateCounts, at: &Where) {
     match at {
         Where::Running => counts.running += 1,
         Where::Disk => counts.disk += 1,
-        Where::Lock => counts.lock += 1,
+        Where::Lock | Where::Futex(_) => counts.lock += 1,
         Where::Sleep => counts.sleep += 1,
         Where::Client => counts.client += 1,
         Where::Backend(name) => counts.on_backend(name),
@@ -168,7 +171,37 @@ fn count(counts: &mut StateCounts, at: &Where) {
 fn sweep(pid: i32, runtime: Runtime, sockets: &mut Sockets) -> Vec<(i32, Where)> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
     let tids: Vec<i32> = tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
-    tids.into_iter().filter_map(|tid| Some((tid, where_is(pid, tid, runtime, sockets)?))).collect()
+    let mut found: Vec<(i32, Where)> =
+        tids.into_iter().filter_map(|tid| Some((tid, where_is(pid, tid, runtime, sockets)?))).collect();
+    settle_futexes(&mut found, runtime);
+    found
+}
+
+/// Tells each futex wait among `found`, the threads of one process of `runtime`, a [lock](Where::Lock) or a
+/// thread [waiting for work](Where::Idle). Where a runtime's lock is one address its waiters share
+/// ([`Runtime::locks_share_an_address`]), a futex wait is a lock's only while another thread waits on the same
+/// address and a thread of the process holds something (runs, sleeps, or waits on the disk or a backend): a pool's
+/// thread waiting for work on a condition of its own is idle, and so is a pool waiting together on its queue's
+/// lock while nothing of the process runs. Elsewhere each waiting thread parks on a futex of its own, whatever
+/// it waits for, and every futex wait is a lock's.
+fn settle_futexes(found: &mut [(i32, Where)], runtime: Runtime) {
+    let mut waiters: HashMap<u64, u32> = HashMap::new();
+    for (_, at) in found.iter() {
+        if let Where::Futex(address) = at {
+            *waiters.entry(*address).or_default() += 1;
+        }
+    }
+    if waiters.is_empty() {
+        return;
+    }
+    let holding =
+        found.iter().any(|(_, at)| matches!(at, Where::Running | Where::Sleep | Where::Disk | Where::Backend(_)));
+    for (_, at) in found.iter_mut() {
+        if let Where::Futex(address) = at {
+            let shared = waiters.get(address).is_some_and(|&n| n >= 2);
+            *at = if !runtime.locks_share_an_address() || shared && holding { Where::Lock } else { Where::Idle };
+        }
+    }
 }
 
 /// Where thread `tid` of process `pid`, of `runtime`, is; none when it is gone.
@@ -198,7 +231,7 @@ fn waiting_in(pid: i32, tid: i32, runtime: Runtime, sockets: &mut Sockets) -> Wh
         Call::Futex if runtime.sleeps_on_futex() && futex_left_s(pid, arg(1), arg(3)).is_some_and(|s| s <= NAP_S) => {
             Where::Sleep
         }
-        Call::Futex => Where::Lock,
+        Call::Futex => Where::Futex(arg(0)),
         Call::Sleep => Where::Sleep,
         Call::OnFd => on_fds(pid, &[arg(0) as i64], sockets),
         Call::Poll => on_fds(pid, &polled(pid, arg(0), arg(1)), sockets),
@@ -371,8 +404,9 @@ mod tests {
         let done = Arc::new(AtomicBool::new(false));
         let lock = Arc::new(Mutex::new(()));
         let held = lock.lock().unwrap();
-        let theirs = lock.clone();
+        let (theirs, also_theirs) = (lock.clone(), lock.clone());
         let on_lock = spawn(move || drop(theirs.lock()));
+        let also_on_lock = spawn(move || drop(also_theirs.lock()));
         let sleeping = spawn(|| std::thread::sleep(Duration::from_secs(3)));
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -386,7 +420,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(300));
         let mut sockets = Sockets::of(me, vec![(backend_port, "db".into())]);
         let mut at = |tid| where_is(me, tid, Runtime::Other, &mut sockets);
-        assert_eq!(at(on_lock), Some(Where::Lock));
+        assert!(matches!(at(on_lock), Some(Where::Futex(_))));
         assert_eq!(at(sleeping), Some(Where::Sleep));
         assert_eq!(at(accepting), Some(Where::Client));
         assert_eq!(at(on_backend), Some(Where::Backend("db".into())));
@@ -396,8 +430,9 @@ mod tests {
         let sampler = StateSampler::start(vec![me], Vec::new());
         std::thread::sleep(EVERY * 20);
         let counts = sampler.take(&HashSet::from([on_lock, spinning]), &HashSet::new());
+        assert!(also_on_lock > 0);
         assert!(counts.sweeps >= 3, "{counts:?}");
-        assert_eq!(counts.lock, counts.sweeps, "{counts:?}");
+        assert_eq!(counts.lock, counts.sweeps, "two threads on one lock while another runs: {counts:?}");
         assert!(counts.running >= counts.sweeps - 1, "{counts:?}");
         assert_eq!((counts.sleep, counts.client), (0, 0), "threads that did not run are left out: {counts:?}");
         done.store(true, Ordering::Relaxed);
@@ -428,15 +463,38 @@ mod tests {
         let mut sockets = Sockets::of(me, Vec::new());
         let mut at = |tid, runtime| where_is(me, tid, runtime, &mut sockets);
         // Five seconds is no nap; what is left of it is read, so a thread 4.7 s from its deadline waits on a lock.
-        assert_eq!(at(napping, Runtime::Jvm), Some(Where::Lock));
-        assert_eq!(at(polling, Runtime::Jvm), Some(Where::Lock), "a pool's idle poll for work");
-        assert_eq!(at(parked, Runtime::Jvm), Some(Where::Lock), "no deadline");
+        let on_futex = |at: Option<Where>| matches!(at, Some(Where::Futex(_)));
+        assert!(on_futex(at(napping, Runtime::Jvm)));
+        assert!(on_futex(at(polling, Runtime::Jvm)), "a pool's idle poll for work");
+        assert!(on_futex(at(parked, Runtime::Jvm)), "no deadline");
         let short = waiter(Some(Duration::from_millis(900)));
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!(at(short, Runtime::Jvm), Some(Where::Sleep), "Thread.sleep's way");
-        assert_eq!(at(short, Runtime::Other), Some(Where::Lock), "elsewhere a timed wait is a condition's (a GIL's)");
+        assert!(on_futex(at(short, Runtime::Other)), "elsewhere a timed wait is a condition's (a GIL's)");
         *pair.0.lock().unwrap() = true;
         pair.1.notify_all();
+    }
+
+    #[test]
+    fn a_futex_wait_is_a_locks_where_it_shares_its_address_while_the_process_holds_a_request() {
+        let settled = |found: &[Where], runtime| {
+            let mut found: Vec<(i32, Where)> = found.iter().cloned().enumerate().map(|(i, w)| (i as i32, w)).collect();
+            settle_futexes(&mut found, runtime);
+            found.into_iter().map(|(_, at)| at).collect::<Vec<_>>()
+        };
+        let (lock, own, other) = (Where::Futex(0x10), Where::Futex(0x20), Where::Futex(0x30));
+        // Seven threads on one lock while its holder sleeps; a spare thread waits for work on a condition of its own.
+        let mut pool = vec![Where::Sleep, own.clone(), other];
+        pool.extend(std::iter::repeat(lock.clone()).take(7));
+        let read = settled(&pool, Runtime::Python);
+        assert_eq!(read.iter().filter(|at| **at == Where::Lock).count(), 7, "{read:?}");
+        assert_eq!(read.iter().filter(|at| **at == Where::Idle).count(), 2, "{read:?}");
+        // A pool waiting together on its queue's lock, nothing of the process running: waiting for work.
+        let idle = settled(&[Where::Client, lock.clone(), lock.clone(), lock.clone()], Runtime::Python);
+        assert!(idle[1..].iter().all(|at| *at == Where::Idle), "{idle:?}");
+        // The JVM parks each thread on a futex of its own: every wait is a lock's, as far as the sweep can tell.
+        let jvm = settled(&[Where::Client, own.clone()], Runtime::Jvm);
+        assert_eq!(jvm[1], Where::Lock);
     }
 
     #[test]

@@ -158,6 +158,11 @@ fn threads_that_share_one_lock_wait_on_it() {
     // Each request holds one lock for 5 ms asleep: 200 requests per second whatever the threads, CPU idle.
     let limit = limit_of("lock", 8, "", &limited("lock", "1"));
     assert!(limit.starts_with("a lock: threads waited on one another "), "{limit}");
+    // A pool of 16 threads for 8 users, each request on a new connection, so that every thread takes its turn: 7
+    // wait on the lock's one address, and the 8 spare ones for work, each on a lock of its own (read as idle 47%
+    // of the time when every futex wait was a lock's, and the lock held one request at most).
+    let pooled = limit_of("lock-pool", 8, "keepalive = false", &limited("lock --pool 16", "1"));
+    assert!(pooled.starts_with("a lock: threads waited on one another "), "{pooled}");
 }
 
 #[test]
