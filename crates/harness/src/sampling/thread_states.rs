@@ -485,7 +485,7 @@ mod tests {
         let (lock, own, other) = (Where::Futex(0x10), Where::Futex(0x20), Where::Futex(0x30));
         // Seven threads on one lock while its holder sleeps; a spare thread waits for work on a condition of its own.
         let mut pool = vec![Where::Sleep, own.clone(), other];
-        pool.extend(std::iter::repeat(lock.clone()).take(7));
+        pool.extend(std::iter::repeat_n(lock.clone(), 7));
         let read = settled(&pool, Runtime::Python);
         assert_eq!(read.iter().filter(|at| **at == Where::Lock).count(), 7, "{read:?}");
         assert_eq!(read.iter().filter(|at| **at == Where::Idle).count(), 2, "{read:?}");
