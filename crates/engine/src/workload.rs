@@ -350,13 +350,14 @@ impl Workload {
         }
     }
 
-    /// After `user` finished step `user.step` of its session: the pause before the next step, or `None` when
-    /// the session is over. `unit` is a uniform random number for the think time.
-    pub fn after_step(&self, user: &mut User, unit: f64) -> Option<Duration> {
-        let session = self.sessions.get(user.session)?;
-        let think = session.steps.get(user.step)?.think;
+    /// After `user` finished step `user.step` of its session: the pause the step asks for, and whether the
+    /// session goes on (after the last step, a closed model's user pauses before its next session). `unit` is a
+    /// uniform random number for the think time.
+    pub fn after_step(&self, user: &mut User, unit: f64) -> (Duration, bool) {
+        let Some(session) = self.sessions.get(user.session) else { return (Duration::ZERO, false) };
+        let think = session.steps.get(user.step).map_or(Duration::ZERO, |step| step.think.draw(unit));
         user.step += 1;
-        (user.step < session.steps.len()).then(|| think.draw(unit))
+        (think, user.step < session.steps.len())
     }
 
     /// The request of the user's current step.

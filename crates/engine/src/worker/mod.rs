@@ -476,10 +476,20 @@ impl Worker<'_> {
                 None => self.next_request(i, now),
             };
         }
-        match passed.then(|| workload.after_step(&mut conn.user, self.rng.random())).flatten() {
-            None => self.end_session(i, now),
-            Some(think) if think.is_zero() => self.next_request(i, now),
-            Some(think) => conn.phase = Phase::Thinking(now + think),
+        if !passed {
+            return self.end_session(i, now);
+        }
+        match workload.after_step(&mut conn.user, self.rng.random()) {
+            (think, true) if think.is_zero() => self.next_request(i, now),
+            (think, true) => conn.phase = Phase::Thinking(now + think),
+            // A closed model's user pauses after its session's last step too, before its next session; an open
+            // model's leaves, its slot free for the next arrival.
+            (think, false) if think.is_zero() || self.pacer.records_send_lag() => self.end_session(i, now),
+            (think, false) => {
+                conn.user = workload.new_user();
+                self.close(i);
+                self.conns[i].phase = Phase::Thinking(now + think);
+            }
         }
     }
 

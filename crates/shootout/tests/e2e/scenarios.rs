@@ -65,6 +65,19 @@ fn a_session_with_a_login_cookie_and_an_extracted_token() {
 }
 
 #[test]
+fn a_closed_models_user_pauses_after_its_sessions_last_step_too() {
+    // One step with 20 ms of thought: two users send about 50 requests a second each, not as many as the server
+    // answers (the last step's pause was dropped, and such a user never paused at all).
+    let target = Target::start();
+    let file = temp_file(
+        "think.toml",
+        "[[request]]\nname = \"a\"\nurl = \"/hello\"\n\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\", think = \"20ms\" }]\n",
+    );
+    let result = load(&["--scenario", &file, "-d", "1s", "-c", "2", &target.url("")]);
+    assert!((50..=110).contains(&result.requests.ok), "{} requests in 1 s", result.requests.ok);
+}
+
+#[test]
 fn arrival_phases_bring_in_new_users() {
     let (address, counts) = session_server::start();
     let file = temp_file("phases.toml", &format!("{SESSION}\n[[phase]]\nduration = \"2s\"\nusers_per_second = 40\n"));
