@@ -65,16 +65,24 @@ fn a_session_with_a_login_cookie_and_an_extracted_token() {
 }
 
 #[test]
-fn a_closed_models_user_pauses_after_its_sessions_last_step_too() {
-    // One step with 20 ms of thought: two users send about 50 requests a second each, not as many as the server
-    // answers (the last step's pause was dropped, and such a user never paused at all).
+fn a_closed_models_user_pauses_after_its_sessions_last_step_too_and_for_as_long_as_it_says() {
+    // One step with 10 ms of thought: each of two users sends one request per 10 ms and a response's time, not as
+    // many as the server answers (the last step's pause was dropped, and such a user never paused), nor one per
+    // 15 ms (pauses ended at the worker's next 5 ms tick).
     let target = Target::start();
     let file = temp_file(
         "think.toml",
-        "[[request]]\nname = \"a\"\nurl = \"/hello\"\n\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\", think = \"20ms\" }]\n",
+        "[[request]]\nname = \"a\"\nurl = \"/hello\"\n\n[[session]]\nname = \"s\"\nsteps = [{ request = \"a\", think = \"10ms\" }]\n",
     );
     let result = load(&["--scenario", &file, "-d", "1s", "-c", "2", &target.url("")]);
-    assert!((50..=110).contains(&result.requests.ok), "{} requests in 1 s", result.requests.ok);
+    let cycle_s = 0.010 + result.latency.mean_us / 1e6;
+    let share = result.requests.ok as f64 / (2.0 * result.duration_s / cycle_s);
+    assert!(
+        (0.85..=1.05).contains(&share),
+        "{} requests in {} s: {share} of the paced count",
+        result.requests.ok,
+        result.duration_s
+    );
 }
 
 #[test]
