@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 # containers test starts a Docker daemon of its own and runs a server in a container), linux-perf (the profile
 # tests attach perf to the built-in target under load), wrk and nghttp2-client (h2load: the peers of
 # bench/floor.py, the benchmark behind the README's performance table, run here for one short round), caddy (the
-# HTTP/3 tests load a Caddy of their own and count its log). Under CI
+# HTTP/3 tests load a Caddy of their own and count its log), gunicorn (the limit column's truth tests read its
+# sync and threaded workers). Under CI
 # every one of these tests must run. Installed only when missing, and only where we may (root, apt), by
 # scripts/apt-install.sh: no daemon is started by the install, since each test starts its own.
 missing=()
@@ -37,6 +38,7 @@ command -v perf >/dev/null || missing+=(linux-perf)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v h2load >/dev/null || missing+=(nghttp2-client)
 command -v caddy >/dev/null || missing+=(caddy)
+command -v gunicorn >/dev/null || missing+=(gunicorn)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]} for the tests" >&2

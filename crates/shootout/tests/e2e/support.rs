@@ -508,7 +508,7 @@ pub fn installed(programs: &[&str]) -> bool {
     if !missing.is_empty() {
         assert!(
             std::env::var_os("CI").is_none(),
-            "under CI the profile tests must run: scripts/setup-examples.sh installs {missing:?}"
+            "under CI every test must run: scripts/setup-examples.sh or scripts/test.sh installs {missing:?}"
         );
         eprintln!("skipped: {missing:?} not installed (scripts/setup-examples.sh installs them)");
     }

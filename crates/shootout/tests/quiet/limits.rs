@@ -197,8 +197,13 @@ const JDK_SERVER: &str = "-Dsun.net.httpserver.nodelay=true HotServer.java {port
 /// The keys of a real runtime's server in `tests/fixtures/FIXTURE`, started there with `command` (`more`: other
 /// keys), on CPU 1, loaded on `path`.
 fn fixture_server(fixture: &str, command: &str, more: &str, path: &str) -> String {
+    fixture_server_on(fixture, command, &format!("{more}cpus = \"1\"\n"), path)
+}
+
+/// [`fixture_server`] with the CPUs in `more`.
+fn fixture_server_on(fixture: &str, command: &str, more: &str, path: &str) -> String {
     let cwd = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
-    format!("cwd = \"{}\"\ncommand = \"{command}\"\n{more}cpus = \"1\"\npath = \"{path}\"", cwd.display())
+    format!("cwd = \"{}\"\ncommand = \"{command}\"\n{more}path = \"{path}\"", cwd.display())
 }
 
 #[test]
@@ -255,6 +260,52 @@ fn node_with_one_user_waits_for_it_beside_v8s_own_threads() {
     let server =
         format!("command = \"node {} {{port}}\"\nenv = {{ HOT_ROUNDS = \"100\" }}\ncpus = \"1\"", app.display());
     let limit = limit_of("node", 1, "", &server);
+    assert!(limit.starts_with("waiting for the client "), "{limit}");
+}
+
+/// The keys of gunicorn serving tests/fixtures/wsgi-app with `options` (its worker class and counts), on `cpus`,
+/// loaded on `path`.
+fn gunicorn(options: &str, cpus: &str, path: &str) -> String {
+    let command = format!("gunicorn -b 127.0.0.1:{{port}} {options} app:app");
+    fixture_server_on("wsgi-app", &command, &format!("cpus = \"{cpus}\"\n"), path)
+}
+
+#[test]
+fn a_gunicorn_of_two_sync_workers_asleep_is_all_busy() {
+    // Two sync workers, each request 20 ms asleep: 100 requests a second at most, for eight users. The arbiter,
+    // waking once a second, keeps house.
+    if !installed(&["gunicorn"]) {
+        return;
+    }
+    let limit = limit_of("gunicorn-sync", 8, "", &gunicorn("-k sync -w 2", "1", "/sleep"));
+    assert!(limit.starts_with("workers: all 2 busy, asleep "), "{limit}");
+}
+
+#[test]
+fn a_gunicorn_of_four_threads_working_is_held_to_one_core_by_its_gil() {
+    // One gthread worker of four threads, each request 2 ms of pure-Python work, allowed both CPUs: it uses one.
+    // Other work on the machine can take part of that core, which reads, rightly, as another limit; so the suite
+    // runs up to three times, and one run must find the GIL.
+    if !installed(&["gunicorn"]) {
+        return;
+    }
+    let server = gunicorn("-k gthread -w 1 --threads 4", "0-1", "/burn");
+    let gil = |limit: &String| limit.starts_with("one core: its GIL (");
+    let limits: Vec<String> =
+        (0..3).map(|_| limit_of("gunicorn-gil", 8, "", &server)).take_while(|l| !gil(l)).collect();
+    assert!(limits.len() < 3, "never its GIL: {limits:?}");
+}
+
+#[test]
+fn a_gunicorn_pool_waiting_together_for_work_waits_for_its_client() {
+    // One user who thinks 10 ms between requests, served by a gthread pool of four: the pool's threads wait for
+    // work on one lock, their queue's, while the main thread polls for the client. That is no lock held.
+    if !installed(&["gunicorn"]) {
+        return;
+    }
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wsgi-app");
+    let load = format!("scenario = \"{}\"", fixtures.join("one-user-thinking.toml").display());
+    let limit = limit_of("gunicorn-idle", 1, &load, &gunicorn("-k gthread -w 1 --threads 4", "1", "/"));
     assert!(limit.starts_with("waiting for the client "), "{limit}");
 }
 
