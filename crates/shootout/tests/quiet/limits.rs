@@ -309,6 +309,24 @@ fn a_gunicorn_pool_waiting_together_for_work_waits_for_its_client() {
     assert!(limit.starts_with("waiting for the client "), "{limit}");
 }
 
+#[test]
+fn an_nginx_worker_sending_a_small_file_to_64_users_is_held_by_its_cpu() {
+    // nginx of the web-server shootouts (examples/apps/webservers), one worker on one CPU, hello.txt to 64 users:
+    // its event loop uses the whole CPU (about 64,000 requests a second here).
+    if !installed(&["nginx"]) {
+        return;
+    }
+    let webservers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/apps/webservers");
+    let server = format!(
+        "cwd = \"{}\"\nsetup = \"./setup-server.sh nginx {{port}}\"\n\
+         command = \"nginx -p /tmp/shootout-nginx-{{port}}/ -c nginx.conf -e stderr\"\n\
+         teardown = \"rm -rf /tmp/shootout-nginx-{{port}}\"\ncpus = \"1\"\npath = \"/hello.txt\"",
+        webservers.display()
+    );
+    let limit = limit_of("nginx", 64, "", &server);
+    assert!(limit.starts_with("server CPU ") && percent(&limit) >= 90.0, "{limit}");
+}
+
 /// The limit of `limited-server MODE` at 4 users, beside a PostgreSQL service of the test's own that it queries.
 fn limit_beside_postgres(mode: &str) -> String {
     let _alone = alone();
