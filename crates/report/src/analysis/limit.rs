@@ -9,7 +9,8 @@
 //!    refaults, swap) [`STALLED`] of the time or more, as the kernel's pressure figures count it;
 //! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
 //! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats),
-//!    named as its garbage collection when the runtime's collector threads used [`COLLECTED`] of that CPU or more;
+//!    named as its garbage collection when the runtime's collector threads used [`COLLECTED`] of that CPU or more,
+//!    and as one thread's (an event loop's) when the server had one CPU and one thread of one process used it;
 //! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
 //!    take turns on a lock (a GIL, a GVL) or it has one thread that runs;
 //! 7. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
@@ -125,7 +126,7 @@ pub enum Limit {
         busy: f64,
     },
     /// One process of the server used a whole CPU (`cores`) of the `cpus` it could run on: its threads took turns
-    /// on a lock (`lock`: a GIL), or one thread did the work.
+    /// on a lock (`lock`: a GIL), or one thread did the work (on one CPU, only this: more CPUs would not help).
     OneCore {
         /// CPUs its busiest process used.
         cores: f64,
@@ -245,20 +246,23 @@ impl Limit {
         }
         let queued = of(&|t| t.usage.queued);
         let cpus_busy = of(&|t| t.usage.cpus_busy);
+        let cores = of(&|t| t.usage.busiest_cores);
+        let threads = of(&|t| f64::from(t.usage.busiest_threads));
+        let cpus = runs[0].usage.cpus;
+        let runtime = || runs[0].usage.runtime.clone();
         if at_least(busy, BOUND) {
             let share = of(&|t| t.usage.collector);
             if at_least(share, COLLECTED) {
                 return Limit::Collector { share, busy };
             }
+            if cpus == 1 && threads <= 1.0 && at_least(cores, BOUND) {
+                return Limit::OneCore { cores, cpus, lock: false, runtime: runtime() };
+            }
             return Limit::ServerCpu { busy, cpus_busy };
         }
         let time = mean_time(runs);
-        let cores = of(&|t| t.usage.busiest_cores);
-        let cpus = runs[0].usage.cpus;
         if cpus >= 2 && at_least(cores, BOUND) {
-            let threads = of(&|t| f64::from(t.usage.busiest_threads));
-            let runtime = runs[0].usage.runtime.clone();
-            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0, runtime };
+            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0, runtime: runtime() };
         }
         // The kernel's count is its whole host's; the load's slow connects say the server's queue was the one.
         let overflows = of(&|t| t.usage.listen_overflows as f64);
@@ -306,7 +310,8 @@ impl Limit {
 
     /// How the tables write it: `client-bound`, `server CPU 97%`, `db CPU 97%` (a service), `server CPU 60% (CPUs
     /// 98% busy)` (it wanted more than it got), `one core: its GIL (1 of 2 CPUs used; threads wait on its lock)`
-    /// (its GVL under Ruby, a lock elsewhere; `one core: its event loop` for Node, `one thread` elsewhere),
+    /// (its GVL under Ruby, a lock elsewhere; `one core: its event loop` for Node, `one thread` elsewhere; on one
+    /// CPU, `one core: one thread, its event loop (98% of its one CPU)`),
     /// `db: waited on it 71% of the time`, `waiting (CPU 35%)`, `kept up (CPU 20%)`, or `—`. A share the class
     /// was judged on is written on its side of its bound ([`figure`]): `waiting (CPU 89.96%)`, never `waiting (CPU
     /// 90%)`.
@@ -349,6 +354,10 @@ impl Limit {
                     _ => "a lock",
                 };
                 format!("one core: {lock} ({} of {cpus} CPUs used; threads wait on its lock)", cores_text(*cores))
+            }
+            Limit::OneCore { cores, cpus: 1, lock: false, runtime } => {
+                let thread = if runtime == "node" { "one thread, its event loop" } else { "one thread" };
+                format!("one core: {thread} ({}% of its one CPU)", judged(*cores))
             }
             Limit::OneCore { cores, cpus, lock: false, runtime } => {
                 let thread = if runtime == "node" { "its event loop" } else { "one thread" };
@@ -668,6 +677,13 @@ mod tests {
         assert_eq!(Limit::of(&[&one_thread]).text(), "one core: one thread (0.9 of 2 CPUs used)");
         one_thread.usage.runtime = "node".into();
         assert_eq!(Limit::of(&[&one_thread]).text(), "one core: its event loop (0.9 of 2 CPUs used)");
+        // On one CPU, a full CPU is one thread's when one thread of one process used it: more CPUs would not help.
+        (one_thread.usage.cpus, one_thread.usage.busy) = (1, 0.97);
+        assert_eq!(Limit::of(&[&one_thread]).text(), "one core: one thread, its event loop (93% of its one CPU)");
+        one_thread.usage.busiest_threads = 4;
+        assert_eq!(Limit::of(&[&one_thread]).text(), "server CPU 97%", "four threads share the CPU");
+        (one_thread.usage.busiest_threads, one_thread.usage.busiest_cores) = (1, 0.6);
+        assert_eq!(Limit::of(&[&one_thread]).text(), "server CPU 97%", "its processes share the CPU");
         let with_time = |time: ThreadTime, connections: f64| {
             let mut t = base();
             t.usage.time = time;
