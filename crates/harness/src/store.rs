@@ -13,6 +13,7 @@
 //!   searches/SERVER.json                    a capacity search's probes and bracket, saved after each probe
 //!   profiles/SERVER-LEVEL.json               a server's profiled pass (profiler, samples, its trial) ...
 //!   profiles/SERVER-LEVEL.folded             ... and its stacks, folded
+//!   profiles/SERVER-LEVEL.offcpu.folded      ... and where its threads blocked, in microseconds
 //!   logs/SERVER-rREPEAT.log                  the server's stdout and stderr (SERVER-profile.log: profiled pass)
 //!   logs/services/NAME.log                   a service's stdout and stderr, each start appended
 //!   summary.csv, analysis.json               what the trials add up to, written by the report at the end
@@ -136,9 +137,13 @@ impl Store {
         self.dir.join("profiles")
     }
 
-    /// Saves a server's profiled pass: its folded stacks, then its record (which says the profile is whole).
-    pub fn write_profile(&self, profile: &ServerProfile, folded: &str) -> io::Result<()> {
+    /// Saves a server's profiled pass: its folded stacks, those of where its threads blocked (when it has any),
+    /// then its record (which says the profile is whole).
+    pub fn write_profile(&self, profile: &ServerProfile, folded: &str, off_cpu: &str) -> io::Result<()> {
         self.write_file(&self.profile_file(&profile.server, profile.level, "folded"), folded.as_bytes())?;
+        if !off_cpu.is_empty() {
+            self.write_file(&self.profile_file(&profile.server, profile.level, "offcpu.folded"), off_cpu.as_bytes())?;
+        }
         let record = serde_json::to_string_pretty(profile)?;
         self.write_file(&self.profile_file(&profile.server, profile.level, "json"), record.as_bytes())?;
         let _ = fs::remove_file(self.profile_file(&profile.server, profile.level, "failed"));
@@ -169,7 +174,7 @@ impl Store {
     }
 
     /// Every server's profiled pass with its folded stacks (none when the run profiled nothing); one that cannot
-    /// be read is an error naming its file.
+    /// be read is an error naming its file. Its off-CPU stacks are read apart ([`Store::off_cpu_stacks`]).
     pub fn profiles(&self) -> io::Result<Vec<(ServerProfile, String)>> {
         let Ok(entries) = fs::read_dir(self.profiles_dir()) else { return Ok(Vec::new()) };
         let mut found = Vec::new();
@@ -186,6 +191,16 @@ impl Store {
         }
         found.sort_by(|a, b| a.0.server.cmp(&b.0.server));
         Ok(found)
+    }
+
+    /// The folded stacks of where `profile`'s threads blocked, when it recorded them; one that cannot be read is
+    /// an error naming its file.
+    pub fn off_cpu_stacks(&self, profile: &ServerProfile) -> io::Result<Option<String>> {
+        if !matches!(profile.off_cpu, Some(shootout_model::profile::OffCpu::Recorded { .. })) {
+            return Ok(None);
+        }
+        let path = self.profile_file(&profile.server, profile.level, "offcpu.folded");
+        self.read(&path).map(Some).map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
     }
 
     /// True when `server` has a whole profile saved at `level` (its record, written last).

@@ -188,6 +188,28 @@ pub struct ServerProfile {
     pub seconds: f64,
     /// The load while it recorded: a trial like the measured ones, whose figures carry the profiler's cost.
     pub trial: TrialRecord,
+    /// Where its threads waited off a CPU in the same pass, or why that was not recorded (none in profiles saved
+    /// before shootout recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_cpu: Option<OffCpu>,
+}
+
+/// A profiled pass's off-CPU profile: where its threads blocked, recorded by perf beside its profiler.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum OffCpu {
+    /// Recorded: its stacks are saved beside the on-CPU ones, weighed in microseconds blocked.
+    Recorded {
+        /// perf's command line, as run.
+        command: String,
+        /// Seconds the threads spent blocked, added up over the threads.
+        blocked_s: f64,
+    },
+    /// Not recorded, and why (no perf, no right to read kernel stacks, a server on another host).
+    LeftOut {
+        /// Why, in one line.
+        why: String,
+    },
 }
 
 #[cfg(test)]

@@ -81,7 +81,8 @@ pub fn svg(old: Costed<'_>, new: Costed<'_>, title: &str) -> Result<String, Stri
         .iter()
         .map(|stack| format!("{stack} {} {}", (old.count(stack) as f64 * scale).round() as u64, new.count(stack)))
         .collect();
-    crate::flame::draw(lines.iter().map(String::as_str), title).map_err(|e| format!("differential flame graph: {e}"))
+    let options = crate::flame::options(title, "samples");
+    crate::flame::draw(lines.iter().map(String::as_str), options).map_err(|e| format!("differential flame graph: {e}"))
 }
 
 #[cfg(test)]

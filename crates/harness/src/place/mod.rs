@@ -461,7 +461,10 @@ impl Profilee {
         let finish = |()| match profiler_answer(link, ToHost::EndProfile { id })? {
             FromHost::Profile { profiler, native_perf, command, folded, seconds } => {
                 let stacks = Stacks::parse(&folded).map_err(|e| format!("on host '{}': {e}", link.target))?;
-                Ok(Recorded { profiler, native_perf, command, stacks, seconds })
+                let why =
+                    format!("the server ran on host '{}': its off-CPU profile is recorded only here", link.target);
+                let off_cpu = (shootout_model::profile::OffCpu::LeftOut { why }, Stacks::default());
+                Ok(Recorded { profiler, native_perf, command, stacks, seconds, off_cpu })
             }
             other => Err(answered(other)),
         };

@@ -118,8 +118,9 @@ fn profile_one(
         samples: recorded.stacks.samples(),
         seconds: recorded.seconds,
         trial,
+        off_cpu: Some(recorded.off_cpu.0),
     };
     store
-        .write_profile(&profile, &recorded.stacks.text())
+        .write_profile(&profile, &recorded.stacks.text(), &recorded.off_cpu.1.text())
         .map_err(|e| format!("cannot save its profile in {}: {e}", store.dir.display()))
 }

@@ -1,15 +1,17 @@
 //! [`Recording`]: a sampling profiler attached to a running process tree (a server's, or PIDs a user gave),
 //! run as a process of the run like a server: in its own process group and cgroup, killed if the runner dies,
 //! stopped with SIGINT (each profiler writes what it has on it), and reaped. Its output is read back as folded
-//! stacks ([`Recorded`]) and its raw file removed (perf's DWARF stacks take megabytes a second).
+//! stacks ([`Recorded`]) and its raw file removed (perf's DWARF stacks take megabytes a second). Beside the
+//! profiler, where perf is installed, perf records where the tree's threads blocked
+//! ([`shootout_profile::off_cpu`]); when it cannot, the profile goes on without it and says why.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use shootout_model::profile::Profiler;
-use shootout_profile::{record, Stacks};
+use shootout_model::profile::{OffCpu, Profiler};
+use shootout_profile::{off_cpu, record, Stacks};
 
 use crate::process::{Launch, Process};
 use crate::sampling::tree::Tree;
@@ -32,9 +34,13 @@ const CHECK_WATCH: Duration = Duration::from_secs(3);
 #[derive(Debug)]
 pub struct Recording {
     recorders: Vec<Recorder>,
+    /// perf recording the tree's context switches, or why it does not.
+    off_cpu: Result<OffCpuRecorder, String>,
     profiler: Profiler,
     command: String,
     started: Instant,
+    /// The folder the recorders write in, whole.
+    dir: PathBuf,
 }
 
 /// What a profiler recorded.
@@ -50,6 +56,16 @@ pub struct Recorded {
     pub stacks: Stacks,
     /// Seconds it recorded.
     pub seconds: f64,
+    /// Where the tree's threads blocked, weighed in microseconds, or why that was not recorded.
+    pub off_cpu: (OffCpu, Stacks),
+}
+
+/// perf recording a tree's context switches into its file.
+#[derive(Debug)]
+struct OffCpuRecorder {
+    process: Process,
+    raw: PathBuf,
+    command: String,
 }
 
 /// One profiler process of a recording, the file it writes, and which profiler it is.
@@ -67,6 +83,12 @@ impl Recording {
     /// attach) is an error with its words, and the others are stopped.
     pub fn start(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<Recording, String> {
         Recording::start_watching(subject, dir, name, stop, ATTACH_WATCH)
+    }
+
+    /// Has perf record where `subject`'s threads block beside the profiler, under `name`, where it can.
+    pub fn with_off_cpu(mut self, subject: &Subject, name: &str, stop: &AtomicBool) -> Recording {
+        self.off_cpu = start_off_cpu(subject, &self.dir, name, stop);
+        self
     }
 
     /// As [`Recording::start`], each recorder watched for `watch` after it starts.
@@ -132,12 +154,17 @@ impl Recording {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(Recording { recorders, profiler, command: commands.join(" & "), started })
+        let (dir, off_cpu) = (dir.clone(), Err("not recorded".into()));
+        Ok(Recording { recorders, off_cpu, profiler, command: commands.join(" & "), started, dir })
     }
 
     /// Stops the recorders and keeps nothing of what they recorded.
     fn discard(self) {
         for Recorder { process, raw, .. } in self.recorders {
+            process.stop();
+            let _ = std::fs::remove_file(&raw);
+        }
+        if let Ok(OffCpuRecorder { process, raw, .. }) = self.off_cpu {
             process.stop();
             let _ = std::fs::remove_file(&raw);
         }
@@ -163,12 +190,74 @@ impl Recording {
                 }
             }
         }
+        let off_cpu = finish_off_cpu(self.off_cpu);
         if stacks.is_empty() {
             let why =
                 if errors.is_empty() { "no process of the tree was on a CPU".to_string() } else { errors.join("\n") };
             return Err(format!("{} recorded no sample in {seconds:.1} s: {why}", self.profiler.name()));
         }
-        Ok(Recorded { profiler: self.profiler, native_perf, command: self.command, stacks, seconds })
+        Ok(Recorded { profiler: self.profiler, native_perf, command: self.command, stacks, seconds, off_cpu })
+    }
+}
+
+/// Starts perf on the context switches of `subject`'s tree, into `dir` under `name`, watched as the profilers are;
+/// why not, in one line, when perf is missing or cannot record the tree's kernel stacks.
+fn start_off_cpu(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<OffCpuRecorder, String> {
+    if let Some(missing) = record::missing(Profiler::Perf) {
+        return Err(format!("{missing} ({} installs it)", Profiler::Perf.install()));
+    }
+    let raw = off_cpu::raw_file(dir, name);
+    let _ = std::fs::remove_file(&raw);
+    let command = off_cpu::command(&subject.pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
+    let command = command.join(" ");
+    let launch = Launch {
+        kind: "profiler",
+        name: "perf",
+        command: &command,
+        port: 0,
+        setup: None,
+        cwd: dir,
+        env: &[],
+        cpus: None,
+        stop_signal: Signal::SIGINT,
+        grace: WRITE_GRACE,
+        stop_pidfile: None,
+        container: None,
+        hook_timeout: shootout_suite::HOOK_TIMEOUT,
+    };
+    let log = dir.join(format!("{name}.offcpu.profiler.log"));
+    let mut process = Process::start(&launch, &[], &log, stop)?;
+    let started = Instant::now();
+    while started.elapsed() < ATTACH_WATCH && !stop.load(Ordering::Relaxed) {
+        if let Some(ended) = process.exited() {
+            let said = process.log_tail();
+            process.stop();
+            let said = said.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("last lines of "));
+            return Err(format!("perf could not record its context switches ({ended}): {}", said.unwrap_or("")));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(OffCpuRecorder { process, raw, command })
+}
+
+/// Stops the off-CPU recorder and reads what it recorded, or says why there is nothing.
+fn finish_off_cpu(recorder: Result<OffCpuRecorder, String>) -> (OffCpu, Stacks) {
+    let left_out = |why: String| (OffCpu::LeftOut { why }, Stacks::default());
+    let OffCpuRecorder { process, raw, command } = match recorder {
+        Ok(recorder) => recorder,
+        Err(why) => return left_out(why),
+    };
+    let tail = process.log_tail();
+    process.stop();
+    let folded = off_cpu::fold(&raw);
+    let _ = std::fs::remove_file(&raw);
+    match folded {
+        Ok(stacks) if !stacks.is_empty() => {
+            let blocked_s = stacks.samples() as f64 / 1e6;
+            (OffCpu::Recorded { command, blocked_s }, stacks)
+        }
+        Ok(_) => left_out("no thread of the tree blocked while perf recorded".into()),
+        Err(e) => left_out(format!("{e}: {}", tail.lines().last().unwrap_or_default().trim())),
     }
 }
 
@@ -189,7 +278,7 @@ pub fn check_attach(subject: &Subject, stop: &AtomicBool) -> Result<(), String> 
 }
 
 /// Runs `work` (a load) with `subject` recorded from `after` (the load's warm-up) until `work` returns, into
-/// `dir` under `name`; returns what `work` returned and what was recorded.
+/// `dir` under `name`, where its threads blocked too; returns what `work` returned and what was recorded.
 pub fn around<T>(
     subject: &Subject,
     after: Duration,
@@ -198,7 +287,8 @@ pub fn around<T>(
     stop: &AtomicBool,
     work: impl FnOnce() -> T,
 ) -> (T, Result<Recorded, String>) {
-    around_with(after, || Recording::start(subject, dir, name, stop), Recording::finish, work)
+    let start = || Recording::start(subject, dir, name, stop).map(|r| r.with_off_cpu(subject, name, stop));
+    around_with(after, start, Recording::finish, work)
 }
 
 /// Runs `work` (a load), with a recording started by `start` once `after` (the load's warm-up) has passed and

@@ -1,9 +1,10 @@
 //! Profiles in a suite's report: the level each server is profiled at, chosen from what its measured trials
 //! found ([`level_to_profile`]), and each profiled pass set beside the unprofiled cell at its level
-//! ([`ProfileView`]): what the profiler cost the server, and the frames that ran the most.
+//! ([`ProfileView`]): what the profiler cost the server, the frames that ran the most, and where its threads
+//! blocked off a CPU in the same pass.
 
 use serde::Serialize;
-use shootout_model::profile::{ProfileAt, ServerProfile};
+use shootout_model::profile::{OffCpu, ProfileAt, ServerProfile};
 use shootout_profile::{Frame, Stacks};
 
 use crate::suite::summary::SuiteSummary;
@@ -58,13 +59,33 @@ pub struct ProfileView {
     /// Its stacks, for the flame graph.
     #[serde(skip)]
     pub stacks: Stacks,
+    /// Where its threads blocked, in microseconds, when that was recorded.
+    #[serde(skip)]
+    pub off_cpu: Option<Stacks>,
+    /// Seconds its threads spent blocked, added up over them, when that was recorded.
+    pub blocked_s: Option<f64>,
+    /// Why where its threads blocked was not recorded (none when it was, or in a profile saved before shootout
+    /// recorded it).
+    pub off_cpu_left_out: Option<String>,
 }
 
 impl ProfileView {
-    /// The view of `profile` (its stacks `folded`), beside `summary`'s cell at its level.
-    pub fn of(profile: &ServerProfile, folded: &str, summary: &SuiteSummary) -> Result<ProfileView, String> {
-        let stacks =
-            Stacks::parse(folded).map_err(|e| format!("the profile of '{}' is damaged: {e}", profile.server))?;
+    /// The view of `profile` (its stacks `folded`, and `off_cpu`, the stacks of where its threads blocked, when
+    /// it recorded them), beside `summary`'s cell at its level.
+    pub fn of(
+        profile: &ServerProfile,
+        folded: &str,
+        off_cpu: Option<&str>,
+        summary: &SuiteSummary,
+    ) -> Result<ProfileView, String> {
+        let damaged = |e: String| format!("the profile of '{}' is damaged: {e}", profile.server);
+        let stacks = Stacks::parse(folded).map_err(damaged)?;
+        let off_cpu = off_cpu.map(Stacks::parse).transpose().map_err(damaged)?;
+        let (blocked_s, off_cpu_left_out) = match &profile.off_cpu {
+            Some(OffCpu::Recorded { blocked_s, .. }) => (Some(*blocked_s), None),
+            Some(OffCpu::LeftOut { why }) => (None, Some(why.clone())),
+            None => (None, None),
+        };
         let cell = summary.cell(&profile.server, profile.level);
         let result = &profile.trial.result;
         Ok(ProfileView {
@@ -80,6 +101,9 @@ impl ProfileView {
             unprofiled_mean_us: cell.map(|c| c.mean_us),
             hottest: stacks.hottest(HOTTEST),
             stacks,
+            off_cpu,
+            blocked_s,
+            off_cpu_left_out,
         })
     }
 

@@ -1,6 +1,7 @@
 //! The profiles' section of every format: for each profiled server, the profiler, the level, the samples, what
-//! profiling cost it (its figures beside the unprofiled ones at that level) and the frames that ran the most;
-//! the HTML adds each server's interactive flame graph.
+//! profiling cost it (its figures beside the unprofiled ones at that level), the frames that ran the most, and
+//! how long its threads blocked; the HTML adds each server's interactive flame graphs, where its CPU went and
+//! where its threads blocked.
 
 use std::fmt::Write as _;
 
@@ -26,6 +27,18 @@ fn headline(summary: &SuiteSummary, p: &ProfileView) -> String {
         p.seconds,
         p.cost()
     )
+}
+
+/// Where its threads blocked, in one line: `its threads blocked 12.4 s in all (the off-CPU flame graph shows
+/// where)`, or why that was not recorded; none for a profile saved before shootout recorded it.
+fn blocked(p: &ProfileView) -> Option<String> {
+    match (p.blocked_s, &p.off_cpu_left_out) {
+        (Some(s), _) => {
+            Some(format!("its threads blocked {s:.1} s in all (report.html's off-CPU flame graph shows where)"))
+        }
+        (None, Some(why)) => Some(format!("where its threads blocked was not recorded: {why}")),
+        (None, None) => None,
+    }
 }
 
 /// A share as the tables write it: `41.2%`.
@@ -57,6 +70,9 @@ pub fn text(summary: &SuiteSummary) -> String {
     for p in &summary.profiles {
         let _ = writeln!(out, "  {}: {}", p.server, headline(summary, p));
         out.push_str(&frame_lines(&p.hottest[..p.hottest.len().min(TERMINAL_FRAMES)], "   "));
+        if let Some(blocked) = blocked(p) {
+            let _ = writeln!(out, "   {blocked}");
+        }
     }
     for (server, why) in failed(summary) {
         let _ = writeln!(out, "  {server}: not profiled: {why}");
@@ -82,6 +98,9 @@ pub fn markdown(summary: &SuiteSummary) -> String {
             let _ = writeln!(out, "| {} | {} | `{name}` |", percent(frame.self_share), percent(frame.total_share));
         }
         out.push('\n');
+        if let Some(blocked) = blocked(p) {
+            let _ = writeln!(out, "{}: {blocked}.\n", p.server);
+        }
     }
     out
 }
@@ -121,6 +140,16 @@ pub fn html(summary: &SuiteSummary) -> Markup {
                     tr { th { "self" } th { "total" } th { "frame" } }
                     @for frame in &p.hottest {
                         tr { td { (percent(frame.self_share)) } td { (percent(frame.total_share)) } td class="frame" { (frame.name) } }
+                    }
+                }
+                @if let Some(blocked) = blocked(p) {
+                    h4 { "Where " (p.server) "'s threads blocked" }
+                    p { "In the same pass, " (blocked) ": each stack is wide by the time the threads that blocked in it waited until they ran again, in microseconds (a thread preempted, still runnable, is not counted; its root frame is the thread's name)." }
+                }
+                @if let Some(stacks) = &p.off_cpu {
+                    @match flame::off_cpu_svg(stacks, &format!("{} at {}: where its threads blocked", p.server, summary.level(p.level))) {
+                        Ok(svg) => iframe class="flame" title={ "off-CPU flame graph of " (p.server) } style={ "height:" (svg_height(&svg) + 8) "px" } src=(svg_data(&svg)) {},
+                        Err(e) => p class="warn" { (e) },
                     }
                 }
             }

@@ -117,7 +117,9 @@ fn summarize(
         summary.reconciled = reconcile(&summary, &other, &analysis);
     }
     for (profile, folded) in store.profiles().map_err(|e| Failure::Usage(e.to_string()))? {
-        summary.profiles.push(ProfileView::of(&profile, &folded, &summary).map_err(Failure::Usage)?);
+        let off_cpu = store.off_cpu_stacks(&profile).map_err(|e| Failure::Usage(e.to_string()))?;
+        let view = ProfileView::of(&profile, &folded, off_cpu.as_deref(), &summary).map_err(Failure::Usage)?;
+        summary.profiles.push(view);
     }
     summary.profiles_failed = store.profile_failures();
     Ok((report, summary))

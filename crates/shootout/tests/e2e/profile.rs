@@ -193,7 +193,7 @@ fn a_suite_profiles_each_server_after_its_trials_and_reports_where_its_cpu_went(
     let profiles: Vec<String> = std::fs::read_dir(results.join("profiles"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".folded"))
+        .filter(|n| n.ends_with(".folded") && !n.ends_with(".offcpu.folded"))
         .collect();
     assert_eq!(profiles.len(), 2, "{profiles:?}");
     let spin_file = profiles.iter().find(|n| n.starts_with("spin-")).unwrap();
@@ -207,7 +207,12 @@ fn a_suite_profiles_each_server_after_its_trials_and_reports_where_its_cpu_went(
     }
     assert_eq!(markdown.matches("| self | total | frame |").count(), 2, "a table of frames per server");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
-    assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2, "a flame graph per server");
+    assert_eq!(html.matches("<iframe class=\"flame\" title=\"flame graph of ").count(), 2, "a flame graph per server");
+    assert_eq!(
+        html.matches("<iframe class=\"flame\" title=\"off-CPU flame graph of ").count(),
+        2,
+        "and one of where its threads blocked"
+    );
     assert!(html.contains("src=\"data:image/svg+xml;base64,"), "drawn into the page, nothing fetched");
     let analysis: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(results.join("analysis.json")).unwrap()).unwrap();

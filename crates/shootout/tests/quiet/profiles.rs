@@ -1,6 +1,7 @@
 //! Profiles of a Ruby app under Puma's forked workers through rbspy (tests/fixtures/hot-rack, whose time goes to
-//! `burn`): its hottest Ruby frame, and `compare` naming the method made twice as costly. Each reads the shares of
-//! the samples, which another test's work on the same CPUs would move.
+//! `burn`): its hottest Ruby frame, and `compare` naming the method made twice as costly; and where a server held
+//! by a lock waited, in its off-CPU profile. Each reads the shares of the samples, or the limit column, which
+//! another test's work on the same CPUs would move.
 
 use shootout_profile::Stacks;
 
@@ -54,6 +55,36 @@ fn compare_shows_the_method_made_twice_as_costly_as_the_largest_growth() {
     );
     let svg = std::fs::read_to_string(results(&new).join("profiles/puma--w-2-4.diff.svg")).unwrap();
     assert!(svg.contains("burn") && svg.contains("rgb(255,"), "burn drawn in red, grown");
+}
+
+#[test]
+fn a_server_held_by_a_lock_has_an_off_cpu_flame_graph_whose_widest_wait_is_the_lock() {
+    // limited-server's lock: each request holds one lock 5 ms asleep, eight users. The limit column says a lock;
+    // the profiled pass records where its threads blocked, and most of that time was on the lock's futex (seven
+    // threads of eight waited there while one slept holding it).
+    let _alone = alone();
+    if !installed(&["perf"]) {
+        return;
+    }
+    let dir = workdir("profile", "off-cpu");
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/limited-server");
+    let suite = format!(
+        "name = \"lock\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nconnections = [8]\n\
+         client_cpus = \"0\"\n[profile]\nduration = \"2s\"\nprofiler = \"perf\"\n\
+         [[server]]\nname = \"lock\"\ncommand = \"{} lock --port {{port}}\"\ncpus = \"1\"\n",
+        server.display()
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("a lock: threads waited on one another"), "{stdout}");
+    assert!(stdout.contains("its threads blocked "), "{stdout}");
+    let folded = std::fs::read_to_string(results(&dir).join("profiles/lock-8.offcpu.folded")).unwrap();
+    let blocked = Stacks::parse(&folded).unwrap();
+    let on_futex = blocked.share_with(|frame| frame == "futex_wait_[k]");
+    assert!(on_futex >= 0.5, "{:.0}% of the time blocked was on a futex:\n{folded}", 100.0 * on_futex);
+    let html = std::fs::read_to_string(results(&dir).join("report.html")).unwrap();
+    assert!(html.contains("<iframe class=\"flame\" title=\"off-CPU flame graph of lock\""), "in report.html");
 }
 
 /// A suite of Puma with two workers on the hot Rack app, `rounds` square roots a request, profiled for 2 s.
