@@ -67,6 +67,12 @@ fn named(frame: &str) -> bool {
 /// The differential flame graph of `old` against `new`, titled `title`: the old counts are scaled so that a frame
 /// with the same time per response has the same count in both.
 pub fn svg(old: Costed<'_>, new: Costed<'_>, title: &str) -> Result<String, String> {
+    svg_counting(old, new, title, "samples")
+}
+
+/// [`svg`] for stacks whose counts are `unit` (`µs` for where threads blocked), their cost per response in the
+/// same unit.
+pub fn svg_counting(old: Costed<'_>, new: Costed<'_>, title: &str, unit: &str) -> Result<String, String> {
     let per_us = |side: Costed<'_>| side.stacks.samples() as f64 / side.cpu_us;
     let scale = if old.stacks.samples() == 0 || old.cpu_us <= 0.0 || new.cpu_us <= 0.0 {
         0.0
@@ -81,7 +87,7 @@ pub fn svg(old: Costed<'_>, new: Costed<'_>, title: &str) -> Result<String, Stri
         .iter()
         .map(|stack| format!("{stack} {} {}", (old.count(stack) as f64 * scale).round() as u64, new.count(stack)))
         .collect();
-    let options = crate::flame::options(title, "samples");
+    let options = crate::flame::options(title, unit);
     crate::flame::draw(lines.iter().map(String::as_str), options).map_err(|e| format!("differential flame graph: {e}"))
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
+use shootout_model::profile::ServerProfile;
 use shootout_model::run::TrialRecord;
 use shootout_model::search::ServerSearch;
 use shootout_model::LoadResult;
@@ -211,16 +212,16 @@ fn capacities(
 }
 
 /// Each server profiled in both runs: the frames whose own CPU time per response changed most, and a differential
-/// flame graph written
-/// beside NEW's profile (`profiles/SERVER-LEVEL.diff.svg`: red grew, blue shrank), so that a regression comes with
-/// where.
+/// flame graph written beside NEW's profile (`profiles/SERVER-LEVEL.diff.svg`: red grew, blue shrank), so that a
+/// regression comes with where; and, where both recorded where their threads blocked, the time blocked per
+/// response and its differential flame graph (`profiles/SERVER-LEVEL.offcpu.diff.svg`).
 fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
     let open = |dir: &Path| {
         let store = Store::open(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
         let profiles = store.profiles().map_err(|e| Failure::Usage(e.to_string()))?;
         Ok::<_, Failure>((store, profiles))
     };
-    let ((_, before), (store, after)) = (open(old)?, open(new)?);
+    let ((old_store, before), (store, after)) = (open(old)?, open(new)?);
     let stacks = |folded: &str, dir: &Path| {
         Stacks::parse(folded).map_err(|e| Failure::Usage(format!("{}: a profile is damaged: {e}", dir.display())))
     };
@@ -248,6 +249,30 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
             let (from, to) = (change.old, change.new);
             println!("  {:+9.1} µs  {from:9.1} → {to:9.1} µs per response  {}", to - from, change.name);
         }
+        let blocked = |store: &Store, profile: &ServerProfile, dir: &Path| -> Result<Option<Stacks>, Failure> {
+            let folded = store.off_cpu_stacks(profile).map_err(|e| Failure::Usage(e.to_string()))?;
+            folded.map(|f| stacks(&f, dir)).transpose()
+        };
+        let (Some(was), Some(is)) = (blocked(&old_store, old_profile, old)?, blocked(&store, profile, new)?) else {
+            continue;
+        };
+        // Stacks weighed in µs blocked: their cost per response is their time over the pass's responses.
+        let per_response =
+            |stacks: &Stacks, p: &ServerProfile| stacks.samples() as f64 / p.trial.result.requests.ok.max(1) as f64;
+        let was = Costed { cpu_us: per_response(&was, old_profile), stacks: &was };
+        let is = Costed { cpu_us: per_response(&is, profile), stacks: &is };
+        let title =
+            format!("{}: where its threads blocked, {} against {}", profile.server, new.display(), old.display());
+        let svg = diff::svg_counting(was, is, &title, "µs").map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+        let file = store.profile_file(&profile.server, profile.level, "offcpu.diff.svg");
+        write_atomically(&file, svg.as_bytes())
+            .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+        println!(
+            "  its threads blocked {:.1} → {:.1} µs per response while profiled (differential flame graph: {})",
+            was.cpu_us,
+            is.cpu_us,
+            file.display()
+        );
     }
     Ok(())
 }

@@ -55,6 +55,10 @@ fn compare_shows_the_method_made_twice_as_costly_as_the_largest_growth() {
     );
     let svg = std::fs::read_to_string(results(&new).join("profiles/puma--w-2-4.diff.svg")).unwrap();
     assert!(svg.contains("burn") && svg.contains("rgb(255,"), "burn drawn in red, grown");
+    // Where its threads blocked, compared the same way, per response.
+    assert!(stdout.contains("  its threads blocked "), "{stdout}");
+    let blocked = std::fs::read_to_string(results(&new).join("profiles/puma--w-2-4.offcpu.diff.svg")).unwrap();
+    assert!(blocked.contains(" µs, "), "its frames count µs blocked");
 }
 
 #[test]
