@@ -328,6 +328,44 @@ fn an_nginx_worker_sending_a_small_file_to_64_users_is_held_by_its_one_thread() 
     assert!(limit.starts_with("one core: one thread (") && percent(&limit) >= 90.0, "{limit}");
 }
 
+/// Tomcat from Debian (tomcat10), which scripts/setup-examples.sh installs.
+const CATALINA: &str = "/usr/share/tomcat10/bin/catalina.sh";
+
+/// The keys of a Tomcat of tests/fixtures/tomcat on CPU 1, its pool of `threads`, its heap at most `heap`, loaded
+/// on `path`; none, said, when Tomcat is not installed (under CI, that fails).
+fn tomcat(threads: u32, heap: &str, path: &str) -> Option<String> {
+    if !std::path::Path::new(CATALINA).is_file() {
+        assert!(std::env::var_os("CI").is_none(), "under CI every test must run: setup-examples.sh installs tomcat10");
+        eprintln!("skipped: Tomcat is not installed (scripts/setup-examples.sh installs tomcat10)");
+        return None;
+    }
+    let base = "/tmp/shootout-tomcat-test-{port}";
+    let env = format!(
+        "env = {{ CATALINA_HOME = \"/usr/share/tomcat10\", CATALINA_BASE = \"{base}\", CATALINA_TMPDIR = \"{base}/temp\", \
+         CATALINA_OPTS = \"-Xmx{heap} -Dshootout.port={{port}} -Dshootout.threads={threads}\" }}\n\
+         setup = \"./setup.sh {{port}}\"\nteardown = \"rm -rf {base}\"\nready = {{ timeout = \"90s\" }}\n"
+    );
+    Some(fixture_server("tomcat", &format!("{CATALINA} run"), &env, path))
+}
+
+#[test]
+fn a_tomcat_pool_of_four_sleeping_threads_is_all_busy_beside_tomcats_own() {
+    // A JSP that sleeps 20 ms, a pool of four (maxThreads), eight users: 200 requests a second at most. Tomcat's
+    // acceptor and poller wait for the clients; its utility threads and the JVM's keep house.
+    let Some(server) = tomcat(4, "256m", "/sleep.jsp") else { return };
+    let limit = limit_of("tomcat-pool", 8, "", &server);
+    assert!(limit.starts_with("workers: all 4 busy, asleep "), "{limit}");
+}
+
+#[test]
+fn a_tomcat_in_a_small_heap_is_held_by_its_garbage_collection() {
+    // A JSP making 1 MB of garbage a request beside 8 MB kept alive, in a heap of 32 MB on one CPU: its collector
+    // took about 80% of the CPU when measured by hand (382 requests a second, where 512 MB served 6,026).
+    let Some(server) = tomcat(16, "32m", "/alloc.jsp") else { return };
+    let limit = limit_of("tomcat-heap", 16, "", &server);
+    assert!(limit.starts_with("garbage collection: "), "{limit}");
+}
+
 /// The keys of the Node server of tests/fixtures/hot-node, each request about 1 ms of hashing on its event loop,
 /// on one CPU.
 fn hot_node() -> String {
