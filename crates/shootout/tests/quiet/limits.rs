@@ -30,6 +30,11 @@ fn limit_at(name: &str, levels: &str, load: &str, server: &str, more: &str) -> S
 
 /// [`limit_at`] for a caller that holds [`alone`] already.
 fn measure(name: &str, levels: &str, load: &str, server: &str, more: &str) -> String {
+    measure_with_report(name, levels, load, server, more).0
+}
+
+/// [`measure`], with the report.md of the run.
+fn measure_with_report(name: &str, levels: &str, load: &str, server: &str, more: &str) -> (String, String) {
     let dir = workdir("limits", name);
     let suite = format!(
         "name = \"{name}\"\nrepeats = 1\nduration = \"1500ms\"\nwarmup = \"300ms\"\nsample_every = \"250ms\"\n\
@@ -48,7 +53,7 @@ fn measure(name: &str, levels: &str, load: &str, server: &str, more: &str) -> St
     assert!(markdown.contains(&format!(" {limit} |")), "report.md says {limit} too: {markdown}");
     let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("server_cpus,server_busy,client_busy"), "{csv}");
-    limit
+    (limit, markdown)
 }
 
 /// A percentage in a limit such as `server CPU 97%` or `waiting (CPU 3%)`.
@@ -449,6 +454,20 @@ fn a_listen_queue_too_short_for_its_connects_drops_them() {
 }
 
 #[test]
+fn a_server_flushing_to_disk_has_its_kernels_work_named_as_block_io() {
+    // Eight threads, each request 4 KiB appended to a file and flushed (fsync): the disk's completions run as
+    // block I/O softirqs on the server's CPU. The kernel's work there is the disk's, not the network's (it read
+    // "CPU taken by the kernel's network work: 19%" when the softirq time was not told apart).
+    let _alone = alone();
+    let dir = workdir("limits", "fsync-files");
+    let server = limited(&format!("fsync --dir {}", dir.display()), "1");
+    let (limit, markdown) = measure_with_report("fsync", "connections = [8]", "", &server, "");
+    assert!(!limit.contains("network work"), "{limit}");
+    let row = markdown.lines().find(|l| l.starts_with("| target | 8 |") && l.contains("stalled")).unwrap_or_default();
+    assert!(row.contains("block I/O work"), "{markdown}");
+}
+
+#[test]
 fn a_cpu_burner_beside_the_server_is_named() {
     // The target burning 1 ms a request on CPU 1, beside a busy loop pinned there too (ending by itself in 20 s).
     let _alone = alone();
@@ -469,6 +488,22 @@ fn a_cpu_burner_beside_the_server_is_named() {
         named.push(limit);
     }
     panic!("the burner was never named: {named:?}");
+}
+
+#[test]
+fn a_cpu_burner_on_the_clients_cpu_is_not_named_as_the_servers_taker() {
+    // The same server beside a busy loop confined to CPU 0, the client's: it took none of the server's CPU, and the
+    // server's one thread fills CPU 1 (it read "CPU taken by yes (pid …): 62% of a CPU" when outsiders were counted
+    // machine-wide).
+    let _alone = alone();
+    let burn = "import time\nend = time.time() + 20\nwhile time.time() < end: pass";
+    let server = "command = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\npath = \"/spin/1000\"";
+    let mut burner = std::process::Command::new("taskset").args(["-c", "0", "python3", "-c", burn]).spawn().unwrap();
+    let limit = measure("burner-elsewhere", "connections = [16]", "", server, "");
+    let _ = burner.kill();
+    let _ = burner.wait();
+    assert!(!limit.contains(&format!("(pid {})", burner.id())), "{limit}");
+    assert!(limit.starts_with("one core: one thread (") || limit.starts_with("CPU taken by "), "{limit}");
 }
 
 #[test]
