@@ -24,6 +24,7 @@ use crate::place::remote::link::HostLink;
 use crate::place::remote::protocol::{FromHost, RemoteLaunch, ToHost};
 use crate::process::{self, Ended, Hook, Launch, Placeholders, Process, Stopped};
 use crate::profiles::profiler::{self, Recorded, Subject};
+use crate::sampling::sockets::Backends;
 use crate::sampling::tree::Tree;
 use shootout_model::run::Machine;
 
@@ -550,12 +551,12 @@ impl Watched {
     }
 
     /// Starts sampling it: its CPU counted from now, and where its threads are unless `sweeps` is false;
-    /// `backends` names the services by their ports when its threads wait on them (on a host, by the ports the
-    /// host knows).
-    pub fn sampler(self, backends: &[(u16, String)], sweeps: bool) -> Sampler {
+    /// `backends` names the services when its threads wait on them, by their ports (on a host, by the ports the
+    /// host knows) and, here, by their process trees for a Unix socket.
+    pub fn sampler(self, backends: &Backends, sweeps: bool) -> Sampler {
         match self {
             Watched::Here { root, cgroup, cpus, .. } => {
-                let tree = Tree::with_cgroup(root, cgroup).on_cpus(cpus).naming(backends.to_vec());
+                let tree = Tree::with_cgroup(root, cgroup).on_cpus(cpus).naming(backends.clone());
                 let mut tree = tree.sweeping(sweeps);
                 tree.baseline();
                 Sampler::Here(Box::new(tree))

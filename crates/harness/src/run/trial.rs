@@ -22,6 +22,7 @@ use crate::lifecycle::server::RunningServer;
 use crate::place::{Sampler, Watched};
 use crate::run::runner::Event;
 use crate::sampling::outsiders::Outsiders;
+use crate::sampling::sockets::Backends;
 
 /// How often a trial's sampler looks whether the run was told to stop, between its samples.
 const STOP_CHECK: Duration = Duration::from_millis(20);
@@ -45,8 +46,12 @@ pub(crate) fn trial(
     let shared_cpus: Vec<bool> = watched.iter().skip(1).map(|w| w.shares_cpus_with(&watched[0])).collect();
     let (stop_sampling, sampled) = mpsc::channel::<()>();
     let (every, sweeps) = (suite.sample_every, suite.thread_states);
-    let backends: Vec<(u16, String)> =
-        running.process.fill().services.iter().map(|(name, port)| (*port, name.clone())).collect();
+    let ports = running.process.fill().services.iter().map(|(name, port)| (*port, name.clone())).collect();
+    let roots = watched.iter().skip(1).filter_map(|w| match w {
+        Watched::Here { root, name, .. } => Some((*root, name.clone())),
+        Watched::There { .. } => None,
+    });
+    let backends = Backends { ports, roots: roots.collect() };
     let measure_start = Instant::now() + suite.warmup;
     // The load stops when the run is told to, or when a host's link is lost mid-trial (the trial then fails).
     let load_stop = Arc::new(AtomicBool::new(false));

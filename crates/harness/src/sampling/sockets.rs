@@ -8,7 +8,7 @@
 //!
 //! Unix sockets are read the same way, with their peers ([`unix_sockets`]), when the server shares shootout's
 //! network namespace: a socket it connected to a path that a process outside its tree listens on is a backend,
-//! named by that path; one it listens on, or accepted from it, waits for a client (a server behind a proxy);
+//! named by the service of the run whose processes answer there, else by that path; one it listens on, or accepted from it, waits for a client (a server behind a proxy);
 //! sockets between its own processes (a master and its workers) and unnamed pairs are its own plumbing, idle.
 //!
 //! [`unix_sockets`]: crate::sampling::unix_sockets
@@ -32,6 +32,23 @@ pub enum Peer {
     Backend(String),
 }
 
+/// The services a server's threads may wait on, to name them: by the port each listens on, and by the root of
+/// its process tree (the process answering a Unix socket is found in one of them).
+#[derive(Debug, Clone, Default)]
+pub struct Backends {
+    /// Each service's name by the port it listens on.
+    pub ports: Vec<(u16, String)>,
+    /// Each service's name by the root of its process tree, where it runs on this machine.
+    pub roots: Vec<(i32, String)>,
+}
+
+impl Backends {
+    /// Services known by their ports only.
+    pub fn by_port(ports: Vec<(u16, String)>) -> Backends {
+        Backends { ports, roots: Vec::new() }
+    }
+}
+
 /// One TCP socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Socket {
@@ -47,8 +64,10 @@ pub struct Sockets {
     by_inode: HashMap<u64, Socket>,
     listening_ports: HashSet<u16>,
     read_at: Option<Instant>,
-    /// Services by the port they listen on, to name a backend.
-    backends: Vec<(u16, String)>,
+    /// The services, to name a backend.
+    backends: Backends,
+    /// The name of each Unix socket path a backend answered on: its service's, or the path (looked for once).
+    unix_names: HashMap<String, String>,
     /// CPU time spent reading the table since [`Sockets::take_read_cost`] last asked.
     read_cost: Duration,
     /// The Unix sockets, by inode (none when the server has a network namespace of its own).
@@ -60,14 +79,15 @@ pub struct Sockets {
 }
 
 impl Sockets {
-    /// The sockets of the namespace `pid` is in; `backends` names the services by their ports.
-    pub fn of(pid: i32, backends: Vec<(u16, String)>) -> Sockets {
+    /// The sockets of the namespace `pid` is in; `backends` names the services.
+    pub fn of(pid: i32, backends: Backends) -> Sockets {
         Sockets {
             pid,
             by_inode: HashMap::new(),
             listening_ports: HashSet::new(),
             read_at: None,
             backends,
+            unix_names: HashMap::new(),
             read_cost: Duration::ZERO,
             unix: HashMap::new(),
             tree: vec![pid],
@@ -99,7 +119,7 @@ impl Sockets {
             return Some(Peer::Client);
         }
         let (address, port) = socket.remote;
-        let named = self.backends.iter().find(|(p, _)| *p == port).map(|(_, name)| name.clone());
+        let named = self.backends.ports.iter().find(|(p, _)| *p == port).map(|(_, name)| name.clone());
         Some(Peer::Backend(named.unwrap_or_else(|| match address {
             IpAddr::V6(v6) => format!("[{v6}]:{port}"),
             IpAddr::V4(v4) => format!("{v4}:{port}"),
@@ -117,7 +137,12 @@ impl Sockets {
         if self.held_by_tree(other) {
             return None;
         }
-        Some(Peer::Backend(path))
+        if let Some(name) = self.unix_names.get(&path) {
+            return Some(Peer::Backend(name.clone()));
+        }
+        let name = service_holding(&self.backends.roots, other).unwrap_or_else(|| path.clone());
+        self.unix_names.insert(path, name.clone());
+        Some(Peer::Backend(name))
     }
 
     /// Whether a process of the tree holds the socket `inode` (looked for once per socket: they do not move).
@@ -157,6 +182,28 @@ impl Sockets {
         }
         self.read_cost += crate::sampling::thread_states::thread_cpu().saturating_sub(cpu_before);
     }
+}
+
+/// The service among `roots` (each the root of a service's process tree, with its name) one of whose processes
+/// holds the socket `inode`.
+fn service_holding(roots: &[(i32, String)], inode: u64) -> Option<String> {
+    if roots.is_empty() {
+        return None;
+    }
+    let processes = crate::sampling::tree::all_processes();
+    let holder = processes.iter().find(|p| socket_inodes(p.pid).any(|held| held == inode))?;
+    // Up from the holder through its parents, to a service's root.
+    let mut pid = holder.pid;
+    for _ in 0..processes.len() {
+        if let Some((_, name)) = roots.iter().find(|(root, _)| *root == pid) {
+            return Some(name.clone());
+        }
+        pid = processes.iter().find(|p| p.pid == pid).map_or(0, |p| p.ppid);
+        if pid <= 1 {
+            break;
+        }
+    }
+    None
 }
 
 /// One line of `/proc/net/tcp`: `sl local rem st tx:rx tr:when retrnsmt uid timeout inode …`.
@@ -237,11 +284,11 @@ mod tests {
         let (accepted, _) = listener.accept().unwrap();
         let me = std::process::id() as i32;
         let inode = |fd: i64| socket_inode(me, fd).unwrap();
-        let mut named = Sockets::of(me, vec![(port, "db".into())]);
+        let mut named = Sockets::of(me, Backends::by_port(vec![(port, "db".into())]));
         assert_eq!(named.peer(inode(listener.as_raw_fd().into())), Some(Peer::Client));
         assert_eq!(named.peer(inode(accepted.as_raw_fd().into())), Some(Peer::Client));
         assert_eq!(named.peer(inode(connected.as_raw_fd().into())), Some(Peer::Backend("db".into())));
-        let mut unnamed = Sockets::of(me, Vec::new());
+        let mut unnamed = Sockets::of(me, Backends::default());
         let address = format!("127.0.0.1:{port}");
         assert_eq!(unnamed.peer(inode(connected.as_raw_fd().into())), Some(Peer::Backend(address)));
         let (unix, _other) = std::os::unix::net::UnixStream::pair().unwrap();
@@ -272,7 +319,7 @@ mod tests {
         std::io::Read::read_exact(&mut connected, &mut [0u8; 1]).unwrap();
         let me = std::process::id() as i32;
         let inode = |fd: i64| socket_inode(me, fd).unwrap();
-        let mut sockets = Sockets::of(me, Vec::new());
+        let mut sockets = Sockets::of(me, Backends::default());
         let backend_name = Some(Peer::Backend(path.display().to_string()));
         assert_eq!(sockets.peer(inode(connected.as_raw_fd().into())), backend_name);
         // Its own listener, the socket it accepted, and its own connection to itself.
@@ -280,7 +327,7 @@ mod tests {
         let listener = UnixListener::bind(&own).unwrap();
         let to_itself = UnixStream::connect(&own).unwrap();
         let (accepted, _) = listener.accept().unwrap();
-        let mut sockets = Sockets::of(me, Vec::new());
+        let mut sockets = Sockets::of(me, Backends::default());
         assert_eq!(sockets.peer(inode(listener.as_raw_fd().into())), Some(Peer::Client));
         assert_eq!(sockets.peer(inode(accepted.as_raw_fd().into())), Some(Peer::Client));
         assert_eq!(sockets.peer(inode(to_itself.as_raw_fd().into())), None, "the tree talking to itself");

@@ -21,7 +21,7 @@ use nix::libc;
 use shootout_model::states::StateCounts;
 
 use crate::sampling::serving::Runtime;
-use crate::sampling::sockets::{socket_inode, Peer, Sockets};
+use crate::sampling::sockets::{socket_inode, Backends, Peer, Sockets};
 
 /// How often the threads are swept.
 pub const EVERY: Duration = Duration::from_millis(20);
@@ -82,8 +82,8 @@ pub struct StateSampler {
 }
 
 impl StateSampler {
-    /// Starts sweeping the threads of `pids`; `backends` names the services by the port each listens on.
-    pub fn start(pids: Vec<i32>, backends: Vec<(u16, String)>) -> StateSampler {
+    /// Starts sweeping the threads of `pids`; `backends` names the services.
+    pub fn start(pids: Vec<i32>, backends: Backends) -> StateSampler {
         let root = pids.first().copied().unwrap_or(0);
         let shared = Arc::new(Mutex::new(Shared { pids, ..Shared::default() }));
         let (stop, stopped) = mpsc::channel::<()>();
@@ -418,7 +418,7 @@ mod tests {
         let spin = done.clone();
         let spinning = spawn(move || while !spin.load(Ordering::Relaxed) {});
         std::thread::sleep(Duration::from_millis(300));
-        let mut sockets = Sockets::of(me, vec![(backend_port, "db".into())]);
+        let mut sockets = Sockets::of(me, Backends::by_port(vec![(backend_port, "db".into())]));
         let mut at = |tid| where_is(me, tid, Runtime::Other, &mut sockets);
         assert!(matches!(at(on_lock), Some(Where::Futex(_))));
         assert_eq!(at(sleeping), Some(Where::Sleep));
@@ -427,7 +427,7 @@ mod tests {
         assert!(matches!(at(spinning), Some(Where::Running)), "a spinning thread runs or waits for a CPU");
         assert_eq!(at(i32::MAX), None, "no such thread");
         // The sampler counts them too, keeping only the threads that ran.
-        let sampler = StateSampler::start(vec![me], Vec::new());
+        let sampler = StateSampler::start(vec![me], Backends::default());
         std::thread::sleep(EVERY * 20);
         let counts = sampler.take(&HashSet::from([on_lock, spinning]), &HashSet::new());
         assert!(also_on_lock > 0);
@@ -460,7 +460,7 @@ mod tests {
         let (napping, polling, parked) =
             (waiter(Some(Duration::from_secs(5))), waiter(Some(Duration::from_secs(60))), waiter(None));
         std::thread::sleep(Duration::from_millis(300));
-        let mut sockets = Sockets::of(me, Vec::new());
+        let mut sockets = Sockets::of(me, Backends::default());
         let mut at = |tid, runtime| where_is(me, tid, runtime, &mut sockets);
         // Five seconds is no nap; what is left of it is read, so a thread 4.7 s from its deadline waits on a lock.
         let on_futex = |at: Option<Where>| matches!(at, Some(Where::Futex(_)));
@@ -514,7 +514,7 @@ mod tests {
             unsafe { libc::poll(fds.as_mut_ptr(), 1, 3000) };
         });
         std::thread::sleep(Duration::from_millis(300));
-        let mut sockets = Sockets::of(me, Vec::new());
+        let mut sockets = Sockets::of(me, Backends::default());
         let found = where_is(me, polling, Runtime::Other, &mut sockets);
         assert_eq!(found, Some(Where::Client), "the set holds a listening socket");
         drop(TcpStream::connect(address));

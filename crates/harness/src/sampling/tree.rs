@@ -24,6 +24,7 @@ use shootout_model::run::ResourceSample;
 
 use crate::sampling::kernel_counts::{Net, Pressure, Quota, QuotaCount, Softirqs};
 use crate::sampling::serving::{housekeeping, Runtime, Tally};
+use crate::sampling::sockets::Backends;
 use crate::sampling::thread_states::StateSampler;
 
 /// One process, as `/proc/PID/stat` describes it.
@@ -104,7 +105,7 @@ pub struct Tree {
     last_softirq: Option<u64>,
     last_softirqs: Option<Softirqs>,
     /// Services by the port each listens on, to name what the threads wait on.
-    backends: Vec<(u16, String)>,
+    backends: Backends,
     /// Whether the baseline starts sweeping where the threads are.
     sweeps: bool,
     /// Where the threads are, swept from the baseline on.
@@ -144,7 +145,7 @@ impl Tree {
             last_cpus: None,
             last_softirq: None,
             last_softirqs: None,
-            backends: Vec::new(),
+            backends: Backends::default(),
             sweeps: true,
             states: None,
             quota: None,
@@ -160,8 +161,8 @@ impl Tree {
         Tree { cpus, ..self }
     }
 
-    /// Samples name the services of `backends` (by the port each listens on) when its threads wait on them.
-    pub fn naming(self, backends: Vec<(u16, String)>) -> Tree {
+    /// Samples name the services of `backends` when its threads wait on them.
+    pub fn naming(self, backends: Backends) -> Tree {
         Tree { backends, ..self }
     }
 

@@ -16,6 +16,7 @@ use nix::sys::signal::Signal;
 use super::protocol::{this_machine, FromHost, RemoteLaunch, ToHost, VERSION};
 use crate::process::{self, Hook, Launch, Process};
 use crate::profiles::profiler::{Recording, Subject};
+use crate::sampling::sockets::Backends;
 use crate::sampling::tree::Tree;
 
 /// The most of a log sent back at a stop: its head and tail as [`BoundedLog`](crate::process::log::BoundedLog) keeps them.
@@ -149,7 +150,7 @@ impl Host {
                     let cgroup = process.cgroup.as_ref().map(|g| g.path().to_path_buf());
                     let backends = process.fill.services.iter().map(|(name, port)| (*port, name.clone())).collect();
                     let tree = Tree::with_cgroup(process.tree_root(), cgroup).on_cpus(process.cpus.clone());
-                    let mut tree = tree.naming(backends);
+                    let mut tree = tree.naming(Backends::by_port(backends));
                     tree.baseline();
                     self.trees.insert(id, tree);
                     FromHost::Done { output: String::new() }
