@@ -254,6 +254,22 @@ fn a_puma_pool_of_four_sleeping_threads_is_all_busy_beside_pumas_own() {
 }
 
 #[test]
+fn a_puma_pool_of_four_working_threads_is_held_to_one_core_by_its_gvl() {
+    // Puma with four threads on the hot Rack app's `burn` (about 0.4 ms of Ruby a request), allowed both CPUs: MRI's
+    // GVL lets one thread run Ruby at a time. Other work on the machine can take part of that core, which reads,
+    // rightly, as another limit; so the suite runs up to three times, and one run must find the GVL.
+    if !installed(&["puma"]) {
+        return;
+    }
+    let puma = "puma -b tcp://127.0.0.1:{port} -t 4:4 config.ru";
+    let more = "stop = { signal = \"INT\", grace = \"10s\" }\nenv = { HOT_ROUNDS = \"5000\" }\ncpus = \"0-1\"\n";
+    let server = fixture_server_on("hot-rack", puma, more, "/");
+    let gvl = |limit: &String| limit.starts_with("one core: its GVL (");
+    let limits: Vec<String> = (0..3).map(|_| limit_of("puma-gvl", 8, "", &server)).take_while(|l| !gvl(l)).collect();
+    assert!(limits.len() < 3, "never its GVL: {limits:?}");
+}
+
+#[test]
 fn node_with_one_user_waits_for_it_beside_v8s_own_threads() {
     // One user of a Node server that spends about 0.1 ms of CPU a request on its event loop (tests/fixtures/hot-node
     // with 100 rounds): between the requests, as long again, the loop waits for the next. V8's and libuv's threads wake with every collection and
