@@ -159,6 +159,19 @@ impl ThreadTime {
     pub const CLASSES: [&'static str; 7] = ["on CPU", "runnable", "disk", "lock", "sleep", "client", "idle"];
 }
 
+/// How results name the runtimes whose threads shootout tells apart (a trial's `usage.runtime`, a sample's
+/// `busiest_runtime`): the harness writes them, the report reads them. Any other program is the empty name.
+pub mod runtime {
+    /// Node.js.
+    pub const NODE: &str = "node";
+    /// A Java virtual machine.
+    pub const JVM: &str = "jvm";
+    /// MRI, Ruby's own interpreter.
+    pub const RUBY: &str = "ruby";
+    /// CPython.
+    pub const PYTHON: &str = "python";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

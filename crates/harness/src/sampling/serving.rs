@@ -21,6 +21,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use shootout_model::states::runtime;
+
 /// Wakes a second under which a thread can be housekeeping.
 pub const HOUSEKEEPING_WAKES: f64 = 5.0;
 
@@ -133,10 +135,10 @@ impl Runtime {
     /// How reports name it (`node`, `jvm`, `ruby`, `python`; empty for any other program).
     pub fn name(self) -> &'static str {
         match self {
-            Runtime::Node => "node",
-            Runtime::Jvm => "jvm",
-            Runtime::Ruby => "ruby",
-            Runtime::Python => "python",
+            Runtime::Node => runtime::NODE,
+            Runtime::Jvm => runtime::JVM,
+            Runtime::Ruby => runtime::RUBY,
+            Runtime::Python => runtime::PYTHON,
             Runtime::Other => "",
         }
     }

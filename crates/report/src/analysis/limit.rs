@@ -34,7 +34,7 @@
 
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
-use shootout_model::states::ThreadTime;
+use shootout_model::states::{runtime, ThreadTime};
 
 use crate::analysis::behind::{completed_share, Behind, CellLag, QUEUEING};
 use crate::analysis::queue::{queue_growth, KEPT};
@@ -249,20 +249,20 @@ impl Limit {
         let cores = of(&|t| t.usage.busiest_cores);
         let threads = of(&|t| f64::from(t.usage.busiest_threads));
         let cpus = runs[0].usage.cpus;
-        let runtime = || runs[0].usage.runtime.clone();
+        let busiest_runtime = || runs[0].usage.runtime.clone();
         if at_least(busy, BOUND) {
             let share = of(&|t| t.usage.collector);
             if at_least(share, COLLECTED) {
                 return Limit::Collector { share, busy };
             }
             if cpus == 1 && threads <= 1.0 && at_least(cores, BOUND) {
-                return Limit::OneCore { cores, cpus, lock: false, runtime: runtime() };
+                return Limit::OneCore { cores, cpus, lock: false, runtime: busiest_runtime() };
             }
             return Limit::ServerCpu { busy, cpus_busy };
         }
         let time = mean_time(runs);
         if cpus >= 2 && at_least(cores, BOUND) {
-            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0, runtime: runtime() };
+            return Limit::OneCore { cores, cpus, lock: threads >= 2.0 && time.lock > 0.0, runtime: busiest_runtime() };
         }
         // The kernel's count is its whole host's; the load's slow connects say the server's queue was the one.
         let overflows = of(&|t| t.usage.listen_overflows as f64);
@@ -347,20 +347,20 @@ impl Limit {
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))
             }
-            Limit::OneCore { cores, cpus, lock: true, runtime } => {
-                let lock = match runtime.as_str() {
-                    "ruby" => "its GVL",
-                    "python" => "its GIL",
+            Limit::OneCore { cores, cpus, lock: true, runtime: name } => {
+                let lock = match name.as_str() {
+                    runtime::RUBY => "its GVL",
+                    runtime::PYTHON => "its GIL",
                     _ => "a lock",
                 };
                 format!("one core: {lock} ({} of {cpus} CPUs used; threads wait on its lock)", cores_text(*cores))
             }
-            Limit::OneCore { cores, cpus: 1, lock: false, runtime } => {
-                let thread = if runtime == "node" { "one thread, its event loop" } else { "one thread" };
+            Limit::OneCore { cores, cpus: 1, lock: false, runtime: name } => {
+                let thread = if name == runtime::NODE { "one thread, its event loop" } else { "one thread" };
                 format!("one core: {thread} ({}% of its one CPU)", judged(*cores))
             }
-            Limit::OneCore { cores, cpus, lock: false, runtime } => {
-                let thread = if runtime == "node" { "its event loop" } else { "one thread" };
+            Limit::OneCore { cores, cpus, lock: false, runtime: name } => {
+                let thread = if name == runtime::NODE { "its event loop" } else { "one thread" };
                 format!("one core: {thread} ({} of {cpus} CPUs used)", cores_text(*cores))
             }
             Limit::Service { name, busy } => format!("{name} CPU {}%", judged(*busy)),
@@ -668,14 +668,14 @@ mod tests {
         (gil.usage.busiest_cores, gil.usage.busiest_threads) = (0.99, 9);
         gil.usage.time = ThreadTime { on_cpu: 1.0, lock: 7.0, client: 1.0, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&gil]).text(), "one core: a lock (1 of 2 CPUs used; threads wait on its lock)");
-        gil.usage.runtime = "python".into();
+        gil.usage.runtime = runtime::PYTHON.into();
         assert_eq!(Limit::of(&[&gil]).text(), "one core: its GIL (1 of 2 CPUs used; threads wait on its lock)");
-        gil.usage.runtime = "ruby".into();
+        gil.usage.runtime = runtime::RUBY.into();
         assert_eq!(Limit::of(&[&gil]).text(), "one core: its GVL (1 of 2 CPUs used; threads wait on its lock)");
         let mut one_thread = base();
         (one_thread.usage.busiest_cores, one_thread.usage.busiest_threads) = (0.93, 1);
         assert_eq!(Limit::of(&[&one_thread]).text(), "one core: one thread (0.9 of 2 CPUs used)");
-        one_thread.usage.runtime = "node".into();
+        one_thread.usage.runtime = runtime::NODE.into();
         assert_eq!(Limit::of(&[&one_thread]).text(), "one core: its event loop (0.9 of 2 CPUs used)");
         // On one CPU, a full CPU is one thread's when one thread of one process used it: more CPUs would not help.
         (one_thread.usage.cpus, one_thread.usage.busy) = (1, 0.97);
