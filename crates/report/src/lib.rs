@@ -13,11 +13,12 @@
 //! - [`suite`]: a results directory gathered ([`suite::report`]) into what a suite's report says
 //!   ([`suite::summary::SuiteSummary`]), with each figure marked against the SLO ([`suite::marks`]).
 //! - [`export`]: one file per format of a suite's summary (terminal, Markdown, HTML with [`export::charts`], CSV),
-//!   and how numbers are written ([`export::units`]).
+//!   using how numbers are written ([`units`]).
 //!
 //! Under them, [`statistics`]: reading a figure out of a result ([`statistics::figures`]), thresholds compared
 //! on the values people read ([`statistics::bound`]), and the 95% interval of a ratio of throughputs
-//! ([`statistics::interval`], on [`statistics::student_t`], checked by simulation in the tests).
+//! ([`statistics::interval`], on [`statistics::student_t`], checked by simulation in the tests); and [`units`]: how
+//! durations, sizes, counts and levels are written in every format.
 
 pub mod analysis;
 pub mod compare;
@@ -25,3 +26,4 @@ pub mod export;
 pub mod load;
 pub mod statistics;
 pub mod suite;
+pub mod units;

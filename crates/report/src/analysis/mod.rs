@@ -243,10 +243,10 @@ impl Judged {
         let Some(b) = self.bounds else { return String::new() };
         let ms = |us: u64| format!("{:.3}", us as f64 / 1e3);
         let high = b.high.map_or_else(|| "?".to_string(), ms);
-        let mut text = format!("[{}–{high}] ms on {} requests", ms(b.low), crate::export::units::count(b.requests));
+        let mut text = format!("[{}–{high}] ms on {} requests", ms(b.low), crate::units::count(b.requests));
         if let (Some(past), Metric::Percentile(p)) = (b.past, self.condition.metric) {
             let pct = |share: f64| format!("{:.2}%", share * 100.0);
-            let from = crate::export::units::ms(past.from_us as f64);
+            let from = crate::units::ms(past.from_us as f64);
             let took = match self.condition.op {
                 shootout_model::slo::Op::Le => format!("over {from} ms"),
                 _ => format!("{from} ms or more"),

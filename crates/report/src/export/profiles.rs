@@ -22,7 +22,7 @@ fn headline(summary: &SuiteSummary, p: &ProfileView) -> String {
         "{} at {}, {} samples in {:.1} s; {}",
         p.profiler,
         summary.level(p.level),
-        crate::export::units::count(p.samples),
+        crate::units::count(p.samples),
         p.seconds,
         p.cost()
     )

@@ -104,11 +104,11 @@ pub fn trial_line(trial: &TrialRecord, unit: &str) -> String {
     format!(
         "{} at {}, repeat {}: {:.1} req/s, mean {} ms, p99 {} ms, errors {errors:.2}%, {}{nothing}",
         trial.server,
-        crate::export::units::level(trial.level, unit),
+        crate::units::level(trial.level, unit),
         trial.repeat,
         row.requests_per_s,
-        crate::export::units::ms(row.mean_us),
-        crate::export::units::ms(row.p99_us as f64),
+        crate::units::ms(row.mean_us),
+        crate::units::ms(row.p99_us as f64),
         Limit::of(&[trial]).text()
     )
 }

@@ -17,9 +17,9 @@ use crate::analysis::capacity::Capacity;
 use crate::analysis::limit::BOUND as SATURATION;
 use crate::analysis::profiles::ProfileView;
 use crate::analysis::{Analysis, Cell, Ratio, ServiceCell, SloAnswer};
-use crate::export::units::count;
 use crate::suite::report::{SuiteReport, Timeline};
 use crate::suite::verdicts::ratio_figures;
+use crate::units::count;
 use shootout_model::run::Statistic;
 
 /// Everything a suite's report shows.
@@ -305,8 +305,8 @@ impl SuiteSummary {
              however its window's figures read",
             cell.server,
             self.level(cell.level),
-            crate::export::units::ms(grew.first_us),
-            crate::export::units::ms(grew.last_us),
+            crate::units::ms(grew.first_us),
+            crate::units::ms(grew.last_us),
             grew.completed * 100.0
         ))
     }
@@ -532,7 +532,7 @@ impl SuiteSummary {
 
     /// A level with its unit: `16 users`, `1 user`.
     pub fn level(&self, level: f64) -> String {
-        crate::export::units::level(level, self.unit)
+        crate::units::level(level, self.unit)
     }
 
     /// A matrix's answer: `puma -w {workers} -t {threads}: workers = 4, threads = 5 served the most within the SLO
