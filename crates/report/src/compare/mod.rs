@@ -175,7 +175,7 @@ fn side(trials: &[TrialRecord]) -> Option<Side> {
 /// sample, its own rate. The level is the connections (closed model) or the rate (open).
 pub fn compare_results(old: &LoadResult, new: &LoadResult, noise: f64) -> Change {
     let side = |r: &LoadResult| {
-        let (whole, _) = crate::load::seconds::whole_seconds(&r.timeline, r.duration_s);
+        let (whole, _) = crate::statistics::seconds::whole_seconds(&r.timeline, r.duration_s);
         let samples = match whole.len() {
             0 => vec![r.throughput.requests_per_s],
             _ => whole.iter().map(|s| s.requests as f64).collect::<Vec<f64>>(),
