@@ -6,12 +6,12 @@
 //!   confidence intervals, the SLO answer, the knee, what limited each cell ([`analysis::limit`]), failed trials
 //!   ([`analysis::unmeasured`]), growing queues ([`analysis::queue`]), runs behind their schedule
 //!   ([`analysis::behind`]), the one judge of a search's probes ([`analysis::judge`]) and each capacity
-//!   ([`analysis::capacity`]), matrices along a parameter ([`analysis::by_parameter`]), profiles
-//!   ([`analysis::profiles`]).
+//!   ([`analysis::capacity`]), matrices along a parameter ([`analysis::by_parameter`]).
 //! - [`compare`]: old results against new, with a verdict per server and level, and whether two runs can be
 //!   compared at all ([`compare::matching`]).
 //! - [`suite`]: a results directory gathered ([`suite::report`]) into what a suite's report says
-//!   ([`suite::summary::SuiteSummary`]), with each figure marked against the SLO ([`suite::marks`]).
+//!   ([`suite::summary::SuiteSummary`]), with each figure marked against the SLO ([`suite::marks`]) and each
+//!   profiled pass beside its unprofiled cell ([`suite::profiles`]).
 //! - [`export`]: one file per format of a suite's summary (terminal, Markdown, HTML with [`export::charts`], CSV),
 //!   using how numbers are written ([`units`]).
 //!

@@ -7,15 +7,14 @@
 //! Beside the cells: [`ratios`] (the verdicts between servers: requests/s, or latency at a rate every server kept
 //! to), [`limit`] (what held a cell back), [`unmeasured`](mod@unmeasured) (a repeat that measured nothing),
 //! [`queue`] (an open-model queue that grew), [`behind`] (why a run fell behind its schedule), [`judge`] (the one
-//! judge of a capacity search's probes), [`capacity`] (each server's capacity in words), [`by_parameter`] (matrices
-//! along their first parameter) and [`profiles`] (a profiled pass beside its unprofiled cell).
+//! judge of a capacity search's probes), [`capacity`] (each server's capacity in words) and [`by_parameter`]
+//! (matrices along their first parameter).
 
 pub mod behind;
 pub mod by_parameter;
 pub mod capacity;
 pub mod judge;
 pub mod limit;
-pub mod profiles;
 pub mod queue;
 pub mod ratios;
 pub mod unmeasured;

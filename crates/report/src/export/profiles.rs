@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use maud::{html, Markup};
 use shootout_profile::{flame, Frame};
 
-use crate::analysis::profiles::ProfileView;
+use crate::suite::profiles::ProfileView;
 use crate::suite::summary::SuiteSummary;
 
 /// The section's title.
