@@ -235,30 +235,10 @@ impl Judged {
         !self.met && !self.undecided
     }
 
-    /// A percentile's bounds in words: `[24.012–?] ms on 150 requests` (`?`: the requests cannot bound it from
-    /// above), and for an upper limit the share past it that it is judged on: `; 1.62% of them took 100 ms or more
-    /// [0.61%–2.63%], where the p99 allows 1%`. Empty for any other figure.
+    /// A percentile's bounds in words ([`Bounds::text`]): `[24.012–?] ms on 150 requests; 1.62% of them took 100 ms
+    /// or more [0.61%–2.63%], where the p99 allows 1%`. Empty for any other figure.
     pub fn bounds_text(&self) -> String {
-        let Some(b) = self.bounds else { return String::new() };
-        let ms = |us: u64| format!("{:.3}", us as f64 / 1e3);
-        let high = b.high.map_or_else(|| "?".to_string(), ms);
-        let mut text = format!("[{}–{high}] ms on {} requests", ms(b.low), crate::units::count(b.requests));
-        if let (Some(past), Metric::Percentile(p)) = (b.past, self.condition.metric) {
-            let pct = |share: f64| format!("{:.2}%", share * 100.0);
-            let from = crate::units::ms(past.from_us as f64);
-            let took = match self.condition.op {
-                shootout_model::slo::Op::Le => format!("over {from} ms"),
-                _ => format!("{from} ms or more"),
-            };
-            let allowed = (past.allowed * 1e6).round() / 1e4;
-            text += &format!(
-                "; {} of them took {took} [{}–{}], where the p{p} allows {allowed}%",
-                pct(past.share),
-                pct(past.low),
-                pct(past.high)
-            );
-        }
-        text
+        self.bounds.map_or_else(String::new, |b| b.text(&self.condition))
     }
 }
 
