@@ -11,9 +11,10 @@ use shootout_model::slo::Metric;
 
 use crate::analysis::capacity::against_highest;
 use crate::analysis::limit::Limit;
+use crate::export::csv::TrialRow;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::reconcile::RECONCILED;
-use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND};
+use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
 use crate::suite::verdicts::RATIO_LEGEND;
 use shootout_model::run::TrialRecord;
 

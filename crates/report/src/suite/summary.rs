@@ -1,15 +1,12 @@
 //! [`SuiteSummary`]: what a suite's report says, built once from the [`Analysis`] and rendered by every
 //! [exporter](crate::export): the table of servers × levels (throughput, latency, errors, server CPU and memory),
-//! the ratios with their intervals, the SLO answer, the knees, one row per trial (`summary.csv`), and for the
+//! the ratios with their intervals, the SLO answer, the knees, the trials (a row each in `summary.csv`), and for the
 //! HTML report the per-second timelines and the environment. The phrases every format shares (a ratio, an SLO
 //! answer, a knee, what a ratio without a figure means, the client-bound warning) are written here too, and the
 //! figures judged against the SLO in [`crate::suite::marks`], so that the formats differ only in their markup.
 
-use shootout_metrics::percentile_us;
-use shootout_model::pressure::Stalls;
 use shootout_model::run::{Environment, TrialRecord};
 use shootout_model::slo::Condition;
-use shootout_model::states::ThreadTime;
 
 use crate::analysis::behind::{Behind, CellLag};
 use crate::analysis::by_parameter::{BestValue, ParameterSweep};
@@ -41,8 +38,9 @@ pub struct SuiteSummary {
     pub slo_answers: Vec<SloAnswer>,
     /// Servers whose throughput stops rising, with the last level that still added 10% or more.
     pub knees: Vec<(String, f64)>,
-    /// One row per trial, by server, repeat and level (empty unless given by [`SuiteSummary::with_trials`]).
-    pub trials: Vec<TrialRow>,
+    /// The trials, by server, repeat and level, one row each in `summary.csv` (empty unless given by
+    /// [`SuiteSummary::with_trials`]).
+    pub trials: Vec<TrialRecord>,
     /// Trials measured, whatever [`SuiteSummary::trials`] holds.
     pub trial_count: usize,
     /// The level of [`SuiteSummary::timelines`].
@@ -72,106 +70,6 @@ pub struct SuiteSummary {
     pub profiles_failed: Vec<(String, String)>,
 }
 
-/// One trial's figures, as `summary.csv` holds them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrialRow {
-    /// Server.
-    pub server: String,
-    /// Level.
-    pub level: f64,
-    /// Repeat, from 1.
-    pub repeat: u32,
-    /// Requests that ended in the measured window.
-    pub requests: u64,
-    /// Responses with a status below 400.
-    pub ok: u64,
-    /// Responses with a status of 400 or more.
-    pub http_errors: u64,
-    /// Requests with no complete response.
-    pub failed: u64,
-    /// Responses (any status) per second.
-    pub requests_per_s: f64,
-    /// Mean latency, µs.
-    pub mean_us: f64,
-    /// Latency percentiles, µs: 50, 90, 99.
-    pub p50_us: u64,
-    /// 90th.
-    pub p90_us: u64,
-    /// 99th.
-    pub p99_us: u64,
-    /// Largest latency, µs.
-    pub max_us: u64,
-    /// The server's CPU time per response, µs.
-    pub server_cpu_us_per_request: f64,
-    /// The server's mean PSS while measured, bytes.
-    pub server_pss_mean_bytes: u64,
-    /// The server's largest RSS while measured, bytes.
-    pub server_rss_max_bytes: u64,
-    /// CPUs the server could run on (0: not recorded).
-    pub server_cpus: u32,
-    /// The server's busy share of those CPUs, 0 to 1.
-    pub server_busy: f64,
-    /// The client's busy share, 0 to 1.
-    pub client_busy: f64,
-    /// The share of the server's CPU quota's periods that ran out (0 without a quota).
-    pub server_throttled: f64,
-    /// Where the server's threads were.
-    pub threads: ThreadTime,
-    /// Share of the window some task of its cgroup (of the host, for the root cgroup) stalled, by resource.
-    pub stalled: Stalls,
-    /// CPUs' worth of the kernel's network work on its CPUs.
-    pub softirq_cpus: f64,
-    /// Resets its host's TCP sent in the window.
-    pub tcp_resets: u64,
-    /// Connects its host dropped on a full listen queue in the window.
-    pub listen_overflows: u64,
-    /// Each service's CPU time per response, µs, and mean PSS, bytes, by name, in the suite's order.
-    pub services: Vec<(String, f64, u64)>,
-    /// The SLO conditions its server and level break, judged on the medians across repeats as the table marks
-    /// them (empty when they meet every one, or without an SLO).
-    pub cell_breaks_slo: Vec<String>,
-}
-
-impl TrialRow {
-    /// The row of one trial.
-    pub fn of(t: &TrialRecord) -> TrialRow {
-        let r = &t.result;
-        TrialRow {
-            server: t.server.clone(),
-            level: t.level,
-            repeat: t.repeat,
-            requests: r.requests.total,
-            ok: r.requests.ok,
-            http_errors: r.requests.http_errors,
-            failed: r.requests.failed,
-            requests_per_s: r.throughput.requests_per_s,
-            mean_us: r.latency.mean_us,
-            p50_us: percentile_us(&r.latency, 50.0),
-            p90_us: percentile_us(&r.latency, 90.0),
-            p99_us: percentile_us(&r.latency, 99.0),
-            max_us: r.latency.max_us,
-            server_cpu_us_per_request: t.usage.cpu_us_per_request,
-            server_pss_mean_bytes: t.usage.pss_mean_bytes,
-            server_rss_max_bytes: t.usage.rss_max_bytes,
-            server_cpus: t.usage.cpus,
-            server_busy: t.usage.busy,
-            client_busy: r.client.busy,
-            server_throttled: t.usage.throttled,
-            threads: t.usage.time.clone(),
-            stalled: t.usage.stalled,
-            softirq_cpus: t.usage.softirq,
-            tcp_resets: t.usage.resets,
-            listen_overflows: t.usage.listen_overflows,
-            services: t
-                .services
-                .iter()
-                .map(|s| (s.name.clone(), s.usage.cpu_us_per_request, s.usage.pss_mean_bytes))
-                .collect(),
-            cell_breaks_slo: Vec::new(),
-        }
-    }
-}
-
 impl SuiteSummary {
     /// The summary of `analysis`: its table, ratios, SLO answer and knees; no trial rows, timelines or environment.
     pub fn new(name: &str, unit: &'static str, slo: &[Condition], analysis: &Analysis) -> SuiteSummary {
@@ -199,18 +97,11 @@ impl SuiteSummary {
         }
     }
 
-    /// Adds one row per trial, by server name, then repeat, then level.
+    /// Adds the trials, by server name, then repeat, then level, and the warnings of their cells.
     pub fn with_trials(mut self, trials: &[TrialRecord]) -> SuiteSummary {
         let mut sorted: Vec<&TrialRecord> = trials.iter().collect();
         sorted.sort_by(|a, b| (&a.server, a.repeat).cmp(&(&b.server, b.repeat)).then(a.level.total_cmp(&b.level)));
-        self.trials = sorted
-            .into_iter()
-            .map(|t| {
-                let cell = self.cell(&t.server, t.level);
-                let broken = cell.map(|c| c.objectives.iter().filter(|o| o.broken()).map(|o| o.condition.text.clone()));
-                TrialRow { cell_breaks_slo: broken.into_iter().flatten().collect(), ..TrialRow::of(t) }
-            })
-            .collect();
+        self.trials = sorted.into_iter().cloned().collect();
         self.trial_count = trials.len();
         let mut warnings = Vec::new();
         for cell in &self.cells {
@@ -651,6 +542,7 @@ pub(crate) mod tests {
     use crate::analysis::limit::Limit;
     use crate::suite::verdicts::{ratio_figures, times};
     use shootout_model::slo::Metric;
+    use shootout_model::states::ThreadTime;
 
     fn cell(server: &str, level: f64, rps: f64, client_bound: bool) -> Cell {
         Cell {
@@ -762,18 +654,6 @@ pub(crate) mod tests {
         let mut t: TrialRecord = serde_json::from_str(include_str!("../../tests/trial.json")).unwrap();
         (t.server, t.level, t.repeat) = (server.into(), level, repeat);
         t
-    }
-
-    #[test]
-    fn one_row_per_trial_by_server_repeat_and_level() {
-        let trials = [trial("b", 4.0, 1), trial("a", 16.0, 2), trial("a", 4.0, 2), trial("a", 16.0, 1)];
-        let summary = SuiteSummary::new("s", "users", &[], &report().analysis).with_trials(&trials);
-        let order: Vec<(&str, f64, u32)> =
-            summary.trials.iter().map(|t| (t.server.as_str(), t.level, t.repeat)).collect();
-        assert_eq!(order, [("a", 16.0, 1), ("a", 4.0, 2), ("a", 16.0, 2), ("b", 4.0, 1)]);
-        assert_eq!(summary.trial_count, 4);
-        let row = &summary.trials[0];
-        assert_eq!((row.requests, row.ok, row.p50_us, row.p90_us, row.p99_us), (1268, 1268, 3163, 3249, 3341));
     }
 
     /// Issue 61: the connections are named as the reason only where the cell's limit names them.
