@@ -16,8 +16,9 @@ use crate::export::charts::{line_chart, line_chart_with_spread, per_second_chart
 use crate::statistics::seconds::whole_seconds;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::reconcile::RECONCILED;
-use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
+use crate::suite::summary::SuiteSummary;
 use crate::suite::verdicts::RATIO_LEGEND;
+use crate::suite::words::CLIENT_BOUND;
 use crate::units::bytes;
 
 /// The page's styles, shared with the page of one load result.

@@ -14,8 +14,9 @@ use crate::analysis::limit::Limit;
 use crate::export::csv::TrialRow;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::reconcile::RECONCILED;
-use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
+use crate::suite::summary::SuiteSummary;
 use crate::suite::verdicts::RATIO_LEGEND;
+use crate::suite::words::CLIENT_BOUND;
 use shootout_model::run::TrialRecord;
 
 /// The terminal's summary of a suite.
