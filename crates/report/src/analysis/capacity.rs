@@ -16,8 +16,8 @@ use shootout_model::run::TrialRecord;
 
 use crate::analysis::limit::Limit;
 use crate::analysis::{completed, Cell};
-use crate::compare::Verdict;
-use crate::export::units::level;
+use crate::statistics::verdict::Verdict;
+use crate::units::level;
 
 /// One server's capacity under the SLO: its search as saved, and what the analysis of its trials adds.
 #[derive(Debug, Clone, PartialEq, Serialize)]

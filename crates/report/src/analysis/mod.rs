@@ -4,23 +4,24 @@
 //! that breaks an objective, and its throughput); the knee (where throughput stops rising); and what limited each
 //! cell ([`Limit`]).
 //!
-//! Beside the cells: [`ratios`] (the verdicts between servers: requests/s, or latency at a rate every server kept
-//! to), [`limit`] (what held a cell back), [`unmeasured`](mod@unmeasured) (a repeat that measured nothing),
+//! Beside the cells: [`slo`] (each condition judged on a cell, each server's answer to the SLO), [`ratios`] (the
+//! verdicts between servers: requests/s, or latency at a rate every server kept to), [`limit`] (what held a cell back), [`unmeasured`](mod@unmeasured) (a repeat that measured nothing),
 //! [`queue`] (an open-model queue that grew), [`behind`] (why a run fell behind its schedule), [`judge`] (the one
-//! judge of a capacity search's probes), [`capacity`] (each server's capacity in words), [`by_parameter`] (matrices
-//! along their first parameter) and [`profiles`] (a profiled pass beside its unprofiled cell).
+//! judge of a capacity search's probes), [`capacity`] (each server's capacity in words) and [`by_parameter`]
+//! (matrices along their first parameter).
 
 pub mod behind;
 pub mod by_parameter;
 pub mod capacity;
 pub mod judge;
 pub mod limit;
-pub mod profiles;
 pub mod queue;
 pub mod ratios;
+pub mod slo;
 pub mod unmeasured;
 
 pub use ratios::Ratio;
+pub use slo::{Judged, SloAnswer};
 
 use crate::analysis::limit::mean_time;
 use serde::Serialize;
@@ -209,60 +210,6 @@ pub struct ServiceCell {
     pub busy: f64,
 }
 
-/// One SLO condition judged on one cell.
-#[derive(Debug, Clone, Serialize)]
-pub struct Judged {
-    /// The condition.
-    #[serde(flatten)]
-    pub condition: Slo,
-    /// Its figure, in its unit (µs, percent, requests/s): for a percentile, of every repeat's requests together
-    /// (their histograms merged); for any other, the median across repeats.
-    pub value: f64,
-    /// True when it is met: for a percentile, when its 95% bounds are both on the right side of the limit; for
-    /// any other figure, when the value is ([`holds`]: a value on the limit is on it).
-    pub met: bool,
-    /// A percentile: its 95% bounds and the requests behind it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// True when a percentile's bounds straddle the limit: neither met nor broken, the requests measured cannot
-    /// tell (more would).
-    #[serde(default)]
-    pub undecided: bool,
-}
-
-impl Judged {
-    /// True when the cell breaks the condition: not met, and not for want of requests.
-    pub fn broken(&self) -> bool {
-        !self.met && !self.undecided
-    }
-
-    /// A percentile's bounds in words: `[24.012–?] ms on 150 requests` (`?`: the requests cannot bound it from
-    /// above), and for an upper limit the share past it that it is judged on: `; 1.62% of them took 100 ms or more
-    /// [0.61%–2.63%], where the p99 allows 1%`. Empty for any other figure.
-    pub fn bounds_text(&self) -> String {
-        let Some(b) = self.bounds else { return String::new() };
-        let ms = |us: u64| format!("{:.3}", us as f64 / 1e3);
-        let high = b.high.map_or_else(|| "?".to_string(), ms);
-        let mut text = format!("[{}–{high}] ms on {} requests", ms(b.low), crate::export::units::count(b.requests));
-        if let (Some(past), Metric::Percentile(p)) = (b.past, self.condition.metric) {
-            let pct = |share: f64| format!("{:.2}%", share * 100.0);
-            let from = crate::export::units::ms(past.from_us as f64);
-            let took = match self.condition.op {
-                shootout_model::slo::Op::Le => format!("over {from} ms"),
-                _ => format!("{from} ms or more"),
-            };
-            let allowed = (past.allowed * 1e6).round() / 1e4;
-            text += &format!(
-                "; {} of them took {took} [{}–{}], where the p{p} allows {allowed}%",
-                pct(past.share),
-                pct(past.low),
-                pct(past.high)
-            );
-        }
-        text
-    }
-}
-
 impl Cell {
     /// The figure of `metric`, in its unit (µs, percent, requests/s): the value an SLO condition was judged on, else
     /// the median across repeats of the mean, p50, p90, p99 or errors, or the median requests/s; none for another
@@ -305,55 +252,6 @@ impl Cell {
 /// The busy share, and the share of the window its tasks waited for a CPU, from which a server wanted more CPU than
 /// it got ([`Cell::server_saturated`]).
 pub const SATURATED_STALL: f64 = 0.5;
-
-/// A server's answer to the SLO.
-#[derive(Debug, Clone, Serialize)]
-pub struct SloAnswer {
-    /// Server.
-    pub server: String,
-    /// The highest level below the first that breaks an objective or was not measured, going up the suite's
-    /// levels (none when the lowest breaks one or was not measured). A level that passes above a failing or
-    /// missing one does not count: the question is how far the server goes before it fails, and a level with no
-    /// trial says nothing of that.
-    pub level: Option<f64>,
-    /// Median requests per second at that level.
-    pub rps: Option<f64>,
-    /// The first level that breaks an objective, if one does below any level not measured.
-    #[serde(default)]
-    pub fails_at: Option<f64>,
-    /// The first of the suite's levels with no trial of this server (its trials failed, or the run never got
-    /// there), if it comes before any level that breaks an objective: the answer stops below it.
-    #[serde(default)]
-    pub unmeasured_at: Option<f64>,
-    /// How many of the suite's levels were measured for this server (0: it never ran, as in an interrupted
-    /// suite).
-    #[serde(default)]
-    pub measured: usize,
-}
-
-impl SloAnswer {
-    /// The answer of `server` from its cells at the suite's `levels` (the suite's order, lowest first).
-    fn of(server: &str, cells: &[Cell], levels: &[f64]) -> SloAnswer {
-        let mut sorted = levels.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        sorted.dedup();
-        let at: Vec<(f64, Option<&Cell>)> = sorted
-            .iter()
-            .map(|&level| (level, cells.iter().find(|c| c.server == server && c.level == level)))
-            .collect();
-        let stop = at.iter().position(|(_, cell)| cell.is_none_or(|c| !c.meets_slo));
-        let best = at[..stop.unwrap_or(at.len())].last().and_then(|(_, cell)| *cell);
-        let stopped = stop.map(|i| at[i]);
-        SloAnswer {
-            server: server.to_string(),
-            level: best.map(|c| c.level),
-            rps: best.map(|c| c.rps_headline),
-            fails_at: stopped.filter(|(_, cell)| cell.is_some()).map(|(level, _)| level),
-            unmeasured_at: stopped.filter(|(_, cell)| cell.is_none()).map(|(level, _)| level),
-            measured: at.iter().filter(|(_, cell)| cell.is_some()).count(),
-        }
-    }
-}
 
 /// Everything the summary says.
 #[derive(Debug, Clone, Serialize)]
@@ -662,41 +560,6 @@ pub(crate) mod tests {
             server_busy: 0.0,
             disturbed: Vec::new(),
         }
-    }
-
-    #[test]
-    fn the_slo_answer_is_the_last_level_before_the_first_failure() {
-        // Means of 3.9999, 4.0001 and 0.1 ms at 1, 4 and 16 users under `mean < 4ms`: 16 passes, but only after 4
-        // failed, so the server holds the SLO up to 1 user.
-        let mut cells = vec![cell("a", 16.0, &[900.0], 100.0), cell("a", 1.0, &[100.0], 3999.9)];
-        cells.push(Cell { meets_slo: false, ..cell("a", 4.0, &[400.0], 4000.1) });
-        cells[0].meets_slo = true;
-        let answer = SloAnswer::of("a", &cells, &[1.0, 4.0, 16.0]);
-        assert_eq!(
-            (answer.level, answer.rps, answer.fails_at, answer.measured),
-            (Some(1.0), Some(100.0), Some(4.0), 3)
-        );
-        let first = SloAnswer::of("a", &[Cell { meets_slo: false, ..cell("a", 1.0, &[1.0], 1.0) }], &[1.0, 4.0]);
-        assert_eq!((first.level, first.fails_at, first.measured), (None, Some(1.0), 1));
-        let never = SloAnswer::of("b", &cells, &[1.0, 4.0, 16.0]);
-        assert_eq!((never.level, never.fails_at, never.measured), (None, None, 0), "a server that never ran");
-    }
-
-    #[test]
-    fn the_slo_answer_stops_below_a_level_with_no_trial() {
-        // The trials at 4 users failed (or the run never got there): 16 passes, but says nothing of 4.
-        let cells = vec![cell("a", 1.0, &[100.0], 100.0), cell("a", 16.0, &[900.0], 100.0)];
-        let gap = SloAnswer::of("a", &cells, &[1.0, 4.0, 16.0]);
-        assert_eq!((gap.level, gap.fails_at, gap.unmeasured_at, gap.measured), (Some(1.0), None, Some(4.0), 2));
-        // An interrupted suite: only the lowest level ran.
-        let cut = SloAnswer::of("a", &cells[..1], &[1.0, 4.0, 16.0]);
-        assert_eq!((cut.level, cut.fails_at, cut.unmeasured_at, cut.measured), (Some(1.0), None, Some(4.0), 1));
-        // Nothing at the lowest level, something above it: no level is answered for.
-        let low = SloAnswer::of("a", &cells[1..], &[1.0, 4.0, 16.0]);
-        assert_eq!((low.level, low.fails_at, low.unmeasured_at, low.measured), (None, None, Some(1.0), 1));
-        // Every level met it.
-        let all = SloAnswer::of("a", &cells, &[1.0, 16.0]);
-        assert_eq!((all.level, all.fails_at, all.unmeasured_at), (Some(16.0), None, None));
     }
 
     #[test]

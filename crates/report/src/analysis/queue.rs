@@ -9,8 +9,8 @@ use serde::Serialize;
 use shootout_model::LoadResult;
 
 use crate::analysis::behind::completed_share;
-use crate::load::seconds::whole_seconds;
 use crate::statistics::bound::at_least;
+use crate::statistics::seconds::whole_seconds;
 
 /// Completing at least this share of the requests due, a server kept up, whatever its latency did.
 pub const KEPT: f64 = 0.97;

@@ -164,7 +164,9 @@ fn between(
         ratio,
         low: interval.map(|i| i.low),
         high: interval.map(|i| i.high),
-        clear: interval.is_some_and(|i| crate::compare::verdict(&i, NOISE_FLOOR) == crate::compare::Verdict::Improved),
+        clear: interval.is_some_and(|i| {
+            crate::statistics::verdict::verdict(&i, NOISE_FLOOR) == crate::statistics::verdict::Verdict::Improved
+        }),
         bounds_meet: false,
         client_bound: [faster, slower].iter().filter(|c| c.client_bound()).map(|c| c.server.clone()).collect(),
     }

@@ -4,13 +4,12 @@
 //! when the whole interval lies beyond the noise floor on one side (`high < 1 − noise`, `low > 1 + noise`), within
 //! noise otherwise; too few repeats for an interval below two samples a side; missing when the new run has nothing
 //! of it (every trial failed, or none was run) and new when only the new run has it. Each change also says what
-//! limited the new run ([`Limit`]).
+//! limited the new run ([`Limit`]). The verdicts and the reading of an interval are [`crate::statistics::verdict`]'s,
+//! where analysis finds them too (between servers, between capacities).
 //!
 //! [`matching`]: whether two runs measured the same thing (model, requests, levels) and can be compared.
 
 pub mod matching;
-
-use std::cmp::Ordering;
 
 use serde::Serialize;
 use shootout_model::run::TrialRecord;
@@ -19,36 +18,9 @@ use shootout_model::{LoadResult, Pacing};
 
 use crate::analysis::limit::Limit;
 use crate::analysis::median;
-use crate::statistics::bound;
 use crate::statistics::figures::value;
 use crate::statistics::interval::{is_sample, ratio_interval, Interval, NoInterval};
-
-/// The verdict on one server at one level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Faster: the whole interval above 1 + noise.
-    Improved,
-    /// Slower: the whole interval below 1 − noise.
-    Regressed,
-    /// No change the measurements can tell from noise.
-    WithinNoise,
-    /// Fewer than two samples on a side: no interval, no verdict.
-    TooFew,
-    /// A sample served nothing (a second without a response): no interval, no verdict.
-    NoInterval,
-    /// In the old run, but nothing of it in the new one (not run, or every trial failed). Fails the gates.
-    Missing,
-    /// Only in the new run.
-    New,
-}
-
-impl Verdict {
-    /// True when `--max-regression` fails on it whatever the figure: nothing measured is the worst regression.
-    pub fn fails_the_gate(self) -> bool {
-        self == Verdict::Missing
-    }
-}
+pub use crate::statistics::verdict::{verdict, Verdict};
 
 /// What a sample is: a suite's repeat or a load run's second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -116,18 +88,6 @@ impl Change {
     }
 }
 
-/// The verdict for an interval with `noise` as a fraction (0.02 for 2%): a change only when the whole interval is
-/// beyond the noise floor on one side.
-pub fn verdict(interval: &Interval, noise: f64) -> Verdict {
-    if bound::side(interval.high, 1.0 - noise) == Ordering::Less {
-        Verdict::Regressed
-    } else if bound::side(interval.low, 1.0 + noise) == Ordering::Greater {
-        Verdict::Improved
-    } else {
-        Verdict::WithinNoise
-    }
-}
-
 /// Compares two suite runs: every (server, level) of either, the repeats that served something as the samples.
 pub fn compare_trials(old: &[TrialRecord], new: &[TrialRecord], noise: f64) -> Vec<Change> {
     let mut keys: Vec<(String, f64)> = old.iter().chain(new).map(|t| (t.server.clone(), t.level)).collect();
@@ -175,7 +135,7 @@ fn side(trials: &[TrialRecord]) -> Option<Side> {
 /// sample, its own rate. The level is the connections (closed model) or the rate (open).
 pub fn compare_results(old: &LoadResult, new: &LoadResult, noise: f64) -> Change {
     let side = |r: &LoadResult| {
-        let (whole, _) = crate::load::seconds::whole_seconds(&r.timeline, r.duration_s);
+        let (whole, _) = crate::statistics::seconds::whole_seconds(&r.timeline, r.duration_s);
         let samples = match whole.len() {
             0 => vec![r.throughput.requests_per_s],
             _ => whole.iter().map(|s| s.requests as f64).collect::<Vec<f64>>(),

@@ -1,10 +1,12 @@
 //! SVG charts, drawn by plotters: [`line_chart`], one line per series, with a legend under the plot (never on
 //! top of a line), units on both axes, an optional log scale, an optional limit line (the SLO) and optional
 //! crosses over some points (the probes that broke it); [`line_chart_with_spread`] adds, at each point, a bar from
-//! the lowest to the highest of its repeats, so that lines that cross inside the noise do not look apart.
+//! the lowest to the highest of its repeats, so that lines that cross inside the noise do not look apart; and
+//! [`per_second_charts`], throughput and p99 second by second, of a suite's timelines or of one load run.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use shootout_model::result::Second;
 
 /// Colours of the series, in order (distinct for the usual colour-vision deficiencies).
 const PALETTE: [RGBColor; 8] = [
@@ -286,6 +288,32 @@ fn short(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
+}
+
+/// The two second-by-second charts, throughput and p99 latency, of named timelines (already cut to whole
+/// seconds), with `x_label` under them: each chart's SVG, or `None` when there is nothing to draw.
+pub fn per_second_charts(timelines: &[(&str, &[Second])], x_label: &str) -> [Option<String>; 2] {
+    let series = |f: &dyn Fn(&Second) -> Option<f64>| -> Vec<Series> {
+        timelines
+            .iter()
+            .map(|(name, seconds)| Series {
+                name: name.to_string(),
+                points: seconds.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
+            })
+            .collect()
+    };
+    let chart =
+        |title, y_label, log_y| Chart { title, x_label, y_label, log_x: false, log_y, limit: None, crosses: None };
+    [
+        line_chart(
+            &chart("Throughput, second by second", "responses per second", false),
+            &series(&|s| Some(s.requests as f64)),
+        ),
+        line_chart(
+            &chart("p99 latency, second by second", "p99 latency (ms, log)", true),
+            &series(&|s| s.p99_us.map(|v| v as f64 / 1000.0)),
+        ),
+    ]
 }
 
 #[cfg(test)]

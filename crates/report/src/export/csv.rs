@@ -1,10 +1,121 @@
-//! [`Csv`]: `summary.csv`, one row per trial (the figures the table summarises, before the medians, and the SLO
-//! conditions its cell breaks, as the table marks them), written through the csv crate so that any server name is
-//! quoted as RFC 4180 says.
+//! [`Csv`]: `summary.csv`, one row per trial ([`TrialRow`]: the figures the table summarises, before the medians,
+//! and the SLO conditions its cell breaks, as the table marks them), written through the csv crate so that any
+//! server name is quoted as RFC 4180 says.
+
+use shootout_metrics::percentile_us;
+use shootout_model::pressure::Stalls;
+use shootout_model::run::TrialRecord;
+use shootout_model::states::ThreadTime;
 
 use super::Exporter;
 use crate::suite::summary::SuiteSummary;
-use shootout_model::states::ThreadTime;
+
+/// One trial's figures, as `summary.csv` holds them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialRow {
+    /// Server.
+    pub server: String,
+    /// Level.
+    pub level: f64,
+    /// Repeat, from 1.
+    pub repeat: u32,
+    /// Requests that ended in the measured window.
+    pub requests: u64,
+    /// Responses with a status below 400.
+    pub ok: u64,
+    /// Responses with a status of 400 or more.
+    pub http_errors: u64,
+    /// Requests with no complete response.
+    pub failed: u64,
+    /// Responses (any status) per second.
+    pub requests_per_s: f64,
+    /// Mean latency, µs.
+    pub mean_us: f64,
+    /// Latency percentiles, µs: 50, 90, 99.
+    pub p50_us: u64,
+    /// 90th.
+    pub p90_us: u64,
+    /// 99th.
+    pub p99_us: u64,
+    /// Largest latency, µs.
+    pub max_us: u64,
+    /// The server's CPU time per response, µs.
+    pub server_cpu_us_per_request: f64,
+    /// The server's mean PSS while measured, bytes.
+    pub server_pss_mean_bytes: u64,
+    /// The server's largest RSS while measured, bytes.
+    pub server_rss_max_bytes: u64,
+    /// CPUs the server could run on (0: not recorded).
+    pub server_cpus: u32,
+    /// The server's busy share of those CPUs, 0 to 1.
+    pub server_busy: f64,
+    /// The client's busy share, 0 to 1.
+    pub client_busy: f64,
+    /// The share of the server's CPU quota's periods that ran out (0 without a quota).
+    pub server_throttled: f64,
+    /// Where the server's threads were.
+    pub threads: ThreadTime,
+    /// Share of the window some task of its cgroup (of the host, for the root cgroup) stalled, by resource.
+    pub stalled: Stalls,
+    /// CPUs' worth of the kernel's network work on its CPUs.
+    pub softirq_cpus: f64,
+    /// Resets its host's TCP sent in the window.
+    pub tcp_resets: u64,
+    /// Connects its host dropped on a full listen queue in the window.
+    pub listen_overflows: u64,
+    /// Each service's CPU time per response, µs, and mean PSS, bytes, by name, in the suite's order.
+    pub services: Vec<(String, f64, u64)>,
+    /// The SLO conditions its server and level break, judged on the medians across repeats as the table marks
+    /// them (empty when they meet every one, or without an SLO).
+    pub cell_breaks_slo: Vec<String>,
+}
+
+impl TrialRow {
+    /// The row of one trial of `summary`, with the SLO conditions its cell breaks there.
+    pub fn in_summary(summary: &SuiteSummary, t: &TrialRecord) -> TrialRow {
+        let cell = summary.cell(&t.server, t.level);
+        let broken = cell.map(|c| c.objectives.iter().filter(|o| o.broken()).map(|o| o.condition.text.clone()));
+        TrialRow { cell_breaks_slo: broken.into_iter().flatten().collect(), ..TrialRow::of(t) }
+    }
+
+    /// The row of one trial, on its own (no SLO conditions named).
+    pub fn of(t: &TrialRecord) -> TrialRow {
+        let r = &t.result;
+        TrialRow {
+            server: t.server.clone(),
+            level: t.level,
+            repeat: t.repeat,
+            requests: r.requests.total,
+            ok: r.requests.ok,
+            http_errors: r.requests.http_errors,
+            failed: r.requests.failed,
+            requests_per_s: r.throughput.requests_per_s,
+            mean_us: r.latency.mean_us,
+            p50_us: percentile_us(&r.latency, 50.0),
+            p90_us: percentile_us(&r.latency, 90.0),
+            p99_us: percentile_us(&r.latency, 99.0),
+            max_us: r.latency.max_us,
+            server_cpu_us_per_request: t.usage.cpu_us_per_request,
+            server_pss_mean_bytes: t.usage.pss_mean_bytes,
+            server_rss_max_bytes: t.usage.rss_max_bytes,
+            server_cpus: t.usage.cpus,
+            server_busy: t.usage.busy,
+            client_busy: r.client.busy,
+            server_throttled: t.usage.throttled,
+            threads: t.usage.time.clone(),
+            stalled: t.usage.stalled,
+            softirq_cpus: t.usage.softirq,
+            tcp_resets: t.usage.resets,
+            listen_overflows: t.usage.listen_overflows,
+            services: t
+                .services
+                .iter()
+                .map(|s| (s.name.clone(), s.usage.cpu_us_per_request, s.usage.pss_mean_bytes))
+                .collect(),
+            cell_breaks_slo: Vec::new(),
+        }
+    }
+}
 
 /// The columns of `summary.csv`, in order.
 pub const COLUMNS: [&str; 35] = [
@@ -45,7 +156,8 @@ pub const COLUMNS: [&str; 35] = [
     "cell_breaks_slo",
 ];
 
-/// `summary.csv`: a header, then [`SuiteSummary::trials`] (the thread shares empty for a trial without sweeps); after
+/// `summary.csv`: a header, then a [`TrialRow`] of each of [`SuiteSummary::trials`] (the thread shares empty for a
+/// trial without sweeps); after
 /// [`COLUMNS`], a pair for each service
 /// (`service_db_cpu_us_per_request`, `service_db_pss_mean_bytes`), empty where a server ran without it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,7 +172,8 @@ impl Exporter for Csv {
             .flat_map(|name| [format!("service_{name}_cpu_us_per_request"), format!("service_{name}_pss_mean_bytes")]);
         let header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).chain(pairs).collect();
         writer.write_record(&header).expect("writing into memory cannot fail");
-        for t in &summary.trials {
+        for trial in &summary.trials {
+            let t = TrialRow::in_summary(summary, trial);
             let (shares, waited_on) = match super::threads::shares(&t.threads) {
                 Some((fixed, backends)) => (fixed.iter().map(|s| format!("{s:.3}")).collect(), backends),
                 None => (vec![String::new(); ThreadTime::CLASSES.len()], String::new()),
@@ -112,6 +225,18 @@ mod tests {
     use crate::suite::summary::tests::{report, slo_report, trial};
 
     #[test]
+    fn one_row_per_trial_by_server_repeat_and_level() {
+        let trials = [trial("b", 4.0, 1), trial("a", 16.0, 2), trial("a", 4.0, 2), trial("a", 16.0, 1)];
+        let summary = SuiteSummary::new("s", "users", &[], &report().analysis).with_trials(&trials);
+        let order: Vec<(&str, f64, u32)> =
+            summary.trials.iter().map(|t| (t.server.as_str(), t.level, t.repeat)).collect();
+        assert_eq!(order, [("a", 16.0, 1), ("a", 4.0, 2), ("a", 16.0, 2), ("b", 4.0, 1)]);
+        assert_eq!(summary.trial_count, 4);
+        let row = TrialRow::of(&summary.trials[0]);
+        assert_eq!((row.requests, row.ok, row.p50_us, row.p90_us, row.p99_us), (1268, 1268, 3163, 3249, 3341));
+    }
+
+    #[test]
     fn a_header_and_one_row_per_trial_with_names_quoted() {
         let trials = [trial("puma, \"tuned\"", 16.0, 1), trial("thin", 0.5, 2)];
         let summary = SuiteSummary::of_report(&report()).with_trials(&trials);
@@ -148,5 +273,7 @@ thin,0.5,2,1268,1268,0,0,1265.232,3151.4,3163,3249,3341,4719,23.66,2461696,50421
         let out = Csv.export(&summary);
         let last: Vec<&str> = out.lines().skip(1).map(|l| l.rsplit_once(',').unwrap().1).collect();
         assert_eq!(last, ["", "mean < 4ms; max < 10ms", "mean < 4ms; max < 10ms"], "{out}");
+        let rows = SuiteSummary::of_report(&slo_report()).with_trials(&[trial("unicorn|3", 16.0, 1)]);
+        assert_eq!(TrialRow::in_summary(&rows, &rows.trials[0]).cell_breaks_slo, ["mean < 4ms", "max < 10ms"]);
     }
 }

@@ -12,13 +12,14 @@ use shootout_model::slo::Metric;
 use super::Exporter;
 use crate::analysis::capacity::against_highest;
 use crate::analysis::Cell;
-use crate::export::charts::{line_chart, line_chart_with_spread, Chart, Series, Spread};
-use crate::export::units::bytes;
-use crate::load::seconds::{per_second_charts, whole_seconds};
+use crate::export::charts::{line_chart, line_chart_with_spread, per_second_charts, Chart, Series, Spread};
+use crate::statistics::seconds::whole_seconds;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::reconcile::RECONCILED;
-use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
+use crate::suite::summary::SuiteSummary;
 use crate::suite::verdicts::RATIO_LEGEND;
+use crate::suite::words::CLIENT_BOUND;
+use crate::units::bytes;
 
 /// The page's styles, shared with the page of one load result.
 pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1360px;color:#222}\

@@ -10,8 +10,9 @@ use shootout_model::slo::Metric;
 use crate::analysis::capacity::against_highest;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::reconcile::RECONCILED;
-use crate::suite::summary::{SuiteSummary, CLIENT_BOUND};
+use crate::suite::summary::SuiteSummary;
 use crate::suite::verdicts::RATIO_LEGEND;
+use crate::suite::words::CLIENT_BOUND;
 
 /// `report.md`.
 #[derive(Debug, Clone, Copy, Default)]

@@ -6,8 +6,10 @@
 //! - [`csv`]: [`Csv`], `summary.csv`, one row per trial.
 //! - [`profiles`]: the profiled servers' section, in each format but the CSV.
 //! - [`threads`]: where each server's threads were at each level, in `report.md` and `summary.csv`.
-//! - [`charts`]: the SVG line charts of `report.html`, drawn by plotters; [`units`]: how durations, sizes and rates
-//!   are written in every format.
+//! - [`charts`]: the SVG line charts of `report.html`, drawn by plotters.
+//!
+//! How durations, sizes and rates are written in every format is [`crate::units`], under every room;
+//! `export::units` is kept as its name for callers outside this crate.
 
 pub mod charts;
 pub mod csv;
@@ -17,7 +19,8 @@ pub mod probe_charts;
 pub mod profiles;
 pub mod text;
 pub mod threads;
-pub mod units;
+
+pub use crate::units;
 
 pub use self::csv::Csv;
 pub use self::html::Html;

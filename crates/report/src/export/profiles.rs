@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use maud::{html, Markup};
 use shootout_profile::{flame, Frame};
 
-use crate::analysis::profiles::ProfileView;
+use crate::suite::profiles::ProfileView;
 use crate::suite::summary::SuiteSummary;
 
 /// The section's title.
@@ -23,7 +23,7 @@ fn headline(summary: &SuiteSummary, p: &ProfileView) -> String {
         "{} at {}, {} samples in {:.1} s; {}",
         p.profiler,
         summary.level(p.level),
-        crate::export::units::count(p.samples),
+        crate::units::count(p.samples),
         p.seconds,
         p.cost()
     )

@@ -11,10 +11,12 @@ use shootout_model::slo::Metric;
 
 use crate::analysis::capacity::against_highest;
 use crate::analysis::limit::Limit;
+use crate::export::csv::TrialRow;
 use crate::suite::marks::{figure, heading, headline, legend, more_columns, Figure};
 use crate::suite::reconcile::RECONCILED;
-use crate::suite::summary::{SuiteSummary, TrialRow, CLIENT_BOUND};
+use crate::suite::summary::SuiteSummary;
 use crate::suite::verdicts::RATIO_LEGEND;
+use crate::suite::words::CLIENT_BOUND;
 use shootout_model::run::TrialRecord;
 
 /// The terminal's summary of a suite.
@@ -104,11 +106,11 @@ pub fn trial_line(trial: &TrialRecord, unit: &str) -> String {
     format!(
         "{} at {}, repeat {}: {:.1} req/s, mean {} ms, p99 {} ms, errors {errors:.2}%, {}{nothing}",
         trial.server,
-        crate::export::units::level(trial.level, unit),
+        crate::units::level(trial.level, unit),
         trial.repeat,
         row.requests_per_s,
-        crate::export::units::ms(row.mean_us),
-        crate::export::units::ms(row.p99_us as f64),
+        crate::units::ms(row.mean_us),
+        crate::units::ms(row.p99_us as f64),
         Limit::of(&[trial]).text()
     )
 }

@@ -86,10 +86,10 @@ pub fn kernel(k: &KernelCell) -> String {
         parts.push(format!("{} {:.2} CPU", crate::analysis::KernelCell::softirq_work(k.softirq_block), k.softirq));
     }
     if k.resets >= 1.0 {
-        parts.push(format!("{} resets sent", crate::export::units::count(k.resets.round() as u64)));
+        parts.push(format!("{} resets sent", crate::units::count(k.resets.round() as u64)));
     }
     if k.listen_overflows >= 1.0 {
-        parts.push(format!("{} connects dropped", crate::export::units::count(k.listen_overflows.round() as u64)));
+        parts.push(format!("{} connects dropped", crate::units::count(k.listen_overflows.round() as u64)));
     }
     if parts.is_empty() {
         "—".into()

@@ -4,9 +4,9 @@
 use maud::{html, PreEscaped, DOCTYPE};
 use shootout_model::LoadResult;
 
-use crate::export::charts::{line_chart, Chart, Series};
+use crate::export::charts::{line_chart, per_second_charts, Chart, Series};
 use crate::export::html::STYLE;
-use crate::load::seconds::{per_second_charts, whole_seconds};
+use crate::statistics::seconds::whole_seconds;
 
 /// The report of one `shootout load` result: its latency distribution by percentile and its per-second timeline,
 /// with the terminal summary below.

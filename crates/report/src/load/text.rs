@@ -7,8 +7,8 @@ use shootout_model::result::Sends;
 use shootout_model::{Arrival, ErrorKind, LoadResult, Pacing, Protocol, StopCondition, SATURATION};
 
 use crate::analysis::behind::{Behind, Lag};
-use crate::export::units::{bytes, count, ms};
 use crate::load::summary::LoadSummary;
+use crate::units::{bytes, count, ms};
 
 /// The summary printed after `shootout load`: the run's shape, siege's fields, ab's percentile table, status
 /// codes, errors by kind, connections, and the client's own CPU with a warning when it was the bottleneck.

@@ -1,5 +1,5 @@
-//! [`bounds`]: the 95% bounds of a latency percentile, and [`Decision`]: whether a condition on a percentile is
-//! met, broken or not yet decided by the requests measured.
+//! [`bounds`]: the 95% bounds of a latency percentile (in words, [`Bounds::text`]), and [`Decision`]: whether a
+//! condition on a percentile is met, broken or not yet decided by the requests measured.
 //!
 //! A percentile of N requests is the value at one rank of them; p99 of 28 requests is the slowest one. Were the
 //! requests independent, the number of them at or under the true percentile would be binomial, and the ranks whose
@@ -20,7 +20,7 @@
 use serde::Serialize;
 use shootout_metrics::percentile::value_at_rank;
 use shootout_metrics::{value_at, LatencyHistogram};
-use shootout_model::slo::{Condition, Op};
+use shootout_model::slo::{Condition, Metric, Op};
 
 use crate::statistics::bound::holds;
 use crate::statistics::interval::CONFIDENCE;
@@ -45,6 +45,33 @@ pub struct Bounds {
     /// For an upper limit on the percentile, the share of requests past it, on which the limit is judged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub past: Option<Past>,
+}
+
+impl Bounds {
+    /// The bounds in words: `[24.012–?] ms on 150 requests` (`?`: the requests cannot bound it from above), and for
+    /// an upper limit of `condition` the share past it that it is judged on: `; 1.62% of them took 100 ms or more
+    /// [0.61%–2.63%], where the p99 allows 1%`.
+    pub fn text(&self, condition: &Condition) -> String {
+        let ms = |us: u64| format!("{:.3}", us as f64 / 1e3);
+        let high = self.high.map_or_else(|| "?".to_string(), ms);
+        let mut text = format!("[{}–{high}] ms on {} requests", ms(self.low), crate::units::count(self.requests));
+        if let (Some(past), Metric::Percentile(p)) = (self.past, condition.metric) {
+            let pct = |share: f64| format!("{:.2}%", share * 100.0);
+            let from = crate::units::ms(past.from_us as f64);
+            let took = match condition.op {
+                Op::Le => format!("over {from} ms"),
+                _ => format!("{from} ms or more"),
+            };
+            let allowed = (past.allowed * 1e6).round() / 1e4;
+            text += &format!(
+                "; {} of them took {took} [{}–{}], where the p{p} allows {allowed}%",
+                pct(past.share),
+                pct(past.low),
+                pct(past.high)
+            );
+        }
+        text
+    }
 }
 
 /// Whether a condition on a percentile holds, on its bounds.
@@ -435,14 +462,7 @@ mod tests {
         judged.past = past(&slo, &total, &[]);
         let shared = judged.past.unwrap();
         assert!((shared.share - 0.01).abs() < 1e-12 && shared.low < 0.01 && shared.high > 0.01, "{shared:?}");
-        let words = crate::analysis::Judged {
-            condition: slo,
-            value: judged.value as f64,
-            met: false,
-            bounds: Some(judged),
-            undecided: true,
-        }
-        .bounds_text();
+        let words = judged.text(&slo);
         assert!(words.contains("ms on 10,000 requests; 1.00% of them took 30.000 ms or more ["), "{words}");
         assert!(words.ends_with("], where the p99 allows 1%"), "{words}");
         // 400 requests, none near 150 ms: the share past it is under 1% with 95% confidence (at most 0.92%), though

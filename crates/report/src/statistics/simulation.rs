@@ -7,8 +7,8 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::compare::{verdict, Verdict};
 use crate::statistics::interval::{ratio_interval, CONFIDENCE};
+use crate::statistics::verdict::{verdict, Verdict};
 
 /// How the repeats scatter around the server's true throughput.
 #[derive(Debug, Clone, Copy)]

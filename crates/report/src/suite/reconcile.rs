@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 use shootout_model::search::Ended;
 
-use crate::export::units::level;
 use crate::suite::summary::SuiteSummary;
+use crate::units::level;
 
 /// The heading of the lines every format writes.
 pub const RECONCILED: &str = "The sweep and the search of this suite, side by side";

@@ -138,3 +138,93 @@ fn latency_name(metric: Metric) -> String {
         other => crate::suite::marks::heading(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::limit::Limit;
+    use crate::suite::summary::tests::report;
+
+    /// Issue 47: every difference read as a win (`twin-a served 1.01× [0.99–1.02] the requests/s of twin-b`), and
+    /// a verdict on client-bound cells read as one on the servers.
+    #[test]
+    fn the_words_of_a_ratio_match_its_interval_and_its_limits() {
+        let mut summary = SuiteSummary::of_report(&report());
+        summary.cells[1].limit = Limit::Waiting { busy: 0.5 };
+        summary.cells[1].p99_us = 5703.7;
+        let plain = |name: &str| name.to_string();
+        let with = |low, high, clear, client: &[&str]| Ratio {
+            low,
+            high,
+            clear,
+            client_bound: client.iter().map(|s| s.to_string()).collect(),
+            ..summary.ratios[0].clone()
+        };
+        let said = |r: Ratio| summary.ratio_words(&r, &plain);
+        assert_eq!(
+            said(with(Some(1.25), Some(1.4), true, &[])),
+            "puma served 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users"
+        );
+        assert_eq!(
+            said(with(Some(0.99), Some(1.02), false, &[])),
+            "no clear difference between puma and unicorn|3 at 16 users (puma served 1.32× [0.99–1.02] the requests/s \
+             of unicorn|3)"
+        );
+        assert_eq!(
+            said(with(None, None, false, &[])),
+            "puma served 1.32× the requests/s of unicorn|3 at 16 users (too few repeats for an interval: no verdict)"
+        );
+        assert_eq!(
+            said(with(Some(1.25), Some(1.4), true, &["puma"])),
+            "puma served at least 1.32× [1.25–1.40] the requests/s of unicorn|3 at 16 users: the client was the limit \
+             of puma"
+        );
+        assert_eq!(
+            said(with(Some(0.9), Some(1.4), false, &["puma"])),
+            "no verdict between puma and unicorn|3 at 16 users: the client was the limit of puma (puma served 1.32× \
+             [0.90–1.40] the requests/s of unicorn|3)"
+        );
+        assert!(said(with(Some(1.25), Some(1.4), true, &["unicorn|3"]))
+            .starts_with("no verdict between puma and unicorn|3 at 16 users: the client was the limit of unicorn|3 ("));
+        assert!(said(with(Some(1.25), Some(1.4), true, &["puma", "unicorn|3"]))
+            .starts_with("no verdict between puma and unicorn|3 at 16 users: the client was the limit of both ("));
+        let bold = summary.ratio_words(&with(Some(1.25), Some(1.4), true, &[]), &|n| format!("**{n}**"));
+        assert_eq!(bold, "**puma** served 1.32× [1.25–1.40] the requests/s of **unicorn|3** at 16 users");
+        // Issue 61: a latency verdict names its figure and gives both.
+        let p99 = |low, high, clear| Ratio { figure: Some(Metric::Percentile(99.0)), ..with(low, high, clear, &[]) };
+        assert_eq!(
+            said(p99(Some(1.25), Some(1.4), true)),
+            "unicorn|3's p99 was 1.32× [1.25–1.40] puma's at 16 users (5.704 against 4.321 ms)"
+        );
+        assert_eq!(
+            said(p99(Some(0.99), Some(1.4), false)),
+            "no clear difference in p99 between puma and unicorn|3 at 16 users (unicorn|3's p99 was 1.32× [0.99–1.40] \
+             puma's: 5.704 against 4.321 ms)"
+        );
+        assert_eq!(
+            said(p99(None, None, false)),
+            "unicorn|3's p99 was 1.32× puma's at 16 users (5.704 against 4.321 ms) (too few repeats for an interval: \
+             no verdict)"
+        );
+    }
+
+    #[test]
+    fn a_ratio_without_a_figure_is_said_in_words() {
+        let mut summary = SuiteSummary::of_report(&report());
+        let zero = |c: &mut Cell, max: f64| (c.rps_headline, c.rps_median, c.rps_max) = (0.0, 0.0, max);
+        let r = Ratio { ratio: None, low: None, high: None, ..summary.ratios[0].clone() };
+        assert!(summary.served_nothing(&summary.ratios[0]).is_none(), "a ratio with a figure is a figure");
+        assert_eq!(times(&r), "—");
+        zero(&mut summary.cells[1], 0.0);
+        let said = summary.served_nothing(&r);
+        assert_eq!(said.as_deref(), Some("puma served 1320.0 requests/s and unicorn|3 none at 16 users"));
+        zero(&mut summary.cells[1], 80.0);
+        let said = summary.served_nothing(&r);
+        let expected = "puma served 1320.0 requests/s and unicorn|3 0.0 (the median of its repeats) at 16 users";
+        assert_eq!(said.as_deref(), Some(expected), "one repeat of three served something");
+        zero(&mut summary.cells[0], 0.0);
+        zero(&mut summary.cells[1], 0.0);
+        let said = summary.served_nothing(&r);
+        assert_eq!(said.as_deref(), Some("neither puma nor unicorn|3 served a successful response at 16 users"));
+    }
+}

@@ -9,8 +9,8 @@ use clap::Args;
 use shootout_harness::store::{write_atomically, Store};
 use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
-use shootout_report::analysis::profiles::ProfileView;
 use shootout_report::export::{Csv, Exporter, Html, Markdown};
+use shootout_report::suite::profiles::ProfileView;
 use shootout_report::suite::report::SuiteReport;
 use shootout_report::suite::summary::SuiteSummary;
 

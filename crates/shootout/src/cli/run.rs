@@ -18,9 +18,9 @@ use shootout_harness::run::search::run_search;
 use shootout_harness::store::Store;
 use shootout_model::profile::ProfileSpec;
 use shootout_model::run::TrialRecord;
-use shootout_report::analysis::profiles::level_to_profile;
 use shootout_report::export::text::trial_line;
 use shootout_report::export::{Exporter, Text};
+use shootout_report::suite::profiles::level_to_profile;
 use shootout_suite::{Levels, Suite, Sweep};
 
 use super::oneline::OneLine;

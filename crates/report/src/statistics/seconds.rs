@@ -1,11 +1,10 @@
 //! [`whole_seconds`]: the seconds of a timeline that were measured whole. A measured window seldom ends on a
 //! second: its last second holds only the requests of its first part (0.2 s of a 1.2 s window, or the few
 //! milliseconds of answers waited for after sending stopped), and drawn beside the others as requests per second
-//! it would look like a fall to zero. The per-second charts ([`per_second_charts`]) leave it out, and say so.
+//! it would look like a fall to zero. The per-second charts leave it out, and say so; a growing queue and a load
+//! run's samples are read from the whole seconds alone.
 
 use shootout_model::result::Second;
-
-use crate::export::charts::{line_chart, Chart, Series};
 
 /// A second counts as whole when at most this much of it was not measured (the window's end is itself measured).
 const SLACK_S: f64 = 0.001;
@@ -16,32 +15,6 @@ pub fn whole_seconds(seconds: &[Second], duration_s: f64) -> (&[Second], Option<
     let whole = seconds.iter().take_while(|s| f64::from(s.second) + 1.0 <= duration_s + SLACK_S).count();
     let left_out = (whole < seconds.len()).then(|| (duration_s - whole as f64).clamp(0.0, 1.0));
     (&seconds[..whole], left_out)
-}
-
-/// The two second-by-second charts, throughput and p99 latency, of named timelines (already cut to whole
-/// seconds), with `x_label` under them: each chart's SVG, or `None` when there is nothing to draw.
-pub fn per_second_charts(timelines: &[(&str, &[Second])], x_label: &str) -> [Option<String>; 2] {
-    let series = |f: &dyn Fn(&Second) -> Option<f64>| -> Vec<Series> {
-        timelines
-            .iter()
-            .map(|(name, seconds)| Series {
-                name: name.to_string(),
-                points: seconds.iter().filter_map(|s| f(s).map(|v| (f64::from(s.second), v))).collect(),
-            })
-            .collect()
-    };
-    let chart =
-        |title, y_label, log_y| Chart { title, x_label, y_label, log_x: false, log_y, limit: None, crosses: None };
-    [
-        line_chart(
-            &chart("Throughput, second by second", "responses per second", false),
-            &series(&|s| Some(s.requests as f64)),
-        ),
-        line_chart(
-            &chart("p99 latency, second by second", "p99 latency (ms, log)", true),
-            &series(&|s| s.p99_us.map(|v| v as f64 / 1000.0)),
-        ),
-    ]
 }
 
 #[cfg(test)]
