@@ -20,8 +20,7 @@
 //!    shares ([`suite::words`], [`suite::verdicts`]), each figure marked against the SLO ([`suite::marks`]) and
 //!    each profiled pass beside its unprofiled cell ([`suite::profiles`]).
 //! 6. [`export`]: one file per format of a suite's summary (terminal, Markdown, HTML with [`export::charts`], CSV
-//!    with its row, [`export::csv::TrialRow`]). `export::units` is [`units`] under its former name, kept for
-//!    callers outside this crate: the test below counts it as `units`.
+//!    with its row, [`export::csv::TrialRow`]).
 //! 7. [`load`]: one `shootout load` run: its figures ([`load::summary::LoadSummary`]), its terminal summary
 //!    ([`load::text`]), which names who held a run back as [`analysis`] does a suite's cells, and its HTML page
 //!    ([`load::html`]), drawn with [`export`]'s charts and style.
@@ -44,22 +43,14 @@ mod tests {
     /// The rooms, lowest first: the list in this crate's documentation above.
     const ROOMS: [&str; 7] = ["units", "statistics", "analysis", "compare", "suite", "export", "load"];
 
-    /// A path a room is also known by, and the room it is: `export::units` re-exports [`crate::units`].
-    const ALIASES: [(&str, &str); 1] = [("export::units", "units")];
-
     /// The place of `room` in [`ROOMS`].
     fn rank(room: &str) -> Option<usize> {
         ROOMS.iter().position(|r| *r == room)
     }
 
-    /// The room a path after `crate::` reaches: its first name, or the room an alias stands for.
+    /// The room a path after `crate::` reaches: its first name.
     fn room_of(path: &str) -> &str {
         let path = path.trim();
-        for (alias, room) in ALIASES {
-            if path.strip_prefix(alias).is_some_and(|rest| rest.is_empty() || rest.starts_with("::")) {
-                return room;
-            }
-        }
         let end = path.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(path.len());
         &path[..end]
     }
@@ -183,7 +174,7 @@ mod tests {
         let said = uses_above(
             "statistics/x.rs",
             "statistics",
-            "use crate::{units::ms, suite::summary::SuiteSummary};\nlet n = crate::export::units::count(1); // crate::load\n\
+            "use crate::{units::ms, suite::summary::SuiteSummary};\nlet n = crate::units::count(1); // crate::load\n\
              use crate::{\n    statistics::bound,\n    compare::Verdict,\n};\n",
         );
         assert_eq!(

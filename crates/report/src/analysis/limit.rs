@@ -323,10 +323,7 @@ impl Limit {
             Limit::ListenQueue { dropped, longest_us } => {
                 let longest_s = (*longest_us as f64 / 1e6).round();
                 let after = if longest_s > 1.0 { format!("1–{longest_s} s") } else { "1 s".into() };
-                format!(
-                    "listen queue: {} connects dropped, retried after {after}",
-                    crate::export::units::count(*dropped)
-                )
+                format!("listen queue: {} connects dropped, retried after {after}", crate::units::count(*dropped))
             }
             Limit::Memory { stalled } => {
                 format!(

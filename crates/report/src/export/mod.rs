@@ -8,8 +8,7 @@
 //! - [`threads`]: where each server's threads were at each level, in `report.md` and `summary.csv`.
 //! - [`charts`]: the SVG line charts of `report.html`, drawn by plotters.
 //!
-//! How durations, sizes and rates are written in every format is [`crate::units`], under every room;
-//! `export::units` is kept as its name for callers outside this crate.
+//! How durations, sizes and rates are written in every format is [`crate::units`], under every room.
 
 pub mod charts;
 pub mod csv;
@@ -19,8 +18,6 @@ pub mod probe_charts;
 pub mod profiles;
 pub mod text;
 pub mod threads;
-
-pub use crate::units;
 
 pub use self::csv::Csv;
 pub use self::html::Html;

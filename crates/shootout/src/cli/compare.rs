@@ -17,8 +17,8 @@ use shootout_profile::Stacks;
 use shootout_report::analysis::capacity::compare_capacities;
 use shootout_report::compare::matching::{difference, Shape};
 use shootout_report::compare::{compare_results, compare_trials, Change, Verdict};
-use shootout_report::export::units::ms;
 use shootout_report::statistics::bound::side;
+use shootout_report::units::ms;
 
 use super::{percent_arg, Failure};
 

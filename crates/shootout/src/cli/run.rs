@@ -209,10 +209,7 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
             (trial, trials) = (done + 1, total);
             bar.set_position(base);
             pace.start(base);
-            bar.set_message(format!(
-                "{server} at {}, repeat {repeat}",
-                shootout_report::export::units::level(level, unit)
-            ));
+            bar.set_message(format!("{server} at {}, repeat {repeat}", shootout_report::units::level(level, unit)));
         }
         Event::StartWarmup { server, repeat, duration, done } => {
             (base, span) = (done as u64 * trial_ms + warmed, duration.as_millis() as u64);
@@ -279,7 +276,7 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
             "server {}/{servers}, {server}: probe {} at {}, repeat {repeat}",
             servers_done + 1,
             probe + 1,
-            shootout_report::export::units::level(level, unit)
+            shootout_report::units::level(level, unit)
         )),
         Event::StartWarmup { server, duration, .. } => tell(&bar, format!("{server}: start warm-up {duration:?}")),
         Event::Measured(record) => {
@@ -311,7 +308,7 @@ fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, sto
             &bar,
             format!(
                 "{server}: profiled by {profiler} at {} for {:?}",
-                shootout_report::export::units::level(level, unit),
+                shootout_report::units::level(level, unit),
                 spec.duration
             ),
         ),

@@ -190,7 +190,7 @@ fn a_suites_failed_checks_are_judged_by_its_slo_and_named_under_its_table() {
     let warning = format!(
         "target at 1 user: {0} of {0} responses failed their checks (login: expected status 200, got 302: {0}), so its \
          figures may not measure the pages the scenario means.",
-        shootout_report::export::units::count(logins)
+        shootout_report::units::count(logins)
     );
     assert!(stdout.contains(&format!("WARNING: {warning}")), "{stdout}");
     assert!(stdout.contains("target: none: breaks it at the lowest level, 1 user"), "{stdout}");
