@@ -171,7 +171,8 @@ impl Recording {
     }
 
     /// Stops the recorders, waits while they write, and reads what they recorded, added up. Only a recording with
-    /// no sample at all is an error (a recorder of an idle process has none).
+    /// no sample at all is an error (a recorder of an idle process has none), unless where the tree's threads
+    /// blocked was recorded: a server held by a wait is barely on a CPU, and that is what says why.
     pub fn finish(self) -> Result<Recorded, String> {
         let seconds = self.started.elapsed().as_secs_f64();
         let native_perf = self.recorders.iter().any(|r| r.profiler != self.profiler);
@@ -191,7 +192,7 @@ impl Recording {
             }
         }
         let off_cpu = finish_off_cpu(self.off_cpu);
-        if stacks.is_empty() {
+        if stacks.is_empty() && (off_cpu.1.is_empty() || !errors.is_empty()) {
             let why =
                 if errors.is_empty() { "no process of the tree was on a CPU".to_string() } else { errors.join("\n") };
             return Err(format!("{} recorded no sample in {seconds:.1} s: {why}", self.profiler.name()));

@@ -91,8 +91,10 @@ pub fn markdown(summary: &SuiteSummary) -> String {
         let _ = writeln!(out, "**{server}**: not profiled: {why}\n");
     }
     for p in &summary.profiles {
-        let _ =
-            writeln!(out, "**{}**: {}\n\n| self | total | frame |\n|---:|---:|---|", p.server, headline(summary, p));
+        let _ = writeln!(out, "**{}**: {}\n", p.server, headline(summary, p));
+        if !p.hottest.is_empty() {
+            let _ = writeln!(out, "| self | total | frame |\n|---:|---:|---|");
+        }
         for frame in &p.hottest {
             let name = frame.name.replace('|', "\\|");
             let _ = writeln!(out, "| {} | {} | `{name}` |", percent(frame.self_share), percent(frame.total_share));
@@ -132,14 +134,18 @@ pub fn html(summary: &SuiteSummary) -> Markup {
             @for p in &summary.profiles {
                 h3 { (p.server) }
                 p { (headline(summary, p)) ". Profiler: " code { (p.command) } }
-                @match flame::svg(&p.stacks, &format!("{} at {}", p.server, summary.level(p.level))) {
-                    Ok(svg) => iframe class="flame" title={ "flame graph of " (p.server) } style={ "height:" (svg_height(&svg) + 8) "px" } src=(svg_data(&svg)) {},
-                    Err(e) => p class="warn" { (e) },
-                }
-                table {
-                    tr { th { "self" } th { "total" } th { "frame" } }
-                    @for frame in &p.hottest {
-                        tr { td { (percent(frame.self_share)) } td { (percent(frame.total_share)) } td class="frame" { (frame.name) } }
+                @if p.stacks.is_empty() {
+                    p { "No on-CPU sample: its threads were barely on a CPU while profiled." }
+                } @else {
+                    @match flame::svg(&p.stacks, &format!("{} at {}", p.server, summary.level(p.level))) {
+                        Ok(svg) => iframe class="flame" title={ "flame graph of " (p.server) } style={ "height:" (svg_height(&svg) + 8) "px" } src=(svg_data(&svg)) {},
+                        Err(e) => p class="warn" { (e) },
+                    }
+                    table {
+                        tr { th { "self" } th { "total" } th { "frame" } }
+                        @for frame in &p.hottest {
+                            tr { td { (percent(frame.self_share)) } td { (percent(frame.total_share)) } td class="frame" { (frame.name) } }
+                        }
                     }
                 }
                 @if let Some(blocked) = blocked(p) {

@@ -230,24 +230,12 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
             continue;
         };
         let (was, is) = (stacks(old_folded, old)?, stacks(folded, new)?);
-        let was = Costed { stacks: &was, cpu_us: old_profile.trial.usage.cpu_us_per_request };
-        let is = Costed { stacks: &is, cpu_us: profile.trial.usage.cpu_us_per_request };
-        let title = format!("{}: {} against {}", profile.server, new.display(), old.display());
-        let svg = diff::svg(was, is, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-        let file = store.profile_file(&profile.server, profile.level, "diff.svg");
-        write_atomically(&file, svg.as_bytes())
-            .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
-        println!(
-            "\n{}: CPU {:.1} → {:.1} µs per response while profiled; the frames whose own time changed most \
-             (differential flame graph: {})",
-            profile.server,
-            was.cpu_us,
-            is.cpu_us,
-            file.display()
-        );
-        for change in diff::changes(was, is, CHANGED_FRAMES) {
-            let (from, to) = (change.old, change.new);
-            println!("  {:+9.1} µs  {from:9.1} → {to:9.1} µs per response  {}", to - from, change.name);
+        if was.is_empty() || is.is_empty() {
+            println!("\n{}: no on-CPU sample in one of the profiles: its threads were barely on a CPU", profile.server);
+        } else {
+            let was = Costed { stacks: &was, cpu_us: old_profile.trial.usage.cpu_us_per_request };
+            let is = Costed { stacks: &is, cpu_us: profile.trial.usage.cpu_us_per_request };
+            cpu_changes(&store, profile, was, is, old, new)?;
         }
         let blocked = |store: &Store, profile: &ServerProfile, dir: &Path| -> Result<Option<Stacks>, Failure> {
             let folded = store.off_cpu_stacks(profile).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -273,6 +261,36 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
             is.cpu_us,
             file.display()
         );
+    }
+    Ok(())
+}
+
+/// The frames of `profile`'s stacks whose own CPU time per response changed most from `was` (in `old`) to `is`
+/// (in `new`), printed, and their differential flame graph written beside the new profile.
+fn cpu_changes(
+    store: &Store,
+    profile: &ServerProfile,
+    was: Costed<'_>,
+    is: Costed<'_>,
+    old: &Path,
+    new: &Path,
+) -> Result<(), Failure> {
+    let title = format!("{}: {} against {}", profile.server, new.display(), old.display());
+    let svg = diff::svg(was, is, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+    let file = store.profile_file(&profile.server, profile.level, "diff.svg");
+    write_atomically(&file, svg.as_bytes())
+        .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+    println!(
+        "\n{}: CPU {:.1} → {:.1} µs per response while profiled; the frames whose own time changed most \
+         (differential flame graph: {})",
+        profile.server,
+        was.cpu_us,
+        is.cpu_us,
+        file.display()
+    );
+    for change in diff::changes(was, is, CHANGED_FRAMES) {
+        let (from, to) = (change.old, change.new);
+        println!("  {:+9.1} µs  {from:9.1} → {to:9.1} µs per response  {}", to - from, change.name);
     }
     Ok(())
 }
