@@ -14,7 +14,6 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use crate::Stacks;
 
@@ -34,14 +33,7 @@ pub fn command(pids: &[i32], raw: &Path) -> Vec<String> {
 /// Reads the off-CPU recording in `raw` as stacks weighed in microseconds blocked.
 pub fn fold(raw: &Path) -> Result<Stacks, String> {
     let failed = |e: &dyn std::fmt::Display| format!("perf: cannot read {} ({e})", raw.display());
-    let mut script = Command::new("perf")
-        .args(["script", "--show-switch-events", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
-        .arg(raw)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| failed(&e))?;
+    let mut script = crate::record::perf_script(raw, &["--show-switch-events"]).map_err(|e| failed(&e))?;
     let stacks = fold_script(BufReader::new(script.stdout.take().expect("piped")));
     let status = script.wait().map_err(|e| failed(&e))?;
     if !status.success() {

@@ -144,20 +144,27 @@ fn on_path(program: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
+/// `perf script` reading `raw` (with `options` before its fields), its records on its piped stdout, its words
+/// dropped.
+pub(crate) fn perf_script(raw: &Path, options: &[&str]) -> std::io::Result<std::process::Child> {
+    Command::new("perf")
+        .arg("script")
+        .args(options)
+        .args(["-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        .arg(raw)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+}
+
 /// Reads what it recorded into `raw` as folded stacks: perf's samples through `perf script` and inferno's
 /// collapser (one count per sample, not perf's summed periods), the others' folded file as written.
 pub fn fold(profiler: Profiler, raw: &Path) -> Result<Stacks, String> {
     let failed = |e: &dyn std::fmt::Display| format!("{}: cannot read {} ({e})", profiler.name(), raw.display());
     match profiler {
         Profiler::Perf => {
-            let mut script = Command::new("perf")
-                .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
-                .arg(raw)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| failed(&e))?;
+            let mut script = perf_script(raw, &[]).map_err(|e| failed(&e))?;
             let output = BufReader::new(script.stdout.take().expect("piped"));
             let mut folded = Vec::new();
             let mut options = Options::default();

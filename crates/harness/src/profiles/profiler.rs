@@ -124,23 +124,9 @@ impl Recording {
             let _ = std::fs::remove_file(&raw);
             let command = record::command(profiler, pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
             let command = command.join(" ");
-            let launch = Launch {
-                kind: "profiler",
-                name: profiler.name(),
-                command: &command,
-                port: 0,
-                setup: None,
-                cwd: dir,
-                env: &[],
-                cpus: None,
-                stop_signal: Signal::SIGINT,
-                grace: WRITE_GRACE,
-                stop_pidfile: None,
-                container: None,
-                hook_timeout: shootout_suite::HOOK_TIMEOUT,
-            };
             let log = dir.join(format!("{label}.profiler.log"));
-            recorders.push(Recorder { process: Process::start(&launch, &[], &log, stop)?, raw, profiler });
+            let process = Process::start(&launch(profiler.name(), &command, dir), &[], &log, stop)?;
+            recorders.push(Recorder { process, raw, profiler });
             commands.push(command);
         }
         let started = Instant::now();
@@ -201,20 +187,13 @@ impl Recording {
     }
 }
 
-/// Starts perf on the context switches of `subject`'s tree, into `dir` under `name`, watched as the profilers are;
-/// why not, in one line, when perf is missing or cannot record the tree's kernel stacks.
-fn start_off_cpu(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<OffCpuRecorder, String> {
-    if let Some(missing) = record::missing(Profiler::Perf) {
-        return Err(format!("{missing} ({} installs it)", Profiler::Perf.install()));
-    }
-    let raw = off_cpu::raw_file(dir, name);
-    let _ = std::fs::remove_file(&raw);
-    let command = off_cpu::command(&subject.pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
-    let command = command.join(" ");
-    let launch = Launch {
+/// How a profiler named `name` is run: `command` in `dir`, on any CPU, stopped with SIGINT and given
+/// [`WRITE_GRACE`] to write what it recorded.
+fn launch<'a>(name: &'a str, command: &'a str, dir: &'a Path) -> Launch<'a> {
+    Launch {
         kind: "profiler",
-        name: "perf",
-        command: &command,
+        name,
+        command,
         port: 0,
         setup: None,
         cwd: dir,
@@ -225,9 +204,21 @@ fn start_off_cpu(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -
         stop_pidfile: None,
         container: None,
         hook_timeout: shootout_suite::HOOK_TIMEOUT,
-    };
+    }
+}
+
+/// Starts perf on the context switches of `subject`'s tree, into `dir` under `name`, watched as the profilers are;
+/// why not, in one line, when perf is missing or cannot record the tree's kernel stacks.
+fn start_off_cpu(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -> Result<OffCpuRecorder, String> {
+    if let Some(missing) = record::missing(Profiler::Perf) {
+        return Err(format!("{missing} ({} installs it)", Profiler::Perf.install()));
+    }
+    let raw = off_cpu::raw_file(dir, name);
+    let _ = std::fs::remove_file(&raw);
+    let command = off_cpu::command(&subject.pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
+    let command = command.join(" ");
     let log = dir.join(format!("{name}.offcpu.profiler.log"));
-    let mut process = Process::start(&launch, &[], &log, stop)?;
+    let mut process = Process::start(&launch("perf", &command, dir), &[], &log, stop)?;
     let started = Instant::now();
     while started.elapsed() < ATTACH_WATCH && !stop.load(Ordering::Relaxed) {
         if let Some(ended) = process.exited() {
