@@ -440,18 +440,19 @@ impl Profilee {
     }
 
     /// Runs `work` (a load) with it recorded from `after` (the load's warm-up) until `work` returns, its files
-    /// named `name` (in `dir` here, in the host's own folder there); returns what `work` returned and what was
-    /// recorded.
+    /// named `name` (in `dir` here, in the host's own folder there), and where its threads blocked when `off_cpu`
+    /// says so (here only); returns what `work` returned and what was recorded.
     pub fn around<T>(
         &self,
         after: Duration,
         dir: &Path,
         name: &str,
+        off_cpu: bool,
         stop: &AtomicBool,
         work: impl FnOnce() -> T,
     ) -> (T, Result<Recorded, String>) {
         let (link, id, profiler) = match self {
-            Profilee::Here(subject) => return profiler::around(subject, after, dir, name, stop, work),
+            Profilee::Here(subject) => return profiler::around(subject, after, dir, name, off_cpu, stop, work),
             Profilee::There { link, id, profiler } => (link, *id, *profiler),
         };
         let answered = |other: FromHost| format!("host '{}' answered {other:?}", link.target);

@@ -10,7 +10,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use shootout_model::profile::{ProfileSpec, ServerProfile};
+use shootout_model::profile::{OffCpu, ProfileSpec, ServerProfile};
+use shootout_model::SATURATION;
 use shootout_suite::{ServerSpec, Suite};
 
 use crate::lifecycle::server::RunningServer;
@@ -79,6 +80,19 @@ pub fn run_profiles(
     profiled
 }
 
+/// The median busy share of `server`'s measured trials at `level`, if it has any.
+fn busy_at(store: &Store, server: &str, level: f64) -> Option<f64> {
+    let mut busy: Vec<f64> = store
+        .trials()
+        .ok()?
+        .into_iter()
+        .filter(|t| t.server == server && t.level == level)
+        .map(|t| t.usage.busy)
+        .collect();
+    busy.sort_by(f64::total_cmp);
+    busy.get(busy.len() / 2).copied()
+}
+
 /// Loads `running` at `level` while its profiler records, and saves the pass.
 #[allow(clippy::too_many_arguments)]
 fn profile_one(
@@ -97,7 +111,10 @@ fn profile_one(
     let watched = services.watched(server);
     on_event(Event::Profile { server: server.name.clone(), level, profiler: profilee.profiler().name() });
     let (dir, name) = (store.profiles_dir(), profile_name(&server.name, level));
-    let (measured, recorded) = profilee.around(pass.warmup, &dir, &name, stop, || {
+    // Where a server's CPU was its limit, its threads blocked little, and recording every context switch would
+    // weigh on its on-CPU profile (the kernel's work at each switch counted under the frame that blocked).
+    let cpu_bound = busy_at(store, &server.name, level).filter(|busy| *busy >= SATURATION);
+    let (measured, recorded) = profilee.around(pass.warmup, &dir, &name, cpu_bound.is_none(), stop, || {
         trial(pass, server, running, &watched, level, PROFILED_PASS, stop.clone(), on_event)
     });
     // A server that ended during its pass: what the profiler recorded is not the server under load.
@@ -118,7 +135,16 @@ fn profile_one(
         samples: recorded.stacks.samples(),
         seconds: recorded.seconds,
         trial,
-        off_cpu: Some(recorded.off_cpu.0),
+        off_cpu: Some(match cpu_bound {
+            Some(busy) => OffCpu::LeftOut {
+                why: format!(
+                    "its CPU was its limit at this level ({:.0}% busy), so its every context switch was not \
+                     recorded: that would weigh on its on-CPU profile",
+                    busy * 100.0
+                ),
+            },
+            None => recorded.off_cpu.0,
+        }),
     };
     store
         .write_profile(&profile, &recorded.stacks.text(), &recorded.off_cpu.1.text())

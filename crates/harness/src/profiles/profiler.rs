@@ -270,16 +270,22 @@ pub fn check_attach(subject: &Subject, stop: &AtomicBool) -> Result<(), String> 
 }
 
 /// Runs `work` (a load) with `subject` recorded from `after` (the load's warm-up) until `work` returns, into
-/// `dir` under `name`, where its threads blocked too; returns what `work` returned and what was recorded.
+/// `dir` under `name`, and where its threads blocked too when `off_cpu` says so (recording every context switch
+/// adds kernel work to each, which the on-CPU profile then counts under the frame that blocked); returns what
+/// `work` returned and what was recorded.
 pub fn around<T>(
     subject: &Subject,
     after: Duration,
     dir: &Path,
     name: &str,
+    off_cpu: bool,
     stop: &AtomicBool,
     work: impl FnOnce() -> T,
 ) -> (T, Result<Recorded, String>) {
-    let start = || Recording::start(subject, dir, name, stop).map(|r| r.with_off_cpu(subject, name, stop));
+    let start = || {
+        let recording = Recording::start(subject, dir, name, stop)?;
+        Ok(if off_cpu { recording.with_off_cpu(subject, name, stop) } else { recording })
+    };
     around_with(after, start, Recording::finish, work)
 }
 

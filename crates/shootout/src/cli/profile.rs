@@ -106,7 +106,7 @@ impl Profiling {
     ) -> (T, Result<Recorded, String>) {
         let dir = self.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "profile".into());
-        profiler::around(&self.subject, warmup, dir, &name, stop, load)
+        profiler::around(&self.subject, warmup, dir, &name, false, stop, load)
     }
 
     /// Writes what was recorded (the folded stacks, and the flame graph beside them) and returns the lines that

@@ -55,10 +55,6 @@ fn compare_shows_the_method_made_twice_as_costly_as_the_largest_growth() {
     );
     let svg = std::fs::read_to_string(results(&new).join("profiles/puma--w-2-4.diff.svg")).unwrap();
     assert!(svg.contains("burn") && svg.contains("rgb(255,"), "burn drawn in red, grown");
-    // Where its threads blocked, compared the same way, per response.
-    assert!(stdout.contains("  its threads blocked "), "{stdout}");
-    let blocked = std::fs::read_to_string(results(&new).join("profiles/puma--w-2-4.offcpu.diff.svg")).unwrap();
-    assert!(blocked.contains(" µs, "), "its frames count µs blocked");
 }
 
 #[test]
@@ -89,6 +85,16 @@ fn a_server_held_by_a_lock_has_an_off_cpu_flame_graph_whose_widest_wait_is_the_l
     assert!(on_futex >= 0.5, "{:.0}% of the time blocked was on a futex:\n{folded}", 100.0 * on_futex);
     let html = std::fs::read_to_string(results(&dir).join("report.html")).unwrap();
     assert!(html.contains("<iframe class=\"flame\" title=\"off-CPU flame graph of lock\""), "in report.html");
+    // A second run, compared with the first: where its threads blocked, per response, side by side.
+    let again = workdir("profile", "off-cpu-again");
+    let output = run_suite(&again, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let output = shootout().arg("compare").arg(results(&dir)).arg(results(&again)).output().unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("  its threads blocked "), "{stdout}");
+    let blocked = std::fs::read_to_string(results(&again).join("profiles/lock-8.offcpu.diff.svg")).unwrap();
+    assert!(blocked.contains(" µs, "), "its frames count µs blocked");
 }
 
 /// A suite of Puma with two workers on the hot Rack app, `rounds` square roots a request, profiled for 2 s.
