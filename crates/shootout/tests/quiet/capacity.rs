@@ -325,7 +325,14 @@ command = "python3 {FIXTURES}/known-capacity/server.py tail 64 20 0.005 120 --po
 "#
     );
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
-    let (analysis, _) = run_suite(&dir, &[], "results");
+    // A search that says the server moved under it (a moment of the machine's other work made its first probe
+    // break, and the levels it then passed were its "new speed") measured the machine as well: it is run again,
+    // once.
+    let mut analysis = run_suite(&dir, &[], "results").0;
+    if analysis["capacities"][0]["moved"] == true {
+        eprintln!("known tail, said to have moved, run again: {}", analysis["capacities"][0]);
+        analysis = run_suite(&dir, &[], "results-again").0;
+    }
     let capacity = &analysis["capacities"][0];
     let probes = capacity["probes"].as_array().unwrap();
     eprintln!("known tail: {capacity}");
