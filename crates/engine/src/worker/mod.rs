@@ -397,9 +397,14 @@ impl Worker<'_> {
 
     /// The user of connection `i` is done (or gave up): a new user takes its place, on a new connection.
     fn end_session(&mut self, i: usize, now: Instant) {
+        self.replace_user(i);
+        self.next_request(i, now);
+    }
+
+    /// A new user takes connection `i`'s place, on a new connection.
+    fn replace_user(&mut self, i: usize) {
         self.conns[i].user = self.shared.workload.new_user();
         self.close(i);
-        self.next_request(i, now);
     }
 
     /// Starts a request that fell due at `due` on connection `i`: the next step of its user's session, or a
@@ -509,10 +514,9 @@ impl Worker<'_> {
             (think, true) => self.think(i, now + think),
             // A closed model's user pauses after its session's last step too, before its next session; an open
             // model's leaves, its slot free for the next arrival.
-            (think, false) if think.is_zero() || self.pacer.records_send_lag() => self.end_session(i, now),
+            (think, false) if think.is_zero() || matches!(self.pacer, Pacer::Open(_)) => self.end_session(i, now),
             (think, false) => {
-                conn.user = workload.new_user();
-                self.close(i);
+                self.replace_user(i);
                 self.think(i, now + think);
             }
         }

@@ -122,8 +122,7 @@ impl Recording {
             };
             let raw = record::raw_file(profiler, dir, &label);
             let _ = std::fs::remove_file(&raw);
-            let command = record::command(profiler, pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
-            let command = command.join(" ");
+            let command = shell_line(&record::command(profiler, pids, &raw));
             let log = dir.join(format!("{label}.profiler.log"));
             let process = Process::start(&launch(profiler.name(), &command, dir), &[], &log, stop)?;
             recorders.push(Recorder { process, raw, profiler });
@@ -215,17 +214,16 @@ fn start_off_cpu(subject: &Subject, dir: &Path, name: &str, stop: &AtomicBool) -
     }
     let raw = off_cpu::raw_file(dir, name);
     let _ = std::fs::remove_file(&raw);
-    let command = off_cpu::command(&subject.pids, &raw).iter().map(|w| record::quoted(w)).collect::<Vec<_>>();
-    let command = command.join(" ");
+    let command = shell_line(&off_cpu::command(&subject.pids, &raw));
     let log = dir.join(format!("{name}.offcpu.profiler.log"));
     let mut process = Process::start(&launch("perf", &command, dir), &[], &log, stop)?;
     let started = Instant::now();
     while started.elapsed() < ATTACH_WATCH && !stop.load(Ordering::Relaxed) {
         if let Some(ended) = process.exited() {
-            let said = process.log_tail();
+            let tail = process.log_tail();
             process.stop();
-            let said = said.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("last lines of "));
-            return Err(format!("perf could not record its context switches ({ended}): {}", said.unwrap_or("")));
+            let said = first_said(tail.lines()).unwrap_or_default();
+            return Err(format!("perf could not record its context switches ({ended}): {said}"));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -253,6 +251,16 @@ fn finish_off_cpu(recorder: Result<OffCpuRecorder, String>) -> (OffCpu, Stacks) 
     }
 }
 
+/// A profiler's command words as one line for `sh`, each quoted where it needs it.
+fn shell_line(words: &[String]) -> String {
+    words.iter().map(|w| record::quoted(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// The first line a profiler said among `lines` of its log's tail (past the heading that names the log).
+fn first_said<'a>(lines: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    lines.map(str::trim).find(|l| !l.is_empty() && !l.starts_with("last lines of "))
+}
+
 /// Attaches `subject`'s profiler for a moment and stops it, keeping nothing, so that one that cannot attach (a
 /// process of a runtime it does not read, no right to read it) is found before any load, with its words. What
 /// it writes goes to a folder of its own, removed after.
@@ -264,8 +272,7 @@ pub fn check_attach(subject: &Subject, stop: &AtomicBool) -> Result<(), String> 
     checked.map_err(|why| {
         let mut lines = why.lines();
         let head = lines.next().unwrap_or_default().trim_end_matches(':').to_string();
-        let said = lines.map(str::trim).find(|l| !l.is_empty() && !l.starts_with("last lines of "));
-        said.map_or(head.clone(), |said| format!("{head}: {said}"))
+        first_said(lines).map_or(head.clone(), |said| format!("{head}: {said}"))
     })
 }
 

@@ -8,8 +8,9 @@
 //!
 //! Unix sockets are read the same way, with their peers ([`unix_sockets`]), when the server shares shootout's
 //! network namespace: a socket it connected to a path that a process outside its tree listens on is a backend,
-//! named by the service of the run whose processes answer there, else by that path; one it listens on, or accepted from it, waits for a client (a server behind a proxy);
-//! sockets between its own processes (a master and its workers) and unnamed pairs are its own plumbing, idle.
+//! named by the service of the run whose processes answer there, else by that path; one it listens on, or
+//! accepted from it, waits for a client (a server behind a proxy); sockets between its own processes (a master
+//! and its workers) and unnamed pairs are its own plumbing, idle.
 //!
 //! [`unix_sockets`]: crate::sampling::unix_sockets
 

@@ -282,9 +282,9 @@ impl Call {
 }
 
 /// A wait on `fds`: on a backend when any is one, else for the client when any socket is the client's, else idle
-/// (pipes, files, the tree's own Unix sockets). An epoll instance among them stands for what it watches: an event loop that
-/// polls its epoll descriptor (EventMachine, under Thin, selects on it) waits on the set (for the client when the
-/// set is too large to follow, as [`Call::Epoll`] is read).
+/// (pipes, files, the tree's own Unix sockets). An epoll instance among them stands for what it watches: an event
+/// loop that polls its epoll descriptor (EventMachine, under Thin, selects on it) waits on the set (for the client
+/// when the set is too large to follow, as [`Call::Epoll`] is read).
 fn on_fds(pid: i32, fds: &[i64], sockets: &mut Sockets) -> Where {
     let mut watched = Vec::with_capacity(fds.len());
     for &fd in fds {

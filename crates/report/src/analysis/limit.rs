@@ -18,8 +18,8 @@
 //!    server had CPU to spare (a server whose CPU is full drops the connects it cannot take: the CPU is the limit,
 //!    the drops its consequence, counted in the kernel column);
 //! 8. a service it ran beside (a database) that kept 90% or more of its CPUs busy;
-//! 9. CPU taken by another (a process outside the run, a service, the kernel's network or block I/O work), when the server's
-//!    CPUs were 90% busy with anything while its threads queued for them;
+//! 9. CPU taken by another (a process outside the run, a service, the kernel's network or block I/O work), when
+//!    the server's CPUs were 90% busy with anything while its threads queued for them;
 //! 10. the client's connections, in the open model, all busy while the server answered at its usual speed
 //!     ([`Behind::Connections`]);
 //! 11. what its threads waited on, when one wait took [`WAITED`] of their time or more and more than any other: a

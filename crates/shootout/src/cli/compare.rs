@@ -251,10 +251,7 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
         let is = Costed { cpu_us: per_response(&is, profile), stacks: &is };
         let title =
             format!("{}: where its threads blocked, {} against {}", profile.server, new.display(), old.display());
-        let svg = diff::svg_counting(was, is, &title, "µs").map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-        let file = store.profile_file(&profile.server, profile.level, "offcpu.diff.svg");
-        write_atomically(&file, svg.as_bytes())
-            .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+        let file = write_beside(&store, profile, "offcpu.diff.svg", diff::svg_counting(was, is, &title, "µs"))?;
         println!(
             "  its threads blocked {:.1} → {:.1} µs per response while profiled (differential flame graph: {})",
             was.cpu_us,
@@ -263,6 +260,21 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// Writes the differential flame graph `svg` beside `profile` in `store` (`profiles/SERVER-LEVEL.EXTENSION`);
+/// returns the file.
+fn write_beside(
+    store: &Store,
+    profile: &ServerProfile,
+    extension: &str,
+    svg: Result<String, String>,
+) -> Result<PathBuf, Failure> {
+    let svg = svg.map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+    let file = store.profile_file(&profile.server, profile.level, extension);
+    write_atomically(&file, svg.as_bytes())
+        .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+    Ok(file)
 }
 
 /// The frames of `profile`'s stacks whose own CPU time per response changed most from `was` (in `old`) to `is`
@@ -276,10 +288,7 @@ fn cpu_changes(
     new: &Path,
 ) -> Result<(), Failure> {
     let title = format!("{}: {} against {}", profile.server, new.display(), old.display());
-    let svg = diff::svg(was, is, &title).map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
-    let file = store.profile_file(&profile.server, profile.level, "diff.svg");
-    write_atomically(&file, svg.as_bytes())
-        .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+    let file = write_beside(store, profile, "diff.svg", diff::svg(was, is, &title))?;
     println!(
         "\n{}: CPU {:.1} → {:.1} µs per response while profiled; the frames whose own time changed most \
          (differential flame graph: {})",

@@ -56,6 +56,15 @@ fn measure_with_report(name: &str, levels: &str, load: &str, server: &str, more:
     (limit, markdown)
 }
 
+/// Reads the limit of `server` at `connections` users (the load's keys `load`) up to three times, until `reads`
+/// accepts it; fails with every reading, saying it was `never` what was asked, when none did. Other work on the
+/// machine can take the CPUs a reading needs, which reads, rightly, as another limit.
+fn one_of_three(name: &str, connections: u32, load: &str, server: &str, never: &str, reads: impl Fn(&str) -> bool) {
+    let limits: Vec<String> =
+        (0..3).map(|_| limit_of(name, connections, load, server)).take_while(|l| !reads(l)).collect();
+    assert!(limits.len() < 3, "never {never}: {limits:?}");
+}
+
 /// A percentage in a limit such as `server CPU 97%` or `waiting (CPU 3%)`.
 fn percent(limit: &str) -> f64 {
     let digits: String = limit.split('%').next().unwrap().chars().rev().take_while(char::is_ascii_digit).collect();
@@ -92,9 +101,7 @@ fn uploads_bigger_than_one_client_core_can_send_are_client_bound() {
     // as the server's CPUs being full; so the suite runs up to three times, and one run must find the client.
     let load = format!("method = \"POST\"\npath = \"/hello\"\nbody = \"{}\"", "x".repeat(256 * 1024));
     let server = "command = \"{shootout} target --port {port} --threads 2\"\ncpus = \"0-1\"";
-    let limits: Vec<String> =
-        (0..3).map(|_| limit_of("client", 8, &load, server)).take_while(|l| l != "client-bound").collect();
-    assert!(limits.len() < 3, "never client-bound: {limits:?}");
+    one_of_three("client", 8, &load, server, "client-bound", |l| l == "client-bound");
 }
 
 #[test]
@@ -150,12 +157,10 @@ fn a_threaded_python_server_is_held_to_one_core_by_its_gil() {
     // A thread per connection, each request 1 ms of pure-Python work, allowed both CPUs: it uses one. Other work
     // on the machine can take part of that core, which reads, rightly, as another limit; so the suite runs
     // up to three times, and one run must find the GIL.
-    let gil = |limit: &String| {
+    let gil = |limit: &str| {
         limit.starts_with("one core: its GIL (") && limit.ends_with(" of 2 CPUs used; threads wait on its lock)")
     };
-    let limits: Vec<String> =
-        (0..3).map(|_| limit_of("gil", 8, "", &limited("gil", "0-1"))).take_while(|l| !gil(l)).collect();
-    assert!(limits.len() < 3, "never its GIL: {limits:?}");
+    one_of_three("gil", 8, "", &limited("gil", "0-1"), "its GIL", gil);
 }
 
 #[test]
@@ -264,9 +269,7 @@ fn a_puma_pool_of_four_working_threads_is_held_to_one_core_by_its_gvl() {
     let puma = "puma -b tcp://127.0.0.1:{port} -t 4:4 config.ru";
     let more = "stop = { signal = \"INT\", grace = \"10s\" }\nenv = { HOT_ROUNDS = \"5000\" }\ncpus = \"0-1\"\n";
     let server = fixture_server_on("hot-rack", puma, more, "/");
-    let gvl = |limit: &String| limit.starts_with("one core: its GVL (");
-    let limits: Vec<String> = (0..3).map(|_| limit_of("puma-gvl", 8, "", &server)).take_while(|l| !gvl(l)).collect();
-    assert!(limits.len() < 3, "never its GVL: {limits:?}");
+    one_of_three("puma-gvl", 8, "", &server, "its GVL", |l| l.starts_with("one core: its GVL ("));
 }
 
 #[test]
@@ -311,10 +314,7 @@ fn a_gunicorn_of_four_threads_working_is_held_to_one_core_by_its_gil() {
         return;
     }
     let server = gunicorn("-k gthread -w 1 --threads 4", "0-1", "/burn");
-    let gil = |limit: &String| limit.starts_with("one core: its GIL (");
-    let limits: Vec<String> =
-        (0..3).map(|_| limit_of("gunicorn-gil", 8, "", &server)).take_while(|l| !gil(l)).collect();
-    assert!(limits.len() < 3, "never its GIL: {limits:?}");
+    one_of_three("gunicorn-gil", 8, "", &server, "its GIL", |l| l.starts_with("one core: its GIL ("));
 }
 
 #[test]
