@@ -49,7 +49,7 @@ def main(suite_file: str, results_dir: str) -> int:
             if spoken != protocol:
                 problems.append(f"{where}: loaded over {spoken}, but the suite gives it {protocol}")
             requests = t["result"]["requests"]
-            # One user with think times may send nothing in a 2 s window: such a trial is no fault while the
+            # One user with think times may send nothing in a smoke window: such a trial is no fault while the
             # server answered at its other level; a request sent and not answered well is one.
             answered_elsewhere = any(o["result"]["requests"]["ok"] > 0 for o in mine)
             if requests["ok"] == 0 and (requests["total"] > 0 or not answered_elsewhere):

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the smoke sweep of every example suite on its real servers (`shootout run --smoke`: the first and last
-# level, 2 s each, once) and checks each run with check-smoke.py: every server answered, was sampled and is in
-# the report. The suites of `profiled` run with --profile too (a flame graph per server and the
-# profiler's cost in the report). The servers come from scripts/setup-examples.sh. Results are kept under the
+# level, once, 1 s each or 2 s at an arrival rate) and checks each run with check-smoke.py: every server
+# answered, was sampled and is in the report. The suites of `profiled` run with --profile too (a flame graph per
+# server and the profiler's cost in the report). The servers come from scripts/setup-examples.sh. Results are kept under the
 # folder printed first; each suite's time is printed after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."

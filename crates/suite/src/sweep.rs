@@ -18,7 +18,8 @@ pub enum Sweep {
     Short,
     /// The suite's `[full]` table over its own keys: the classic, long sweep.
     Full,
-    /// A check that every server runs: the first and last level, 2 s each, one repeat.
+    /// A check that every server runs: the first and last level, once, 1 s at a level of users and 2 s at an
+    /// arrival rate.
     Smoke,
 }
 
@@ -73,16 +74,18 @@ impl Sweep {
         }
     }
 
-    /// For the smoke sweep, cuts a validated suite down to its first and last level, 2 s each after at most 1 s
-    /// of warm-up, once, and a profile to 2 s; a server's start warm-up is kept up to 5 s, since a server it was written for (a JVM, a
-    /// Rails app's cold workers) may not answer a single request of a 2 s window without it.
+    /// For the smoke sweep, cuts a validated suite down to its first and last level, once, each after at most
+    /// half a second of warm-up: 1 s at a level of users, who send from the window's first instant, and 2 s at an
+    /// arrival rate, whose first arrivals may come a second late at the 1/s of a suite like redmine-arrivals. A
+    /// profile is cut to 2 s. A server's start warm-up is kept up to 5 s, since a server it was written for (a
+    /// JVM, a Rails app's cold workers) may not answer a single request of the window without it.
     pub(crate) fn cut(self, suite: Suite) -> Suite {
         if self != Sweep::Smoke {
             return suite;
         }
-        let levels = match &suite.levels {
-            Levels::Connections(c) => Levels::Connections(ends(c)),
-            Levels::Rates(r) => Levels::Rates(ends(r)),
+        let (levels, duration) = match &suite.levels {
+            Levels::Connections(c) => (Levels::Connections(ends(c)), SMOKE_USERS_WINDOW),
+            Levels::Rates(r) => (Levels::Rates(ends(r)), SMOKE_ARRIVALS_WINDOW),
         };
         let servers = suite
             .servers
@@ -93,14 +96,22 @@ impl Sweep {
             levels,
             servers,
             repeats: 1,
-            duration: Duration::from_secs(2),
-            warmup: suite.warmup.min(Duration::from_secs(1)),
+            duration,
+            warmup: suite.warmup.min(SMOKE_WARMUP),
             requests: None,
             profile: suite.profile.map(|p| self.profile(p)),
             ..suite
         }
     }
 }
+
+/// The smoke sweep's window at a level of users: enough for every server of the examples to answer many requests
+/// and be sampled dozens of times; the checks of `scripts/check-smoke.py` ask no more of it.
+const SMOKE_USERS_WINDOW: Duration = Duration::from_secs(1);
+/// The smoke sweep's window at an arrival rate.
+const SMOKE_ARRIVALS_WINDOW: Duration = Duration::from_secs(2);
+/// The smoke sweep's warm-up before each level, at most.
+const SMOKE_WARMUP: Duration = Duration::from_millis(500);
 
 /// The first and last of `values` (once when they are the same): the levels of a smoke run.
 pub(crate) fn ends<T: Clone + PartialEq>(values: &[T]) -> Vec<T> {

@@ -64,7 +64,7 @@ start_warmup = "60s"
     assert_eq!((full.repeats, full.duration.as_secs(), full.warmup.as_secs()), (3, 30, 2));
     assert_eq!(full.levels, Levels::Connections(vec![1, 2, 4, 8, 16, 32, 64, 128]));
     let smoke = parse_sweep(text, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
-    assert_eq!((smoke.repeats, smoke.duration.as_secs(), smoke.warmup.as_secs()), (1, 2, 1));
+    assert_eq!((smoke.repeats, smoke.duration.as_millis(), smoke.warmup.as_millis()), (1, 1000, 500));
     assert_eq!(smoke.levels, Levels::Connections(vec![1, 64]));
     assert_eq!((short.servers[0].start_warmup.as_secs(), smoke.servers[0].start_warmup.as_secs()), (60, 5));
     let no_full = "connections = [1]\nrequests = 500\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";
@@ -390,6 +390,8 @@ command = "x"
     assert_eq!((search.closed, search.precision, search.start), (false, 0.05, 10.0));
     let smoke = parse_sweep(open, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
     assert_eq!((smoke.search, smoke.levels), (None, Levels::Rates(vec![10.0])));
+    // An arrival rate's window is 2 s: at 1/s, the first arrival may come a second late.
+    assert_eq!(smoke.duration.as_secs(), 2);
     assert_eq!(outline(open, "s.toml", Sweep::Smoke).unwrap().levels, [10.0]);
 }
 

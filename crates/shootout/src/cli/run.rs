@@ -44,7 +44,7 @@ pub struct RunArgs {
     /// Run the suite's long sweep, its [full] table (the classic levels, durations and repeats).
     #[arg(long, conflicts_with_all = ["smoke", "resume"])]
     full: bool,
-    /// Check that every server runs: the first and last level only, 2 s each, one repeat.
+    /// Check that every server runs: the first and last level only, once, 1 s each (2 s at an arrival rate).
     #[arg(long, conflicts_with = "resume")]
     smoke: bool,
     /// Profile each server after its measured trials, as the suite's [profile] table says, or without one at its
