@@ -2,12 +2,15 @@
 # Runs shootout's fuzz targets (fuzz/, see fuzz/README.md) with cargo-fuzz and libFuzzer, on nightly Rust.
 #   scripts/fuzz.sh              each target for 6 s from its committed corpus (what scripts/test.sh runs)
 #   scripts/fuzz.sh 600 hpack    one target (or several) for 600 s each
+#   scripts/fuzz.sh --build      only build them (scripts/build-ahead.sh, before they run)
 # New inputs found go to fuzz/target/corpus/<target>, never into the committed corpus (fuzz/corpus); a crash
 # stops the run, leaves its input in fuzz/artifacts/<target>/ and fails the script. Installs what it needs when
 # missing: the nightly toolchain (rustup) and cargo-fuzz (crates.io).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build_only=""
+[ "${1:-}" != --build ] || build_only=yes
 seconds="${1:-6}"
 shift || true
 targets=("$@")
@@ -37,6 +40,7 @@ if ! cargo +nightly fuzz build "${flags[@]}" >fuzz/target/build.log 2>&1; then
   echo "fuzz: the fuzz targets do not build (whole log: fuzz/target/build.log)" >&2
   exit 1
 fi
+[ -z "$build_only" ] || exit 0
 for target in "${targets[@]}"; do
   # Results and traces can be longer than libFuzzer's default of 4 KiB per input.
   case "$target" in

@@ -7,6 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The release binary and the fuzz targets, which the steps after the tests run, are compiled in the background
+# (scripts/build-ahead.sh) while the packages install and the lints and the tests' own build run; the tests start
+# only once it is done. Its own process group, stopped however this script ends.
+mkdir -p target
+setsid bash scripts/build-ahead.sh >target/build-ahead.log 2>&1 &
+ahead=$!
+trap 'kill -- -"$ahead" 2>/dev/null || true' EXIT
+
 # What the tests need from Debian's packages: Chromium (the report test), procps (pgrep, to prove no server
 # process is left behind), openssh-server, openssh-client and iproute2 (the ssh agents test runs a real sshd in
 # each of three network namespaces and reaches it with ssh), slurmctld, slurmd, slurm-client and munge (the Slurm
@@ -70,6 +78,11 @@ timed() {
 timed cargo fmt --all -- --check
 timed cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 timed cargo clippy --workspace --all-targets --locked -- -D warnings
+timed cargo test --workspace --locked --no-run
+# The tests read where the CPUs' time went: nothing of ours compiles beside them.
+started=$SECONDS
+wait "$ahead" || echo "test: the build ahead failed (target/build-ahead.log); the steps that need it build again" >&2
+echo "test: waiting for the build ahead (scripts/build-ahead.sh) took $((SECONDS - started)) s"
 # The tests that read where the CPUs' time went (the capacity search, the limit column, profiles) are a binary of
 # their own, tests/quiet/, whose tests take turns; cargo runs it apart from the others.
 timed cargo test --workspace --locked
