@@ -41,7 +41,9 @@ if ! cargo +nightly fuzz build "${flags[@]}" >fuzz/target/build.log 2>&1; then
   exit 1
 fi
 [ -z "$build_only" ] || exit 0
-for target in "${targets[@]}"; do
+# Runs one target; says how many inputs it ran, or shows the end of its log and fails.
+run() {
+  local target=$1 max_len found log runs
   # Results and traces can be longer than libFuzzer's default of 4 KiB per input.
   case "$target" in
     load_result | suite_results | agent_messages) max_len=32768 ;;
@@ -54,8 +56,24 @@ for target in "${targets[@]}"; do
     -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "fuzz: $target failed (whole log: $log); its input is in fuzz/artifacts/$target/" >&2
-    exit 1
+    return 1
   fi
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   echo "fuzz: $target: ${runs:-?} inputs in ${seconds} s, no crash"
+}
+# One target per CPU at a time (each fuzzes on one thread); the first failure fails the script once all have run.
+jobs="$(nproc)"
+running=()
+failed=0
+for target in "${targets[@]}"; do
+  if [ ${#running[@]} -ge "$jobs" ]; then
+    wait "${running[0]}" || failed=1
+    running=("${running[@]:1}")
+  fi
+  run "$target" &
+  running+=($!)
 done
+for pid in "${running[@]}"; do
+  wait "$pid" || failed=1
+done
+exit "$failed"
