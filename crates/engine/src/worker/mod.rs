@@ -48,7 +48,7 @@ mod ring;
 mod streams;
 
 use http2::{Http2, Wires};
-use http3::Quics;
+use http3::{Http3, Quics};
 use multiplexed::{carrier_of, Multiplexed};
 
 /// Size of the read buffer each thread shares among its connections.
@@ -134,7 +134,7 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
         http2: (shared.streams > 0 && shared.quic.is_none())
             .then(|| Multiplexed::new(Http2::new(shared.tls.is_some()), shared.streams)),
-        http3: shared.quic.clone().map(|plan| Quics::new(plan, shared.streams)),
+        http3: shared.quic.clone().map(|plan| Multiplexed::new(Http3::new(plan), shared.streams)),
         answer: Default::default(),
         ring,
         next_settled_check: now,
@@ -160,7 +160,7 @@ impl Worker<'_> {
             let now = Instant::now();
             self.start_due(now);
             self.flush_carriers::<Http2>();
-            self.flush_quics();
+            self.flush_carriers::<Http3>();
             if let Err(e) = self.turn(&mut events, now, next_tick) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
@@ -168,7 +168,7 @@ impl Worker<'_> {
             }
             self.end_pauses(Instant::now());
             self.flush_carriers::<Http2>();
-            self.flush_quics();
+            self.flush_carriers::<Http3>();
             let now = Instant::now();
             if self.period == Period::Warmup && now >= self.shared.measure_start {
                 self.period = Period::Measure;
@@ -199,7 +199,7 @@ impl Worker<'_> {
             self.on_event(event);
         }
         if quic_timer.is_some_and(|t| t <= Instant::now()) {
-            self.tick_quics(Instant::now());
+            self.tick_carriers::<Http3>(Instant::now());
         }
         Ok(())
     }
@@ -270,7 +270,7 @@ impl Worker<'_> {
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
         self.tick_carriers::<Http2>(now);
-        self.tick_quics(now);
+        self.tick_carriers::<Http3>(now);
         let finished_sending = match self.period {
             Period::Interrupted(_) => true,
             period => self.pacer.done_sending(period == Period::Ended),
@@ -460,7 +460,7 @@ impl Worker<'_> {
         if self.http2.is_some() {
             self.dispatch_stream::<Http2>(i, now);
         } else if self.http3.is_some() {
-            self.dispatch_quic(i, now);
+            self.dispatch_stream::<Http3>(i, now);
         } else if conn.socket.is_some() {
             self.send(i, now);
         } else {
@@ -473,7 +473,7 @@ impl Worker<'_> {
         if let Some(wire) = carrier_of::<Http2>(i) {
             return self.on_wire_event(wire, generation, event);
         }
-        if let Some(quic) = http3::quic_of(i) {
+        if let Some(quic) = carrier_of::<Http3>(i) {
             return self.on_quic_event(quic, generation, event);
         }
         let Some(conn) = self.conns.get(i) else { return };
@@ -570,7 +570,7 @@ impl Worker<'_> {
             self.release_stream::<Http2>(i, now);
         }
         if self.http3.is_some() {
-            self.release_quic_stream(i, now);
+            self.release_stream::<Http3>(i, now);
         }
         self.close(i);
         let conn = &mut self.conns[i];
