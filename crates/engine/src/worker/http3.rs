@@ -1,50 +1,46 @@
 //! HTTP/3 on the worker's connections: a [`Quic`] is one QUIC connection (its own UDP socket, connected to the
 //! server, its own `quinn-proto` endpoint, and the HTTP/3 [`Session`] over it) whose streams carry `streams`
-//! slots (slot `i` always rides connection `i / streams`), as HTTP/2's wires do.
+//! slots (slot `i` always rides connection `i / streams`); what a connection's slots wait for and how its
+//! streams come and go is [`multiplexed`](super::multiplexed)'s, shared with HTTP/2.
 //!
 //! A slot with a request to send joins its connection's queue; the connection shakes hands if it is closed, and
 //! once the handshake completes it opens a stream for each queued slot while the server allows. Datagrams are
 //! read when the socket says so and handed to the endpoint, which hands them to the connection; what the
-//! connection has to send goes out once per loop turn (`flush_quics`), so the requests of every stream that
+//! connection has to send goes out once per loop turn (`flush_carriers`), so the requests of every stream that
 //! became free in one turn share packets. QUIC's own timers (acknowledgements, loss detection, idle) are kept
 //! per connection and run from the loop's tick, or sooner when one falls due before it.
 //!
 //! One endpoint per connection keeps a connection's whole state in one place: dropping it forgets everything,
 //! and no endpoint ever demultiplexes datagrams that the kernel already sorted by socket.
 
-use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::BytesMut;
 use mio::event::Event;
 use mio::net::UdpSocket;
 use mio::Interest;
 use quinn_proto::{ConnectionError, ConnectionHandle, DatagramEvent, Endpoint, StreamId, VarInt};
-use shootout_model::result::QuicCounts;
+use shootout_metrics::Recorder;
 use shootout_model::ErrorKind;
 
+use super::multiplexed::{Link, Multiplexed, Opened, Outgoing, Protocol};
 use super::Worker;
-use crate::conn::{Phase, MAX_BACKOFF, MIN_BACKOFF};
+use crate::conn::MIN_BACKOFF;
 use crate::http::h3::frame::code;
-use crate::http::h3::qpack::encode_plain;
+use crate::http::h3::qpack::{encode_plain, Request3};
 use crate::http::h3::session::{Event as StreamEvent, Session};
+use crate::http::response::Capture;
 use crate::quic::{any_local, is_crypto, QuicPlan};
 use crate::tally::micros;
+use crate::workload::Planned;
 
-/// The bit that marks an HTTP/3 connection's poll token (slot tokens never reach it, nor HTTP/2's wire bit).
-const QUIC_BIT: usize = 1 << 30;
 /// The largest UDP payload read at once.
 const MAX_DATAGRAM: usize = 65_535;
 /// The room the receive buffer takes at once, when what is left of it cannot hold a datagram: datagrams are split
 /// off it as they arrive, so it is renewed only every few hundred of them.
 const RECEIVE_ROOM: usize = 16 * MAX_DATAGRAM;
-
-/// The HTTP/3 connection a poll token's index names, if it names one.
-pub fn quic_of(index: usize) -> Option<usize> {
-    (index & QUIC_BIT != 0).then_some(index & !QUIC_BIT)
-}
 
 /// How far a connection is in setting up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,54 +53,62 @@ enum State {
     Open,
 }
 
-/// One HTTP/3 connection.
-struct Quic {
+/// One HTTP/3 connection's own part.
+pub(super) struct Quic {
     socket: Option<UdpSocket>,
     endpoint: Option<Endpoint>,
     handle: ConnectionHandle,
     session: Option<Session>,
-    generation: u32,
     state: State,
-    /// Slots waiting for a stream, oldest first.
-    waiting: VecDeque<usize>,
-    /// When the handshake started.
-    started: Instant,
-    /// When the handshake must be done.
-    deadline: Instant,
     /// When QUIC's next timer falls due.
     timer: Option<Instant>,
-    /// The connection may have something to send.
-    dirty: bool,
     /// A datagram the socket would not take yet (sent first when it is writable again).
     unsent: Vec<u8>,
-    /// Wait before the next connect after a failed one.
-    backoff: Duration,
     /// Its handshake completed.
     opened: bool,
 }
 
-impl Quic {
-    fn new(now: Instant) -> Quic {
+impl Default for Quic {
+    fn default() -> Quic {
         Quic {
             socket: None,
             endpoint: None,
             handle: ConnectionHandle(0),
             session: None,
-            generation: 0,
             state: State::Closed,
-            waiting: VecDeque::new(),
-            started: now,
-            deadline: now,
             timer: None,
-            dirty: false,
             unsent: Vec::new(),
-            backoff: MIN_BACKOFF,
             opened: false,
         }
     }
+}
 
-    /// Forgets the connection, adding what its QUIC stack counted to `counts`.
-    fn close(&mut self, counts: &mut QuicCounts) {
+impl Link for Quic {
+    fn closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    fn setting_up(&self) -> bool {
+        self.state == State::Handshaking
+    }
+
+    fn ready(&self) -> bool {
+        self.state == State::Open && self.session.as_ref().is_some_and(Session::ready)
+    }
+
+    fn drained(&self) -> bool {
+        self.session.as_ref().is_some_and(Session::drained)
+    }
+
+    fn cancel(&mut self, stream: u64) -> bool {
+        let (Some(session), Some(id)) = (self.session.as_mut(), stream_of(stream)) else { return false };
+        session.cancel(id);
+        true
+    }
+
+    /// Forgets the connection, adding what its QUIC stack counted to the recorder's QUIC counts.
+    fn close(&mut self, recorder: &mut Recorder) {
+        let counts = &mut recorder.quic;
         if let Some(session) = self.session.as_mut() {
             let quic = session.quic();
             let stats = quic.stats();
@@ -121,20 +125,15 @@ impl Quic {
         self.socket = None;
         self.endpoint = None;
         self.session = None;
-        self.generation = self.generation.wrapping_add(1);
         self.state = State::Closed;
         self.timer = None;
-        self.dirty = false;
         self.unsent.clear();
     }
 }
 
-/// A worker's HTTP/3 connections.
-pub struct Quics {
+/// HTTP/3's part of a worker's connections: how a connection starts, and the buffers its connections share.
+pub(super) struct Http3 {
     plan: Arc<QuicPlan>,
-    quics: Vec<Quic>,
-    /// Slots per connection.
-    streams: usize,
     /// The HEADERS frame of a rendered request (scenarios) and its field section, reused.
     headers: Vec<u8>,
     section: Vec<u8>,
@@ -142,38 +141,65 @@ pub struct Quics {
     received: BytesMut,
     /// Datagrams to send, one at a time.
     transmit: Vec<u8>,
-    /// The slots a broken connection fails, gathered before failing them (reused).
-    lost: Vec<usize>,
 }
 
-impl std::fmt::Debug for Quics {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Quics").field("connections", &self.quics.len()).field("streams", &self.streams).finish()
+impl Http3 {
+    /// Connections started by `plan`.
+    pub(super) fn new(plan: Arc<QuicPlan>) -> Http3 {
+        Http3 { plan, headers: Vec::new(), section: Vec::new(), received: BytesMut::new(), transmit: Vec::new() }
+    }
+}
+
+/// A worker's HTTP/3 connections.
+pub(super) type Quics = Multiplexed<Http3>;
+
+impl Protocol for Http3 {
+    type Link = Quic;
+    type Encoded = Request3;
+    /// Below HTTP/2's bit: no slot's index reaches it, nor any connection's.
+    const TOKEN_BIT: usize = 1 << 30;
+
+    fn of<'w>(_: &'w mut Option<super::Wires>, http3: &'w mut Option<Quics>) -> Option<&'w mut Quics> {
+        http3.as_mut()
+    }
+
+    fn encoded(planned: &Planned) -> Option<&Request3> {
+        planned.encoded3.as_ref()
+    }
+
+    fn open(&mut self, quic: &mut Quic, slot: usize, request: Outgoing<'_, Request3>, capture: Capture) -> Opened {
+        let Some(session) = quic.session.as_mut() else { return Opened::Full };
+        let (headers, body) = match request {
+            Outgoing::Encoded(request, bytes) => (&request.headers[..], &bytes[request.body.clone()]),
+            Outgoing::Rendered(bytes) => match encode_plain(bytes, &mut self.section, &mut self.headers) {
+                Ok(body) => (&self.headers[..], &bytes[body]),
+                Err(_) => return Opened::Unsendable,
+            },
+        };
+        session.open(slot, headers, body, capture).map_or(Opened::Full, |id| Opened::Stream(kept(id)))
+    }
+
+    fn connect(worker: &mut Worker<'_>, q: usize, now: Instant) {
+        worker.connect_quic(q, now);
+    }
+
+    fn say_close(worker: &mut Worker<'_>, q: usize, now: Instant) {
+        worker.say_close(q, now);
+    }
+
+    fn flush(worker: &mut Worker<'_>, q: usize) {
+        worker.flush_quic(q);
+    }
+
+    fn tick(worker: &mut Worker<'_>, q: usize, now: Instant) {
+        worker.quic_timers(q, now);
     }
 }
 
 impl Quics {
-    /// No connections yet; each carries `streams` slots.
-    pub fn new(plan: Arc<QuicPlan>, streams: usize) -> Quics {
-        Quics {
-            plan,
-            quics: Vec::new(),
-            streams: streams.max(1),
-            headers: Vec::new(),
-            section: Vec::new(),
-            received: BytesMut::new(),
-            transmit: Vec::new(),
-            lost: Vec::new(),
-        }
-    }
-
-    fn quic(&self, slot: usize) -> usize {
-        slot / self.streams
-    }
-
     /// The earliest QUIC timer of any connection.
     pub fn next_timer(&self) -> Option<Instant> {
-        self.quics.iter().filter_map(|q| q.timer).min()
+        self.carriers.iter().filter_map(|q| q.link.timer).min()
     }
 }
 
@@ -203,65 +229,38 @@ fn lost_kind(reason: &ConnectionError, handshaking: bool) -> ErrorKind {
 }
 
 impl Worker<'_> {
-    fn quics(&mut self) -> &mut Quics {
-        self.http3.as_mut().expect("an HTTP/3 worker")
-    }
-
-    /// Slot `i` has a request to send: it waits on its connection, which connects if it must or opens a stream.
-    pub(super) fn dispatch_quic(&mut self, i: usize, now: Instant) {
-        let quics = self.quics();
-        let q = quics.quic(i);
-        while quics.quics.len() <= q {
-            quics.quics.push(Quic::new(now));
-        }
-        quics.quics[q].waiting.push_back(i);
-        self.conns[i].phase = Phase::Connecting;
-        match self.quics().quics[q].state {
-            State::Closed => self.connect_quic(q, now),
-            State::Open => self.open_quic_streams(q, now),
-            State::Handshaking => {}
-        }
-    }
-
     fn connect_quic(&mut self, q: usize, now: Instant) {
         let address = self.shared.address;
-        let timeout = self.shared.connect_timeout;
-        let registry = self.poll.registry();
-        let quics = self.http3.as_mut().expect("an HTTP/3 worker");
-        let plan = quics.plan.clone();
-        let quic = &mut quics.quics[q];
-        quic.close(&mut self.tally.recorder.quic);
-        quic.started = Instant::now();
-        quic.deadline = now + timeout;
-        let token = mio::Token(((quic.generation as usize) << 32) | q | QUIC_BIT);
+        let plan = self.multiplexed::<Http3>().protocol.plan.clone();
+        let token = self.reopen::<Http3>(q, now);
         let socket = UdpSocket::bind(any_local(address)).and_then(|socket| socket.connect(address).map(|()| socket));
         let mut socket = match socket {
             Ok(socket) => socket,
-            Err(e) => return self.break_quic(q, crate::conn::connect_error(&e), now),
+            Err(e) => return self.break_carrier::<Http3>(q, crate::conn::connect_error(&e), now),
         };
-        if let Err(e) = registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
-            return self.break_quic(q, crate::conn::connect_error(&e), now);
+        if let Err(e) = self.poll.registry().register(&mut socket, token, Interest::READABLE | Interest::WRITABLE) {
+            return self.break_carrier::<Http3>(q, crate::conn::connect_error(&e), now);
         }
         let (endpoint, handle, connection) = match plan.start(now, address) {
             Ok(started) => started,
-            Err(_) => return self.break_quic(q, ErrorKind::ConnectOther, now),
+            Err(_) => return self.break_carrier::<Http3>(q, ErrorKind::ConnectOther, now),
         };
-        let quic = &mut self.quics().quics[q];
-        quic.socket = Some(socket);
-        quic.endpoint = Some(endpoint);
-        quic.handle = handle;
-        quic.session = Some(Session::new(connection));
-        quic.state = State::Handshaking;
+        let quic = &mut self.multiplexed::<Http3>().carriers[q];
+        quic.link.socket = Some(socket);
+        quic.link.endpoint = Some(endpoint);
+        quic.link.handle = handle;
+        quic.link.session = Some(Session::new(connection));
+        quic.link.state = State::Handshaking;
         quic.dirty = true;
     }
 
     pub(super) fn on_quic_event(&mut self, q: usize, generation: u32, event: &Event) {
-        let Some(quic) = self.quics().quics.get(q) else { return };
-        if quic.generation != generation || quic.state == State::Closed {
+        let Some(quic) = self.multiplexed::<Http3>().carriers.get(q) else { return };
+        if quic.generation != generation || quic.link.state == State::Closed {
             return;
         }
         if event.is_writable() {
-            self.quics().quics[q].dirty = true;
+            self.multiplexed::<Http3>().carriers[q].dirty = true;
         }
         if event.is_readable() || event.is_error() {
             self.read_quic(q);
@@ -273,8 +272,8 @@ impl Worker<'_> {
     fn read_quic(&mut self, q: usize) {
         let measuring = self.period != super::Period::Warmup;
         let quics = self.http3.as_mut().expect("an HTTP/3 worker");
-        let Quics { quics, received, transmit, .. } = quics;
-        let quic = &mut quics[q];
+        let Multiplexed { carriers, protocol: Http3 { received, transmit, .. }, .. } = quics;
+        let quic = &mut carriers[q].link;
         let (Some(socket), Some(endpoint), Some(session)) =
             (quic.socket.as_ref(), quic.endpoint.as_mut(), quic.session.as_mut())
         else {
@@ -312,19 +311,19 @@ impl Worker<'_> {
         if let Some(e) = failed {
             return self.socket_failed(q, &e, now);
         }
-        self.quics().quics[q].dirty = true;
+        self.multiplexed::<Http3>().carriers[q].dirty = true;
         self.take_quic_events(q, now);
     }
 
     /// Hands what connection `q`'s session has to tell to the loop.
     fn take_quic_events(&mut self, q: usize, now: Instant) {
-        let generation = self.quics().quics[q].generation;
+        let generation = self.multiplexed::<Http3>().carriers[q].generation;
         loop {
-            let quic = &mut self.http3.as_mut().expect("an HTTP/3 worker").quics[q];
+            let quic = &mut self.http3.as_mut().expect("an HTTP/3 worker").carriers[q];
             if quic.generation != generation {
                 return;
             }
-            let Some(session) = quic.session.as_mut() else { return };
+            let Some(session) = quic.link.session.as_mut() else { return };
             let Some(event) = session.poll(now) else { break };
             match event {
                 StreamEvent::Ready => {
@@ -332,10 +331,10 @@ impl Worker<'_> {
                     if now >= self.shared.measure_start {
                         self.tally.recorder.connected(micros(now - quic.started));
                     }
-                    quic.state = State::Open;
-                    quic.opened = true;
+                    quic.link.state = State::Open;
+                    quic.link.opened = true;
                     quic.backoff = MIN_BACKOFF;
-                    self.open_quic_streams(q, now);
+                    self.open_streams::<Http3>(q, now);
                 }
                 StreamEvent::Answered { slot } => {
                     let mut response = std::mem::take(&mut self.answer);
@@ -351,7 +350,7 @@ impl Worker<'_> {
                 StreamEvent::Refused { slot } => self.end_stream(slot, ErrorKind::Goaway, None, now),
                 StreamEvent::Broken { slot } => self.end_stream(slot, ErrorKind::Malformed, None, now),
                 StreamEvent::Lost(reason) => {
-                    let quic = &self.quics().quics[q];
+                    let quic = &self.multiplexed::<Http3>().carriers[q].link;
                     let handshaking = quic.state == State::Handshaking;
                     let broke = quic.session.as_ref().and_then(Session::broke).is_some();
                     let kind = if broke { ErrorKind::Malformed } else { lost_kind(&reason, handshaking) };
@@ -361,137 +360,30 @@ impl Worker<'_> {
                         }
                         kind => kind,
                     };
-                    return self.break_quic(q, kind, now);
+                    return self.break_carrier::<Http3>(q, kind, now);
                 }
             }
         }
-        let quic = &self.quics().quics[q];
-        if quic.session.as_ref().is_some_and(Session::drained) {
-            return self.retire_quic(q, now);
-        }
-        self.open_quic_streams(q, now);
-    }
-
-    /// The server said GOAWAY and every stream it kept has ended: the connection is done, counted as closed by
-    /// the server, and what waits goes on a new one.
-    fn retire_quic(&mut self, q: usize, now: Instant) {
-        if now >= self.shared.measure_start {
-            self.tally.recorder.closed_by_server();
-        }
-        self.say_close(q, now);
-        let quic = &mut self.http3.as_mut().expect("an HTTP/3 worker").quics[q];
-        quic.close(&mut self.tally.recorder.quic);
-        if !quic.waiting.is_empty() {
-            self.connect_quic(q, now);
-        }
+        self.after_events::<Http3>(q, now);
     }
 
     /// Tells the server the client is done with connection `q` (one CONNECTION_CLOSE, not waited on).
     fn say_close(&mut self, q: usize, now: Instant) {
-        let quic = &mut self.quics().quics[q];
+        let quic = &mut self.multiplexed::<Http3>().carriers[q].link;
         if let Some(session) = quic.session.as_mut() {
             session.close(now, code::NO_ERROR, "");
         }
         self.flush_quic(q);
     }
 
-    /// Opens a stream for every waiting slot, while the server allows.
-    fn open_quic_streams(&mut self, q: usize, now: Instant) {
-        let workload = &*self.shared.workload;
-        let records_lag = self.pacer.records_send_lag();
-        let quics = self.http3.as_mut().expect("an HTTP/3 worker");
-        let Quics { quics, headers, section, lost, .. } = quics;
-        let quic = &mut quics[q];
-        let Some(session) = quic.session.as_mut().filter(|s| quic.state == State::Open && s.ready()) else { return };
-        while let Some(&i) = quic.waiting.front() {
-            let conn = &mut self.conns[i];
-            let planned = &workload.requests[conn.request];
-            let capture = workload.capture(conn.request);
-            let opened = match (&planned.encoded3, &planned.encoded) {
-                (Some(request), Some(bytes)) if conn.user.hop.is_none() => {
-                    session.open(i, &request.headers, &bytes[request.body.clone()], capture)
-                }
-                _ => match encode_plain(&conn.out, section, headers) {
-                    Ok(body) => session.open(i, headers, &conn.out[body], capture),
-                    Err(_) => {
-                        quic.waiting.pop_front();
-                        lost.push(i); // cannot happen with requests shootout rendered; failed below
-                        continue;
-                    }
-                },
-            };
-            let Some(id) = opened else { break };
-            quic.waiting.pop_front();
-            conn.stream = kept(id);
-            conn.phase = Phase::Reading;
-            conn.sent_at = now;
-            self.tally.written(conn.counted, records_lag, conn.due, now);
-            quic.dirty = true;
-        }
-        quic.waiting.iter().for_each(|&i| self.conns[i].phase = Phase::Queued);
-        while let Some(i) = self.quics().lost.pop() {
-            self.conns[i].phase = Phase::Writing;
-            self.fail(i, ErrorKind::Malformed, now);
-        }
-    }
-
-    /// Slot `i` gives up its request (a timeout, or it failed, and is counted already): its stream is reset, or
-    /// it leaves the queue.
-    pub(super) fn release_quic_stream(&mut self, i: usize, now: Instant) {
-        let phase = self.conns[i].phase;
-        let stream = std::mem::take(&mut self.conns[i].stream);
-        let quics = self.quics();
-        let q = quics.quic(i);
-        let Some(quic) = quics.quics.get_mut(q) else { return };
-        match phase {
-            Phase::Reading => {
-                if let (Some(session), Some(id)) = (quic.session.as_mut(), stream_of(stream)) {
-                    session.cancel(id);
-                    quic.dirty = true;
-                    if session.drained() {
-                        self.conns[i].phase = Phase::Idle;
-                        self.retire_quic(q, now);
-                    }
-                }
-            }
-            Phase::Connecting | Phase::Queued => quic.waiting.retain(|&s| s != i),
-            _ => {}
-        }
-    }
-
-    /// Connection `q` broke with `kind`: every request on it or waiting for it fails, and it is closed.
-    fn break_quic(&mut self, q: usize, kind: ErrorKind, now: Instant) {
-        let streams = self.quics().streams;
-        let quic = &mut self.http3.as_mut().expect("an HTTP/3 worker").quics[q];
-        let backoff = quic.backoff;
-        if kind.is_connect() {
-            quic.backoff = (quic.backoff * 2).min(MAX_BACKOFF);
-        }
-        quic.close(&mut self.tally.recorder.quic);
-        quic.waiting.clear();
-        let lost = std::mem::take(&mut self.quics().lost);
-        let lost = self.lose_slots(q * streams..(q + 1) * streams, kind, backoff, lost, now);
-        self.quics().lost = lost;
-    }
-
     /// The run is over: every connection still open is closed (one CONNECTION_CLOSE each) and its counts kept.
     pub(super) fn close_quics(&mut self) {
         let Some(quics) = self.http3.as_ref() else { return };
         let now = Instant::now();
-        for q in 0..quics.quics.len() {
+        for q in 0..quics.carriers.len() {
             self.say_close(q, now);
-            let quic = &mut self.http3.as_mut().expect("an HTTP/3 worker").quics[q];
-            quic.close(&mut self.tally.recorder.quic);
-        }
-    }
-
-    /// Sends what every connection has queued.
-    pub(super) fn flush_quics(&mut self) {
-        let Some(quics) = self.http3.as_ref() else { return };
-        for q in 0..quics.quics.len() {
-            if self.quics().quics[q].dirty {
-                self.flush_quic(q);
-            }
+            let quic = &mut self.http3.as_mut().expect("an HTTP/3 worker").carriers[q];
+            quic.close(&mut self.tally.recorder);
         }
     }
 
@@ -500,14 +392,16 @@ impl Worker<'_> {
     fn flush_quic(&mut self, q: usize) {
         let measuring = self.period != super::Period::Warmup;
         let now = Instant::now();
-        let Quics { quics, transmit, .. } = self.http3.as_mut().expect("an HTTP/3 worker");
-        let quic = &mut quics[q];
+        let quics = self.http3.as_mut().expect("an HTTP/3 worker");
+        let Multiplexed { carriers, protocol: Http3 { transmit, .. }, .. } = quics;
+        let carrier = &mut carriers[q];
+        let quic = &mut carrier.link;
         let (Some(socket), Some(endpoint), Some(session)) =
             (quic.socket.as_ref(), quic.endpoint.as_mut(), quic.session.as_mut())
         else {
             return;
         };
-        quic.dirty = false;
+        carrier.dirty = false;
         let mut sent = 0;
         let mut failed = None;
         if !quic.unsent.is_empty() {
@@ -556,32 +450,24 @@ impl Worker<'_> {
     /// from the ICMP port unreachable its datagram met): a connect error while it shakes hands, a transfer error
     /// after.
     fn socket_failed(&mut self, q: usize, error: &io::Error, now: Instant) {
-        let handshaking = self.quics().quics[q].state == State::Handshaking;
+        let handshaking = self.multiplexed::<Http3>().carriers[q].link.state == State::Handshaking;
         let kind = match error.kind() {
             io::ErrorKind::ConnectionRefused if handshaking => ErrorKind::ConnectRefused,
             _ if handshaking => crate::conn::connect_error(error),
             _ => crate::conn::transfer_error(error),
         };
-        self.break_quic(q, kind, now);
+        self.break_carrier::<Http3>(q, kind, now);
     }
 
-    /// Timers of the connections: QUIC's own as they fall due, and a handshake past its deadline breaks its
-    /// connection.
-    pub(super) fn tick_quics(&mut self, now: Instant) {
-        let Some(quics) = self.http3.as_ref() else { return };
-        for q in 0..quics.quics.len() {
-            let quic = &mut self.quics().quics[q];
-            if quic.state == State::Handshaking && now >= quic.deadline {
-                self.break_quic(q, ErrorKind::ConnectTimeout, now);
-                continue;
-            }
-            if quic.timer.is_some_and(|t| now >= t) {
-                quic.timer = None;
-                if let Some(session) = quic.session.as_mut() {
-                    session.quic().handle_timeout(now);
-                    quic.dirty = true;
-                    self.take_quic_events(q, now);
-                }
+    /// QUIC's own timers of connection `q` (not shaking hands past its deadline), as they fall due.
+    fn quic_timers(&mut self, q: usize, now: Instant) {
+        let quic = &mut self.multiplexed::<Http3>().carriers[q];
+        if quic.link.timer.is_some_and(|t| now >= t) {
+            quic.link.timer = None;
+            if let Some(session) = quic.link.session.as_mut() {
+                session.quic().handle_timeout(now);
+                quic.dirty = true;
+                self.take_quic_events(q, now);
             }
         }
     }

@@ -16,8 +16,8 @@
 //!
 //! A slot is one request in flight at a time. Over HTTP/1.1 ([`http1`]) each slot owns its connection; over
 //! HTTP/2 ([`http2`]) and HTTP/3 ([`http3`]) the slots of a connection are its streams, and the connection is
-//! shared ([`streams`] is what a slot does when its stream ends). Everything else (pacing, periods, users,
-//! timeouts, the tally) is the same code for all three.
+//! shared ([`multiplexed`] is how its streams come and go, the same for both; [`streams`] is what a slot does when
+//! its stream ends). Everything else (pacing, periods, users, timeouts, the tally) is the same code for all three.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -43,11 +43,13 @@ use crate::uring::Ring;
 mod http1;
 mod http2;
 mod http3;
+mod multiplexed;
 mod ring;
 mod streams;
 
-use http2::Wires;
-use http3::Quics;
+use http2::{Http2, Wires};
+use http3::{Http3, Quics};
+use multiplexed::{carrier_of, Multiplexed};
 
 /// Size of the read buffer each thread shares among its connections.
 const READ_BUFFER: usize = 64 * 1024;
@@ -130,8 +132,9 @@ pub fn run_worker(shared: &Shared, part: Part, pacer: Pacer, reports: Reports) {
         period: if shared.measure_start > now { Period::Warmup } else { Period::Measure },
         pacer,
         rng: SmallRng::seed_from_u64(part.seed(shared.seed)),
-        http2: (shared.streams > 0 && shared.quic.is_none()).then(|| Wires::new(shared.streams)),
-        http3: shared.quic.clone().map(|plan| Quics::new(plan, shared.streams)),
+        http2: (shared.streams > 0 && shared.quic.is_none())
+            .then(|| Multiplexed::new(Http2::new(shared.tls.is_some()), shared.streams)),
+        http3: shared.quic.clone().map(|plan| Multiplexed::new(Http3::new(plan), shared.streams)),
         answer: Default::default(),
         ring,
         next_settled_check: now,
@@ -156,16 +159,16 @@ impl Worker<'_> {
         loop {
             let now = Instant::now();
             self.start_due(now);
-            self.flush_wires();
-            self.flush_quics();
+            self.flush_carriers::<Http2>();
+            self.flush_carriers::<Http3>();
             if let Err(e) = self.turn(&mut events, now, next_tick) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
             }
             self.end_pauses(Instant::now());
-            self.flush_wires();
-            self.flush_quics();
+            self.flush_carriers::<Http2>();
+            self.flush_carriers::<Http3>();
             let now = Instant::now();
             if self.period == Period::Warmup && now >= self.shared.measure_start {
                 self.period = Period::Measure;
@@ -196,7 +199,7 @@ impl Worker<'_> {
             self.on_event(event);
         }
         if quic_timer.is_some_and(|t| t <= Instant::now()) {
-            self.tick_quics(Instant::now());
+            self.tick_carriers::<Http3>(Instant::now());
         }
         Ok(())
     }
@@ -266,8 +269,8 @@ impl Worker<'_> {
             }
             busy |= !matches!(self.conns[i].phase, Phase::Idle | Phase::Backoff(_) | Phase::Thinking(_));
         }
-        self.tick_wires(now);
-        self.tick_quics(now);
+        self.tick_carriers::<Http2>(now);
+        self.tick_carriers::<Http3>(now);
         let finished_sending = match self.period {
             Period::Interrupted(_) => true,
             period => self.pacer.done_sending(period == Period::Ended),
@@ -455,9 +458,9 @@ impl Worker<'_> {
             }
         }
         if self.http2.is_some() {
-            self.dispatch_stream(i, now);
+            self.dispatch_stream::<Http2>(i, now);
         } else if self.http3.is_some() {
-            self.dispatch_quic(i, now);
+            self.dispatch_stream::<Http3>(i, now);
         } else if conn.socket.is_some() {
             self.send(i, now);
         } else {
@@ -467,10 +470,10 @@ impl Worker<'_> {
 
     fn on_event(&mut self, event: &Event) {
         let (i, generation) = untoken(event.token());
-        if let Some(wire) = http2::wire_of(i) {
+        if let Some(wire) = carrier_of::<Http2>(i) {
             return self.on_wire_event(wire, generation, event);
         }
-        if let Some(quic) = http3::quic_of(i) {
+        if let Some(quic) = carrier_of::<Http3>(i) {
             return self.on_quic_event(quic, generation, event);
         }
         let Some(conn) = self.conns.get(i) else { return };
@@ -564,10 +567,10 @@ impl Worker<'_> {
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         self.tally.failed(&self.conns[i], kind, now);
         if self.http2.is_some() {
-            self.release_stream(i, now);
+            self.release_stream::<Http2>(i, now);
         }
         if self.http3.is_some() {
-            self.release_quic_stream(i, now);
+            self.release_stream::<Http3>(i, now);
         }
         self.close(i);
         let conn = &mut self.conns[i];
