@@ -37,6 +37,9 @@
 //! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
 //! - [`quic`]: [`QuicPlan`](quic::QuicPlan), what HTTP/3's QUIC connections are made with (`quinn-proto`, sans
 //!   I/O: the worker does the UDP).
+//! - [`probe`]: the blocking probe, one connection made in the calling thread outside a run, every wait bounded:
+//!   one GET and its answer over HTTP/1.1, HTTP/2 or HTTP/3, plain or TLS (a suite's ready probe, verification and
+//!   settling).
 //! - `preflight`: the checks made once before a run (the server answers, its certificate, that it speaks HTTP/2
 //!   when asked), each failure one clear line.
 //!
@@ -50,6 +53,7 @@ pub mod http;
 pub mod merge;
 pub mod open_files;
 pub mod plan;
+pub mod probe;
 pub mod quic;
 pub mod quota;
 pub mod redirect;

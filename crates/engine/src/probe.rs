@@ -1,19 +1,25 @@
-//! [`get`]: one blocking GET, for the ready probe and the verification request (not for load: that is the
-//! engine's job). Over HTTP/1.1 it asks `Connection: close` and reads the response by its framing (Content-Length,
-//! chunked; to the close only when it has neither), so a server that keeps the connection open after answering
-//! is read as soon as it answered; over HTTP/2 it opens one stream
-//! with the engine's own session (prior knowledge on http://, ALPN h2 on https://), so that a server which
-//! speaks only HTTP/2 on its port is probed in the protocol it is loaded with.
+//! The blocking probe: what shootout asks a server outside a run, in the calling thread, every wait bounded by a
+//! timeout. [`get`] sends one GET and reads its answer, for a suite's ready probe, its verification request and
+//! the settling check between a search's probes (not for load: that is the run's job). Over HTTP/1.1 it asks
+//! `Connection: close` and reads the response by its framing (Content-Length, chunked; to the close only when it
+//! has neither), so a server that keeps the connection open after answering is read as soon as it answered; over
+//! HTTP/2 it opens one stream with the engine's own session (prior knowledge on http://, ALPN h2 on https://), so
+//! that a server which speaks only HTTP/2 on its port is probed in the protocol it is loaded with; over HTTP/3 one
+//! request stream on a QUIC connection ([`Blocking`]).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
-use shootout_engine::http::h2::request::encode_plain;
-use shootout_engine::http::h2::session::{Event, Session};
-use shootout_engine::http::response::{Capture, Progress, ResponseParser};
-use shootout_engine::quic::{Blocking, QuicPlan};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use shootout_model::Protocol;
+
+use crate::http::h2::request::encode_plain;
+use crate::http::h2::session::{Event, Session};
+use crate::http::response::{Capture, Progress, ResponseParser};
+use crate::quic::{Blocking, QuicPlan};
 
 /// A response: status and body (the body as text, lossily).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,60 +108,82 @@ impl Parts<'_> {
     pub fn socket(&self) -> Result<SocketAddr, String> {
         self.address.to_socket_addrs().map_err(|e| e.to_string())?.next().ok_or_else(|| "no address".into())
     }
+
+    /// The host, as a certificate names it: the authority without its port or an IPv6 address's brackets.
+    fn host(&self) -> &str {
+        self.authority.rsplit_once(':').map_or(self.authority, |(h, _)| h).trim_matches(['[', ']'])
+    }
 }
 
 /// GETs `url` (http or https; certificates are not checked, as for a local server under test) over `protocol`.
 pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, Failure> {
     let parts = Parts::of(url)?;
     let socket = parts.socket().map_err(|text| Failure { kind: FailureKind::Unresolved, text })?;
-    let Parts { scheme, authority, path, .. } = parts;
     if protocol == Protocol::Http3 {
-        return get_http3(socket, authority, path, timeout);
+        return get_http3(socket, &parts, timeout);
     }
-    let tcp = TcpStream::connect_timeout(&socket, timeout).map_err(|e| Failure {
+    let Parts { scheme, authority, path, .. } = parts;
+    let tcp = connect(socket, timeout).map_err(|e| Failure {
         kind: if e.kind() == io::ErrorKind::ConnectionRefused { FailureKind::Refused } else { FailureKind::Other },
         text: worded(&e, timeout, "to connect"),
     })?;
-    tcp.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    tcp.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nUser-Agent: shootout-probe\r\n\r\n");
     if scheme != "https" {
         return Ok(exchange(&mut { tcp }, request.as_bytes(), scheme, protocol, timeout)?);
     }
-    let config = shootout_engine::tls::client_config(true, None, protocol)?;
-    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
-    let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| e.to_string())?;
-    let session = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
-    let mut stream = rustls::StreamOwned::new(session, tcp);
+    let config = crate::tls::client_config(true, None, protocol)?;
+    let name = ServerName::try_from(parts.host().to_string()).map_err(|e| e.to_string())?;
+    let mut stream = tls_stream(config, name, tcp)?;
     if protocol == Protocol::Http2 {
-        while stream.conn.is_handshaking() {
-            stream
-                .conn
-                .complete_io(&mut stream.sock)
-                .map_err(|e| format!("TLS handshake: {}", worded(&e, timeout, "")))?;
-        }
+        shake(&mut stream).map_err(|e| format!("TLS handshake: {}", worded(&e, timeout, "")))?;
         if stream.conn.alpn_protocol() != Some(b"h2") {
-            return Err(shootout_engine::tls::not_h2(stream.conn.alpn_protocol()).into());
+            return Err(crate::tls::not_h2(stream.conn.alpn_protocol()).into());
         }
     }
     Ok(exchange(&mut stream, request.as_bytes(), scheme, protocol, timeout)?)
 }
 
-/// GETs `path` over HTTP/3 (certificates not checked): one QUIC connection, one request stream.
+/// Connects to `address` within `timeout`, and gives its reads and writes the same timeout.
+pub fn connect(address: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    let tcp = TcpStream::connect_timeout(&address, timeout)?;
+    tcp.set_read_timeout(Some(timeout))?;
+    tcp.set_write_timeout(Some(timeout))?;
+    Ok(tcp)
+}
+
+/// A TLS client over `tcp`; nothing is sent until it is read, written or [`shake`]n.
+fn tls_stream(
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+    tcp: TcpStream,
+) -> Result<StreamOwned<ClientConnection, TcpStream>, String> {
+    let session = ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+    Ok(StreamOwned::new(session, tcp))
+}
+
+/// Completes the handshake of `stream`.
+fn shake(stream: &mut StreamOwned<ClientConnection, TcpStream>) -> io::Result<()> {
+    while stream.conn.is_handshaking() {
+        stream.conn.complete_io(&mut stream.sock)?;
+    }
+    Ok(())
+}
+
+/// GETs the path of `parts` over HTTP/3 (certificates not checked): one QUIC connection, one request stream.
 /// A UDP port that refuses the handshake is a [`FailureKind::Refused`], as a TCP port that refuses a connect.
-fn get_http3(socket: SocketAddr, authority: &str, path: &str, timeout: Duration) -> Result<Answer, Failure> {
-    let config = shootout_engine::tls::client_config(true, None, Protocol::Http3)?;
-    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h).trim_matches(['[', ']']);
-    let plan = QuicPlan::new(&config, host.to_string())?;
+fn get_http3(socket: SocketAddr, parts: &Parts, timeout: Duration) -> Result<Answer, Failure> {
+    let config = crate::tls::client_config(true, None, Protocol::Http3)?;
+    let plan = QuicPlan::new(&config, parts.host().to_string())?;
     let mut connection = Blocking::connect(&plan, socket, timeout).map_err(|e| Failure {
         kind: if e.refused { FailureKind::Refused } else { FailureKind::Other },
         text: format!("HTTP/3: {e}"),
     })?;
+    let Parts { authority, path, .. } = parts;
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: shootout-probe\r\n\r\n").into_bytes();
     let (mut section, mut headers) = (Vec::new(), Vec::new());
-    shootout_engine::http::h3::qpack::encode_plain(&request, &mut section, &mut headers).map_err(|e| e.0)?;
+    crate::http::h3::qpack::encode_plain(&request, &mut section, &mut headers).map_err(|e| e.0)?;
     let response = connection.exchange(&headers, b"").map_err(|e| format!("HTTP/3: {e}"));
     connection.close();
     let response = response?;
@@ -265,5 +293,54 @@ fn worded(e: &io::Error, timeout: Duration, waited: &str) -> String {
             format!("the server took more than {} {waited}", humantime::format_duration(timeout))
         }
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A server on a port of its own that reads what comes and writes `answer`, then holds the connection open.
+    fn answering(answer: &'static [u8]) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut tcp, _) = listener.accept().unwrap();
+            let _ = tcp.read(&mut [0u8; 4096]);
+            tcp.write_all(answer).unwrap();
+            std::thread::sleep(Duration::from_secs(5));
+        });
+        address
+    }
+
+    #[test]
+    fn a_url_gives_its_parts_and_the_schemes_port() {
+        let parts = Parts::of("https://[::1]:8443/ready?now").unwrap();
+        assert_eq!((parts.scheme, parts.authority, parts.path), ("https", "[::1]:8443", "/ready?now"));
+        assert_eq!((parts.address.as_str(), parts.host()), ("[::1]:8443", "::1"));
+        let parts = Parts::of("https://localhost").unwrap();
+        assert_eq!((parts.path, parts.address.as_str(), parts.host()), ("/", "localhost:443", "localhost"));
+        assert!(Parts::of("localhost:8080").is_err());
+    }
+
+    #[test]
+    fn an_answer_is_read_by_its_framing_while_the_server_keeps_the_connection() {
+        let address = answering(b"HTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nready");
+        let started = std::time::Instant::now();
+        let answer = get(&format!("http://{address}/"), Duration::from_secs(3), Protocol::Http1).unwrap();
+        assert_eq!(answer, Answer { status: 201, body: "ready".into() });
+        assert!(started.elapsed() < Duration::from_secs(2), "read as soon as it answered: {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_refused_connect_and_a_silent_server_are_told_apart_in_words() {
+        let free = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let refused = get(&format!("http://{free}/"), Duration::from_secs(1), Protocol::Http1).unwrap_err();
+        assert_eq!(refused.kind, FailureKind::Refused, "{refused}");
+        let silent = answering(b"");
+        let failure = get(&format!("http://{silent}/"), Duration::from_millis(200), Protocol::Http1).unwrap_err();
+        assert_eq!(failure.kind, FailureKind::Other);
+        assert_eq!(failure.text, "the server took more than 200ms to answer");
     }
 }
