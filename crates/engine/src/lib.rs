@@ -39,9 +39,9 @@
 //!   I/O: the worker does the UDP).
 //! - [`probe`]: the blocking probe, one connection made in the calling thread outside a run, every wait bounded:
 //!   one GET and its answer over HTTP/1.1, HTTP/2 or HTTP/3, plain or TLS (a suite's ready probe, verification and
-//!   settling).
+//!   settling), and the handshakes `preflight` makes.
 //! - `preflight`: the checks made once before a run (the server answers, its certificate, that it speaks HTTP/2
-//!   when asked), each failure one clear line.
+//!   or HTTP/3 when asked), each failure one clear line.
 //!
 //! Rules of the hot path: no locks or shared counters per request (each thread records into its own
 //! [`Recorder`](shootout_metrics::Recorder)), no allocation per request, bodies counted and dropped as they stream.

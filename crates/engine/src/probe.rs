@@ -5,7 +5,9 @@
 //! has neither), so a server that keeps the connection open after answering is read as soon as it answered; over
 //! HTTP/2 it opens one stream with the engine's own session (prior knowledge on http://, ALPN h2 on https://), so
 //! that a server which speaks only HTTP/2 on its port is probed in the protocol it is loaded with; over HTTP/3 one
-//! request stream on a QUIC connection ([`Blocking`]).
+//! request stream on a QUIC connection ([`Blocking`]). The checks made once before a run (`preflight`) send no
+//! request, and shake hands through the same code: [`connect`], [`tls_handshake`], [`http2_preface`] and
+//! [`quic_handshake`].
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -16,10 +18,12 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use shootout_model::Protocol;
 
+use crate::http::h2::frame::{self, kind, Header, HEADER_LEN};
 use crate::http::h2::request::encode_plain;
 use crate::http::h2::session::{Event, Session};
 use crate::http::response::{Capture, Progress, ResponseParser};
-use crate::quic::{Blocking, QuicPlan};
+use crate::quic::{Blocking, QuicError, QuicPlan};
+use crate::tls::TlsPlan;
 
 /// A response: status and body (the body as text, lossily).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,6 +156,58 @@ pub fn connect(address: SocketAddr, timeout: Duration) -> io::Result<TcpStream> 
     Ok(tcp)
 }
 
+/// Connects to `address` and completes one TLS handshake as `plan` says (the check before a run: certificates
+/// checked as the run will check them). Returns the protocol the server chose through ALPN, if any.
+pub fn tls_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -> Result<Option<Vec<u8>>, String> {
+    let tcp = connect(address, timeout).map_err(|e| e.to_string())?;
+    let mut stream = tls_stream(plan.config.clone(), plan.server_name.clone(), tcp)?;
+    shake(&mut stream).map_err(|e| describe(&e))?;
+    Ok(stream.conn.alpn_protocol().map(<[u8]>::to_vec))
+}
+
+/// Sends the HTTP/2 preface and SETTINGS on `tcp` (connected by [`connect`]), and reads the server's first frame
+/// header: it must be SETTINGS. The error says what the server did instead, then `way_out` (what the caller can
+/// do about a server that does not speak HTTP/2 in the clear).
+pub fn http2_preface(mut tcp: TcpStream, timeout: Duration, way_out: &str) -> Result<(), String> {
+    let mut hello = frame::PREFACE.to_vec();
+    frame::write_settings(&mut hello, &[]);
+    tcp.write_all(&hello).map_err(|e| format!("cannot send the HTTP/2 preface ({e})"))?;
+    let mut first = [0u8; HEADER_LEN];
+    let mut have = 0;
+    while have < HEADER_LEN {
+        match tcp.read(&mut first[have..]) {
+            Ok(0) => break,
+            Ok(n) => have += n,
+            Err(e) if have == 0 => {
+                return Err(format!("it did not answer the HTTP/2 preface within {timeout:?} ({e}); {way_out}"))
+            }
+            Err(_) => break,
+        }
+    }
+    let answer = &first[..have];
+    if answer.starts_with(b"HTTP/") {
+        return Err(format!("it answered the HTTP/2 preface in HTTP/1.x; {way_out}"));
+    }
+    if have < HEADER_LEN {
+        return Err(format!("it closed the connection on the HTTP/2 preface; {way_out}"));
+    }
+    let header = Header::parse(&first);
+    if header.kind != kind::SETTINGS || header.stream != 0 {
+        let shown: String = answer.iter().map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect();
+        return Err(format!("its answer to the preface starts '{shown}', not with a SETTINGS frame; {way_out}"));
+    }
+    Ok(())
+}
+
+/// Shakes hands once with the server at `address` over QUIC, so that a server that does not speak HTTP/3 there is
+/// one clear line: nothing answering on the UDP port, a refusal, a certificate that does not verify, or a server
+/// that does not offer `h3`. Bounded by `timeout`.
+pub fn quic_handshake(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<(), QuicError> {
+    let mut connection = Blocking::connect(plan, address, timeout)?;
+    connection.close();
+    Ok(())
+}
+
 /// A TLS client over `tcp`; nothing is sent until it is read, written or [`shake`]n.
 fn tls_stream(
     config: Arc<ClientConfig>,
@@ -168,6 +224,16 @@ fn shake(stream: &mut StreamOwned<ClientConnection, TcpStream>) -> io::Result<()
         stream.conn.complete_io(&mut stream.sock)?;
     }
     Ok(())
+}
+
+/// What went wrong in a handshake, with the way out for the usual certificate problems.
+fn describe(error: &io::Error) -> String {
+    let text = error.to_string();
+    if text.contains("certificate") || text.contains("Certificate") {
+        format!("{text}: pass --insecure to skip verification, or --cacert FILE to trust the server's CA")
+    } else {
+        text
+    }
 }
 
 /// GETs the path of `parts` over HTTP/3 (certificates not checked): one QUIC connection, one request stream.
@@ -342,5 +408,13 @@ mod tests {
         let failure = get(&format!("http://{silent}/"), Duration::from_millis(200), Protocol::Http1).unwrap_err();
         assert_eq!(failure.kind, FailureKind::Other);
         assert_eq!(failure.text, "the server took more than 200ms to answer");
+    }
+
+    #[test]
+    fn a_server_answering_the_http2_preface_in_http1_is_said_so() {
+        let address = answering(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        let tcp = connect(address, Duration::from_secs(1)).unwrap();
+        let said = http2_preface(tcp, Duration::from_secs(1), "the way out").unwrap_err();
+        assert_eq!(said, "it answered the HTTP/2 preface in HTTP/1.x; the way out");
     }
 }
