@@ -37,8 +37,11 @@
 //! - [`tls`]: the rustls client configuration for https:// URLs; `transport` reads and writes through it.
 //! - [`quic`]: [`QuicPlan`](quic::QuicPlan), what HTTP/3's QUIC connections are made with (`quinn-proto`, sans
 //!   I/O: the worker does the UDP).
+//! - [`probe`]: the blocking probe, one connection made in the calling thread outside a run, every wait bounded:
+//!   one GET and its answer over HTTP/1.1, HTTP/2 or HTTP/3, plain or TLS (a suite's ready probe, verification and
+//!   settling), and the handshakes `preflight` makes.
 //! - `preflight`: the checks made once before a run (the server answers, its certificate, that it speaks HTTP/2
-//!   when asked), each failure one clear line.
+//!   or HTTP/3 when asked), each failure one clear line.
 //!
 //! Rules of the hot path: no locks or shared counters per request (each thread records into its own
 //! [`Recorder`](shootout_metrics::Recorder)), no allocation per request, bodies counted and dropped as they stream.
@@ -50,6 +53,7 @@ pub mod http;
 pub mod merge;
 pub mod open_files;
 pub mod plan;
+pub mod probe;
 pub mod quic;
 pub mod quota;
 pub mod redirect;

@@ -1,9 +1,9 @@
 //! QUIC for HTTP/3: [`QuicPlan`], what every HTTP/3 connection of a run is made with: the TLS client
 //! configuration of the run ([`tls`](crate::tls), TLS 1.3 with ALPN `h3`) inside `quinn-proto`'s QUIC crypto, the
 //! transport settings, and the name the server's certificate must carry (sent as SNI; a QUIC server such as Caddy
-//! refuses a handshake without one, so an IP address in the URL is sent as it is written); and
-//! [`check_handshake`], the one handshake made before a run, on [`Blocking`], one connection driven in the calling
-//! thread for what is asked outside a run (also a suite's ready probe and verification).
+//! refuses a handshake without one, so an IP address in the URL is sent as it is written); and [`Blocking`], one
+//! connection driven in the calling thread for what the blocking [`probe`](crate::probe) asks outside a run (the
+//! handshake before it, a suite's ready probe and verification).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -94,15 +94,6 @@ const CRYPTO_ERRORS: std::ops::RangeInclusive<u64> = 0x100..=0x1ff;
 /// True for a CRYPTO_ERROR code: the TLS handshake inside QUIC failed.
 pub fn is_crypto(code: quinn_proto::TransportErrorCode) -> bool {
     CRYPTO_ERRORS.contains(&u64::from(code))
-}
-
-/// Shakes hands once with the server at `address` over QUIC, before the run, so that a server that does not
-/// speak HTTP/3 there is one clear line: nothing answering on the UDP port, a refusal, a certificate that does not
-/// verify, or a server that does not offer `h3`. Blocking, bounded by `timeout`.
-pub fn check_handshake(plan: &QuicPlan, address: SocketAddr, timeout: Duration) -> Result<(), QuicError> {
-    let mut connection = Blocking::connect(plan, address, timeout)?;
-    connection.close();
-    Ok(())
 }
 
 /// Why a [`Blocking`] connection or exchange failed, in words, and whether the server's UDP port refused it

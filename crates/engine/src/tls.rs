@@ -1,18 +1,15 @@
 //! TLS for `https://` URLs, with rustls: the client configuration (certificates verified against the Mozilla
-//! roots, or a CA file, unless `--insecure`), and a blocking handshake used once before the run so that a
-//! certificate problem is one clear message instead of a run full of errors.
+//! roots, or a CA file, unless `--insecure`). The handshake made once before the run, so that a certificate
+//! problem is one clear message instead of a run full of errors, is the blocking [`probe`](crate::probe)'s.
 
-use std::io;
-use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use shootout_model::Protocol;
 
 /// How to speak TLS to the server.
@@ -60,35 +57,11 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, protocol: Protocol) 
     Ok(Arc::new(config))
 }
 
-/// Connects and completes one handshake, to report a TLS problem before the run starts. Returns the protocol
-/// the server chose through ALPN, if any.
-pub fn check_handshake(plan: &TlsPlan, address: SocketAddr, timeout: Duration) -> Result<Option<Vec<u8>>, String> {
-    let mut tcp = TcpStream::connect_timeout(&address, timeout).map_err(|e| e.to_string())?;
-    tcp.set_read_timeout(Some(timeout))
-        .and_then(|()| tcp.set_write_timeout(Some(timeout)))
-        .map_err(|e| e.to_string())?;
-    let mut tls = ClientConnection::new(plan.config.clone(), plan.server_name.clone()).map_err(|e| e.to_string())?;
-    while tls.is_handshaking() {
-        tls.complete_io(&mut tcp).map_err(|e| describe(&e))?;
-    }
-    Ok(tls.alpn_protocol().map(<[u8]>::to_vec))
-}
-
 /// The reason a server that was offered h2 through ALPN is not loaded over HTTP/2: what it `chose` instead, and
 /// the way out on the server's side (callers add their own, such as dropping `--http2`).
 pub fn not_h2(chose: Option<&[u8]>) -> String {
     let chose = chose.map_or_else(|| "no protocol".into(), String::from_utf8_lossy);
     format!("it chose {chose} through ALPN, not h2; enable HTTP/2 on the server")
-}
-
-/// What went wrong in a handshake, with the way out for the usual certificate problems.
-fn describe(error: &io::Error) -> String {
-    let text = error.to_string();
-    if text.contains("certificate") || text.contains("Certificate") {
-        format!("{text}: pass --insecure to skip verification, or --cacert FILE to trust the server's CA")
-    } else {
-        text
-    }
 }
 
 /// `--insecure`: any certificate is accepted; signatures are still checked, so the handshake stays real.

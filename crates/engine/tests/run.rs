@@ -19,7 +19,7 @@ fn start_target() -> SocketAddr {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let any = SocketAddr::from(([127, 0, 0, 1], 0));
-        shootout_target::run(any, 1, None, Default::default(), |bound| tx.send(bound).unwrap())
+        shootout_target_server::run(any, 1, None, Default::default(), |bound| tx.send(bound).unwrap())
     });
     rx.recv_timeout(Duration::from_secs(10)).expect("the target binds a port")
 }

@@ -17,9 +17,10 @@
 //! - [`process`]: one launched command, a server's or a service's: spawn (pinned, in its [`process::cgroup`],
 //!   logging to a [`process::log`] of bounded size), stop, the hooks around it, and what keeps anything from
 //!   outliving the run ([`process::live`], [`process::reap`]).
-//! - [`lifecycle`]: one server's life ([`lifecycle::server`]: a process, its HTTP ready [`lifecycle::probe`] and
-//!   its verification) and one service's ([`lifecycle::service`]: a database, its ready command or port, its
-//!   reset), and the services of a run ([`lifecycle::services`]).
+//! - [`lifecycle`]: one server's life ([`lifecycle::server`]: a process, its HTTP ready probe and its verification,
+//!   both through the engine's blocking [`probe`](shootout_engine::probe)) and one service's
+//!   ([`lifecycle::service`]: a database, its ready command or port, its reset), and the services of a run
+//!   ([`lifecycle::services`]).
 //! - [`sampling`]: what a tree did while it was loaded: its processes and resources ([`sampling::tree`]), where
 //!   each thread was ([`sampling::thread_states`], with [`sampling::sockets`] to tell a client's socket from a
 //!   backend's), what the kernel counted ([`sampling::kernel_counts`]), and who else used the CPUs

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::lifecycle::probe::{self, Failure, FailureKind};
 use crate::place::{Place, Placed};
 use crate::process::{Hook, Launch};
+use shootout_engine::probe::{self, Failure, FailureKind};
 use shootout_model::Protocol;
 use shootout_suite::ServerSpec;
 

@@ -18,9 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use procfs::net::TcpState;
+use shootout_engine::probe::{self, Parts};
 use shootout_model::Protocol;
-
-use crate::lifecycle::probe::Parts;
 
 /// The longest a server is waited for between two probes.
 pub const MOST: Duration = Duration::from_secs(30);
@@ -155,7 +154,7 @@ impl Settler {
         let mut times = Vec::with_capacity(CHECK_REQUESTS);
         for _ in 0..CHECK_REQUESTS {
             let sent = Instant::now();
-            crate::lifecycle::probe::get(&self.url, Duration::from_secs(2), self.protocol)?;
+            probe::get(&self.url, Duration::from_secs(2), self.protocol)?;
             times.push(sent.elapsed());
         }
         times.sort();

@@ -47,7 +47,7 @@ fn percent(share: f64) -> String {
 }
 
 /// Frames as the terminal lists them, one a line after `indent`: self share, total share, name
-/// (`  40.7%   98.6%  shootout_target::routes::spin`).
+/// (`  40.7%   98.6%  shootout_target_server::routes::spin`).
 pub fn frame_lines(frames: &[Frame], indent: &str) -> String {
     frames
         .iter()

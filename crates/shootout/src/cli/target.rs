@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use shootout_target::tls::Certificate;
-use shootout_target::Stall;
+use shootout_target_server::tls::Certificate;
+use shootout_target_server::Stall;
 
 use super::{duration_arg, Failure};
 
@@ -66,10 +66,10 @@ pub fn run(args: TargetArgs) -> Result<(), Failure> {
         (true, _, _) => Some(Certificate::SelfSigned),
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let tls = tls.map(shootout_target::tls::server_config).transpose().map_err(Failure::Usage)?;
+    let tls = tls.map(shootout_target_server::tls::server_config).transpose().map_err(Failure::Usage)?;
     let address = SocketAddr::new(args.host, args.port);
-    let speaking = shootout_target::Speaking { tls, http3: args.http3 };
-    shootout_target::run(address, threads, stall, speaking, |bound| {
+    let speaking = shootout_target_server::Speaking { tls, http3: args.http3 };
+    shootout_target_server::run(address, threads, stall, speaking, |bound| {
         let also = if args.http3 { format!(" (and HTTP/3 on UDP port {})", bound.port()) } else { String::new() };
         println!("shootout target listening on {scheme}://{bound}/{also}");
         let _ = std::io::stdout().flush();

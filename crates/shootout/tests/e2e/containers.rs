@@ -179,7 +179,10 @@ fn a_container_is_sampled_by_its_cgroup_and_nothing_of_it_is_left() {
     assert!(log.contains("listening on http://0.0.0.0:8080/"), "its log came back: {log}");
     let folded = std::fs::read_to_string(results(&dir).join("profiles/boxed-2.folded")).unwrap();
     let stacks = shootout_profile::Stacks::parse(&folded).unwrap();
-    assert!(stacks.share_with(|frame| frame.starts_with("shootout_target::")) > 0.0, "the target's frames: {folded}");
+    assert!(
+        stacks.share_with(|frame| frame.starts_with("shootout_target_server::")) > 0.0,
+        "the target's frames: {folded}"
+    );
     assert_eq!(docker.labelled(), "", "no container is left");
 
     // SIGTERM of the runner mid-trial: the container is stopped and removed, and the run says how to resume.

@@ -64,7 +64,10 @@ fn a_server_on_one_host_and_a_service_on_another_are_measured_there() {
     assert!(stdout.contains("app: perf at 2 users"), "{stdout}");
     let folded = std::fs::read_to_string(results.join("profiles/app-2.folded")).unwrap();
     let stacks = shootout_profile::Stacks::parse(&folded).unwrap();
-    assert!(stacks.share_with(|frame| frame.starts_with("shootout_target::")) > 0.0, "the target's frames: {folded}");
+    assert!(
+        stacks.share_with(|frame| frame.starts_with("shootout_target_server::")) > 0.0,
+        "the target's frames: {folded}"
+    );
     assert_eq!(hosts.left_over(), Vec::<String>::new(), "nothing is left on the hosts");
 }
 

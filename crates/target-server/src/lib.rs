@@ -6,8 +6,9 @@
 //! connection, pipelined requests answered in one write, fixed answers pre-encoded.
 //!
 //! Layout:
-//! - [`routes`]: [`Route`], what each path answers, and [`routes::answer`], its answer for HTTP/2 and HTTP/3 (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`,
-//!   `/spin/US`, `/status/CODE`, `/close`, `/stats`).
+//! - [`routes`]: [`Route`], what each path answers, and [`routes::answer`], its answer for HTTP/2 and HTTP/3
+//!   (`/hello`, `/bytes/N`, `/chunked/N`, `/delay/MS`, `/spin/US`, `/spin-exp/US`, `/status/CODE`, `/close`,
+//!   `/redirect/N`, `/login`, `/account`, `/stats`; what each answers, for users: docs/reference/target.md).
 //! - [`connection`]: reading requests off one connection and writing the answers (plain or TLS alike).
 //! - [`http2`]: the same answers over HTTP/2, for connections that open with its preface or chose it through ALPN.
 //! - [`http3`]: the same answers over HTTP/3, on the UDP port of the TCP port's number.
