@@ -31,6 +31,36 @@ fn bad_numbers_and_durations() {
     refused(&["load", "--body-file", "/no/such/file", "http://127.0.0.1:1/"], "/no/such/file");
 }
 
+/// Issue 64: a duration past what a clock holds panicked (exit 101) as it was read (`1e30`) or once the run had made
+/// its results folder (`--duration 18446744073709551615s`, a suite's `hook_timeout` of the same). Each is refused as
+/// it is read, with the bound, before anything starts.
+#[test]
+fn durations_past_what_a_clock_holds_are_refused_as_they_are_read() {
+    let huge = "18446744073709551615s";
+    refused(&["load", "-d", huge, "http://127.0.0.1:1/"], &format!("'{huge}' is longer than"));
+    refused(&["load", "-d", "1e30", "http://127.0.0.1:1/"], "'1e30' is longer than");
+    refused(&["load", "--timeout", "400000d", "http://127.0.0.1:1/"], "'400000d' is longer than");
+
+    let dir = crate::support::workdir("usage", "long-durations");
+    let servers = ["--server", "a={shootout} target --port {port}", "--server", "b={shootout} target --port {port}"];
+    let output = shootout().current_dir(&dir).arg("run").args(servers).args(["--duration", huge]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is longer than"), "{}", describe(&output));
+    assert!(!dir.join("results").exists(), "refused before its results folder: {}", describe(&output));
+
+    let suite = format!(
+        "connections = [1]\n[[server]]\nname = \"a\"\nhook_timeout = \"{huge}\"\n\
+         command = \"{{shootout}} target --port {{port}}\"\n"
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let output = shootout().current_dir(&dir).args(["run", "suite.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("suite.toml") && stderr.contains("is longer than"), "{}", describe(&output));
+    assert!(!dir.join("results").exists(), "refused before its results folder: {}", describe(&output));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn more_connections_than_files_allowed() {
     let target = Target::start();
