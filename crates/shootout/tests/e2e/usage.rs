@@ -61,6 +61,39 @@ fn durations_past_what_a_clock_holds_are_refused_as_they_are_read() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 64: `generate man DIR | head -1`, and `generate reference` or `completions` to a full disk, panicked (exit
+/// 101). A reader that went away ends what is printed, quietly: the command does its work and exits 0 as if it had
+/// been read (the man pages are all written). A full disk is one line, and exit 1.
+#[test]
+fn output_to_a_reader_that_went_away_is_quiet_and_to_a_full_disk_one_line() {
+    let dir = crate::support::workdir("usage", "closed-output");
+    let pages = dir.join("pages");
+    let man = ["generate", "man", pages.to_str().unwrap()];
+    for args in [&man[..], &["generate", "reference"], &["generate", "completions", "bash"]] {
+        let _ = std::fs::remove_dir_all(&pages);
+        let mut child = shootout()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // gone before the first line
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?} to a reader gone: {}", describe(&output));
+        assert!(output.stderr.is_empty(), "{args:?} to a reader gone, quietly: {}", describe(&output));
+        if args == man {
+            assert!(pages.join("shootout-run.1").exists(), "the pages are written all the same");
+        }
+
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let output = shootout().args(args).stdout(full).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{args:?} to a full disk: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("standard output") && stderr.lines().count() == 1, "{args:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn more_connections_than_files_allowed() {
     let target = Target::start();
