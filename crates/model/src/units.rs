@@ -3,25 +3,42 @@
 
 use std::time::Duration;
 
-/// Why a duration could not be read.
+/// Why a duration could not be read: not a duration, or longer than [`LONGEST`].
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("'{input}' is not a duration: write it like 30s, 2m, 1h or 250ms")]
-pub struct BadDuration {
-    /// What the user wrote.
-    pub input: String,
+pub enum BadDuration {
+    /// Not a duration at all.
+    #[error("'{0}' is not a duration: write it like 30s, 2m, 1h or 250ms")]
+    Unreadable(String),
+    /// A duration past what a load, a timeout or a wait of shootout's is timed to.
+    #[error("'{0}' is longer than shootout times anything: write 365d or less")]
+    TooLong(String),
 }
+
+/// The longest duration shootout takes: a year. A soak test of days fits; the clocks a run adds durations to
+/// (`Instant`, the kernel's timers) would overflow long before `u64::MAX` seconds.
+pub const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Parses a duration written the way load-testing tools accept it. A bare number means seconds.
 pub fn parse_duration(input: &str) -> Result<Duration, BadDuration> {
     let text = input.trim();
-    let bad = || BadDuration { input: input.to_string() };
+    let unreadable = || BadDuration::Unreadable(input.to_string());
     if text.is_empty() {
-        return Err(bad());
+        return Err(unreadable());
     }
-    if let Ok(secs) = text.parse::<f64>() {
-        return if secs.is_finite() && secs >= 0.0 { Ok(Duration::from_secs_f64(secs)) } else { Err(bad()) };
+    let duration = match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => {
+            Duration::try_from_secs_f64(secs).map_err(|_| BadDuration::TooLong(input.to_string()))?
+        }
+        Ok(_) => return Err(unreadable()),
+        Err(_) => humantime::parse_duration(text).map_err(|e| match e {
+            humantime::DurationError::NumberOverflow => BadDuration::TooLong(input.to_string()),
+            _ => unreadable(),
+        })?,
+    };
+    if duration > LONGEST {
+        return Err(BadDuration::TooLong(input.to_string()));
     }
-    humantime::parse_duration(text).map_err(|_| bad())
+    Ok(duration)
 }
 
 /// Reads a percentage below 100 (`5%`, or `5`) as a fraction (0.05).
@@ -59,8 +76,17 @@ mod tests {
 
     #[test]
     fn rejects_nonsense() {
-        for bad in ["", "ten", "-3", "5 parsecs", "NaN"] {
-            assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
+        for bad in ["", "ten", "-3", "5 parsecs", "NaN", "inf"] {
+            assert_eq!(parse_duration(bad), Err(BadDuration::Unreadable(bad.into())), "{bad} should be rejected");
         }
+    }
+
+    #[test]
+    fn rejects_what_no_clock_of_a_run_holds_and_takes_a_year() {
+        for long in ["18446744073709551615s", "1e30", "400000d", "366d", "99999999999999999999999s"] {
+            assert_eq!(parse_duration(long), Err(BadDuration::TooLong(long.into())), "{long} should be too long");
+        }
+        assert_eq!(parse_duration("365d"), Ok(LONGEST));
+        assert_eq!(parse_duration("31536000"), Ok(LONGEST));
     }
 }

@@ -19,9 +19,7 @@ impl Think {
     /// Reads `2s`, `uniform(1s, 3s)` or `exponential(2s)`.
     pub fn parse(text: &str) -> Result<Think, String> {
         let text = text.trim();
-        let duration = |t: &str| {
-            shootout_model::units::parse_duration(t.trim()).map_err(|_| format!("'{}' is not a duration", t.trim()))
-        };
+        let duration = |t: &str| shootout_model::units::parse_duration(t.trim()).map_err(|e| e.to_string());
         let inner = |prefix: &str| text.strip_prefix(prefix).and_then(|rest| rest.strip_suffix(')'));
         if let Some(args) = inner("uniform(") {
             let (low, high) = args.split_once(',').ok_or("uniform needs two durations: uniform(1s, 3s)")?;

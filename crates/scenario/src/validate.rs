@@ -143,9 +143,8 @@ pub fn parse(text: &str, file: &str, base: Option<&str>) -> Result<Scenario, Fil
 
     let mut phases = Vec::with_capacity(raw.phases.len());
     for phase in &raw.phases {
-        let duration = shootout_model::units::parse_duration(phase.duration.get_ref()).map_err(|_| {
-            at.span(phase.duration.span(), format!("'{}' is not a duration: write 30s, 2m…", phase.duration.get_ref()))
-        })?;
+        let duration = shootout_model::units::parse_duration(phase.duration.get_ref())
+            .map_err(|e| at.span(phase.duration.span(), e.to_string()))?;
         let target = *phase.users_per_second.get_ref();
         if !target.is_finite() || target < 0.0 {
             return Err(at.span(phase.users_per_second.span(), "users_per_second must be 0 or more"));

@@ -158,10 +158,7 @@ fn duration_or(value: &Option<Spanned<String>>, default: Duration, at: &Locator<
 fn duration(value: &Option<Spanned<String>>, at: &Locator<'_>) -> Result<Option<Duration>, FileError> {
     value
         .as_ref()
-        .map(|v| {
-            shootout_model::units::parse_duration(v.get_ref())
-                .map_err(|_| at.span(v.span(), format!("'{}' is not a duration: write it like 10s or 2m", v.get_ref())))
-        })
+        .map(|v| shootout_model::units::parse_duration(v.get_ref()).map_err(|e| at.span(v.span(), e.to_string())))
         .transpose()
 }
 
