@@ -140,6 +140,6 @@ pub fn run(args: AgentsArgs) -> Result<(), Failure> {
         secret: &secret,
     };
     let text = serde_json::to_string_pretty(&kubernetes::manifest(&spec)).map_err(|e| Failure::Run(e.into()))?;
-    println!("{text}");
+    say!("{text}");
     Ok(())
 }

@@ -173,13 +173,7 @@ fn capacities(
             format!("{} [breaks at {}]", figure(met), figure(broke))
         }
     };
-    println!(
-        "{:<24} {:>28} {:>28} {:>9}  verdict",
-        "server",
-        format!("old capacity ({unit})"),
-        "new capacity",
-        "change"
-    );
+    say!("{:<24} {:>28} {:>28} {:>9}  verdict", "server", format!("old capacity ({unit})"), "new capacity", "change");
     for c in &changes {
         let change = c.ratio.map_or("—".to_string(), |r| format!("{:+.1}%", (r - 1.0) * 100.0));
         let verdict = match c.verdict {
@@ -189,7 +183,7 @@ fn capacities(
             Verdict::Missing => "missing",
             _ => "new",
         };
-        println!("{:<24} {:>28} {:>28} {:>9}  {verdict}", c.server, bracket(c.old), bracket(c.new), change);
+        say!("{:<24} {:>28} {:>28} {:>9}  {verdict}", c.server, bracket(c.old), bracket(c.new), change);
     }
     if let Some(limit) = args.max_regression {
         let failed: Vec<String> = changes
@@ -231,7 +225,7 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
         };
         let (was, is) = (stacks(old_folded, old)?, stacks(folded, new)?);
         if was.is_empty() || is.is_empty() {
-            println!("\n{}: no on-CPU sample in one of the profiles: its threads were barely on a CPU", profile.server);
+            say!("\n{}: no on-CPU sample in one of the profiles: its threads were barely on a CPU", profile.server);
         } else {
             let was = Costed { stacks: &was, cpu_us: old_profile.trial.usage.cpu_us_per_request };
             let is = Costed { stacks: &is, cpu_us: profile.trial.usage.cpu_us_per_request };
@@ -252,7 +246,7 @@ fn profiles(old: &Path, new: &Path) -> Result<(), Failure> {
         let title =
             format!("{}: where its threads blocked, {} against {}", profile.server, new.display(), old.display());
         let file = write_beside(&store, profile, "offcpu.diff.svg", diff::svg_counting(was, is, &title, "µs"))?;
-        println!(
+        say!(
             "  its threads blocked {:.1} → {:.1} µs per response while profiled (differential flame graph: {})",
             was.cpu_us,
             is.cpu_us,
@@ -289,7 +283,7 @@ fn cpu_changes(
 ) -> Result<(), Failure> {
     let title = format!("{}: {} against {}", profile.server, new.display(), old.display());
     let file = write_beside(store, profile, "diff.svg", diff::svg(was, is, &title))?;
-    println!(
+    say!(
         "\n{}: CPU {:.1} → {:.1} µs per response while profiled; the frames whose own time changed most \
          (differential flame graph: {})",
         profile.server,
@@ -299,7 +293,7 @@ fn cpu_changes(
     );
     for change in diff::changes(was, is, CHANGED_FRAMES) {
         let (from, to) = (change.old, change.new);
-        println!("  {:+9.1} µs  {from:9.1} → {to:9.1} µs per response  {}", to - from, change.name);
+        say!("  {:+9.1} µs  {from:9.1} → {to:9.1} µs per response  {}", to - from, change.name);
     }
     Ok(())
 }
@@ -312,9 +306,16 @@ fn searches(dir: &Path) -> Result<Vec<ServerSearch>, Failure> {
 
 /// One line per server and level.
 fn print(changes: &[Change]) {
-    println!(
+    say!(
         "{:<24} {:>8} {:>12} {:>12} {:>7} {:>26}  {:<31} {:>22}  limit (new)",
-        "server", "level", "old req/s", "new req/s", "n", "change [95% CI]", "verdict", "p99 ms old → new"
+        "server",
+        "level",
+        "old req/s",
+        "new req/s",
+        "n",
+        "change [95% CI]",
+        "verdict",
+        "p99 ms old → new"
     );
     for c in changes {
         let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
@@ -326,7 +327,7 @@ fn print(changes: &[Change]) {
             (None, _) => "—".into(),
         };
         let p99 = |side: &Option<shootout_report::compare::Side>| side.as_ref().map_or("—".into(), |s| ms(s.p99_us));
-        println!(
+        say!(
             "{:<24} {:>8} {:>12} {:>12} {:>7} {:>26}  {:<31} {:>22}  {}",
             c.server,
             c.level,
@@ -340,7 +341,7 @@ fn print(changes: &[Change]) {
         );
     }
     for c in changes.iter().filter(|c| !c.disturbed.is_empty()) {
-        println!("{} at {} rests on disturbed trials: {}", c.server, c.level, c.disturbed.join("; "));
+        say!("{} at {} rests on disturbed trials: {}", c.server, c.level, c.disturbed.join("; "));
     }
 }
 

@@ -144,7 +144,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     if args.json {
         eprintln!("{summary}");
     } else {
-        println!("{summary}");
+        say!("{summary}");
     }
     if let Some(failure) = failed {
         return Err(failure);

@@ -42,11 +42,13 @@ pub fn run(args: GenerateArgs, mut cli: Command) -> Result<(), Failure> {
     match args.what {
         What::Man { dir } => man(&cli, &dir),
         What::Completions { shell } => {
-            clap_complete::generate(shell, &mut cli, "shootout", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli, "shootout", &mut script);
+            super::stdout::print_bytes(&script);
             Ok(())
         }
         What::Reference => {
-            print!("{}", reference(&cli));
+            say_raw!("{}", reference(&cli));
             Ok(())
         }
     }
@@ -71,7 +73,7 @@ fn man(cli: &Command, dir: &std::path::Path) -> Result<(), Failure> {
         clap_mangen::Man::new(command).render(&mut page).map_err(|e| Failure::Run(e.into()))?;
         std::fs::write(&file, page)
             .map_err(|e| Failure::Usage(format!("generate man: cannot write {} ({e})", file.display())))?;
-        println!("{}", file.display());
+        say!("{}", file.display());
     }
     Ok(())
 }

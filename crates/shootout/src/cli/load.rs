@@ -260,7 +260,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     match profiled {
         // With --json, stdout holds the JSON alone (which has the profile too).
         Some(Ok(lines)) if args.json => eprint!("{lines}"),
-        Some(Ok(lines)) => print!("{lines}"),
+        Some(Ok(lines)) => say_raw!("{lines}"),
         Some(Err(failure)) => return Err(failure),
         None => {}
     }
@@ -425,10 +425,10 @@ pub(super) fn validate(
 pub(super) fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> {
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
     if args.json {
-        println!("{json}");
+        say!("{json}");
         eprint!("{}", shootout_report::load::text::render_warnings(result));
     } else {
-        print!("{}", shootout_report::load::text::render_load(result));
+        say_raw!("{}", shootout_report::load::text::render_load(result));
     }
     if let Some(path) = &args.output {
         shootout_harness::store::write_atomically(path, json.as_bytes())

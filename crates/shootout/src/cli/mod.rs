@@ -1,6 +1,23 @@
 //! The command line: what the user typed ([`Cli`]) is parsed by clap, then each command validates it into a plan
 //! and runs. Errors in what the user typed exit with code 2 and one line naming the input and the fix.
 
+/// `println!` through [`stdout`]: a reader that went away ends the output, not the command.
+macro_rules! say {
+    () => {
+        $crate::cli::stdout::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::stdout::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` through [`stdout`].
+macro_rules! say_raw {
+    ($($arg:tt)*) => {
+        $crate::cli::stdout::print(format_args!($($arg)*))
+    };
+}
+
 mod agent;
 mod agents;
 mod compare;
@@ -13,6 +30,7 @@ mod profile;
 mod report;
 mod run;
 mod signals;
+mod stdout;
 mod target;
 
 use std::process::ExitCode;
@@ -118,9 +136,13 @@ pub fn main() -> ExitCode {
         Command::Host(args) => host::run(args),
         Command::Generate(args) => generate::run(args, Cli::command()),
     };
-    let failure = match outcome {
-        Ok(()) => return ExitCode::SUCCESS,
-        Err(failure) => failure,
+    let unwritten = stdout::finish();
+    let failure = match (outcome, unwritten) {
+        (Ok(()), None) => return ExitCode::SUCCESS,
+        (Ok(()), Some(error)) => Failure::Run(anyhow::anyhow!(
+            "standard output could not be written ({error}): send it where there is room, or leave it on the terminal"
+        )),
+        (Err(failure), _) => failure,
     };
     if !matches!(failure, Failure::Interrupted) {
         eprintln!("shootout: {}", failure.message());

@@ -30,7 +30,7 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let written = if args.path.is_dir() { suite(&args.path, args.level)?.files } else { single(&args.path)? };
     for file in written {
-        println!("{}", file.display());
+        say!("{}", file.display());
     }
     Ok(())
 }

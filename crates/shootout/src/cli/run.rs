@@ -141,12 +141,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     let unreported = match super::report::suite(&outcome.store.dir, None) {
         Ok(written) => {
-            print!("{}", Text.export(&written.summary));
-            println!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), written.files[0].display());
+            say_raw!("{}", Text.export(&written.summary));
+            say!("\nResults: {}\nReport:  {}", outcome.store.dir.display(), written.files[0].display());
             None
         }
         Err(e) => {
-            println!("Results: {}", outcome.store.dir.display());
+            say!("Results: {}", outcome.store.dir.display());
             Some(e)
         }
     };

@@ -71,7 +71,7 @@ pub fn run(args: TargetArgs) -> Result<(), Failure> {
     let speaking = shootout_target_server::Speaking { tls, http3: args.http3 };
     shootout_target_server::run(address, threads, stall, speaking, |bound| {
         let also = if args.http3 { format!(" (and HTTP/3 on UDP port {})", bound.port()) } else { String::new() };
-        println!("shootout target listening on {scheme}://{bound}/{also}");
+        say!("shootout target listening on {scheme}://{bound}/{also}");
         let _ = std::io::stdout().flush();
     })
     .with_context(|| format!("cannot serve on {address} (is the port already in use? try --port 0)"))?;
