@@ -51,3 +51,37 @@ fn a_one_line_shootout_is_refused_with_the_fix() {
         assert!(String::from_utf8_lossy(&output.stderr).contains(names), "{args:?}: {}", describe(&output));
     }
 }
+
+/// Issue 64, point 9: `--rates NaN` read "expected `nan`" at a column of the suite the flags made, `--duration 0`
+/// started the servers first, and `--repeats 0` ran once. Each is one line naming the flag and its fix, exit 2,
+/// before a server starts or a results folder is made.
+#[test]
+fn levels_durations_and_repeats_that_measure_nothing_are_refused_before_anything_starts() {
+    let dir = crate::support::workdir("oneline", "nothing-measured");
+    let servers = ["--server", "a={shootout} target --port {port}", "--server", "b={shootout} target --port {port}"];
+    for (flags, names) in [
+        (&["--rates", "NaN"][..], "--rates NaN: "),
+        (&["--rates", "100,0"], "--rates 0: "),
+        (&["--duration", "0"], "--duration 0s: "),
+        (&["--repeats", "0"], "--repeats 0: "),
+    ] {
+        let output = shootout().current_dir(&dir).arg("run").args(servers).args(flags).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));
+        assert!(!dir.join("results").exists(), "{flags:?}: refused before its results folder");
+    }
+    // The same in a suite file, at the key.
+    for (key, names) in [("repeats = 0", "repeats = 0: "), ("duration = \"0s\"", "duration = \"0s\": ")] {
+        let suite = format!(
+            "{key}\nconnections = [1]\n[[server]]\nname = \"a\"\ncommand = \"{{shootout}} target --port {{port}}\"\n"
+        );
+        std::fs::write(dir.join("suite.toml"), suite).unwrap();
+        let output = shootout().current_dir(&dir).args(["run", "suite.toml"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{key}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("suite.toml") && stderr.contains(names), "{key}: {}", describe(&output));
+        assert!(!dir.join("results").exists(), "{key}: refused before its results folder");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
