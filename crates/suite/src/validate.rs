@@ -75,10 +75,18 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
         servers.push(ServerSpec { needs, ..server_spec(def, &at, dir, &load, server_cpus.as_ref())? });
     }
     let single_cpu = client_cpus.as_deref().is_some_and(|c| !c.contains([',', '-']));
+    if let Some(repeats) = raw.repeats.as_ref().filter(|r| *r.get_ref() == 0) {
+        return Err(at.span(repeats.span(), "repeats = 0: give 1 or more repeats of the sweep"));
+    }
+    let duration = duration_or(&raw.duration, Duration::from_secs(10), &at)?;
+    if let (Some(written), true, None) = (&raw.duration, duration.is_zero(), &raw.requests) {
+        let why = format!("duration = \"{}\": give a measured time above 0, or requests = N", written.get_ref());
+        return Err(at.span(written.span(), why));
+    }
     let suite = Suite {
         name: outline.name,
-        repeats: raw.repeats.as_ref().map_or(3, |r| *r.get_ref()).max(1),
-        duration: duration_or(&raw.duration, Duration::from_secs(10), &at)?,
+        repeats: raw.repeats.as_ref().map_or(3, |r| *r.get_ref()),
+        duration,
         warmup: duration_or(&raw.warmup, Duration::from_secs(2), &at)?,
         requests: raw.requests.as_ref().map(|n| *n.get_ref()),
         levels,

@@ -67,6 +67,19 @@ impl OneLine {
                 "--server: give two servers or more to compare (one --server NAME=COMMAND for each)".into(),
             ));
         }
+        // What would measure nothing is refused by its flag, before the suite is written (where a NaN is no
+        // TOML, and a zero passed).
+        if let Some(rate) = self.rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            return Err(Failure::Usage(format!(
+                "--rates {rate}: give arrival rates above 0 requests/s, e.g. --rates 100,200,400"
+            )));
+        }
+        if self.duration == Some(Duration::ZERO) {
+            return Err(Failure::Usage("--duration 0s: give a measured time above 0, e.g. --duration 10s".into()));
+        }
+        if self.repeats == Some(0) {
+            return Err(Failure::Usage("--repeats 0: give 1 or more, e.g. --repeats 3".into()));
+        }
         for condition in &self.slo {
             shootout_model::slo::parse_condition(condition).map_err(|e| Failure::Usage(format!("--slo {e}")))?;
         }
