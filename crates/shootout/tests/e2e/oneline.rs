@@ -85,3 +85,25 @@ fn levels_durations_and_repeats_that_measure_nothing_are_refused_before_anything
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 64, point 9: a CR, ESC or DEL in `--name`, `--path` or a command read "the suite of the --server
+/// flags:2:251: carriage return must be followed by newline", and `--path hello` "host … 37377hello does not
+/// resolve". Each is one line naming the flag and its fix, exit 2.
+#[test]
+fn flags_a_suite_cannot_hold_are_refused_by_name() {
+    let dir = crate::support::workdir("oneline", "unwritable");
+    let a = "a={shootout} target --port {port}";
+    for (flags, names) in [
+        (&["--server", a, "--server", "b={shootout} target --port {port}", "--path", "hello"][..], "--path hello: "),
+        (&["--server", a, "--server", "b=x\ry", "--path", "/"], "--server 'b=x\\ry': "),
+        (&["--server", a, "--server", "b=y", "--name", "x\u{1b}[31m"], "--name 'x\\u{1b}[31m': "),
+        (&["--server", a, "--server", "b=y", "--path", "/a\u{7f}"], "--path '/a\\u{7f}': "),
+    ] {
+        let output = shootout().current_dir(&dir).arg("run").args(flags).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));
+        assert!(!dir.join("results").exists(), "{flags:?}: refused before its results folder");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
