@@ -53,6 +53,7 @@ impl OneLine {
     pub fn suite(&self, typed: &[String]) -> Result<String, Failure> {
         let mut servers = Vec::new();
         for server in &self.servers {
+            writable("--server", server)?;
             let written = |(n, c): &(&str, &str)| !n.trim().is_empty() && !c.trim().is_empty();
             let (name, command) = server.split_once('=').filter(written).ok_or_else(|| {
                 Failure::Usage(format!(
@@ -66,6 +67,18 @@ impl OneLine {
             return Err(Failure::Usage(
                 "--server: give two servers or more to compare (one --server NAME=COMMAND for each)".into(),
             ));
+        }
+        if let Some(name) = &self.name {
+            writable("--name", name)?;
+        }
+        if let Some(path) = &self.path {
+            writable("--path", path)?;
+            if !path.starts_with('/') {
+                return Err(Failure::Usage(format!(
+                    "--path {path}: write the path from its root, e.g. --path /{}",
+                    path.trim_start_matches('/')
+                )));
+            }
         }
         // What would measure nothing is refused by its flag, before the suite is written (where a NaN is no
         // TOML, and a zero passed).
@@ -128,6 +141,19 @@ impl OneLine {
             let _ = write!(text, "\n[[server]]\nname = {}\ncommand = {}\n", quoted(name), quoted(command));
         }
         Ok(text)
+    }
+}
+
+/// Refuses a flag's value with a control character in it (a CR, an ESC, a DEL; a tab is kept): a suite's string
+/// cannot hold it as typed, and a terminal acts on it.
+fn writable(flag: &str, value: &str) -> Result<(), Failure> {
+    match value.chars().find(|&c| c.is_control() && c != '\t') {
+        Some(c) => Err(Failure::Usage(format!(
+            "{flag} '{}': it holds a control character ({}): leave it out",
+            value.escape_debug(),
+            c.escape_debug()
+        ))),
+        None => Ok(()),
     }
 }
 
