@@ -228,6 +228,11 @@ fn a_hook_that_hangs_is_killed_at_its_hook_timeout_naming_it() {
             format!("{server}setup = \"sleep 32\"\nhook_timeout = \"1s\"\n"),
             "server 'app': setup failed: 'sleep 32' was still running after 1s, its time limit, and was killed",
         ),
+        // Issue 64, point 11: a limit under a second was said as "after 1s".
+        (
+            format!("{server}setup = \"sleep 34\"\nhook_timeout = \"300ms\"\n"),
+            "server 'app': setup failed: 'sleep 34' was still running after 300ms, its time limit, and was killed",
+        ),
     ];
     for (i, (body, said)) in cases.into_iter().enumerate() {
         let dir = workdir("services", &format!("hook-timeout-{i}"));
