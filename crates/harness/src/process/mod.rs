@@ -399,9 +399,11 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
             let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
             let _ = child.wait();
             output.finish(Duration::from_secs(1));
-            if late {
-                let ran = humantime::format_duration(Duration::from_secs(started.elapsed().as_secs().max(1)));
-                return Err(format!("'{command}' was still running after {ran}, {KILLED_LATE}"));
+            if let (true, Some(deadline)) = (late, deadline) {
+                // The limit it was given, to the millisecond (a hook_timeout of 300ms is said as such).
+                let limit = deadline.saturating_duration_since(started).as_micros().div_ceil(1000);
+                let limit = humantime::format_duration(Duration::from_millis(limit as u64));
+                return Err(format!("'{command}' was still running after {limit}, {KILLED_LATE}"));
             }
             return Err(format!("'{command}' was interrupted"));
         }
