@@ -107,3 +107,21 @@ fn flags_a_suite_cannot_hold_are_refused_by_name() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 64, point 9: the suite a one-line run keeps wrote `--duration 1999us` as "1ms" and `--warmup 999us` as
+/// "0s": run again, it measured something else. It keeps them to the microsecond.
+#[test]
+fn the_kept_suite_holds_its_durations_to_the_microsecond() {
+    let dir = crate::support::workdir("oneline", "microseconds");
+    let output = shootout()
+        .current_dir(&dir)
+        .args(["run", "--server", "a={shootout} target --port {port}", "--server", "b={shootout} target --port {port}"])
+        .args(["--path", "/hello", "--connections", "1", "--repeats", "1", "--duration", "1999us", "--warmup", "999us"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
+    let suite = std::fs::read_to_string(results.join("suite.toml")).unwrap();
+    assert!(suite.contains("duration = \"1999us\"") && suite.contains("warmup = \"999us\""), "{suite}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
