@@ -157,11 +157,14 @@ fn writable(flag: &str, value: &str) -> Result<(), Failure> {
     }
 }
 
-/// A duration as a suite writes it: whole seconds, else milliseconds.
+/// A duration as a suite writes it, exactly as the flag said it: in the largest of seconds, milliseconds,
+/// microseconds and nanoseconds that counts it whole.
 fn written(duration: Duration) -> String {
-    match duration.as_millis() {
-        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
-        ms => format!("{ms}ms"),
+    match duration.as_nanos() {
+        ns if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
+        ns if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
+        ns if ns % 1000 == 0 => format!("{}us", ns / 1000),
+        ns => format!("{ns}ns"),
     }
 }
 
