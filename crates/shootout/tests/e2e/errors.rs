@@ -25,6 +25,26 @@ fn a_silent_server_gives_read_timeouts_that_keep_their_latency() {
     assert!(result.latency.min_us >= 199_800, "a timed-out request waited at least the timeout");
 }
 
+/// Issue 64, point 11: a load stopped by SIGTERM said its figures cover what was "measured before Ctrl-C".
+#[test]
+fn a_load_stopped_by_a_signal_says_so_without_naming_ctrl_c() {
+    use nix::sys::signal::{kill, Signal};
+    let target = crate::support::Target::start();
+    let run = shootout()
+        .args(["load", "-c", "1", "-d", "30s", &target.url("/hello")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(nix::unistd::Pid::from_raw(run.id() as i32), Signal::SIGTERM).unwrap();
+    let output = run.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("interrupted: these figures cover the "), "{text}");
+    assert!(!text.contains("Ctrl-C"), "no Ctrl-C was pressed: {text}");
+}
+
 /// Issue 47: requests still unanswered when the second after Ctrl-C ran out were dropped from every figure: a
 /// silent server read `Transactions: 0`, `Errors: none`.
 #[test]
