@@ -92,7 +92,11 @@ fn shape(out: &mut String, result: &LoadResult, s: &LoadSummary) {
         );
     }
     if result.interrupted {
-        let _ = writeln!(out, "  interrupted: these figures cover the {:.3} s measured before Ctrl-C", s.elapsed_s);
+        let _ = writeln!(
+            out,
+            "  interrupted: these figures cover the {:.3} s measured before the signal that stopped it",
+            s.elapsed_s
+        );
     }
 }
 
