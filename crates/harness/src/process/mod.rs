@@ -394,12 +394,12 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break status;
         }
-        let late = deadline.is_some_and(|d| Instant::now() >= d);
-        if stop.load(Ordering::Relaxed) || late {
+        let late = deadline.filter(|&d| Instant::now() >= d);
+        if stop.load(Ordering::Relaxed) || late.is_some() {
             let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
             let _ = child.wait();
             output.finish(Duration::from_secs(1));
-            if let (true, Some(deadline)) = (late, deadline) {
+            if let Some(deadline) = late {
                 // The limit it was given, to the millisecond (a hook_timeout of 300ms is said as such).
                 let limit = deadline.saturating_duration_since(started).as_micros().div_ceil(1000);
                 let limit = humantime::format_duration(Duration::from_millis(limit as u64));

@@ -52,6 +52,15 @@ fn a_one_line_shootout_is_refused_with_the_fix() {
     }
 }
 
+/// `shootout run FLAGS` in `dir` is refused in one line that says `names`, exit 2, before a results folder is made.
+fn refused_before_anything(dir: &std::path::Path, flags: &[&str], names: &str) {
+    let output = shootout().current_dir(dir).arg("run").args(flags).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));
+    assert!(!dir.join("results").exists(), "{flags:?}: refused before its results folder");
+}
+
 /// Issue 64, point 9: `--rates NaN` read "expected `nan`" at a column of the suite the flags made, `--duration 0`
 /// started the servers first, and `--repeats 0` ran once. Each is one line naming the flag and its fix, exit 2,
 /// before a server starts or a results folder is made.
@@ -65,11 +74,7 @@ fn levels_durations_and_repeats_that_measure_nothing_are_refused_before_anything
         (&["--duration", "0"], "--duration 0s: "),
         (&["--repeats", "0"], "--repeats 0: "),
     ] {
-        let output = shootout().current_dir(&dir).arg("run").args(servers).args(flags).output().unwrap();
-        assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));
-        assert!(!dir.join("results").exists(), "{flags:?}: refused before its results folder");
+        refused_before_anything(&dir, &[&servers[..], flags].concat(), names);
     }
     // The same in a suite file, at the key.
     for (key, names) in [("repeats = 0", "repeats = 0: "), ("duration = \"0s\"", "duration = \"0s\": ")] {
@@ -99,11 +104,7 @@ fn flags_a_suite_cannot_hold_are_refused_by_name() {
         (&["--server", a, "--server", "b=y", "--name", "x\u{1b}[31m"], "--name 'x\\u{1b}[31m': "),
         (&["--server", a, "--server", "b=y", "--path", "/a\u{7f}"], "--path '/a\\u{7f}': "),
     ] {
-        let output = shootout().current_dir(&dir).arg("run").args(flags).output().unwrap();
-        assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));
-        assert!(!dir.join("results").exists(), "{flags:?}: refused before its results folder");
+        refused_before_anything(&dir, flags, names);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
