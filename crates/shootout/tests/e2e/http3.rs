@@ -320,13 +320,13 @@ fn a_suite_probes_verifies_and_loads_a_server_over_http3() {
     let dir = workdir("http3", "suite-without");
     let suite = format!(
         "{QUICK}connections = [2]\n[load]\npath = \"/hello\"\n[[server]]\nname = \"tcp only\"\nprotocol = \"http3\"\n\
-         ready = {{ timeout = \"60s\" }}\ncommand = \"{{shootout}} target --port {{port}} --threads 1 --tls\"\n\
+         ready = {{ timeout = \"20s\" }}\ncommand = \"{{shootout}} target --port {{port}} --threads 1 --tls\"\n\
          url = \"https://localhost:{{port}}\"\n"
     );
     let started = Instant::now();
     let output = run_suite(&dir, &suite);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
-    assert!(started.elapsed() < Duration::from_secs(30), "not the ready timeout: {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(15), "not the ready timeout: {:?}", started.elapsed());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("server 'tcp only' listens on TCP 127.0.0.1:"), "{stderr}");
     assert!(stderr.contains("does not serve HTTP/3 there") && !stderr.contains("raise ready.timeout"), "{stderr}");

@@ -6,9 +6,14 @@ use crate::support::{describe, shootout};
 #[test]
 fn two_servers_from_one_command_line_and_its_suite_runs_again() {
     let dir = crate::support::workdir("oneline", "two");
+    // A command relative to where it was typed (issue 64, point 8: the kept suite ran it from the results folder,
+    // where it was not found).
+    let script = format!("#!/bin/sh\nexec '{}' target --port \"$1\" --threads 1\n", env!("CARGO_BIN_EXE_shootout"));
+    std::fs::write(dir.join("fast.sh"), script).unwrap();
+    std::fs::set_permissions(dir.join("fast.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let output = shootout()
         .current_dir(&dir)
-        .args(["run", "--server", "fast={shootout} target --port {port} --threads 1"])
+        .args(["run", "--server", "fast=./fast.sh {port}"])
         .args(["--server", "slow = env SLOW=1 {shootout} target --port {port} --threads 1"])
         .args(["--path", "/delay/0", "--connections", "2", "--duration", "1s", "--warmup", "300ms"])
         .args(["--repeats", "2", "--slo", "mean < 1s", "--results", "first"])
@@ -33,7 +38,8 @@ fn two_servers_from_one_command_line_and_its_suite_runs_again() {
         .output()
         .unwrap();
     assert!(again.status.success(), "{}", describe(&again));
-    assert!(String::from_utf8_lossy(&again.stdout).contains("slow"), "{}", describe(&again));
+    let out = String::from_utf8_lossy(&again.stdout);
+    assert!(out.contains("slow") && out.contains("fast"), "{}", describe(&again));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,8 +1,8 @@
 //! The ready probe against servers that get ready wrongly (`tests/fixtures/ready-faults`): one that keeps the
 //! connection open after answering `Connection: close` is ready at once (the answer is read by its framing); one
 //! that never answers is told so in words, not as an OS error; one listening on a port of its own, or a url whose
-//! host does not resolve, fails at once with the fact, not after the whole timeout with advice to raise it; one
-//! answering 503 is told its status.
+//! host does not resolve, fails at once with the fact, not after the whole timeout with advice to raise it, while one
+//! that opens another port seconds before its own is waited for; one answering 503 is told its status.
 
 use std::path::Path;
 use std::process::Output;
@@ -47,7 +47,7 @@ fn a_server_that_never_answers_is_told_so_in_words() {
 #[test]
 fn a_server_listening_elsewhere_or_a_url_that_does_not_resolve_fails_at_once() {
     let dir = workdir("ready", "elsewhere");
-    let (output, took) = run_mode(&dir, "elsewhere", "ready = { timeout = \"30s\" }");
+    let (output, took) = run_mode(&dir, "elsewhere", "ready = { timeout = \"20s\" }");
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let line = stderr.lines().find(|l| l.contains("server 'elsewhere' listens on 127.0.0.1:")).unwrap_or_else(|| {
@@ -55,7 +55,7 @@ fn a_server_listening_elsewhere_or_a_url_that_does_not_resolve_fails_at_once() {
     });
     assert!(line.contains(", not on {port} = ") && line.contains("put {port} in its command"), "{line}");
     assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
-    assert!(took < Duration::from_secs(15), "failed before its 30 s: {took:?}");
+    assert!(took < Duration::from_secs(15), "failed before its 20 s: {took:?}");
 
     let dir = workdir("ready", "unresolved");
     let url = "url = \"http://no-such-host.invalid:{port}\"\nready = { timeout = \"30s\" }";
@@ -65,6 +65,16 @@ fn a_server_listening_elsewhere_or_a_url_that_does_not_resolve_fails_at_once() {
     assert!(stderr.contains("the host of its url http://no-such-host.invalid:"), "{stderr}");
     assert!(stderr.contains("does not resolve") && !stderr.contains("raise ready.timeout"), "{stderr}");
     assert!(took < Duration::from_secs(15), "failed before its 30 s: {took:?}");
+}
+
+/// Issue 64, point 7: a server that opened an admin port first and its own 4 s later was failed at 2 s, as one that
+/// listens elsewhere only; with the default ready.timeout (30 s) it is waited for.
+#[test]
+fn a_server_that_opens_another_port_before_its_own_is_waited_for() {
+    let dir = workdir("ready", "admin-first");
+    let (output, took) = run_mode(&dir, "admin-first", "");
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(took > Duration::from_secs(4), "it was measured once its port opened: {took:?}");
 }
 
 #[test]

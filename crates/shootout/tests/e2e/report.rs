@@ -435,6 +435,15 @@ fn trials_that_cannot_be_reported_are_named_and_fail_the_command() {
     assert_eq!(report.status.code(), Some(2), "{}", describe(&report));
     let said = format!("{}: level is -1e308, beyond any figure a run measures", file.display());
     assert!(String::from_utf8_lossy(&report.stderr).contains(&said), "{}", describe(&report));
+
+    // Issue 64, point 11: a figure below zero that no run measures passed `report`.
+    trial.level = 2.0;
+    trial.result.throughput.requests_per_s = -5.0;
+    std::fs::write(&file, serde_json::to_string(&trial).unwrap()).unwrap();
+    let report = shootout().arg("report").arg(&dir).output().unwrap();
+    assert_eq!(report.status.code(), Some(2), "{}", describe(&report));
+    let said = format!("{}: result.throughput.requests_per_s is -5, below zero", file.display());
+    assert!(String::from_utf8_lossy(&report.stderr).contains(&said), "{}", describe(&report));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -510,6 +519,67 @@ fn results_files_that_are_not_regular_bounded_or_inside_are_refused_naming_them(
     assert!(stderr.contains("a symbolic link out of the results folder"), "{stderr}");
     let written: Vec<_> = std::fs::read_dir(elsewhere.join("a")).unwrap().flatten().map(|e| e.file_name()).collect();
     assert_eq!(written.len(), 2, "only the two trials, no .hgrm: {written:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&elsewhere).unwrap();
+}
+
+/// Issue 64, point 3: `run --resume` read its folder without the checks `report` has. `sweep` or `suite-dir` as a
+/// FIFO hung it, `suite-dir` linked to /dev/zero grew it past 3 GB, a `suite.toml` linked out of the folder was read
+/// whole, a log linked to another file was appended to, and a `logs/` linked to another folder got new files.
+#[test]
+fn a_resumed_runs_files_are_held_to_what_report_reads() {
+    use std::ffi::OsStr;
+    use std::os::unix::fs::symlink;
+    let suite = "name = \"resumed\"\nrepeats = 2\nduration = \"1s\"\nconnections = [1]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n";
+    let keep = |_: &mut TrialRecord| {};
+    let dir = edited_results("resumed", suite, &[("a", 1.0, &keep)]);
+    let elsewhere = workdir("report", "resumed-elsewhere");
+    let refused = |file: &Path, said: &str| {
+        let output = report_within(&[OsStr::new("run"), OsStr::new("--resume"), dir.as_os_str()]);
+        assert_eq!(output.status.code(), Some(2), "{}: {}", file.display(), describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&file.display().to_string()) && stderr.contains(said), "{said}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    };
+    let fifo = |file: &Path| assert!(Command::new("mkfifo").arg(file).status().unwrap().success());
+
+    for name in ["sweep", "suite-dir", "suite.toml"] {
+        let file = dir.join(name);
+        let _ = std::fs::remove_file(&file);
+        fifo(&file);
+        refused(&file, "it is a FIFO, not a regular file");
+        std::fs::remove_file(&file).unwrap();
+    }
+    let suite_dir = dir.join("suite-dir");
+    symlink("/dev/zero", &suite_dir).unwrap();
+    refused(&suite_dir, "a symbolic link out of the results folder");
+    std::fs::remove_file(&suite_dir).unwrap();
+    let suite_file = dir.join("suite.toml");
+    std::fs::write(elsewhere.join("suite.toml"), suite).unwrap();
+    symlink(elsewhere.join("suite.toml"), &suite_file).unwrap();
+    refused(&suite_file, "a symbolic link out of the results folder");
+    std::fs::remove_file(&suite_file).unwrap();
+    std::fs::write(&suite_file, suite).unwrap();
+
+    // Logs are appended to: a log that is a link, to a file in the folder or out of it, is refused, and so is a
+    // logs/ linked to another folder; nothing is written through either.
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let log = logs.join("a-r2.log");
+    for other in [elsewhere.join("other.txt"), dir.join("kept.txt")] {
+        std::fs::write(&other, "mine\n").unwrap();
+        symlink(&other, &log).unwrap();
+        refused(&log, "is a symbolic link");
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "mine\n", "written through the link");
+        std::fs::remove_file(&log).unwrap();
+    }
+    std::fs::remove_dir(&logs).unwrap();
+    let linked = elsewhere.join("logs");
+    std::fs::create_dir(&linked).unwrap();
+    symlink(&linked, &logs).unwrap();
+    refused(&logs, "a symbolic link out of the results folder");
+    assert_eq!(std::fs::read_dir(&linked).unwrap().count(), 0, "a log was written in the linked folder");
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&elsewhere).unwrap();
 }

@@ -267,3 +267,21 @@ fn a_hook_that_hangs_is_killed_at_its_hook_timeout_naming_it() {
     assert_eq!(trials(&dir).len(), 1, "{}", describe(&output));
     assert_eq!(left_with(&mark), Vec::<String>::new());
 }
+
+/// Issue 64, point 5: what a hook left running in the background (`sleep … &` in a server's setup, teardown and
+/// verify command, and in a service's reset) outlived the run, which exited 0; the next run reaped it as left by
+/// "runs that died".
+#[test]
+fn what_hooks_leave_running_ends_with_the_run() {
+    let dir = workdir("services", "hooks-left");
+    let suite = "name = \"left\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+                 [load]\npath = \"/hello\"\n\
+                 [[service]]\nname = \"db\"\ncommand = \"{shootout} target --port {port}\"\nreset = \"sleep 300 &\"\n\
+                 [[server]]\nname = \"app\"\ncommand = \"{shootout} target --port {port}\"\n\
+                 setup = \"sleep 301 &\"\nteardown = \"sleep 302 &\"\nverify = { command = \"sleep 303 &\" }\n";
+    let mark = format!("services-hooks-left-{}", std::process::id());
+    let output = run_marked(&dir, suite, &mark);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(trials(&dir).len(), 1, "{}", describe(&output));
+    assert_eq!(left_with(&mark), Vec::<String>::new(), "what the hooks left in the background");
+}
