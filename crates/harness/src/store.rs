@@ -59,15 +59,49 @@ impl Store {
         unreachable!("the loop returns")
     }
 
-    /// Opens an existing results directory (to resume it).
+    /// Opens an existing results directory (to report or resume it): its suite.toml must be there, a regular file
+    /// inside it (a FIFO would hang the reading of it).
     pub fn open(dir: &Path) -> io::Result<Store> {
-        if !dir.join("suite.toml").is_file() {
+        let suite = dir.join("suite.toml");
+        if fs::symlink_metadata(&suite).is_err() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 "no suite.toml in it: is it a shootout results directory?",
             ));
         }
-        Ok(Store { dir: dir.to_path_buf() })
+        let store = Store { dir: dir.to_path_buf() };
+        store.text("suite.toml").map_err(io::Error::other)?;
+        Ok(store)
+    }
+
+    /// Opens a results directory to finish its run, which appends to its logs: besides what [`Store::open`] asks,
+    /// `logs/` (and `logs/services/`) must be inside it and no log a symbolic link, which an append would write
+    /// through, to another file of the run or out of it.
+    pub fn resume(dir: &Path) -> Result<Store, String> {
+        let store = Store::open(dir).map_err(|e| e.to_string())?;
+        let logs = store.dir.join("logs");
+        for folder in [logs.join("services"), logs] {
+            within(&folder, &store.dir).map_err(|why| format!("{}: {why}", folder.display()))?;
+            for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
+                if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+                    return Err(format!(
+                        "{}: it is a symbolic link, and a run appends to its logs only in files of its own: remove it",
+                        entry.path().display()
+                    ));
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    /// The text of this directory's file `name` (`suite.toml`, `sweep`), read as results files are
+    /// ([`read_results_file`]: regular, bounded, inside); None when there is no such file.
+    pub fn text(&self, name: &str) -> Result<Option<String>, String> {
+        let path = self.dir.join(name);
+        if fs::symlink_metadata(&path).is_err() {
+            return Ok(None);
+        }
+        self.read(&path).map(Some).map_err(|why| format!("{}: {why}", path.display()))
     }
 
     /// The file of a trial with this extension (`json`, `failed`, `hgrm`): `LEVEL-rREPEAT.EXTENSION`, the
@@ -224,9 +258,9 @@ impl Store {
     /// for, if it is not: its text changed since the run started, or a trial names a server or level it does not
     /// have. None when it is.
     pub fn not_of(&self, suite: &Suite) -> Option<String> {
-        let text = fs::read(self.dir.join("suite.toml")).unwrap_or_default();
-        if let Ok(sum) = fs::read_to_string(self.dir.join("suite.sum")) {
-            if sum.trim() != fingerprint(&text) {
+        let text = self.text("suite.toml").ok().flatten().unwrap_or_default();
+        if let Ok(Some(sum)) = self.text("suite.sum") {
+            if sum.trim() != fingerprint(text.as_bytes()) {
                 return Some("its suite.toml has changed since the run started".into());
             }
         }

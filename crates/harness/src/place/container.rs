@@ -217,7 +217,7 @@ impl Container {
 
     /// Appends the container's whole log to the log here.
     fn keep_log(&self) {
-        if let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(&self.log) {
+        if let Ok(file) = crate::process::log::open_for_append(&self.log) {
             let errors = file.try_clone();
             let mut logs = Command::new(&self.engine);
             logs.args(["logs", &self.id]).stdin(Stdio::null()).stdout(file);

@@ -215,7 +215,7 @@ fn append(log: &Path, text: &str) {
     if text.is_empty() {
         return;
     }
-    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+    if let Ok(mut file) = crate::process::log::open_for_append(log) {
         let _ = file.write_all(text.as_bytes());
     }
 }

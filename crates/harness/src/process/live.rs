@@ -1,7 +1,9 @@
 //! The servers of this process that are running now, so that whatever ends the process can still kill them:
 //! [`kill_all`] for a second signal, which leaves at once, taking their trees and cgroups with it. Each running
 //! server is registered ([`register`]) from its start to the end of its stop, with its process group and its
-//! cgroup, and unregisters itself when the [`Registration`] is dropped.
+//! cgroup, and unregisters itself when the [`Registration`] is dropped. What a hook leaves running in its process
+//! group (`sleep 60 &`, a daemon its setup starts) stays registered until the run ends, which stops it with
+//! [`EndOfRun`]: a setup may start what the run needs, and nothing a hook started outlives the run.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +42,40 @@ impl Drop for Registration {
         if let Ok(mut live) = LIVE.lock() {
             live.retain(|entry| entry.id != self.id);
         }
+    }
+}
+
+/// The process groups hooks left running when they ended, each still registered.
+static LEFT_BY_HOOKS: Mutex<Vec<(i32, Registration)>> = Mutex::new(Vec::new());
+
+/// Keeps a hook's process group registered until the run ends, if anything is left in it now the hook has ended.
+pub fn keep_what_a_hook_left(group: i32, registration: Registration) {
+    if killpg(Pid::from_raw(group), None).is_ok() {
+        if let Ok(mut left) = LEFT_BY_HOOKS.lock() {
+            left.push((group, registration));
+        }
+    }
+}
+
+/// Stops, when dropped, what hooks left running: SIGTERM to each of their process groups, then SIGKILL to what
+/// is left a second later. A run (and a host serving one) holds one from its start, so that it acts however the
+/// run ends.
+#[derive(Debug, Default)]
+pub struct EndOfRun;
+
+impl Drop for EndOfRun {
+    fn drop(&mut self) {
+        let Ok(mut left) = LEFT_BY_HOOKS.lock() else { return };
+        let groups: Vec<_> = left.drain(..).collect();
+        let alive = |group: i32| killpg(Pid::from_raw(group), None).is_ok();
+        for &(group, _) in &groups {
+            let _ = killpg(Pid::from_raw(group), Signal::SIGTERM);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while groups.iter().any(|&(group, _)| alive(group)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        groups.iter().for_each(|&(group, _)| kill_group(group, None));
     }
 }
 

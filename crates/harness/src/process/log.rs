@@ -2,7 +2,8 @@
 //! come; past them, only the last [`TAIL`] bytes are kept, in memory, and written when the output ends (the
 //! server stopped) after a line that says how many bytes were dropped between. A server that writes gigabytes (a
 //! debug log, `yes`) costs the disk 8 MiB and the runner 4 MiB, and its log still shows how it started and how
-//! it ended.
+//! it ended. [`open_for_append`] is how every log (a server's, a service's, a container's) is opened: never through
+//! a symbolic link.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -75,11 +76,18 @@ impl Sink {
     }
 }
 
+/// Opens the log at `path` to append to it, creating it; a symbolic link there is refused (ELOOP), not written
+/// through to the file it names.
+pub fn open_for_append(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new().create(true).append(true).custom_flags(nix::libc::O_NOFOLLOW).open(path)
+}
+
 impl BoundedLog {
     /// Opens `path` for appending and starts the thread that feeds it; returns the log and the pipe's write end,
     /// for the server's standard output and error (clone it for the second).
     pub fn open(path: &Path) -> io::Result<(BoundedLog, PipeWriter)> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = open_for_append(path)?;
         let (reader, writer) = io::pipe()?;
         let sink = Arc::new(Mutex::new(Sink { file, written: 0, tail: VecDeque::new(), dropped: 0, closed: false }));
         let feeding = sink.clone();

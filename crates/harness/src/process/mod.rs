@@ -389,7 +389,7 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
     let spawned = shell.stdout(writer).stderr(errors).process_group(0).spawn();
     drop(shell); // the pipe's write ends go with the command, so that the log sees its end
     let mut child = spawned.map_err(|e| e.to_string())?;
-    let _running = live::register(child.id() as i32, None); // a second signal kills it too
+    let running = live::register(child.id() as i32, None); // a second signal kills it too
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break status;
@@ -409,8 +409,10 @@ pub fn run_hook(hook: Hook<'_>, stop: &AtomicBool, deadline: Option<Instant>) ->
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    // What it left running in the background may hold the pipe: its output is not waited for past a second.
+    // What it left running in the background may hold the pipe: its output is not waited for past a second. What
+    // it left is stopped when the run ends.
     output.finish(Duration::from_secs(1));
+    live::keep_what_a_hook_left(child.id() as i32, running);
     if status.success() {
         Ok(())
     } else {

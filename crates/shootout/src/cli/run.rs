@@ -55,15 +55,21 @@ pub struct RunArgs {
 
 /// Runs the suite.
 pub fn run(args: RunArgs) -> Result<(), Failure> {
+    // What the suite's hooks leave running is stopped however this ends.
+    let _end = shootout_harness::process::live::EndOfRun;
     // The hosts of a suite are reached before its results directory is made: an unreachable one leaves nothing.
     let connect = |suite: &Suite| Places::for_suite(suite).map_err(|e| Failure::Run(anyhow::anyhow!(e)));
     let (suite, store, places) = match (&args.suite, &args.resume) {
         (_, Some(dir)) => {
-            let store = Store::open(dir).map_err(|e| Failure::Usage(format!("--resume {}: {e}", dir.display())))?;
-            let home = std::fs::read_to_string(dir.join("suite-dir")).unwrap_or_else(|_| ".".into());
-            let sweep = Sweep::from_name(&std::fs::read_to_string(dir.join("sweep")).unwrap_or_default());
+            let refused = |why: String| Failure::Usage(format!("--resume {}: {why}", dir.display()));
+            let store = Store::resume(dir).map_err(refused)?;
+            let text = |name: &str| store.text(name).map_err(refused);
+            let home = text("suite-dir")?.unwrap_or_else(|| ".".into());
+            let sweep = Sweep::from_name(&text("sweep")?.unwrap_or_default());
             let profile = dir.join("profile").exists();
-            let suite = read_suite(&dir.join("suite.toml"), Path::new(home.trim()), sweep, profile)?;
+            let label = dir.join("suite.toml").display().to_string();
+            let suite =
+                suite_of(&text("suite.toml")?.unwrap_or_default(), &label, Path::new(home.trim()), sweep, profile)?;
             if let Some(why) = store.not_of(&suite) {
                 return Err(Failure::Usage(format!(
                     "--resume {}: {why}; put back the suite.toml the run was started with, or start a new run",
@@ -346,20 +352,16 @@ fn spinner() -> ProgressBar {
     bar
 }
 
-/// Reads and checks a suite, with what only this machine can tell: whether it may open the connections of its
-/// highest level (the open model's limit of connections, in the open model). With `profile` (`--profile`), a
-/// suite without a `[profile]` table gets the defaults.
-fn read_suite(path: &Path, home: &Path, sweep: Sweep, profile: bool) -> Result<Suite, Failure> {
-    suite_of(&suite_text(path)?, &path.display().to_string(), home, sweep, profile)
-}
-
 /// The text of a suite file, or one line naming it.
 fn suite_text(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: cannot read the suite ({e}); check the path", path.display())))
 }
 
-/// The suite of a file's `text` (`label` names it in errors), its relative paths from `home`.
+/// The suite of a file's `text` (`label` names it in errors), its relative paths from `home`, checked with what
+/// only this machine can tell: whether it may open the connections of its highest level (the open model's limit of
+/// connections, in the open model). With `profile` (`--profile`), a suite without a `[profile]` table gets the
+/// defaults.
 fn suite_of(text: &str, label: &str, home: &Path, sweep: Sweep, profile: bool) -> Result<Suite, Failure> {
     let mut suite = shootout_suite::parse_sweep(text, label, home, sweep).map_err(|e| Failure::Usage(e.to_string()))?;
     let connections = match (&suite.levels, suite.search) {

@@ -551,12 +551,14 @@ fn a_resumed_runs_files_are_held_to_what_report_reads() {
         refused(&file, "it is a FIFO, not a regular file");
         std::fs::remove_file(&file).unwrap();
     }
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
     let suite_dir = dir.join("suite-dir");
     symlink("/dev/zero", &suite_dir).unwrap();
     refused(&suite_dir, "a symbolic link out of the results folder");
     std::fs::remove_file(&suite_dir).unwrap();
     let suite_file = dir.join("suite.toml");
     std::fs::write(elsewhere.join("suite.toml"), suite).unwrap();
+    std::fs::remove_file(&suite_file).unwrap();
     symlink(elsewhere.join("suite.toml"), &suite_file).unwrap();
     refused(&suite_file, "a symbolic link out of the results folder");
     std::fs::remove_file(&suite_file).unwrap();

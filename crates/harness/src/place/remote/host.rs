@@ -27,6 +27,7 @@ const MOST_LOG: u64 = 9 << 20;
 /// started here is stopped when it returns. `Err` names what went wrong with the exchange.
 pub fn serve(input: impl BufRead + Send + 'static, mut output: impl Write) -> Result<(), String> {
     let peer = "the runner";
+    let _end = crate::process::live::EndOfRun; // what hooks left here ends with the session
     let questions = read_in_turn(input, peer);
     let first = questions.recv().unwrap_or(Ok(None))?;
     let hello =
