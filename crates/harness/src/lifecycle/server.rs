@@ -15,8 +15,12 @@ use shootout_model::Protocol;
 use shootout_suite::ServerSpec;
 
 /// How long a server's tree must listen elsewhere, and only there, while its url is refused, before its start
-/// fails for it: long enough for a server that opens an admin or shutdown port before its own.
-pub const ELSEWHERE: Duration = Duration::from_secs(2);
+/// fails for it: a quarter of its ready timeout (7.5 s of the default 30 s), and at least 2 s. Long enough for a
+/// server that opens an admin or shutdown port seconds before its own; one that opens its own later than that
+/// has a ready timeout too tight for it anyway.
+pub fn elsewhere_for(ready_timeout: Duration) -> Duration {
+    (ready_timeout / 4).max(Duration::from_secs(2))
+}
 
 /// A started server.
 #[derive(Debug)]
@@ -72,7 +76,7 @@ pub fn start(
 impl RunningServer {
     /// Probes its ready path until it answers with a ready status. What waiting cannot mend ends the wait at
     /// once: a host name that does not resolve, or (where its processes can be read) a tree that listens on
-    /// other addresses, and only on them, for [`ELSEWHERE`] while the url's is refused (over HTTP/3, one that
+    /// other addresses, and only on them, for [`elsewhere_for`] its ready timeout while the url's is refused (over HTTP/3, one that
     /// listens on the url's TCP port while its UDP port refuses QUIC).
     fn wait_ready(&mut self, spec: &ServerSpec, stop: &AtomicBool) -> Result<(), String> {
         let name = self.process.name().to_string();
@@ -102,7 +106,8 @@ impl RunningServer {
                     let inside = spec.place.container().map(|c| c.port);
                     if failure.kind == FailureKind::Refused || inside.is_some() {
                         let http3 = spec.protocol == Protocol::Http3;
-                        if let Some(why) = self.listens_elsewhere(&url, inside, http3, &mut elsewhere) {
+                        let patience = elsewhere_for(spec.ready_timeout);
+                        if let Some(why) = self.listens_elsewhere(&url, inside, http3, patience, &mut elsewhere) {
                             return Err(format!("server '{name}' {why}\n{}", self.process.log_tail()));
                         }
                     } else {
@@ -128,7 +133,7 @@ impl RunningServer {
         })
     }
 
-    /// Whether its tree, refused on the url's address, listens on other addresses only, and has for [`ELSEWHERE`]
+    /// Whether its tree, refused on the url's address, listens on other addresses only, and has for `patience`
     /// (`since` keeps when that was first seen, and where): the message then, naming where it listens. In a
     /// container (`inside`: the port its image listens on), an address its published port reaches is that port on
     /// any address but loopback. Over HTTP/3 (`http3`: its UDP port refused the handshake), a tree that listens
@@ -138,6 +143,7 @@ impl RunningServer {
         url: &str,
         inside: Option<u16>,
         http3: bool,
+        patience: Duration,
         since: &mut Option<(Instant, Vec<SocketAddr>)>,
     ) -> Option<String> {
         let wanted = probe::Parts::of(url).ok()?.socket().ok()?;
@@ -154,7 +160,7 @@ impl RunningServer {
         }
         match since {
             Some((at, seen)) if *seen == listening => {
-                if at.elapsed() < ELSEWHERE {
+                if at.elapsed() < patience {
                     return None;
                 }
             }
