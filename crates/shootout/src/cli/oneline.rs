@@ -4,6 +4,7 @@
 //! line's first draft of a suite, which `shootout run` takes again as it is.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
@@ -49,8 +50,10 @@ pub struct OneLine {
 }
 
 impl OneLine {
-    /// The suite these flags make, as TOML, headed by the command line that made it; `typed` is that command line.
-    pub fn suite(&self, typed: &[String]) -> Result<String, Failure> {
+    /// The suite these flags make, as TOML, headed by the command line that made it; `typed` is that command line,
+    /// and `here` the folder it was typed in, where each server's command runs (`cwd`, so that the suite runs as it
+    /// is from anywhere, `./app.sh {port}` too).
+    pub fn suite(&self, typed: &[String], here: &Path) -> Result<String, Failure> {
         let mut servers = Vec::new();
         for server in &self.servers {
             writable("--server", server)?;
@@ -139,6 +142,7 @@ impl OneLine {
         let _ = write!(text, "\n[load]\npath = {}\n", quoted(self.path.as_deref().unwrap_or("/")));
         for (name, command) in servers {
             let _ = write!(text, "\n[[server]]\nname = {}\ncommand = {}\n", quoted(name), quoted(command));
+            let _ = writeln!(text, "cwd = {}", quoted(&here.display().to_string()));
         }
         Ok(text)
     }
@@ -208,13 +212,14 @@ mod tests {
     #[test]
     fn the_suite_holds_each_server_exactly_as_typed() {
         let line = flags(&["a=sh -c 'echo \"{port}\"' # x", "b = env X=1 app --port={port}"]);
-        let text = line.suite(&["shootout".into(), "run".into()]).unwrap();
+        let text = line.suite(&["shootout".into(), "run".into()], Path::new("/srv/app")).unwrap();
         let suite: toml::Table = toml::from_str(&text).unwrap();
         let servers = suite["server"].as_array().unwrap();
         assert_eq!(servers[0]["name"].as_str(), Some("a"));
         assert_eq!(servers[0]["command"].as_str(), Some("sh -c 'echo \"{port}\"' # x"));
         assert_eq!(servers[1]["name"].as_str(), Some("b"));
         assert_eq!(servers[1]["command"].as_str(), Some("env X=1 app --port={port}"));
+        assert_eq!(servers[1]["cwd"].as_str(), Some("/srv/app"), "run from where it was typed: {text}");
         assert_eq!(suite["name"].as_str(), Some("a vs b"));
         assert_eq!(suite["connections"].as_array().unwrap().len(), 3, "the default levels: {text}");
         assert!(text.starts_with("# A suite made by shootout's command line"), "{text}");
@@ -225,7 +230,7 @@ mod tests {
         let mut line = flags(&["a=x {port}", "b=y {port}"]);
         line.search = true;
         line.slo = vec!["mean<1s".into()];
-        let suite: toml::Table = toml::from_str(&line.suite(&[]).unwrap()).unwrap();
+        let suite: toml::Table = toml::from_str(&line.suite(&[], Path::new("/srv/app")).unwrap()).unwrap();
         assert!(suite.get("connections").is_none() && suite.get("rates").is_none());
         assert_eq!(suite["search"]["model"].as_str(), Some("open"));
         assert_eq!(suite["slo"][0].as_str(), Some("mean<1s"));
@@ -234,12 +239,16 @@ mod tests {
     #[test]
     fn a_server_without_its_name_or_alone_is_refused_with_the_fix() {
         for servers in [&["puma -b tcp://127.0.0.1:{port}", "b=y"][..], &["=x", "b=y"], &["a=x"]] {
-            let Err(Failure::Usage(message)) = flags(servers).suite(&[]) else { panic!("{servers:?} is refused") };
+            let Err(Failure::Usage(message)) = flags(servers).suite(&[], Path::new("/srv/app")) else {
+                panic!("{servers:?} is refused")
+            };
             assert!(message.starts_with("--server"), "{message}");
         }
         let mut line = flags(&["a=x", "b=y"]);
         line.slo = vec!["p99>200".into()];
-        let Err(Failure::Usage(message)) = line.suite(&[]) else { panic!("a bad objective is refused") };
+        let Err(Failure::Usage(message)) = line.suite(&[], Path::new("/srv/app")) else {
+            panic!("a bad objective is refused")
+        };
         assert!(message.contains("give a unit"), "{message}");
     }
 }

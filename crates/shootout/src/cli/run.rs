@@ -89,7 +89,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 }
                 None => {
                     let typed: Vec<String> = std::env::args().collect();
-                    (args.oneline.suite(&typed)?, "the suite of the --server flags".to_string(), PathBuf::from("."))
+                    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+                    (args.oneline.suite(&typed, &here)?, "the suite of the --server flags".to_string(), here)
                 }
             };
             let home = std::fs::canonicalize(&home).unwrap_or(home);
