@@ -2,7 +2,8 @@
 //! figure held to what a measurement can be. JSON cannot hold an infinity or a NaN, but it can hold `1e308`, which
 //! turns into one at the first sum of two: a median of two repeats, a ratio's interval. A figure written as a
 //! fraction beyond [`LARGEST_FIGURE`] (more than any rate, duration in µs or byte count a run reaches) is refused,
-//! naming its field, before any report or comparison is drawn from it.
+//! naming its field, before any report or comparison is drawn from it; so is a figure below zero, which no run
+//! measures, but in the fields that place a moment before another ([`MAY_BE_NEGATIVE`]).
 //!
 //! [`read_results_file`]: a results file's text, read only from a regular file of at most [`LARGEST_FILE`] bytes
 //! and, within a results folder, only from inside it: a FIFO would hang a report, a link to `/dev/zero` would
@@ -92,27 +93,40 @@ fn file_kind(metadata: &std::fs::Metadata) -> &'static str {
 /// requests per second, 31 years in microseconds, a petabyte). Integer counts are read as they are.
 pub const LARGEST_FIGURE: f64 = 1e15;
 
-/// Parses `text` as a `T`, first refusing any fractional figure beyond [`LARGEST_FIGURE`]: the error names its field
-/// (`throughput.requests_per_s is 1e308, …`).
+/// The fields of a results file whose figures may be below zero: a sample's time (before its window, in the
+/// warm-up) and an agent's clock offset from the coordinator's.
+pub const MAY_BE_NEGATIVE: [&str; 2] = ["t_s", "clock_offset_ms"];
+
+/// Parses `text` as a `T`, first refusing any fractional figure beyond [`LARGEST_FIGURE`], and any figure below zero
+/// outside [`MAY_BE_NEGATIVE`]: the error names its field (`throughput.requests_per_s is 1e308, …`).
 pub fn from_results_json<T: DeserializeOwned>(text: &str) -> Result<T, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    if let Some((field, figure)) = out_of_range(&value, String::new()) {
-        return Err(format!(
-            "{field} is {figure:e}, beyond any figure a run measures: the file was damaged or edited; run it again"
-        ));
+    if let Some((field, figure)) = out_of_range(&value, String::new(), false) {
+        let (figure, why) = if figure.is_finite() && figure.abs() <= LARGEST_FIGURE {
+            (figure.to_string(), "below zero, as no figure a run measures is")
+        } else {
+            (format!("{figure:e}"), "beyond any figure a run measures")
+        };
+        return Err(format!("{field} is {figure}, {why}: the file was damaged or edited; run it again"));
     }
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
-/// The first fractional figure beyond [`LARGEST_FIGURE`] under `value`, with its path from `at`.
-fn out_of_range(value: &Value, at: String) -> Option<(String, f64)> {
+/// The first figure under `value` that no run measures, with its path from `at`: a fraction beyond
+/// [`LARGEST_FIGURE`], or (unless `signed`, a field of [`MAY_BE_NEGATIVE`]) a number below zero.
+fn out_of_range(value: &Value, at: String, signed: bool) -> Option<(String, f64)> {
     let join = |key: &str| if at.is_empty() { key.to_string() } else { format!("{at}.{key}") };
     match value {
-        Value::Number(n) if n.is_f64() => {
-            n.as_f64().filter(|f| !f.is_finite() || f.abs() > LARGEST_FIGURE).map(|f| (at.clone(), f))
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| (n.is_f64() && (!f.is_finite() || f.abs() > LARGEST_FIGURE)) || (!signed && *f < 0.0))
+            .map(|f| (at.clone(), f)),
+        Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, v)| out_of_range(v, format!("{at}[{i}]"), signed))
         }
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| out_of_range(v, format!("{at}[{i}]"))),
-        Value::Object(fields) => fields.iter().find_map(|(k, v)| out_of_range(v, join(k))),
+        Value::Object(fields) => {
+            fields.iter().find_map(|(k, v)| out_of_range(v, join(k), MAY_BE_NEGATIVE.contains(&k.as_str())))
+        }
         _ => None,
     }
 }
@@ -128,7 +142,11 @@ mod tests {
         let why = read(r#"{"throughput": {"requests_per_s": 1e308}}"#).unwrap_err();
         assert!(why.starts_with("throughput.requests_per_s is 1e308, beyond any figure"), "{why}");
         let why = read(r#"{"timeline": [{"p": 1.0}, {"p": -2e16}]}"#).unwrap_err();
-        assert!(why.starts_with("timeline[1].p is -2e16"), "{why}");
+        assert!(why.starts_with("timeline[1].p is -2e16, beyond"), "{why}");
+        let why = read(r#"{"throughput": {"requests_per_s": -5.0}}"#).unwrap_err();
+        assert!(why.starts_with("throughput.requests_per_s is -5, below zero"), "{why}");
+        assert!(read(r#"{"requests": {"total": -3}}"#).unwrap_err().contains("below zero"));
+        assert!(read(r#"{"samples": [{"t_s": -0.5}], "agents": [{"clock_offset_ms": -1.5}]}"#).is_ok());
         assert!(read("{").is_err(), "not JSON");
     }
 }
