@@ -95,7 +95,11 @@ fn an_overloaded_server_is_given_the_rate_it_completed_not_the_rate_offered() {
     // An answer written at the window's edge is stamped by the server after its write and read by the client a
     // moment later, so either side may count it inside: the two counts agree to one answer at each edge.
     let after = result.requests.after_window;
-    assert!(after.abs_diff(all - inside) <= 1, "the client counted {after} after the window; the server {}", all - inside);
+    assert!(
+        after.abs_diff(all - inside) <= 1,
+        "the client counted {after} after the window; the server {}",
+        all - inside
+    );
     let last_begins = (result.timeline.len() - 1) as f64;
     let drained = result.duration_s + result.drain_s;
     assert!(last_begins >= (drained - 1.0).floor(), "{last_begins}: the timeline runs through the drain to {drained}");
