@@ -60,7 +60,10 @@ fn a_one_line_shootout_is_refused_with_the_fix() {
 
 /// `shootout run FLAGS` in `dir` is refused in one line that says `names`, exit 2, before a results folder is made.
 fn refused_before_anything(dir: &std::path::Path, flags: &[&str], names: &str) {
-    let output = shootout().current_dir(dir).arg("run").args(flags).output().unwrap();
+    // Killed at 30 s: a flag that once ran without end fails the test, not the test run.
+    let mut command = std::process::Command::new("timeout");
+    command.args(["30", env!("CARGO_BIN_EXE_shootout")]);
+    let output = command.current_dir(dir).arg("run").args(flags).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));
@@ -79,16 +82,26 @@ fn levels_durations_and_repeats_that_measure_nothing_are_refused_before_anything
         (&["--rates", "100,0"], "--rates 0: "),
         (&["--duration", "0"], "--duration 0s: "),
         (&["--repeats", "0"], "--repeats 0: "),
+        // Issue 64, point 2: 1e300/s ran on past a minute; 1e-9/s sent nothing and read "errors 100.00%".
+        (&["--rates", "1e300"], "--rates 1e300: 1e300 requests/s is past the 1e9"),
+        (&["--rates", "1e-9"], "--rates 1e-9: at 1e-9 requests/s not one request falls due in 10s"),
     ] {
         refused_before_anything(&dir, &[&servers[..], flags].concat(), names);
     }
     // The same in a suite file, at the key.
-    for (key, names) in [("repeats = 0", "repeats = 0: "), ("duration = \"0s\"", "duration = \"0s\": ")] {
+    for (key, names) in [
+        ("repeats = 0\nconnections = [1]", "repeats = 0: "),
+        ("duration = \"0s\"\nconnections = [1]", "duration = \"0s\": "),
+        ("rates = [100, 1e300]", "rates: 1e300 requests/s is past the 1e9"),
+        ("duration = \"2s\"\nrates = [0.1]", "rates: at 0.1 requests/s not one request falls due in 2s"),
+    ] {
         let suite = format!(
-            "{key}\nconnections = [1]\n[[server]]\nname = \"a\"\ncommand = \"{{shootout}} target --port {{port}}\"\n"
+            "{key}\n[[server]]\nname = \"a\"\ncommand = \"{{shootout}} target --port {{port}}\"\n"
         );
         std::fs::write(dir.join("suite.toml"), suite).unwrap();
-        let output = shootout().current_dir(&dir).args(["run", "suite.toml"]).output().unwrap();
+        let mut command = std::process::Command::new("timeout");
+        command.args(["30", env!("CARGO_BIN_EXE_shootout"), "run", "suite.toml"]);
+        let output = command.current_dir(&dir).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{key}: {}", describe(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains("suite.toml") && stderr.contains(names), "{key}: {}", describe(&output));
@@ -130,5 +143,26 @@ fn the_kept_suite_holds_its_durations_to_the_microsecond() {
     let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().path();
     let suite = std::fs::read_to_string(results.join("suite.toml")).unwrap();
     assert!(suite.contains("duration = \"1999us\"") && suite.contains("warmup = \"999us\""), "{suite}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 64, point 9: two servers of 150-character names made a suite name ("a… vs b…") too long for a folder's
+/// name, and the run failed with "cannot make a results directory (File name too long)". Its folder takes the
+/// name's first 200 bytes.
+#[test]
+fn servers_with_long_names_get_a_results_folder() {
+    let dir = crate::support::workdir("oneline", "long-names");
+    let (a, b) = ("a".repeat(150), "b".repeat(150));
+    let output = shootout()
+        .current_dir(&dir)
+        .args(["run", "--server", &format!("{a}={{shootout}} target --port {{port}}")])
+        .args(["--server", &format!("{b}={{shootout}} target --port {{port}}")])
+        .args(["--path", "/hello", "--connections", "1", "--repeats", "1", "--duration", "200ms", "--warmup", "0s"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = std::fs::read_dir(dir.join("results")).unwrap().next().unwrap().unwrap().file_name();
+    let results = results.to_string_lossy();
+    assert!(results.starts_with(&format!("{a}-vs-{}-", &b[..46])) && results.len() <= 200 + 16, "{results}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -585,3 +585,66 @@ fn a_resumed_runs_files_are_held_to_what_report_reads() {
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&elsewhere).unwrap();
 }
+
+/// Runs `command` to its end and returns its output with the most memory it held at once (its peak resident set,
+/// in bytes), read from the kernel's own account of that one child (wait4).
+fn with_peak_memory(mut command: Command) -> (std::process::Output, u64) {
+    use std::io::Read;
+    let mut child =
+        command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let stdout = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = out.read_to_end(&mut text);
+        text
+    });
+    let mut stderr = Vec::new();
+    let _ = err.read_to_end(&mut stderr);
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<nix::libc::rusage>() });
+    // SAFETY: wait4 writes only into the two locals given; the child is ours and not waited for elsewhere.
+    let waited = unsafe { nix::libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as i32, "wait4: {}", std::io::Error::last_os_error());
+    let status = std::os::unix::process::ExitStatusExt::from_raw(status);
+    let output = std::process::Output { status, stdout: stdout.join().unwrap(), stderr };
+    (output, usage.ru_maxrss as u64 * 1024)
+}
+
+/// Issue 64, point 4: a 4.6 KB trial whose histogram declared a payload of 2³¹−1 bytes took `report` (and a resumed
+/// run) to 2.1 GB, and a 1.4 MB zlib bomb to 1 GB with exit 0: the 256 MiB file cap did not bound what a histogram
+/// expands to. Each is a histogram that cannot be read, named, in less than 64 MiB beside four times the files.
+#[test]
+fn histograms_that_expand_past_any_run_are_named_within_bounded_memory() {
+    let bombs = r#"
+import base64, struct, zlib
+def header(payload):
+    return struct.pack(">IIIIqqd", 0x1c849313, payload, 0, 3, 1, 3600000000, 1.0)
+print(base64.b64encode(header(2**31 - 1) + bytes(4096)).decode())
+pack = zlib.compressobj(9)
+inner = pack.compress(header(1 << 30)) + b"".join(pack.compress(bytes(1 << 20)) for _ in range(1024)) + pack.flush()
+print(base64.b64encode(struct.pack(">II", 0x1c849314, len(inner)) + inner).decode())
+"#;
+    let made = Command::new("python3").args(["-c", bombs]).output().unwrap();
+    assert!(made.status.success(), "{}", describe(&made));
+    let made = String::from_utf8(made.stdout).unwrap();
+    let (declared, expanding) = made.trim().split_once('\n').unwrap();
+    let suite = "name = \"bombs\"\nrepeats = 1\nduration = \"1s\"\nconnections = [1, 2]\n\
+                 [[server]]\nname = \"a\"\ncommand = \"false\"\n";
+    let declares = |t: &mut TrialRecord| t.result.latency.histogram = declared.to_string();
+    let expands = |t: &mut TrialRecord| t.result.latency.histogram = expanding.to_string();
+    let dir = edited_results("bombs", suite, &[("a", 1.0, &declares), ("a", 2.0, &expands)]);
+    let files: u64 = ["1-r1.json", "2-r1.json"].iter().map(|f| std::fs::metadata(dir.join("trials/a").join(f)).unwrap().len()).sum();
+    for args in [&["report"][..], &["run", "--resume"]] {
+        let mut command = shootout();
+        command.args(args).arg(&dir);
+        let (output, peak) = with_peak_memory(command);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        for file in ["1-r1.json", "2-r1.json"] {
+            let named = format!("{}: its latency histogram cannot be read", dir.join("trials/a").join(file).display());
+            assert!(stderr.contains(&named), "{args:?}: {stderr}");
+        }
+        let bound = (64 << 20) + 4 * files;
+        assert!(peak < bound, "{args:?} held {} MiB, over {} MiB", peak >> 20, bound >> 20);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

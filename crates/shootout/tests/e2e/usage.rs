@@ -11,6 +11,36 @@ fn refused(args: &[&str], names: &str) {
     assert_eq!(lines, 1, "one line for {args:?}: {stderr}");
 }
 
+/// As [`refused`], for a command that ran without end before its fix: killed at 20 s, which fails the test.
+fn refused_within(args: &[&str], names: &str) {
+    let output = std::process::Command::new("timeout")
+        .args(["-s", "KILL", "20", env!("CARGO_BIN_EXE_shootout")])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(names) && stderr.trim_end().lines().count() == 1, "{args:?} should name {names:?}: {stderr}");
+}
+
+/// Issue 64, points 1 and 2: rates and streams past what a run holds. `-R 2e19` never ended (its progress read
+/// 9223372036854775808 req/s) and panicked on SIGTERM; `-R 1e-9` sent nothing and read "errors 100.00%"; a million
+/// streams over HTTP/3 ran 646 s for a 2 s run, and 4294967295 over HTTP/2 aborted allocating 38 GB. Each is one
+/// line naming the flag and its bound, exit 2, before anything is sent.
+#[test]
+fn rates_and_streams_past_what_a_run_holds_are_refused() {
+    let url = "http://127.0.0.1:9/";
+    for (args, names) in [
+        (&["-R", "2e19", "-d", "1s", url][..], "-R/--rate 2e19: 2e19 requests/s is past the 1e9"),
+        (&["-R", "1e-9", "-d", "1s", url], "-R/--rate 1e-9: at 1e-9 requests/s not one request falls due in 1s"),
+        (&["-R", "10", "--stages", "1s:1e12", url], "requests/s is past the 1e9"),
+        (&["--http3", "-k", "-c", "1", "--streams", "1000000", "https://127.0.0.1:9/"], "--streams 1000000: more than"),
+        (&["--http2", "-c", "1", "--streams", "4294967295", url], "--streams 4294967295: more than the 10000"),
+    ] {
+        refused_within(&[&["load"][..], args].concat(), names);
+    }
+}
+
 #[test]
 fn bad_urls() {
     refused(&["load", "not a url"], "'not a url'");
