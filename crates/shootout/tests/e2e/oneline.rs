@@ -95,9 +95,7 @@ fn levels_durations_and_repeats_that_measure_nothing_are_refused_before_anything
         ("rates = [100, 1e300]", "rates: 1e300 requests/s is past the 1e9"),
         ("duration = \"2s\"\nrates = [0.1]", "rates: at 0.1 requests/s not one request falls due in 2s"),
     ] {
-        let suite = format!(
-            "{key}\n[[server]]\nname = \"a\"\ncommand = \"{{shootout}} target --port {{port}}\"\n"
-        );
+        let suite = format!("{key}\n[[server]]\nname = \"a\"\ncommand = \"{{shootout}} target --port {{port}}\"\n");
         std::fs::write(dir.join("suite.toml"), suite).unwrap();
         let mut command = std::process::Command::new("timeout");
         command.args(["30", env!("CARGO_BIN_EXE_shootout"), "run", "suite.toml"]);

@@ -291,6 +291,7 @@ fn what_no_run_can_be_given_is_refused_before_anything_starts() {
         assert!(stderr.contains(said) && stderr.lines().count() == 1, "{said}: {stderr}");
         assert!(!dir.join("results").exists(), "nothing was started or written");
         assert!(!running("sleep 3160"));
+        std::fs::remove_dir_all(&dir).unwrap(); // one suite.toml is 50 MiB
     }
     // Results where nothing can be written: refused before any server starts.
     let dir = workdir("refused-results");

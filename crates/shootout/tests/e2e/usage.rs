@@ -20,7 +20,10 @@ fn refused_within(args: &[&str], names: &str) {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{args:?}: {}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(names) && stderr.trim_end().lines().count() == 1, "{args:?} should name {names:?}: {stderr}");
+    assert!(
+        stderr.contains(names) && stderr.trim_end().lines().count() == 1,
+        "{args:?} should name {names:?}: {stderr}"
+    );
 }
 
 /// Issue 64, points 1 and 2: rates and streams past what a run holds. `-R 2e19` never ended (its progress read
