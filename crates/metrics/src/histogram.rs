@@ -105,6 +105,9 @@ pub enum DecodeError {
     /// Not an HdrHistogram V2 (deflate) payload.
     #[error("histogram is not a valid HdrHistogram V2 payload: {0:?}")]
     Payload(hdrhistogram::serialization::DeserializeError),
+    /// Beyond what any histogram shootout writes holds, or cut short: why.
+    #[error("the histogram: {0}")]
+    Bounds(String),
 }
 
 /// How many values of `summary` are `at_least_us` or more; none when its histogram cannot be read.
@@ -116,10 +119,62 @@ pub fn count_at_least(summary: &LatencySummary, at_least_us: u64) -> u64 {
     histogram.count_between(at_least_us, histogram.max())
 }
 
-/// Decodes the output of [`encode_histogram`] (or any V2 / V2-deflate base64 histogram).
+/// The most bytes an encoded histogram may expand to. One of shootout's (1 µs to 1 h, 3 digits) holds 23,552
+/// counts of at most 9 bytes each, some 212 KB; a zlib bomb or a declared length of gigabytes stops here.
+const LARGEST_DECODED: usize = 1 << 20;
+
+/// The cookies that open HdrHistogram's V2 format and its deflate-compressed form.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
+
+/// Decodes the output of [`encode_histogram`] (or any V2 / V2-deflate base64 histogram within shootout's range:
+/// 3 significant digits or fewer, up to [`MAX_US`]), in memory bounded by [`LARGEST_DECODED`] whatever its
+/// header declares.
 pub fn decode_histogram(text: &str) -> Result<LatencyHistogram, DecodeError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
-    Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(DecodeError::Payload)
+    let plain = expanded(&bytes)?;
+    // The V2 header: cookie, payload length, normalizing offset, digits, lowest, highest, ratio (40 bytes).
+    let field = |at: usize| -> Result<u64, DecodeError> {
+        let word = plain.get(at..at + 8).ok_or(DecodeError::Bounds("it ends inside its header".into()))?;
+        Ok(u64::from_be_bytes(word.try_into().expect("8 bytes")))
+    };
+    let (payload, digits, highest) = (field(0)? & 0xffff_ffff, field(8)? & 0xffff_ffff, field(24)?);
+    field(32)?;
+    let held = plain.len() - 40;
+    if payload > held as u64 {
+        return Err(DecodeError::Bounds(format!("it declares {payload} bytes of counts and holds {held}")));
+    }
+    if digits > 3 || highest > MAX_US {
+        return Err(DecodeError::Bounds(format!(
+            "its range ({digits} digits, up to {highest} µs) is wider than any shootout records"
+        )));
+    }
+    Deserializer::new().deserialize(&mut plain.as_slice()).map_err(DecodeError::Payload)
+}
+
+/// The V2 bytes of an encoded histogram: inflated, to at most [`LARGEST_DECODED`] bytes, when it is compressed.
+fn expanded(bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    use std::io::Read;
+    let cookie = bytes.get(..4).map(|c| u32::from_be_bytes(c.try_into().expect("4 bytes")));
+    if cookie != Some(V2_DEFLATE_COOKIE) {
+        return match cookie {
+            Some(V2_COOKIE) => Ok(bytes.to_vec()),
+            _ => Err(DecodeError::Bounds("it does not begin as an HdrHistogram V2 histogram does".into())),
+        };
+    }
+    let mut plain = Vec::new();
+    let inflating = flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default());
+    inflating
+        .take(LARGEST_DECODED as u64 + 1)
+        .read_to_end(&mut plain)
+        .map_err(|e| DecodeError::Bounds(format!("its compressed counts cannot be inflated ({e})")))?;
+    if plain.len() > LARGEST_DECODED {
+        return Err(DecodeError::Bounds(format!(
+            "it inflates past {} KiB, more than any histogram shootout writes",
+            LARGEST_DECODED >> 10
+        )));
+    }
+    Ok(plain)
 }
 
 /// Serde for a [`LatencyHistogram`] as the base64 text of [`encode_histogram`], exact to the bucket, for the
@@ -163,6 +218,23 @@ mod tests {
         let back = decode_histogram(&encode_histogram(&h)).unwrap();
         assert_eq!(back.len(), 6);
         assert_eq!(back, h);
+    }
+
+    #[test]
+    fn a_histogram_past_shootouts_bounds_is_refused_before_it_is_expanded() {
+        let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let header = |payload: u32, digits: u32, highest: u64| {
+            let mut bytes = [V2_COOKIE, payload, 0, digits].map(u32::to_be_bytes).concat();
+            bytes.extend([1u64.to_be_bytes(), highest.to_be_bytes(), 1f64.to_be_bytes()].concat());
+            bytes
+        };
+        let why = |bytes: &[u8]| decode_histogram(&encode(bytes)).unwrap_err().to_string();
+        assert!(why(&header(u32::MAX, 3, MAX_US)).contains("declares 4294967295 bytes of counts and holds 0"));
+        assert!(why(&header(0, 5, u64::MAX >> 1)).contains("wider than any shootout records"));
+        assert!(why(&header(0, 3, MAX_US)[..30]).contains("ends inside its header"));
+        assert!(why(b"GIF89a").contains("does not begin as an HdrHistogram V2"));
+        let empty = header(0, 3, MAX_US);
+        assert_eq!(decode_histogram(&encode(&empty)).unwrap().len(), 0, "an empty histogram is read");
     }
 
     #[test]

@@ -82,7 +82,8 @@
 //! - [`services`]: the `[[service]]` tables, the servers' `needs`, and the `{service.NAME.port}` placeholders.
 //! - [`refusals`]: what no run can be given (names that make no file name of their own, a missing `cwd`, NUL
 //!   bytes, bad `env` keys, oversized commands and plans), found by [`validate`] before anything starts; and
-//!   [`refusals::file_name`], how a server's name becomes a file name.
+//!   [`refusals::file_name`], how a server's name becomes a file name, and [`refusals::results_name`], how a
+//!   suite's name begins its results folder's.
 //! - this file: the validated [`Suite`] and its parts, which the harness runs.
 //!
 //! The suite sits below both the harness (which runs it) and the report (which reads it back), so it is parsed
@@ -107,7 +108,7 @@ use shootout_model::Protocol;
 use shootout_scenario::FileError;
 
 pub use raw::{outline, MatrixServer, Outline};
-pub use refusals::file_name;
+pub use refusals::{file_name, results_name};
 pub use services::service_port;
 pub use sweep::Sweep;
 pub use validate::{parse, parse_sweep, signal_by_name};

@@ -31,6 +31,15 @@ pub fn file_name(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect()
 }
 
+/// How a results folder's name begins for the suite `name`: its [`file_name`], cut to its first 200 bytes (the
+/// folder adds `-YYYYMMDD-HHMMSS` and perhaps `-N`; file systems take 255, and two servers of 150-character names
+/// make a one-line suite's name of 304).
+pub fn results_name(name: &str) -> String {
+    let mut name = file_name(name); // ASCII: cut anywhere
+    name.truncate(LONGEST_FILE_NAME);
+    name
+}
+
 /// What the refusals read of a `[[server]]` or a `[[service]]`: the same keys, checked the same way.
 pub(crate) struct Launched<'a> {
     /// "server" or "service", for the messages.

@@ -78,10 +78,16 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     if let Some(repeats) = raw.repeats.as_ref().filter(|r| *r.get_ref() == 0) {
         return Err(at.span(repeats.span(), "repeats = 0: give 1 or more repeats of the sweep"));
     }
-    let duration = duration_or(&raw.duration, Duration::from_secs(10), &at)?;
+    let duration = duration_or(&raw.duration, shootout_model::settings::DEFAULT_DURATION, &at)?;
     if let (Some(written), true, None) = (&raw.duration, duration.is_zero(), &raw.requests) {
         let why = format!("duration = \"{}\": give a measured time above 0, or requests = N", written.get_ref());
         return Err(at.span(written.span(), why));
+    }
+    if let (Levels::Rates(rates), Some(written)) = (&levels, &raw.rates) {
+        let window = raw.requests.is_none().then_some(duration);
+        if let Some(why) = rates.iter().find_map(|&rate| shootout_model::settings::unrunnable_rate(rate, window)) {
+            return Err(at.span(written.span(), format!("rates: {why}")));
+        }
     }
     let suite = Suite {
         name: outline.name,

@@ -33,16 +33,21 @@ pub struct Reconciled {
     pub text: String,
 }
 
-/// The newest other results directory beside `dir` of the same suite (`name`), SLO and load model (`unit`, what
+/// The newest other results directory beside `dir` of the same suite (`name`, whose [`shootout_suite::results_name`]
+/// begins its name), SLO and load model (`unit`, what
 /// a level counts: a sweep of users and a search of arrival rates answer different questions, and a level of one
 /// is no level of the other), that answered it the other way (`searched`: this run searched, so a sweep is wanted;
 /// else a search), with its `analysis.json`.
 pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: bool) -> Option<(PathBuf, Value)> {
     let parent = dir.parent()?;
     let mut found: Option<(std::time::SystemTime, PathBuf, Value)> = None;
+    // A run of the same suite is named after it: the folders of other suites (in /tmp, thousands, some with a
+    // suite.toml of megabytes) are not read at all.
+    let named = format!("{}-", shootout_suite::results_name(name));
     for entry in std::fs::read_dir(parent).ok()?.flatten() {
         let sibling = entry.path();
-        if sibling == dir || !sibling.is_dir() {
+        let ours = entry.file_name().to_str().is_some_and(|n| n.starts_with(&named));
+        if sibling == dir || !ours || !sibling.is_dir() {
             continue;
         }
         // The small suite file first: most siblings are other suites, whose analysis need not be read.
