@@ -19,6 +19,45 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Redirects followed in a row when no limit is given (as k6).
 pub const DEFAULT_MAX_REDIRECTS: u32 = 10;
+/// The fastest arrival rate a run may be asked for: a thousand million requests a second, some hundred times what
+/// the fastest clients send from one machine (a rate past it never ends its window, and one past 2^63 cannot be
+/// counted).
+pub const FASTEST_RATE: f64 = 1e9;
+/// The most requests a connection may carry at once (`--streams`): ten times what servers allow by default
+/// (100 to 1,000), and a bound on the memory the client holds for each connection's streams.
+pub const MOST_STREAMS: u32 = 10_000;
+
+/// A rate as typed back in a message: in scientific notation when it is far from any rate people write
+/// (`2e19`, `1e-9`), as it is otherwise.
+pub fn rate_text(rate: f64) -> String {
+    if rate.abs() >= FASTEST_RATE || (rate != 0.0 && rate.abs() < 1e-3) {
+        format!("{rate:e}")
+    } else {
+        format!("{rate}")
+    }
+}
+
+/// Why an arrival rate cannot be run for `duration` (`None`: it ends on a count of requests), if it cannot: past
+/// [`FASTEST_RATE`], or so slow that not one request falls due in the window. Shared by `-R`, a suite's `rates`
+/// and the one-line form's `--rates`.
+pub fn unrunnable_rate(rate: f64, duration: Option<Duration>) -> Option<String> {
+    if rate > FASTEST_RATE {
+        return Some(format!(
+            "{} requests/s is past the 1e9 a run may be asked for, far beyond what any client sends",
+            rate_text(rate)
+        ));
+    }
+    let duration = duration?;
+    let window = duration.as_secs_f64();
+    (rate * window < 1.0).then(|| {
+        format!(
+            "at {} requests/s not one request falls due in {}: give at least {} requests/s, or a longer duration",
+            rate_text(rate),
+            humantime::format_duration(duration),
+            1.0 / window
+        )
+    })
+}
 
 /// One load run as chosen: `None` (or empty) takes the default.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -103,6 +142,13 @@ impl LoadSettings {
             if !rate.is_finite() || rate < 0.0 || (rate == 0.0 && stages.is_empty()) {
                 return bad(format!("-R/--rate {rate}: give a positive number of requests per second, e.g. -R 1000"));
             }
+            // A ramp's levels are its stages' targets; a steady rate's window is its duration, unless a count ends it.
+            let window =
+                (stages.is_empty() && self.requests.is_none()).then(|| self.duration.unwrap_or(DEFAULT_DURATION));
+            let fastest = stages.iter().map(|s| s.target).fold(rate, f64::max);
+            if let Some(why) = unrunnable_rate(fastest, None).or_else(|| unrunnable_rate(rate, window)) {
+                return bad(format!("-R/--rate {}: {why}", rate_text(rate)));
+            }
         }
         let start_level = self.rate.unwrap_or(f64::from(self.connections.unwrap_or(0)));
         if !stages.is_empty() && start_level == 0.0 && stages.iter().all(|s| s.target == 0.0) {
@@ -121,6 +167,12 @@ impl LoadSettings {
         let streams = self.streams.unwrap_or(1);
         if streams == 0 {
             return bad("--streams 0: at least 1 stream per connection is needed, e.g. --streams 10".into());
+        }
+        if streams > MOST_STREAMS {
+            return bad(format!(
+                "--streams {streams}: more than the {MOST_STREAMS} requests a connection may carry at once (servers \
+                 allow 100 to 1,000 by default): open more connections (-c) instead"
+            ));
         }
         if streams > 1 && !protocol.multiplexed() {
             return bad(format!(
@@ -291,6 +343,15 @@ mod tests {
         let e = |s: LoadSettings| s.build(1).unwrap_err().0;
         assert!(e(LoadSettings { connections: Some(0), ..settings() }).starts_with("-c/--connections 0"));
         assert!(e(LoadSettings { rate: Some(-1.0), ..settings() }).starts_with("-R/--rate -1"));
+        let why = e(LoadSettings { rate: Some(2e19), ..settings() });
+        assert!(why.starts_with("-R/--rate 2e19: 2e19 requests/s is past the 1e9"), "{why}");
+        let why = e(LoadSettings { rate: Some(1e-9), duration: Some(Duration::from_secs(1)), ..settings() });
+        assert!(why.contains("not one request falls due in 1s: give at least 1 requests/s"), "{why}");
+        assert!(LoadSettings { rate: Some(1e-9), requests: Some(1), ..settings() }.build(1).is_ok(), "a count ends it");
+        let ramp = vec![Stage { duration: Duration::from_secs(1), target: 1e12 }];
+        assert!(e(LoadSettings { rate: Some(10.0), stages: ramp, ..settings() }).contains("is past the 1e9"));
+        let why = e(LoadSettings { streams: Some(1_000_000), protocol: Some(Protocol::Http3), ..settings() });
+        assert!(why.starts_with("--streams 1000000: more than the 10000"), "{why}");
         assert!(e(LoadSettings { threads: Some(0), ..settings() }).starts_with("-t/--threads 0"));
         assert!(e(LoadSettings { method: Some("GE T".into()), ..settings() }).starts_with("-m 'GE T'"));
         assert!(e(LoadSettings { timeout: Some(Duration::ZERO), ..settings() }).starts_with("--timeout"));

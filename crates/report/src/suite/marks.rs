@@ -98,7 +98,11 @@ pub fn more_columns(summary: &SuiteSummary, shown: &[Metric]) -> Vec<Metric> {
 }
 
 /// The line that explains the marks, when a cell breaks the SLO: `✗ breaks the SLO (mean < 4ms, errors < 1%) …`.
+/// A suite without an SLO marks no figure, and has no legend.
 pub fn legend(summary: &SuiteSummary) -> Option<String> {
+    if summary.slo.is_empty() {
+        return None;
+    }
     let undecided = summary.cells.iter().any(|c| c.objectives.iter().any(|o| o.undecided));
     let undecided = if undecided {
         format!(

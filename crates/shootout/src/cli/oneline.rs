@@ -93,6 +93,13 @@ impl OneLine {
         if self.duration == Some(Duration::ZERO) {
             return Err(Failure::Usage("--duration 0s: give a measured time above 0, e.g. --duration 10s".into()));
         }
+        let window = Some(self.duration.unwrap_or(shootout_model::settings::DEFAULT_DURATION));
+        for &rate in &self.rates {
+            if let Some(why) = shootout_model::settings::unrunnable_rate(rate, window) {
+                let rate = shootout_model::settings::rate_text(rate);
+                return Err(Failure::Usage(format!("--rates {rate}: {why}")));
+            }
+        }
         if self.repeats == Some(0) {
             return Err(Failure::Usage("--repeats 0: give 1 or more, e.g. --repeats 3".into()));
         }
