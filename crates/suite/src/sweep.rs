@@ -75,7 +75,7 @@ impl Sweep {
     }
 
     /// For the smoke sweep, cuts a validated suite down to its first and last level, once, each after at most
-    /// half a second of warm-up: 1 s at a level of users, who send from the window's first instant, and 2 s at an
+    /// a quarter of a second of warm-up: 1 s at a level of users, who send from the window's first instant, and 2 s at an
     /// arrival rate, whose first arrivals may come a second late at the 1/s of a suite like redmine-arrivals. A
     /// profile is cut to 2 s. A server's start warm-up is kept up to 5 s, since a server it was written for (a
     /// JVM, a Rails app's cold workers) may not answer a single request of the window without it.
@@ -110,8 +110,9 @@ impl Sweep {
 const SMOKE_USERS_WINDOW: Duration = Duration::from_secs(1);
 /// The smoke sweep's window at an arrival rate.
 const SMOKE_ARRIVALS_WINDOW: Duration = Duration::from_secs(2);
-/// The smoke sweep's warm-up before each level, at most.
-const SMOKE_WARMUP: Duration = Duration::from_millis(500);
+/// The smoke sweep's warm-up before each level, at most: the server had its start warm-up, and a check needs no
+/// steady state.
+const SMOKE_WARMUP: Duration = Duration::from_millis(250);
 
 /// The first and last of `values` (once when they are the same): the levels of a smoke run.
 pub(crate) fn ends<T: Clone + PartialEq>(values: &[T]) -> Vec<T> {

@@ -64,7 +64,7 @@ start_warmup = "60s"
     assert_eq!((full.repeats, full.duration.as_secs(), full.warmup.as_secs()), (3, 30, 2));
     assert_eq!(full.levels, Levels::Connections(vec![1, 2, 4, 8, 16, 32, 64, 128]));
     let smoke = parse_sweep(text, "s.toml", Path::new("."), Sweep::Smoke).unwrap();
-    assert_eq!((smoke.repeats, smoke.duration.as_millis(), smoke.warmup.as_millis()), (1, 1000, 500));
+    assert_eq!((smoke.repeats, smoke.duration.as_millis(), smoke.warmup.as_millis()), (1, 1000, 250));
     assert_eq!(smoke.levels, Levels::Connections(vec![1, 64]));
     assert_eq!((short.servers[0].start_warmup.as_secs(), smoke.servers[0].start_warmup.as_secs()), (60, 5));
     let no_full = "connections = [1]\nrequests = 500\n[[server]]\nname = \"a\"\ncommand = \"x\"\n";

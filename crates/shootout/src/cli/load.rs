@@ -212,6 +212,14 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     if args.find_rate {
         return super::find_rate::run(&args, scenario.as_ref());
     }
+    // A steady rate must have a request fall due in its window (a ramp's is its stages', a count's has none).
+    if let (Some(rate), None, None) = (args.rate, &args.stages, args.requests) {
+        let window = args.duration.unwrap_or(shootout_model::settings::DEFAULT_DURATION);
+        if let Some(why) = shootout_model::settings::unrunnable_rate(rate, Some(window)) {
+            let rate = shootout_model::settings::rate_text(rate);
+            return Err(Failure::Usage(format!("-R/--rate {rate}: {why}")));
+        }
+    }
     let (options, body) = validate(&args, scenario.as_ref(), args.rate)?;
     open_files::ensure(options.most_connections()).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(path) = &args.output {

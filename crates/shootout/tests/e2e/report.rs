@@ -586,27 +586,24 @@ fn a_resumed_runs_files_are_held_to_what_report_reads() {
     std::fs::remove_dir_all(&elsewhere).unwrap();
 }
 
-/// Runs `command` to its end and returns its output with the most memory it held at once (its peak resident set,
-/// in bytes), read from the kernel's own account of that one child (wait4).
-#[allow(clippy::zombie_processes)] // waited for by wait4 below, which returns its resource use as well
-fn with_peak_memory(mut command: Command) -> (std::process::Output, u64) {
-    use std::io::Read;
-    let mut child = command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let stdout = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = out.read_to_end(&mut text);
-        text
-    });
-    let mut stderr = Vec::new();
-    let _ = err.read_to_end(&mut stderr);
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<nix::libc::rusage>() });
-    // SAFETY: wait4 writes only into the two locals given; the child is ours and not waited for elsewhere.
-    let waited = unsafe { nix::libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(waited, child.id() as i32, "wait4: {}", std::io::Error::last_os_error());
-    let status = std::os::unix::process::ExitStatusExt::from_raw(status);
-    let output = std::process::Output { status, stdout: stdout.join().unwrap(), stderr };
-    (output, usage.ru_maxrss as u64 * 1024)
+/// Runs shootout with `args` (no backtrace asked for: one is resolved from the binary's debug information, some
+/// 50 MiB more) and returns its output with the most memory it held at once, its peak resident set in bytes, as the
+/// kernel counts it for that process (wait4). It is started by a small Python, forked rather than spawned from this
+/// test process: a child spawned with vfork counts its parent's memory at its exec as its own.
+fn with_peak_memory(args: &[&std::ffi::OsStr]) -> (std::process::Output, u64) {
+    let measure = "import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n\
+                   _, status, usage = os.wait4(pid, 0)\nprint(usage.ru_maxrss * 1024, file=sys.stderr)\n\
+                   sys.exit(os.waitstatus_to_exitcode(status))";
+    let output = Command::new("python3")
+        .args(["-c", measure, env!("CARGO_BIN_EXE_shootout")])
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let peak = stderr.lines().last().and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("no peak: {stderr}"));
+    (output, peak)
 }
 
 /// Issue 64, point 4: a 4.6 KB trial whose histogram declared a payload of 2³¹−1 bytes took `report` (and a resumed
@@ -635,10 +632,8 @@ print(base64.b64encode(struct.pack(">II", 0x1c849314, len(inner)) + inner).decod
     let files: u64 =
         ["1-r1.json", "2-r1.json"].iter().map(|f| std::fs::metadata(dir.join("trials/a").join(f)).unwrap().len()).sum();
     for args in [&["report"][..], &["run", "--resume"]] {
-        let mut command = shootout();
-        // A backtrace asked for is resolved from the binary's debug information, some 50 MiB more.
-        command.args(args).arg(&dir).env_remove("RUST_BACKTRACE").env_remove("RUST_LIB_BACKTRACE");
-        let (output, peak) = with_peak_memory(command);
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).chain([dir.as_os_str()]).collect();
+        let (output, peak) = with_peak_memory(&args);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {}", describe(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
         for file in ["1-r1.json", "2-r1.json"] {

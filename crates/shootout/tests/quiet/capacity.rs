@@ -273,7 +273,7 @@ warmup = "1s"
 slo = ["mean < 5ms", "errors < 1%"]
 search = { model = "open", start = 100 }
 [full]
-rates = [500, 750, 850, 900, 950, 1000, 1100, 1250]
+rates = [500, 750, 850, 950, 1100]
 [load]
 path = "/spin/1000"
 [[server]]
