@@ -33,20 +33,21 @@ pub struct Reconciled {
     pub text: String,
 }
 
-/// The newest other results directory beside `dir` of the same suite (`name`, whose [`shootout_suite::results_name`]
-/// begins its name), SLO and load model (`unit`, what
+/// The newest other results directory beside `dir` of the same suite (`name`, and a folder named as `dir` is up to
+/// its stamp), SLO and load model (`unit`, what
 /// a level counts: a sweep of users and a search of arrival rates answer different questions, and a level of one
 /// is no level of the other), that answered it the other way (`searched`: this run searched, so a sweep is wanted;
 /// else a search), with its `analysis.json`.
 pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: bool) -> Option<(PathBuf, Value)> {
     let parent = dir.parent()?;
     let mut found: Option<(std::time::SystemTime, PathBuf, Value)> = None;
-    // A run of the same suite is named after it: the folders of other suites (in /tmp, thousands, some with a
-    // suite.toml of megabytes) are not read at all.
-    let named = format!("{}-", shootout_suite::results_name(name));
+    // Another run of the same suite is named as this one, up to its stamp: the folders of other suites (in /tmp,
+    // thousands, some with a suite.toml of megabytes) are not read at all. A folder renamed since has every sibling
+    // read.
+    let this = dir.file_name().and_then(|n| n.to_str()).and_then(suite_part);
     for entry in std::fs::read_dir(parent).ok()?.flatten() {
         let sibling = entry.path();
-        let ours = entry.file_name().to_str().is_some_and(|n| n.starts_with(&named));
+        let ours = this.is_none_or(|this| entry.file_name().to_str().and_then(suite_part) == Some(this));
         if sibling == dir || !ours || !sibling.is_dir() {
             continue;
         }
@@ -79,6 +80,23 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: b
         }
     }
     found.map(|(_, dir, analysis)| (dir, analysis))
+}
+
+/// The part of a results folder's name before its stamp: `rack-hello` of `rack-hello-20261129-101500` or of
+/// `rack-hello-20261129-101500-2` (as `Store::create` names it); none when it has no stamp.
+fn suite_part(folder: &str) -> Option<&str> {
+    fn digits(text: &str, n: usize) -> bool {
+        text.len() == n && text.bytes().all(|b| b.is_ascii_digit())
+    }
+    fn stamped(name: &str) -> Option<&str> {
+        let (rest, time) = name.rsplit_once('-')?;
+        let (suite, day) = rest.rsplit_once('-')?;
+        (digits(time, 6) && digits(day, 8)).then_some(suite)
+    }
+    stamped(folder).or_else(|| {
+        let (rest, attempt) = folder.rsplit_once('-')?;
+        attempt.bytes().all(|b| b.is_ascii_digit()).then(|| stamped(rest)).flatten()
+    })
 }
 
 /// Each server that both runs answered, reconciled: this run's `summary` against the other's `analysis`.
@@ -148,6 +166,15 @@ pub fn reconcile(summary: &SuiteSummary, other_dir: &Path, other: &Value) -> Vec
 mod tests {
     use super::*;
     use crate::suite::summary::tests::report;
+
+    #[test]
+    fn a_results_folder_is_known_by_its_name_up_to_its_stamp() {
+        assert_eq!(suite_part("rack-hello-20261129-101500"), Some("rack-hello"));
+        assert_eq!(suite_part("rack-hello-20261129-101500-12"), Some("rack-hello"));
+        assert_eq!(suite_part("a-vs-b-20261129-101500"), Some("a-vs-b"));
+        assert_eq!(suite_part("my-results"), None, "renamed: no stamp");
+        assert_eq!(suite_part("x-2026112-101500"), None);
+    }
 
     /// Issue 61: "plain: up to 500 req/s" from the sweep and "237.5 req/s" from the search, within the hour, and
     /// neither mentioned the other.
