@@ -212,13 +212,18 @@ fn a_wrong_name_a_server_without_http3_and_a_silent_port_are_each_one_line() {
     assert_eq!(text.trim().lines().count(), 1, "one line: {text}");
     drop(caddy);
 
+    // A server that speaks HTTP/3 but whose handshake fails on its certificate (issue 64, point 11: both read "does
+    // not speak HTTP/3"): a name it has no certificate for, and a certificate this machine does not trust.
     let Some(caddy) = Caddy::start("h1 h2 h3", "") else { return };
     let by_address = format!("https://127.0.0.1:{}/", caddy.port);
-    let wrong = shootout().args(["load", "--http3", "-n", "10", &by_address]).output().unwrap();
-    let text = String::from_utf8_lossy(&wrong.stderr);
-    assert_ne!(wrong.status.code(), Some(0), "{}", describe(&wrong));
-    assert!(text.contains("does not speak HTTP/3") && text.lines().count() == 1, "{text}");
-    assert!(text.contains("name the host as its certificate does"), "the way out is said: {text}");
+    let untrusted = format!("https://localhost:{}/", caddy.port);
+    for (url, way_out) in [(&by_address, "name the host as its certificate does"), (&untrusted, "--insecure")] {
+        let wrong = shootout().args(["load", "--http3", "-n", "10", url]).output().unwrap();
+        let text = String::from_utf8_lossy(&wrong.stderr);
+        assert_ne!(wrong.status.code(), Some(0), "{}", describe(&wrong));
+        assert!(text.contains("TLS handshake with 127.0.0.1:") && text.trim().lines().count() == 1, "{url}: {text}");
+        assert!(!text.contains("does not speak HTTP/3") && text.contains(way_out), "{url}: the way out: {text}");
+    }
 
     // A UDP port that takes every datagram and answers none (as a firewall that drops them would).
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -77,6 +77,23 @@ fn a_server_that_opens_another_port_before_its_own_is_waited_for() {
     assert!(took > Duration::from_secs(4), "it was measured once its port opened: {took:?}");
 }
 
+/// Issue 64, point 11: a server that speaks TLS, probed over http://, was waited for until its ready timeout ran
+/// out, and the run then said to raise it.
+#[test]
+fn a_server_that_answers_in_tls_to_a_plain_url_is_told_to_use_https_at_once() {
+    let dir = workdir("ready", "tls-over-http");
+    let suite = "name = \"tls\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+                 [[server]]\nname = \"tls\"\ncommand = \"{shootout} target --port {port} --tls\"\n\
+                 ready = { timeout = \"20s\" }\n";
+    let started = Instant::now();
+    let output = run_suite(&dir, suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'tls' answers in TLS") && stderr.contains("https://"), "{stderr}");
+    assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "before its 20 s: {:?}", started.elapsed());
+}
+
 #[test]
 fn a_server_answering_503_is_told_its_status() {
     let dir = workdir("ready", "unavailable");
