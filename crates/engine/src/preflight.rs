@@ -26,8 +26,15 @@ pub fn check(plan: &Plan) -> Result<(), RunError> {
     let timeout = plan.options.connect_timeout;
     let address = plan.address;
     if let Some(quic) = &plan.quic {
-        return probe::quic_handshake(quic, address, timeout)
-            .map_err(|reason| RunError::NoHttp3 { address, reason: reason.into() });
+        // A certificate or name that does not verify is said as the TLS problem it is, not as a server without
+        // HTTP/3.
+        return probe::quic_handshake(quic, address, timeout).map_err(|reason| {
+            if reason.tls {
+                RunError::Tls { address, reason: reason.text }
+            } else {
+                RunError::NoHttp3 { address, reason: reason.into() }
+            }
+        });
     }
     let tcp = probe::connect(address, timeout).map_err(|reason| RunError::Unreachable { address, reason })?;
     let http2 = plan.options.protocol == Protocol::Http2;

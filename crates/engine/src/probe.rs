@@ -50,6 +50,8 @@ pub enum FailureKind {
     Unresolved,
     /// Nothing listens on the address (connection refused): not started yet, or listening elsewhere.
     Refused,
+    /// The server answered a plain request in TLS (an alert or a handshake record): its url should be https://.
+    SpeaksTls,
     /// Anything else: a timeout, a reset, a response that is not HTTP.
     Other,
 }
@@ -134,7 +136,11 @@ pub fn get(url: &str, timeout: Duration, protocol: Protocol) -> Result<Answer, F
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nUser-Agent: shootout-probe\r\n\r\n");
     if scheme != "https" {
-        return Ok(exchange(&mut { tcp }, request.as_bytes(), scheme, protocol, timeout)?);
+        let mut tcp = tcp;
+        return exchange(&mut tcp, request.as_bytes(), scheme, protocol, timeout).map_err(|text| {
+            let tls = text == SPOKE_TLS;
+            Failure { kind: if tls { FailureKind::SpeaksTls } else { FailureKind::Other }, text }
+        });
     }
     let config = crate::tls::client_config(true, None, protocol)?;
     let name = ServerName::try_from(parts.host().to_string()).map_err(|e| e.to_string())?;
@@ -335,6 +341,10 @@ fn read_response(stream: &mut impl Read, timeout: Duration) -> Result<Answer, St
                 parser.finish_at_eof().map_err(|e| format!("the server closed the connection mid-response: {e}"))?;
                 break;
             }
+            // A TLS record (an alert or a handshake: 0x15 or 0x16, then version 3.x) where an answer begins.
+            Ok(n) if !parser.started() && n >= 2 && matches!(chunk[..2], [0x15 | 0x16, 0x03]) => {
+                return Err(SPOKE_TLS.into())
+            }
             Ok(n) => match parser.feed(&chunk[..n]) {
                 Ok(Progress::Complete { .. }) => break,
                 Ok(Progress::NeedMore) => {}
@@ -347,6 +357,9 @@ fn read_response(stream: &mut impl Read, timeout: Duration) -> Result<Answer, St
     }
     Ok(Answer { status: parser.status(), body: String::from_utf8_lossy(parser.body()).into_owned() })
 }
+
+/// What a plain probe answered in TLS says (and how [`get`] knows it for a [`FailureKind::SpeaksTls`]).
+const SPOKE_TLS: &str = "the server answered in TLS: it speaks HTTPS on this port";
 
 /// An I/O error as a sentence: a timeout (the kernel's "Resource temporarily unavailable" for a read or write
 /// that waited its whole timeout) says what did not happen in how long.

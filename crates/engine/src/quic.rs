@@ -102,6 +102,9 @@ pub fn is_crypto(code: quinn_proto::TransportErrorCode) -> bool {
 pub struct QuicError {
     /// True when the UDP port refused the datagrams.
     pub refused: bool,
+    /// True when the TLS handshake within QUIC failed (a certificate, a name, an alert): the server speaks QUIC,
+    /// and TLS is what to fix.
+    pub tls: bool,
     /// What happened.
     pub text: String,
 }
@@ -114,7 +117,7 @@ impl std::fmt::Display for QuicError {
 
 impl From<String> for QuicError {
     fn from(text: String) -> QuicError {
-        QuicError { refused: false, text }
+        QuicError { refused: false, tls: false, text }
     }
 }
 
@@ -211,7 +214,7 @@ impl Blocking {
     fn why_lost(&self, reason: &ConnectionError) -> QuicError {
         match self.session.broke() {
             Some(breach) => QuicError::from(format!("the server broke HTTP/3 ({breach})")),
-            None => QuicError::from(lost(reason, &self.server_name)),
+            None => QuicError { tls: tls_failed(reason), ..QuicError::from(lost(reason, &self.server_name)) },
         }
     }
 
@@ -278,10 +281,22 @@ fn refused(error: &std::io::Error, address: SocketAddr) -> QuicError {
     match error.kind() {
         std::io::ErrorKind::ConnectionRefused => QuicError {
             refused: true,
+            tls: false,
             text: format!("UDP port {} refused the handshake (nothing listens there for HTTP/3)", address.port()),
         },
         _ => QuicError::from(error.to_string()),
     }
+}
+
+/// Whether a connection ended in its TLS handshake: a CRYPTO_ERROR, on either side, other than the server's
+/// no_application_protocol (which says it offers no HTTP/3 there).
+fn tls_failed(reason: &ConnectionError) -> bool {
+    let code = match reason {
+        ConnectionError::TransportError(e) => u64::from(e.code),
+        ConnectionError::ConnectionClosed(close) => u64::from(close.error_code),
+        _ => return false,
+    };
+    CRYPTO_ERRORS.contains(&code) && code != 0x178
 }
 
 /// Why the handshake with `server_name` ended, with the way out for the usual problems.

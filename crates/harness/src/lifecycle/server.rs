@@ -95,6 +95,12 @@ impl RunningServer {
             match probe::get(&url, Duration::from_secs(1), spec.protocol) {
                 Ok(answer) if spec.ready_status.map_or(answer.status < 400, |s| s == answer.status) => return Ok(()),
                 Ok(answer) => (last_status, elsewhere) = (Some(answer.status), None),
+                Err(failure) if failure.kind == FailureKind::SpeaksTls => {
+                    let https = spec.url.replacen("http://", "https://", 1);
+                    return Err(format!(
+                        "server '{name}' answers in TLS at {url}: give it an https:// url, e.g. url = \"{https}\""
+                    ));
+                }
                 Err(failure) if failure.kind == FailureKind::Unresolved => {
                     return Err(format!(
                         "server '{name}': the host of its url {url} does not resolve ({failure}): give it a url \
