@@ -34,7 +34,7 @@ pub struct Reconciled {
 }
 
 /// The newest other results directory beside `dir` of the same suite (`name`, and a folder named as `dir` is up to
-/// its stamp), SLO and load model (`unit`, what
+/// its stamp; none for a folder renamed without one), SLO and load model (`unit`, what
 /// a level counts: a sweep of users and a search of arrival rates answer different questions, and a level of one
 /// is no level of the other), that answered it the other way (`searched`: this run searched, so a sweep is wanted;
 /// else a search), with its `analysis.json`.
@@ -42,12 +42,12 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: b
     let parent = dir.parent()?;
     let mut found: Option<(std::time::SystemTime, PathBuf, Value)> = None;
     // Another run of the same suite is named as this one, up to its stamp: the folders of other suites (in /tmp,
-    // thousands, some with a suite.toml of megabytes) are not read at all. A folder renamed since has every sibling
-    // read.
-    let this = dir.file_name().and_then(|n| n.to_str()).and_then(suite_part);
+    // thousands, some with a suite.toml of megabytes) are not read at all. A folder renamed since (no stamp) is
+    // not set beside any.
+    let this = dir.file_name().and_then(|n| n.to_str()).and_then(suite_part)?;
     for entry in std::fs::read_dir(parent).ok()?.flatten() {
         let sibling = entry.path();
-        let ours = this.is_none_or(|this| entry.file_name().to_str().and_then(suite_part) == Some(this));
+        let ours = entry.file_name().to_str().and_then(suite_part) == Some(this);
         if sibling == dir || !ours || !sibling.is_dir() {
             continue;
         }
