@@ -18,10 +18,6 @@ if [ "${1:-}" = --tests ]; then
   nice -n 10 cargo test --workspace --locked --no-run -q &
   tests=$!
 fi
-# The release build ends in one long single-threaded step (fat LTO, one codegen unit): the fuzz targets, a
-# workspace of their own under fuzz/target, are compiled beside it rather than after it.
-nice -n 10 cargo build --release --locked -q &
-release=$!
+nice -n 10 cargo build --release --locked -q
 nice -n 10 bash scripts/fuzz.sh --build
-wait "$release"
 [ -z "$tests" ] || wait "$tests"
