@@ -158,7 +158,7 @@ pub fn run_observed(
     if let Some(e) = gathered.failure {
         return Err(RunError::Worker(e));
     }
-    let cpu = CpuTimes::now().since(gathered.cpu_start.unwrap_or_default());
+    let cpu = gathered.cpu_end.unwrap_or_else(CpuTimes::now).since(gathered.cpu_start.unwrap_or_default());
     let throttling = quota.count().since(gathered.quota_start);
     let duration = gathered.ended.saturating_duration_since(measure_start);
     let drain = gathered.last_end.saturating_duration_since(gathered.ended);
@@ -225,6 +225,9 @@ struct Gathered {
     last_end: Instant,
     /// The client's CPU times when measuring started.
     cpu_start: Option<CpuTimes>,
+    /// And when the window ended, if it ended at its sending time: its busy share is the window's, not the drain's
+    /// (an overdriven HTTP/3 load that drained 8 s after a 3 s window read "203% of 1 CPU").
+    cpu_end: Option<CpuTimes>,
     /// Its CPU quota's counts then.
     quota_start: QuotaCount,
     /// How long the workers waited for a CPU while measuring, added up.
@@ -235,7 +238,7 @@ struct Gathered {
 
 /// Receives the reports of `threads` workers until all are done, adding them up; hands each complete second to
 /// `on_second`, and calls `on_progress` every [`PROGRESS_EVERY`] (sending started at `start`). Notes the
-/// client's CPU times, and its CPU quota's counts, when the warm-up ends.
+/// client's CPU times, and its CPU quota's counts, when the warm-up ends, and its CPU times when sending ends.
 fn gather(
     reports: &Receiver<(usize, Report)>,
     threads: usize,
@@ -252,6 +255,7 @@ fn gather(
     let mut ended = measure_start;
     let mut last_end = measure_start;
     let mut cpu_start = None;
+    let mut cpu_end = None;
     let mut quota_start = QuotaCount::default();
     let mut queued = Duration::ZERO;
     let mut failure = None;
@@ -264,9 +268,16 @@ fn gather(
             cpu_start = Some(CpuTimes::now());
             quota_start = quota.count();
         }
+        if let Some(until) = shared.send_until.filter(|_| cpu_end.is_none()) {
+            if now >= until {
+                cpu_end = Some(CpuTimes::now());
+            }
+        }
         let mut wait = next_progress.saturating_duration_since(now);
         if cpu_start.is_none() {
             wait = wait.min(measure_start.saturating_duration_since(now));
+        } else if let Some(until) = shared.send_until.filter(|_| cpu_end.is_none()) {
+            wait = wait.min(until.saturating_duration_since(now));
         }
         match reports.recv_timeout(wait) {
             Ok((thread, Report::Interval(interval))) => {
@@ -319,6 +330,7 @@ fn gather(
         ended,
         last_end,
         cpu_start,
+        cpu_end,
         quota_start,
         queued,
         failure,

@@ -62,6 +62,8 @@ pub struct Tally {
     thread: usize,
     /// This thread's wait for a CPU when measuring started ([`queued_now`]).
     queued_start: Duration,
+    /// Its wait for a CPU in the window, once the window has ended (the drain is not the window's).
+    queued_in_window: Option<Duration>,
     reports: Reports,
 }
 
@@ -85,6 +87,7 @@ impl Tally {
             last_end: measure_start,
             thread,
             queued_start: queued_now(),
+            queued_in_window: None,
             reports,
         }
     }
@@ -96,8 +99,11 @@ impl Tally {
         self.queued_start = queued_now();
     }
 
-    /// Sends every second completed by `now` to the coordinator.
+    /// Sends every second completed by `now` to the coordinator; notes the wait for a CPU once the window ends.
     pub fn report_seconds(&mut self, now: Instant) {
+        if self.queued_in_window.is_none() && self.window_end.is_some_and(|end| now >= end) {
+            self.queued_in_window = Some(queued_now().saturating_sub(self.queued_start));
+        }
         while now >= self.next_second {
             let next = self.recorder.current_second() + 1;
             let _ = self.reports.send((self.thread, Report::Interval(self.recorder.take_interval(next))));
@@ -236,8 +242,8 @@ impl Tally {
         }
     }
 
-    /// The request on `conn` failed with `kind` at `now`. A timeout counts the time waited as its latency (and,
-    /// when the request was sent, as its service time).
+    /// The request on `conn` failed with `kind` at `now`. A timeout, or a request given up unsent, counts the time
+    /// waited as its latency (and, when the request was sent, as its service time).
     pub fn failed(&mut self, conn: &Conn, kind: ErrorKind, now: Instant) {
         self.ended(conn.counted, Some(conn.request), conn.due, now);
         if !conn.counted {
@@ -245,7 +251,8 @@ impl Tally {
             return;
         }
         let was_sent = matches!(conn.phase, Phase::Writing | Phase::Reading);
-        let waited = matches!(kind, ErrorKind::ReadTimeout | ErrorKind::Unanswered).then(|| micros(now - conn.due));
+        let waited = matches!(kind, ErrorKind::ReadTimeout | ErrorKind::Unanswered | ErrorKind::NotSent)
+            .then(|| micros(now - conn.due));
         let served = (waited.is_some() && was_sent).then(|| micros(now - conn.sent_at));
         for recorder in std::iter::once(&mut self.recorder).chain(self.per_request.get_mut(conn.request)) {
             recorder.failure(kind, waited, served);
@@ -299,7 +306,7 @@ impl Tally {
         if final_interval.requests > 0 {
             let _ = self.reports.send((self.thread, Report::Interval(final_interval)));
         }
-        let queued = queued_now().saturating_sub(self.queued_start);
+        let queued = self.queued_in_window.unwrap_or_else(|| queued_now().saturating_sub(self.queued_start));
         let ends = Ends { any: self.last_end, queued };
         let _ = self.reports.send((self.thread, Report::Done(Box::new(recorder), self.per_request, ends)));
     }

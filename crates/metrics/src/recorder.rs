@@ -320,6 +320,11 @@ impl Recorder {
             .collect()
     }
 
+    /// How many requests failed with `kind`.
+    pub fn errors_of(&self, kind: ErrorKind) -> u64 {
+        self.errors[kind.index()]
+    }
+
     /// Transport failures per kind, for kinds that occurred.
     pub fn error_counts(&self) -> BTreeMap<ErrorKind, u64> {
         ErrorKind::ALL.iter().filter(|k| self.errors[k.index()] > 0).map(|&k| (k, self.errors[k.index()])).collect()

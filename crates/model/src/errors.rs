@@ -30,8 +30,10 @@ pub enum ErrorKind {
     /// The response had more headers than the client's limit of 64 (many `Set-Cookie` lines, say): it may be
     /// valid HTTP, but the client does not read that many.
     TooManyHeaders,
-    /// Open model: the request was never sent, because no connection was free within `--timeout` of when it was
-    /// due (all were busy and `--max-connections` was reached). Its waiting time is still recorded as latency.
+    /// The request was never sent: in the open model, no connection was free within `--timeout` of when it was
+    /// due (all were busy and `--max-connections` was reached); in a run that left requests unsent, its
+    /// connection was still not ready (connecting, shaking hands, or waiting for a stream) 2 s after sending time
+    /// ended. Its waiting time is still recorded as latency.
     NotSent,
     /// Results written before failed checks were counted apart (`failed_checks`): a response that arrived but
     /// failed its check. A response that fails a check is now a response like any other.
@@ -53,7 +55,8 @@ pub enum ErrorKind {
     /// A redirect past `--max-redirects` hops in a row (a loop, or a chain too long): it was not followed.
     TooManyRedirects,
     /// Interrupted (Ctrl-C, SIGTERM, SIGHUP): the request was still unanswered when the second given to the requests
-    /// in flight ran out. The time it had waited by then is its latency: at least that long.
+    /// in flight ran out; or, in a run so overdriven that it left requests unsent, still unanswered 2 s after
+    /// sending time ended. The time it had waited by then is its latency: at least that long.
     Unanswered,
 }
 

@@ -59,6 +59,13 @@ const TICK: Duration = Duration::from_millis(5);
 const SETTLED_EVERY: Duration = Duration::from_millis(100);
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// How long past its sending time an overdriven run (one that left requests unsent) goes on: such a server is
+/// past what it can answer, and its figures say so already. Then what has not gone out never will (it counts as
+/// not sent) and what was sent and not answered counts as unanswered, each with its wait as its latency (at
+/// least), as after Ctrl-C. Over HTTP/3 an overdriven server's handshakes, slowed by lost packets, were waited for
+/// and opened again for requests still due, and its lost packets sent again with a doubling wait: a 2 s load ran
+/// 7 to 19 s.
+const OVERDRIVEN_DRAIN: Duration = Duration::from_secs(2);
 
 /// Which period of the run a worker is in, and so whether new requests may start and whether they count. (Not
 /// to be confused with a [`Stage`](shootout_model::Stage) of a ramp, which moves the level of load.)
@@ -70,7 +77,8 @@ enum Period {
     Measure,
     /// Past the end: no new requests; in the open model, requests already due still go out.
     Ended,
-    /// Ctrl-C: nothing new goes out; requests in flight may finish until the given time.
+    /// Ctrl-C, or an overdriven run's drain over ([`OVERDRIVEN_DRAIN`]): nothing new goes out; requests in flight
+    /// may finish until the given time.
     Interrupted(Instant),
 }
 
@@ -244,6 +252,7 @@ impl Worker<'_> {
             self.pacer.interrupt();
         }
         self.check_end(now);
+        self.check_overdriven(now);
         if self.period != Period::Warmup {
             self.tally.report_seconds(now);
         }
@@ -313,6 +322,26 @@ impl Worker<'_> {
             self.pacer.give_up(now, &mut self.tally);
             self.period = Period::Interrupted(now);
         }
+    }
+
+    /// An overdriven run (one that left requests unsent) [`OVERDRIVEN_DRAIN`] past its sending time stops: the
+    /// requests waiting for a connection, and those on a connection still connecting, shaking hands or waiting
+    /// for a stream, count as not sent; connections still setting up are closed; what is still in flight is cut
+    /// off as unanswered by the caller ([`Period::Interrupted`] now). A run to a request count has no such end.
+    fn check_overdriven(&mut self, now: Instant) {
+        let past_drain = self.shared.send_until.is_some_and(|end| now >= end + OVERDRIVEN_DRAIN);
+        if self.period != Period::Ended || !past_drain || self.tally.recorder.errors_of(ErrorKind::NotSent) == 0 {
+            return;
+        }
+        self.period = Period::Interrupted(now);
+        self.pacer.give_up(now, &mut self.tally);
+        for i in 0..self.conns.len() {
+            if matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshaking | Phase::Queued) {
+                self.fail(i, ErrorKind::NotSent, now);
+            }
+        }
+        self.close_setting_up::<Http2>(now);
+        self.close_setting_up::<Http3>(now);
     }
 
     /// A search's probe past its window, with nothing left to send: once its objectives hold whatever its

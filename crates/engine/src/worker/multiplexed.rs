@@ -322,6 +322,21 @@ impl Worker<'_> {
         self.multiplexed::<P>().lost = lost;
     }
 
+    /// Sending is over for good: a connection still setting up will carry nothing, so it is closed (an overdriven
+    /// server stops getting its handshake); none, when the worker speaks another protocol.
+    pub(super) fn close_setting_up<P: Protocol>(&mut self, now: Instant) {
+        let Some(multiplexed) = P::of(&mut self.http2, &mut self.http3) else { return };
+        for c in 0..multiplexed.carriers.len() {
+            if self.multiplexed::<P>().carriers[c].link.setting_up() {
+                P::say_close(self, c, now);
+                let Worker { http2, http3, tally, .. } = self;
+                let carrier = &mut P::of(http2, http3).expect("a worker of the protocol it is asked about").carriers[c];
+                carrier.close(&mut tally.recorder);
+                carrier.waiting.clear();
+            }
+        }
+    }
+
     /// Writes what every connection of protocol `P` has queued (none, when the worker speaks another).
     pub(super) fn flush_carriers<P: Protocol>(&mut self) {
         let Some(multiplexed) = P::of(&mut self.http2, &mut self.http3) else { return };

@@ -525,7 +525,11 @@ fn behind(out: &mut String, result: &LoadResult, lag: &Lag, sends: &Sends) {
         let _ = write!(facts, "; {} requests went out more than 1 ms late", count(sends.late));
     }
     if not_sent > 0 {
-        let _ = write!(facts, "; {} were never sent (they waited longer than --timeout)", count(not_sent));
+        let _ = write!(
+            facts,
+            "; {} were never sent (no connection was ready for them within --timeout, or 2 s after sending stopped)",
+            count(not_sent)
+        );
     }
     let why = late_cause(result, lag);
     let _ = writeln!(

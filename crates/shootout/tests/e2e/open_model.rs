@@ -182,7 +182,8 @@ fn an_overdriven_load_ends_within_its_duration_and_two_seconds_over_every_protoc
         let took = started.elapsed();
         // 2 s of sending, 2 s at most for what was sent to be answered, and room to start and to write.
         assert!(took < std::time::Duration::from_millis(4_800), "{protocol}: ended after {took:?}");
-        assert!(result.drain_s < 2.0, "{protocol}: drained for {} s", result.drain_s);
+        // What was sent is waited for 2 s at most (and a turn of the worker's loop) once requests went unsent.
+        assert!(result.drain_s < 2.1, "{protocol}: drained for {} s", result.drain_s);
         assert!(result.requests.ok > 0, "{protocol}: {:?}", result.errors);
         assert!(result.errors.get(&ErrorKind::NotSent).copied().unwrap_or(0) > 1_000_000, "{:?}", result.errors);
     }
