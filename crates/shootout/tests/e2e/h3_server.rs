@@ -20,6 +20,47 @@ const CONTROL: [u8; 3] = [0x00, 0x04, 0x00];
 const NOT_FOUND: [u8; 5] = [0x01, 0x03, 0x00, 0x00, 0xc0 | 27];
 /// H3_NO_ERROR: the code of a STOP_SENDING that says the rest of a request is not needed (RFC 9114 §4.1).
 const NO_ERROR: u32 = 0x100;
+/// H3_EXCESSIVE_LOAD: the peer is generating excessive load (RFC 9114 §8.1).
+const EXCESSIVE_LOAD: u32 = 0x107;
+
+/// A HEADERS frame whose field section is `:status 200` (static entry 25) and then `fields` literal fields, each
+/// named `x-N` with a value of `value_bytes` bytes: QPACK's "literal field line with literal name", no Huffman.
+fn long_head(fields: usize, value_bytes: usize) -> Vec<u8> {
+    let mut section = vec![0x00, 0x00, 0xc0 | 25];
+    for n in 0..fields {
+        let name = format!("x-{n}");
+        prefixed(&mut section, 0x20, 3, name.len());
+        section.extend_from_slice(name.as_bytes());
+        prefixed(&mut section, 0x00, 7, value_bytes);
+        section.extend(std::iter::repeat_n(b'v', value_bytes));
+    }
+    let mut frame = Vec::new();
+    varint(&mut frame, 0x01);
+    varint(&mut frame, section.len() as u64);
+    frame.extend_from_slice(&section);
+    frame
+}
+
+/// An integer with an N-bit prefix (RFC 7541 §5.1), after the bits `first` already holds.
+fn prefixed(out: &mut Vec<u8>, first: u8, bits: u32, value: usize) {
+    let max = (1usize << bits) - 1;
+    if value < max {
+        out.push(first | value as u8);
+        return;
+    }
+    out.push(first | max as u8);
+    let mut rest = value - max;
+    while rest >= 128 {
+        out.push((rest % 128) as u8 | 0x80);
+        rest /= 128;
+    }
+    out.push(rest as u8);
+}
+
+/// A QUIC variable-length integer (RFC 9000 §16), in 8 bytes whatever its size.
+fn varint(out: &mut Vec<u8>, value: u64) {
+    out.extend_from_slice(&(value | 0xc0 << 56).to_be_bytes());
+}
 
 /// What the server does wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +71,16 @@ pub enum Behaviour {
     /// Answers each request at once, before reading its body, and asks the client to stop sending it: the stream
     /// is freed (and a new one allowed) only once the client resets its side, as RFC 9000 §3.5 requires.
     AnswersBeforeTheBody,
+    /// Answers each request, then, once the client has the answer, closes the connection without an error
+    /// (CONNECTION_CLOSE with H3_NO_ERROR): HTTP/3's way of a server that closes after each answer.
+    ClosesAfterEachAnswer,
+    /// Closes the connection at the first request with H3_EXCESSIVE_LOAD: a server shedding load, not a client
+    /// that broke the protocol.
+    ClosesWithExcessiveLoad,
+    /// Answers `:status 200` with one header of 500,000 bytes: past the client's 64 KiB for a head.
+    AnswersWithALongHead,
+    /// Answers `:status 200` with 70 headers: past the client's 64.
+    AnswersWithManyHeaders,
 }
 
 /// What the server saw.
@@ -131,6 +182,34 @@ async fn serve(connection: quinn::Connection, behaviour: Behaviour, seen: Arc<Se
                     seen.answered.fetch_add(1, Ordering::SeqCst);
                     // The stream's credit comes back to the client only once its side is reset.
                     let _ = recv.stop(NO_ERROR.into());
+                });
+            }
+            Behaviour::ClosesAfterEachAnswer => {
+                let (seen, connection) = (seen.clone(), connection.clone());
+                tokio::spawn(async move {
+                    let _ = recv.read_to_end(64 * 1024).await;
+                    if send.write_all(&NOT_FOUND).await.is_err() || send.finish().is_err() {
+                        return;
+                    }
+                    seen.answered.fetch_add(1, Ordering::SeqCst);
+                    // Closing at once would drop the answer unsent: the client acknowledges it first.
+                    let _ = send.stopped().await;
+                    connection.close(NO_ERROR.into(), b"");
+                });
+            }
+            Behaviour::ClosesWithExcessiveLoad => connection.close(EXCESSIVE_LOAD.into(), b"excessive load"),
+            Behaviour::AnswersWithALongHead | Behaviour::AnswersWithManyHeaders => {
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    let _ = recv.read_to_end(64 * 1024).await;
+                    let head = match behaviour {
+                        Behaviour::AnswersWithALongHead => long_head(1, 500_000),
+                        _ => long_head(70, 8),
+                    };
+                    if send.write_all(&head).await.is_ok() && send.finish().is_ok() {
+                        seen.answered.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = send.stopped().await;
                 });
             }
         }
