@@ -17,9 +17,11 @@ pub enum ErrorKind {
     ConnectOther,
     /// The complete response did not arrive within `--timeout` of the request being due.
     ReadTimeout,
-    /// The connection was reset (RST) while the request was being sent or the response read.
+    /// The connection was reset (RST) while the request was being sent or the response read; over HTTP/3, the
+    /// server closed the connection with an error code of its own (H3_EXCESSIVE_LOAD, say).
     Reset,
-    /// The server closed the connection (FIN) before the response was complete.
+    /// The server closed the connection (FIN; over HTTP/3, CONNECTION_CLOSE without an error) before the
+    /// response was complete.
     Closed,
     /// The response broke the protocol: not valid HTTP/1.x (bad status line, bad headers, bad chunk framing, extra
     /// bytes; a head too large or with too many headers is counted apart), or, over HTTP/2, a frame or header block the client cannot accept (a connection error).

@@ -303,7 +303,7 @@ impl Worker<'_> {
                     self.end_stream(slot, kind, Some(u64::from(code)), now);
                 }
                 Ok(Some(StreamEvent::Refused { slot })) => self.end_stream(slot, ErrorKind::Goaway, None, now),
-                Ok(Some(StreamEvent::Broken { slot })) => self.end_stream(slot, ErrorKind::Malformed, None, now),
+                Ok(Some(StreamEvent::Broken { slot, kind })) => self.end_stream(slot, kind, None, now),
                 Err(Broken(_)) => {
                     wire.link.session.say_goaway(frame::PROTOCOL_ERROR);
                     self.flush_wire(w);

@@ -221,10 +221,21 @@ fn lost_kind(reason: &ConnectionError, handshaking: bool) -> ErrorKind {
         ConnectionError::TransportError(e) if is_crypto(e.code) => ErrorKind::Tls,
         ConnectionError::ConnectionClosed(close) if is_crypto(close.error_code) => ErrorKind::Tls,
         ConnectionError::VersionMismatch => ErrorKind::ConnectOther,
+        // The server's own reason (H3_EXCESSIVE_LOAD, H3_INTERNAL_ERROR…): the connection reset, not a response
+        // the client found broken (those close with the client's reason: `Session::broke`).
         ConnectionError::ApplicationClosed(close) if close.error_code.into_inner() != code::NO_ERROR => {
-            ErrorKind::Malformed
+            ErrorKind::Reset
         }
         _ => ErrorKind::Closed,
+    }
+}
+
+/// Whether the server closed the connection saying nothing went wrong (H3_NO_ERROR, or QUIC's NO_ERROR).
+fn closed_without_error(reason: &ConnectionError) -> bool {
+    match reason {
+        ConnectionError::ApplicationClosed(close) => close.error_code.into_inner() == code::NO_ERROR,
+        ConnectionError::ConnectionClosed(close) => close.error_code == quinn_proto::TransportErrorCode::NO_ERROR,
+        _ => false,
     }
 }
 
@@ -348,10 +359,13 @@ impl Worker<'_> {
                     self.end_stream(slot, kind, Some(reset), now);
                 }
                 StreamEvent::Refused { slot } => self.end_stream(slot, ErrorKind::Goaway, None, now),
-                StreamEvent::Broken { slot } => self.end_stream(slot, ErrorKind::Malformed, None, now),
+                StreamEvent::Broken { slot, kind } => self.end_stream(slot, kind, None, now),
                 StreamEvent::Lost(reason) => {
                     let quic = &self.multiplexed::<Http3>().carriers[q].link;
                     let handshaking = quic.state == State::Handshaking;
+                    if !handshaking && closed_without_error(&reason) {
+                        return self.closed_cleanly::<Http3>(q, now);
+                    }
                     let broke = quic.session.as_ref().and_then(Session::broke).is_some();
                     let kind = if broke { ErrorKind::Malformed } else { lost_kind(&reason, handshaking) };
                     let kind = match kind {

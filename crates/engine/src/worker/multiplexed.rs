@@ -3,8 +3,9 @@
 //! send joins its connection's queue, which connects it if it is closed; once the connection is ready, each queued
 //! slot gets a stream while the server allows; a slot that gives up resets its stream or leaves the queue; a
 //! connection the server ends with GOAWAY is done once its last stream is, and opened again for what waits; a
-//! connection that breaks fails every slot on it or waiting for it, and a failed connect doubles its wait before
-//! the next. A fix to any of that is made here, once.
+//! connection that breaks fails every slot on it or waiting for it, one the server closes without an error fails
+//! only the requests it left unanswered, and a failed connect doubles its wait before the next. A fix to any of
+//! that is made here, once.
 //!
 //! What differs stays with each protocol, behind [`Protocol`] (the worker's part) and [`Link`] (one connection's
 //! part): how a connection starts, reads and writes, what its session is, how a stream opens and is reset, and
@@ -231,6 +232,29 @@ impl Worker<'_> {
         let carrier = &mut P::of(http2, http3).expect("a worker of the protocol it is asked about").carriers[c];
         carrier.close(&mut tally.recorder);
         if !carrier.waiting.is_empty() {
+            P::connect(self, c, now);
+        }
+    }
+
+    /// The server closed connection `c` without an error (QUIC's CONNECTION_CLOSE with no error code), as an
+    /// HTTP/1.1 server closes after an answer: it counts as closed by the server, the requests it left unanswered
+    /// fail as closed, and the slots still waiting for a stream go on a new connection.
+    pub(super) fn closed_cleanly<P: Protocol>(&mut self, c: usize, now: Instant) {
+        if now >= self.shared.measure_start {
+            self.tally.recorder.closed_by_server();
+        }
+        let Worker { http2, http3, tally, .. } = self;
+        let multiplexed = P::of(http2, http3).expect("a worker of the protocol it is asked about");
+        let streams = multiplexed.streams;
+        multiplexed.carriers[c].close(&mut tally.recorder);
+        for i in c * streams..((c + 1) * streams).min(self.conns.len()) {
+            if matches!(self.conns[i].phase, Phase::Reading | Phase::Writing) {
+                self.conns[i].stream = 0; // gone with its connection: nothing to reset
+                self.fail(i, ErrorKind::Closed, now);
+            }
+        }
+        let carrier = &self.multiplexed::<P>().carriers[c];
+        if carrier.link.closed() && !carrier.waiting.is_empty() {
             P::connect(self, c, now);
         }
     }

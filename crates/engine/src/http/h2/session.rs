@@ -12,6 +12,8 @@
 
 use std::collections::VecDeque;
 
+use shootout_model::ErrorKind;
+
 use super::frame::{self, flag, kind, setting, Header, HEADER_LEN};
 use super::hpack::Decoder;
 use super::request::{table_size_update, Request2};
@@ -47,10 +49,13 @@ pub enum Event {
         /// The slot.
         slot: usize,
     },
-    /// The stream of `slot` ended without a valid response (no status, or a second final head).
+    /// The stream of `slot` ended without a usable response: `kind` is `Malformed` for one that is not valid (no
+    /// status, or a second final head), `HeadTooLarge` or `TooManyHeaders` for a head past HTTP/1.1's limits.
     Broken {
         /// The slot.
         slot: usize,
+        /// What was wrong.
+        kind: ErrorKind,
     },
     /// The server's first SETTINGS arrived: the connection is ready for streams.
     Ready,
@@ -521,6 +526,15 @@ impl Session {
         let status = head.finish();
         let Some(k) = found else { return Ok(()) };
         let stream = &mut self.streams[k];
+        if let Err(kind) = status {
+            // A head past the client's limits is valid HTTP/2: the client only declines to read it.
+            let slot = stream.slot;
+            frame::write_rst_stream(&mut self.out, id, frame::CANCEL);
+            self.close_stream(k);
+            self.events.push_back(Event::Broken { slot, kind });
+            return Ok(());
+        }
+        let status = status.unwrap_or_default();
         if !stream.answered {
             if (100..200).contains(&status) && !end_stream {
                 stream.response.head.clear(); // an interim answer: the final one follows
@@ -528,7 +542,7 @@ impl Session {
                 let slot = stream.slot;
                 frame::write_rst_stream(&mut self.out, id, frame::PROTOCOL_ERROR);
                 self.close_stream(k);
-                self.events.push_back(Event::Broken { slot });
+                self.events.push_back(Event::Broken { slot, kind: ErrorKind::Malformed });
                 return Ok(());
             } else {
                 stream.answered = true;
@@ -616,7 +630,7 @@ impl Session {
         if !self.streams[k].answered {
             frame::write_rst_stream(&mut self.out, self.streams[k].id, frame::PROTOCOL_ERROR);
             self.close_stream(k);
-            self.events.push_back(Event::Broken { slot });
+            self.events.push_back(Event::Broken { slot, kind: ErrorKind::Malformed });
             return;
         }
         std::mem::swap(&mut self.finished, &mut self.streams[k].response);

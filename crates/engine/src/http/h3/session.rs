@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 
 use quinn_proto::{Connection, ConnectionError, Dir, ReadError, StreamEvent, StreamId, VarInt, WriteError};
+use shootout_model::ErrorKind;
 
 use super::frame::{code, kind, put_header, put_varint, stream_type, varint, Frame, Frames};
 use super::qpack::Decoder;
@@ -41,11 +42,14 @@ pub enum Event {
         /// The slot.
         slot: usize,
     },
-    /// The stream of `slot` ended without a valid response (no final head, a frame cut short, a field section
-    /// that does not decode).
+    /// The stream of `slot` ended without a usable response: `kind` is `Malformed` for one that is not valid (no
+    /// final head, a frame cut short, a field section that does not decode), `HeadTooLarge` or `TooManyHeaders`
+    /// for a head past HTTP/1.1's limits.
     Broken {
         /// The slot.
         slot: usize,
+        /// What was wrong.
+        kind: ErrorKind,
     },
     /// The connection ended: every stream on it is lost.
     Lost(ConnectionError),
@@ -295,13 +299,14 @@ impl Session {
         loop {
             match chunks.next(usize::MAX) {
                 Ok(Some(chunk)) => {
-                    if let Err(()) = take_response(stream, decoder, &chunk.bytes) {
-                        end = Some(End::Broken);
+                    if let Err(kind) = take_response(stream, decoder, &chunk.bytes) {
+                        end = Some(End::Broken(kind));
                         break;
                     }
                 }
                 Ok(None) => {
-                    end = Some(if stream.answered && stream.frames.between() { End::Answered } else { End::Broken });
+                    let whole = stream.answered && stream.frames.between();
+                    end = Some(if whole { End::Answered } else { End::Broken(ErrorKind::Malformed) });
                     break;
                 }
                 Err(ReadError::Blocked) => break,
@@ -323,11 +328,13 @@ impl Session {
                 std::mem::swap(&mut self.finished, &mut self.streams[k].response);
                 self.events.push_back(Event::Answered { slot });
             }
-            End::Broken => {
-                let error = wire_code(code::MESSAGE_ERROR);
+            End::Broken(kind) => {
+                // A head past the client's limits is valid HTTP/3: the client only declines to read it.
+                let refused = if kind == ErrorKind::Malformed { code::MESSAGE_ERROR } else { code::REQUEST_CANCELLED };
+                let error = wire_code(refused);
                 let _ = self.quic.recv_stream(id).stop(error);
                 let _ = self.quic.send_stream(id).reset(error);
-                self.events.push_back(Event::Broken { slot });
+                self.events.push_back(Event::Broken { slot, kind });
             }
             End::Reset(code) => {
                 let _ = self.quic.send_stream(id).reset(wire_code(code));
@@ -419,28 +426,29 @@ fn wire_code(code: u64) -> VarInt {
 /// How a request stream ended.
 enum End {
     Answered,
-    Broken,
+    Broken(ErrorKind),
     Reset(u64),
 }
 
-/// Takes `bytes` of a response: its heads decoded, its body counted (kept when captured). `Err` when the stream
-/// breaks the protocol.
-fn take_response(stream: &mut Stream, decoder: &mut Decoder, bytes: &[u8]) -> Result<(), ()> {
+/// Takes `bytes` of a response: its heads decoded, its body counted (kept when captured). `Err` with what the
+/// request counts as when the stream breaks the protocol or its head is past HTTP/1.1's limits.
+fn take_response(stream: &mut Stream, decoder: &mut Decoder, bytes: &[u8]) -> Result<(), ErrorKind> {
+    const BROKEN: ErrorKind = ErrorKind::Malformed;
     let mut pos = 0;
     let Stream { frames, response, answered, capture, .. } = stream;
-    while let Some(frame) = frames.next(bytes, &mut pos).map_err(|_| ())? {
+    while let Some(frame) = frames.next(bytes, &mut pos).map_err(|_| BROKEN)? {
         match frame {
             Frame::Data(data) if *answered => response.body_bytes(*capture, data),
-            Frame::Data(_) => return Err(()), // a body before its head
+            Frame::Data(_) => return Err(BROKEN), // a body before its head
             Frame::Whole(kind::HEADERS, section) => {
                 let mut head = Head::new((!*answered).then_some(&mut response.head), *capture);
-                decoder.decode(section, |name, value| head.field(name, value)).map_err(|_| ())?;
-                let status = head.finish();
+                decoder.decode(section, |name, value| head.field(name, value)).map_err(|_| BROKEN)?;
+                let status = head.finish()?;
                 if *answered {
                     continue; // trailers
                 }
                 match status {
-                    0 => return Err(()),
+                    0 => return Err(BROKEN),
                     100..=199 => response.head.clear(), // an interim answer: the final one follows
                     _ => {
                         *answered = true;
@@ -448,7 +456,7 @@ fn take_response(stream: &mut Stream, decoder: &mut Decoder, bytes: &[u8]) -> Re
                     }
                 }
             }
-            Frame::Whole(_, _) => return Err(()), // SETTINGS or GOAWAY on a request stream, or a push promise
+            Frame::Whole(_, _) => return Err(BROKEN), // SETTINGS or GOAWAY on a request stream, or a push promise
         }
     }
     Ok(())
