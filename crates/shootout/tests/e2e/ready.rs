@@ -106,3 +106,23 @@ fn a_server_answering_503_is_told_its_status() {
     );
     assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
 }
+
+/// Issue 64, point 11: an HTTP/3 server whose every answer to the probe is a CONNECTION_CLOSE with an error code
+/// waited out its ready timeout and was then told to raise it, as a server slow to start is.
+#[test]
+fn an_http3_server_that_closes_on_every_probe_is_told_what_it_answered() {
+    let server = crate::h3_server::H3Server::start(crate::h3_server::Behaviour::ClosesWithExcessiveLoad);
+    let dir = workdir("ready", "h3-closes");
+    let suite = format!(
+        "name = \"ready\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+         [load]\npath = \"/\"\n[[server]]\nname = \"closes\"\nprotocol = \"http3\"\ncommand = \"exec sleep 30\"\n\
+         url = \"{}\"\nready = {{ timeout = \"2s\" }}\n",
+        server.url("")
+    );
+    let output = run_suite(&dir, &suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server 'closes' answered every probe of"), "{stderr}");
+    assert!(stderr.contains("H3_EXCESSIVE_LOAD"), "{stderr}");
+    assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
+}
