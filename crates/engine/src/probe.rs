@@ -52,6 +52,9 @@ pub enum FailureKind {
     Refused,
     /// The server answered a plain request in TLS (an alert or a handshake record): its url should be https://.
     SpeaksTls,
+    /// The server is up and met the request with something other than a response (over HTTP/3: a reset stream, a
+    /// GOAWAY, a connection closed with its own error code).
+    Rejected,
     /// Anything else: a timeout, a reset, a response that is not HTTP.
     Other,
 }
@@ -256,7 +259,10 @@ fn get_http3(socket: SocketAddr, parts: &Parts, timeout: Duration) -> Result<Ans
         format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: shootout-probe\r\n\r\n").into_bytes();
     let (mut section, mut headers) = (Vec::new(), Vec::new());
     crate::http::h3::qpack::encode_plain(&request, &mut section, &mut headers).map_err(|e| e.0)?;
-    let response = connection.exchange(&headers, b"").map_err(|e| format!("HTTP/3: {e}"));
+    let response = connection.exchange(&headers, b"").map_err(|e| Failure {
+        kind: if e.rejected { FailureKind::Rejected } else { FailureKind::Other },
+        text: format!("HTTP/3: {e}"),
+    });
     connection.close();
     let response = response?;
     Ok(Answer { status: response.status, body: String::from_utf8_lossy(&response.body).into_owned() })

@@ -105,6 +105,9 @@ pub struct QuicError {
     /// True when the TLS handshake within QUIC failed (a certificate, a name, an alert): the server speaks QUIC,
     /// and TLS is what to fix.
     pub tls: bool,
+    /// True when the server, its handshake done, met the request with something other than a response (a reset
+    /// stream, a GOAWAY, a closed connection, a response that does not parse): it is up, and answers so.
+    pub rejected: bool,
     /// What happened.
     pub text: String,
 }
@@ -117,7 +120,7 @@ impl std::fmt::Display for QuicError {
 
 impl From<String> for QuicError {
     fn from(text: String) -> QuicError {
-        QuicError { refused: false, tls: false, text }
+        QuicError { refused: false, tls: false, rejected: false, text }
     }
 }
 
@@ -189,15 +192,30 @@ impl Blocking {
     pub fn exchange(&mut self, headers: &[u8], body: &[u8]) -> Result<Response, QuicError> {
         let deadline = Instant::now() + self.timeout;
         self.session.open(0, headers, body, Capture::HeadAndBody).ok_or("the server allows no request stream")?;
+        let rejected = |text: String| QuicError { rejected: true, ..QuicError::from(text) };
         loop {
             match self.turn(deadline)? {
                 Some(SessionEvent::Answered { .. }) => return Ok(std::mem::take(self.session.response_mut())),
                 Some(SessionEvent::Reset { code, .. }) => {
-                    return Err(format!("the server reset the request's stream ({})", error_name(code)).into())
+                    return Err(rejected(format!("the server reset the request's stream ({})", error_name(code))))
                 }
-                Some(SessionEvent::Broken { .. }) => return Err("the response does not parse as HTTP/3".into()),
-                Some(SessionEvent::Refused { .. }) => return Err("the server's GOAWAY left the request out".into()),
-                Some(SessionEvent::Lost(reason)) => return Err(self.why_lost(&reason)),
+                Some(SessionEvent::Broken { kind, .. }) => {
+                    return Err(rejected(format!("the response is not one the client reads ({})", kind.as_str())))
+                }
+                Some(SessionEvent::Refused { .. }) => {
+                    return Err(rejected("the server's GOAWAY left the request out".into()))
+                }
+                Some(SessionEvent::Lost(reason)) => {
+                    // The server ended the connection, or broke HTTP/3 so that the client did; not a silence.
+                    let ended = matches!(
+                        reason,
+                        ConnectionError::ApplicationClosed(_)
+                            | ConnectionError::ConnectionClosed(_)
+                            | ConnectionError::Reset
+                    );
+                    let rejected = ended || self.session.broke().is_some();
+                    return Err(QuicError { rejected, ..self.why_lost(&reason) });
+                }
                 Some(SessionEvent::Ready) => {}
                 None if Instant::now() >= deadline => {
                     return Err(QuicError::from(format!(
@@ -282,6 +300,7 @@ fn refused(error: &std::io::Error, address: SocketAddr) -> QuicError {
         std::io::ErrorKind::ConnectionRefused => QuicError {
             refused: true,
             tls: false,
+            rejected: false,
             text: format!("UDP port {} refused the handshake (nothing listens there for HTTP/3)", address.port()),
         },
         _ => QuicError::from(error.to_string()),
@@ -305,6 +324,14 @@ fn lost(reason: &ConnectionError, server_name: &str) -> String {
     let (code, by_server) = match reason {
         ConnectionError::TransportError(e) => (Some(u64::from(e.code)), false),
         ConnectionError::ConnectionClosed(close) => (Some(u64::from(close.error_code)), true),
+        ConnectionError::ApplicationClosed(close) => {
+            let reason = String::from_utf8_lossy(&close.reason);
+            let said = if reason.is_empty() { String::new() } else { format!(": {reason}") };
+            return format!(
+                "the server closed the connection with {}{said}",
+                error_name(close.error_code.into_inner())
+            );
+        }
         _ => (None, false),
     };
     match code {

@@ -127,6 +127,10 @@ impl RunningServer {
         let within = humantime::format_duration(spec.ready_timeout);
         let tail = self.process.log_tail();
         Err(match last_status {
+            None if last.kind == FailureKind::Rejected => format!(
+                "server '{name}' met the probes of {url} without a response until its ready.timeout of {within} ran \
+                 out (the last: {last}): fix the server, or its ready settings (ready.path)\n{tail}"
+            ),
             Some(status) => format!(
                 "server '{name}' answered {url} with status {status} until its ready.timeout of {within} ran out, \
                  and {}: fix the server or its ready settings (ready.path, ready.status)\n{tail}",
