@@ -246,3 +246,44 @@ fn a_signal_while_a_server_sets_up_gets_ready_is_verified_or_warms_up_stops_at_o
         assert!(!running("sleep 315[0-9]"), "{name}: nothing left running");
     }
 }
+
+/// A run whose standard error's reader went away (`shootout run … 2>&1 | head -1`, a closed terminal) panicked at
+/// its first notice (exit 101, its results folder left without its report): it measures on, stores its results
+/// and exits as it would have; and `load` prints its result.
+#[test]
+fn a_run_whose_stderr_reader_went_away_measures_on_and_stores_its_results() {
+    let dir = workdir("stderr-gone");
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = format!(
+        "{QUICK}connections = [1, 2]\n[load]\npath = \"/hello\"\n\
+         [[server]]\nname = \"steady\"\ncommand = \"{{shootout}} target --port {{port}} --threads 1\"\n"
+    );
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let mut run = shootout()
+        .arg("run")
+        .arg("suite.toml")
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(run.stderr.take());
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let results = results(&dir);
+    assert_eq!(files(&results, "json").len(), 2, "both levels stored");
+    assert!(results.join("report.html").exists(), "its report written");
+
+    let target = crate::support::Target::start();
+    let mut load = shootout()
+        .args(["load", "--json", "-c", "2", "-n", "200", &target.url("/hello")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(load.stderr.take());
+    let output = load.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let result: shootout_model::LoadResult = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result.requests.ok, 200);
+}
