@@ -101,7 +101,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
             let verdict = judge(&args.slo, &these, rate, precision);
             let measured: f64 = these.iter().map(|r| r.duration_s).sum();
             let done = !measures_more(&verdict, decide, these.len() as u32, measured);
-            eprintln!("{}", describe(nth, &record, &verdict, done, these.len(), decide));
+            tell!("{}", describe(nth, &record, &verdict, done, these.len(), decide));
             runs.push((record, these.last().cloned().expect("pushed above")));
             if done {
                 break verdict;
@@ -142,7 +142,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
     result.search = Some(record);
     load::emit(args, &result)?;
     if args.json {
-        eprintln!("{summary}");
+        tell!("{summary}");
     } else {
         say!("{summary}");
     }
@@ -166,7 +166,7 @@ pub fn run(args: &LoadArgs, scenario: Option<&shootout_scenario::Scenario>) -> R
 fn settle(settler: &mut Settler, stop: &AtomicBool, nth: usize) -> f64 {
     let rest = settler.settle(stop);
     if let Some(notice) = rest.notice() {
-        eprintln!("shootout: the server, before probe {nth}: {notice}");
+        tell!("shootout: the server, before probe {nth}: {notice}");
     }
     rest.took.as_secs_f64()
 }

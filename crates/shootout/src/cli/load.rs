@@ -267,7 +267,7 @@ pub fn run(args: LoadArgs) -> Result<(), Failure> {
     emit(&args, &result)?;
     match profiled {
         // With --json, stdout holds the JSON alone (which has the profile too).
-        Some(Ok(lines)) if args.json => eprint!("{lines}"),
+        Some(Ok(lines)) if args.json => tell_raw!("{lines}"),
         Some(Ok(lines)) => say_raw!("{lines}"),
         Some(Err(failure)) => return Err(failure),
         None => {}
@@ -336,7 +336,7 @@ fn with_agents(
     let (result, agents) =
         coordinate::load(spec, launcher, work, stop, &mut |_| {}).map_err(|e| Failure::Run(e.into()))?;
     for agent in &agents {
-        eprintln!("{}", agent.describe());
+        tell!("{}", agent.describe());
     }
     Ok(result)
 }
@@ -434,7 +434,7 @@ pub(super) fn emit(args: &LoadArgs, result: &LoadResult) -> Result<(), Failure> 
     let json = serde_json::to_string_pretty(result).context("cannot encode the result as JSON")?;
     if args.json {
         say!("{json}");
-        eprint!("{}", shootout_report::load::text::render_warnings(result));
+        tell_raw!("{}", shootout_report::load::text::render_warnings(result));
     } else {
         say_raw!("{}", shootout_report::load::text::render_load(result));
     }
@@ -506,7 +506,7 @@ impl Shown {
         };
         if self.bar.is_hidden() && p.elapsed >= PLAIN_EVERY * (self.lines + 1) {
             self.lines = (p.elapsed.as_secs() / PLAIN_EVERY.as_secs()) as u32;
-            eprintln!("shootout: load: {} s: {what}", p.elapsed.as_secs());
+            tell!("shootout: load: {} s: {what}", p.elapsed.as_secs());
         }
         self.bar.set_message(if p.measuring { format!("{:.0} req/s, {} errors", p.rate, p.errors) } else { what });
     }

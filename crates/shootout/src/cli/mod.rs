@@ -18,6 +18,20 @@ macro_rules! say_raw {
     };
 }
 
+/// `eprintln!` through [`stderr`]: a reader that went away drops the line, not the command.
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        $crate::cli::stderr::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` through [`stderr`].
+macro_rules! tell_raw {
+    ($($arg:tt)*) => {
+        $crate::cli::stderr::write(format_args!($($arg)*))
+    };
+}
+
 mod agent;
 mod agents;
 mod compare;
@@ -30,6 +44,7 @@ mod profile;
 mod report;
 mod run;
 mod signals;
+mod stderr;
 mod stdout;
 mod target;
 
@@ -145,7 +160,7 @@ pub fn main() -> ExitCode {
         (Err(failure), _) => failure,
     };
     if !matches!(failure, Failure::Interrupted) {
-        eprintln!("shootout: {}", failure.message());
+        tell!("shootout: {}", failure.message());
     }
     ExitCode::from(match failure {
         Failure::Usage(_) => 2,

@@ -120,7 +120,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         reaped.extend(shootout_harness::place::container::reap_dead_containers());
     }
     if !reaped.is_empty() {
-        eprintln!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
+        tell!("shootout: reaped what earlier runs that died left behind: {}", reaped.join("; "));
     }
     let stop = Arc::new(AtomicBool::new(false));
     places.stop_with(&stop);
@@ -128,12 +128,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let dir = store.dir.clone();
     super::signals::watch(stop.clone(), move || {
         shootout_harness::process::live::kill_all();
-        eprintln!(
+        tell!(
             "shootout: interrupted again: every server was killed; finish it with: shootout run --resume {}",
             dir.display()
         );
     });
-    eprintln!("results: {}", store.dir.display());
+    tell!("results: {}", store.dir.display());
     let outcome = match suite.search {
         Some(_) => search(&suite, &places, store, stop.clone()),
         None => sweep(&suite, &places, store, stop.clone()),
@@ -142,7 +142,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     if let Some(spec) = suite.profile.filter(|_| !outcome.interrupted && outcome.stopped.is_none()) {
         let profiled = profile(&suite, spec, &places, &outcome.store, &stop);
         // A server that could not be profiled is said, and its figures stand.
-        profiled.skipped.iter().for_each(|why| eprintln!("shootout: {why}"));
+        profiled.skipped.iter().for_each(|why| tell!("shootout: {why}"));
         outcome.interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
         outcome.stopped = profiled.stopped;
     }
@@ -158,7 +158,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         }
     };
     if outcome.interrupted {
-        eprintln!("shootout: interrupted; finish it with: shootout run --resume {}", outcome.store.dir.display());
+        tell!("shootout: interrupted; finish it with: shootout run --resume {}", outcome.store.dir.display());
         return Err(Failure::Interrupted);
     }
     if let Some(why) = &outcome.stopped {
@@ -237,7 +237,7 @@ fn sweep(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) ->
         ),
         Event::Load(p) => bar.set_position(base + (p.elapsed.as_millis() as u64).min(span)),
         Event::Probe { .. } | Event::Profile { .. } => {}
-        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+        Event::Notice(text) => bar.suspend(|| tell!("shootout: {text}")),
     });
     bar.finish_and_clear();
     outcome
@@ -289,7 +289,7 @@ fn search(suite: &Suite, places: &Places, store: Store, stop: Arc<AtomicBool>) -
         Event::Measured(record) => {
             plain(&bar, format!("probe: {}; {} elapsed", trial_line(&record, unit), HumanDuration(bar.elapsed())))
         }
-        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+        Event::Notice(text) => bar.suspend(|| tell!("shootout: {text}")),
         Event::Trial { .. } | Event::Load(_) | Event::Profile { .. } => {}
     });
     bar.finish_and_clear();
@@ -320,7 +320,7 @@ fn profile(suite: &Suite, spec: ProfileSpec, places: &Places, store: &Store, sto
             ),
         ),
         Event::StartWarmup { server, duration, .. } => tell(&bar, format!("{server}: start warm-up {duration:?}")),
-        Event::Notice(text) => bar.suspend(|| eprintln!("shootout: {text}")),
+        Event::Notice(text) => bar.suspend(|| tell!("shootout: {text}")),
         Event::Trial { .. } | Event::Probe { .. } | Event::Load(_) | Event::Measured(_) => {}
     });
     bar.finish_and_clear();
@@ -337,7 +337,7 @@ fn tell(bar: &ProgressBar, text: String) {
 /// Prints `text` on a line of its own where the bar is not drawn.
 fn plain(bar: &ProgressBar, text: String) {
     if bar.is_hidden() {
-        eprintln!("shootout: {text}");
+        tell!("shootout: {text}");
     }
 }
 
