@@ -28,7 +28,7 @@ use shootout_model::profile::ServerProfile;
 use shootout_model::reading::{from_results_json, read_results_file, within};
 use shootout_model::run::TrialRecord;
 use shootout_model::search::ServerSearch;
-use shootout_suite::{file_name, results_name, Suite};
+use shootout_suite::{file_name, results_folder, Suite};
 
 /// A results directory.
 #[derive(Debug, Clone)]
@@ -38,14 +38,13 @@ pub struct Store {
 }
 
 impl Store {
-    /// Creates `root/NAME-TIMESTAMP` (with a suffix if that exists already), NAME the suite's [`results_name`].
+    /// Creates `root/NAME-TIMESTAMP` (with a suffix if that exists already): its [`results_folder`].
     pub fn create(root: &Path, name: &str) -> io::Result<Store> {
         let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         let stamp: String = stamp.chars().filter(char::is_ascii_digit).take(14).collect();
-        let base = format!("{}-{}-{}", results_name(name), &stamp[..8], &stamp[8..]);
         fs::create_dir_all(root)?;
         for attempt in 1.. {
-            let dir = root.join(if attempt == 1 { base.clone() } else { format!("{base}-{attempt}") });
+            let dir = root.join(results_folder(name, &stamp, attempt));
             match fs::create_dir(&dir) {
                 Ok(()) => {
                     fs::create_dir_all(dir.join("trials"))?;

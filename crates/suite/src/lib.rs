@@ -108,7 +108,7 @@ use shootout_model::Protocol;
 use shootout_scenario::FileError;
 
 pub use raw::{outline, MatrixServer, Outline};
-pub use refusals::{file_name, results_name};
+pub use refusals::{file_name, results_folder, results_folder_suite, results_name};
 pub use services::service_port;
 pub use sweep::Sweep;
 pub use validate::{parse, parse_sweep, signal_by_name};

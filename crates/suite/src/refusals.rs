@@ -40,6 +40,34 @@ pub fn results_name(name: &str) -> String {
     name
 }
 
+/// A results folder's name: the suite's [`results_name`], its stamp `YYYYMMDD-HHMMSS` (`stamp` holds its 14
+/// digits, UTC), and `-N` for the `attempt`-th folder of the same second (none for the first).
+pub fn results_folder(name: &str, stamp: &str, attempt: u32) -> String {
+    let base = format!("{}-{}-{}", results_name(name), &stamp[..8], &stamp[8..14]);
+    if attempt <= 1 {
+        base
+    } else {
+        format!("{base}-{attempt}")
+    }
+}
+
+/// The part of a results folder's name before its stamp ([`results_folder`]): `rack-hello` of
+/// `rack-hello-20261129-101500` or of `rack-hello-20261129-101500-2`; none when it has no stamp (renamed).
+pub fn results_folder_suite(folder: &str) -> Option<&str> {
+    fn digits(text: &str, n: usize) -> bool {
+        text.len() == n && text.bytes().all(|b| b.is_ascii_digit())
+    }
+    fn stamped(name: &str) -> Option<&str> {
+        let (rest, time) = name.rsplit_once('-')?;
+        let (suite, day) = rest.rsplit_once('-')?;
+        (digits(time, 6) && digits(day, 8)).then_some(suite)
+    }
+    stamped(folder).or_else(|| {
+        let (rest, attempt) = folder.rsplit_once('-')?;
+        attempt.bytes().all(|b| b.is_ascii_digit()).then(|| stamped(rest)).flatten()
+    })
+}
+
 /// What the refusals read of a `[[server]]` or a `[[service]]`: the same keys, checked the same way.
 pub(crate) struct Launched<'a> {
     /// "server" or "service", for the messages.
@@ -170,4 +198,21 @@ pub(crate) fn check_trials(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_results_folder_is_known_by_its_name_up_to_its_stamp() {
+        assert_eq!(results_folder("rack hello", "20261129101500", 1), "rack-hello-20261129-101500");
+        assert_eq!(results_folder("rack hello", "20261129101500", 12), "rack-hello-20261129-101500-12");
+        for attempt in [1, 2, 12] {
+            let folder = results_folder("a-vs-b", "20261129101500", attempt);
+            assert_eq!(results_folder_suite(&folder), Some("a-vs-b"), "{folder}");
+        }
+        assert_eq!(results_folder_suite("my-results"), None, "renamed: no stamp");
+        assert_eq!(results_folder_suite("x-2026112-101500"), None);
+    }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 use shootout_model::search::Ended;
+use shootout_suite::results_folder_suite;
 
 use crate::suite::summary::SuiteSummary;
 use crate::units::level;
@@ -44,10 +45,10 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: b
     // Another run of the same suite is named as this one, up to its stamp: the folders of other suites (in /tmp,
     // thousands, some with a suite.toml of megabytes) are not read at all. A folder renamed since (no stamp) is
     // not set beside any.
-    let this = dir.file_name().and_then(|n| n.to_str()).and_then(suite_part)?;
+    let this = dir.file_name().and_then(|n| n.to_str()).and_then(results_folder_suite)?;
     for entry in std::fs::read_dir(parent).ok()?.flatten() {
         let sibling = entry.path();
-        let ours = entry.file_name().to_str().and_then(suite_part) == Some(this);
+        let ours = entry.file_name().to_str().and_then(results_folder_suite) == Some(this);
         if sibling == dir || !ours || !sibling.is_dir() {
             continue;
         }
@@ -80,23 +81,6 @@ pub fn other_run(dir: &Path, name: &str, slo: &[String], unit: &str, searched: b
         }
     }
     found.map(|(_, dir, analysis)| (dir, analysis))
-}
-
-/// The part of a results folder's name before its stamp: `rack-hello` of `rack-hello-20261129-101500` or of
-/// `rack-hello-20261129-101500-2` (as `Store::create` names it); none when it has no stamp.
-fn suite_part(folder: &str) -> Option<&str> {
-    fn digits(text: &str, n: usize) -> bool {
-        text.len() == n && text.bytes().all(|b| b.is_ascii_digit())
-    }
-    fn stamped(name: &str) -> Option<&str> {
-        let (rest, time) = name.rsplit_once('-')?;
-        let (suite, day) = rest.rsplit_once('-')?;
-        (digits(time, 6) && digits(day, 8)).then_some(suite)
-    }
-    stamped(folder).or_else(|| {
-        let (rest, attempt) = folder.rsplit_once('-')?;
-        attempt.bytes().all(|b| b.is_ascii_digit()).then(|| stamped(rest)).flatten()
-    })
 }
 
 /// Each server that both runs answered, reconciled: this run's `summary` against the other's `analysis`.
@@ -166,15 +150,6 @@ pub fn reconcile(summary: &SuiteSummary, other_dir: &Path, other: &Value) -> Vec
 mod tests {
     use super::*;
     use crate::suite::summary::tests::report;
-
-    #[test]
-    fn a_results_folder_is_known_by_its_name_up_to_its_stamp() {
-        assert_eq!(suite_part("rack-hello-20261129-101500"), Some("rack-hello"));
-        assert_eq!(suite_part("rack-hello-20261129-101500-12"), Some("rack-hello"));
-        assert_eq!(suite_part("a-vs-b-20261129-101500"), Some("a-vs-b"));
-        assert_eq!(suite_part("my-results"), None, "renamed: no stamp");
-        assert_eq!(suite_part("x-2026112-101500"), None);
-    }
 
     /// Issue 61: "plain: up to 500 req/s" from the sweep and "237.5 req/s" from the search, within the hour, and
     /// neither mentioned the other.
