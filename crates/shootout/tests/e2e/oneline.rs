@@ -60,10 +60,9 @@ fn a_one_line_shootout_is_refused_with_the_fix() {
 
 /// `shootout run FLAGS` in `dir` is refused in one line that says `names`, exit 2, before a results folder is made.
 fn refused_before_anything(dir: &std::path::Path, flags: &[&str], names: &str) {
-    // Killed at 30 s: a flag that once ran without end fails the test, not the test run.
-    let mut command = std::process::Command::new("timeout");
-    command.args(["30", env!("CARGO_BIN_EXE_shootout")]);
-    let output = command.current_dir(dir).arg("run").args(flags).output().unwrap();
+    let mut command = crate::support::shootout();
+    command.current_dir(dir).arg("run").args(flags);
+    let output = crate::support::output_within(command, std::time::Duration::from_secs(30));
     assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(names) && stderr.lines().count() == 1, "{flags:?}: {}", describe(&output));

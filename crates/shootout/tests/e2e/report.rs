@@ -447,22 +447,11 @@ fn trials_that_cannot_be_reported_are_named_and_fail_the_command() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `report` (or `compare`) on `dir`, killed if it runs past 20 s: a hang is a failure, not a stuck test.
+/// `shootout ARGS`, killed at 20 s.
 fn report_within(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let child = shootout()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let watchdog = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(20));
-        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-    });
-    let output = child.wait_with_output().unwrap();
-    drop(watchdog);
-    output
+    let mut command = shootout();
+    command.args(args);
+    crate::support::output_within(command, std::time::Duration::from_secs(20))
 }
 
 /// Issue 50: a trial file that was a FIFO hung `report`; one linked to /dev/zero grew past 3 GB; a 2 GiB one cost

@@ -21,6 +21,23 @@ pub fn shootout() -> Command {
     command
 }
 
+/// Runs `command` to its end, its output captured, killed (SIGKILL) at `limit`: a command that once ran without
+/// end fails its test, not the test run. The watchdog stops with the command, so no later process is killed.
+pub fn output_within(mut command: Command, limit: Duration) -> Output {
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("shootout starts");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (ended, waiting) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if waiting.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    });
+    let output = child.wait_with_output().unwrap();
+    drop(ended);
+    watchdog.join().unwrap();
+    output
+}
+
 /// A fresh folder for one test's suite and results, named after its `area` and `name`.
 pub fn workdir(area: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("shootout-{area}-{}-{name}", std::process::id()));

@@ -13,11 +13,9 @@ fn refused(args: &[&str], names: &str) {
 
 /// As [`refused`], for a command that ran without end before its fix: killed at 20 s, which fails the test.
 fn refused_within(args: &[&str], names: &str) {
-    let output = std::process::Command::new("timeout")
-        .args(["-s", "KILL", "20", env!("CARGO_BIN_EXE_shootout")])
-        .args(args)
-        .output()
-        .unwrap();
+    let mut command = crate::support::shootout();
+    command.args(args);
+    let output = crate::support::output_within(command, std::time::Duration::from_secs(20));
     assert_eq!(output.status.code(), Some(2), "{args:?}: {}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
