@@ -15,4 +15,4 @@ pub mod record;
 mod stacks;
 
 pub use shootout_model::profile::Frame;
-pub use stacks::Stacks;
+pub use stacks::{is_collector, Stacks};

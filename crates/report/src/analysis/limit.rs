@@ -68,7 +68,8 @@ pub const WORKER: f64 = 0.9;
 /// The share of one CPU from which another's use of the server's CPUs is named.
 pub const TAKEN: f64 = 0.1;
 
-/// The share of a CPU-bound server's CPU time its garbage collector used from which the collector is named.
+/// The share of a CPU-bound server's CPU time its garbage collector used (or of its profile's samples) from which
+/// the collector is named.
 pub const COLLECTED: f64 = 0.25;
 
 /// The share of the time with some task stalled on memory from which memory is the limit.
@@ -120,10 +121,14 @@ pub enum Limit {
     /// `share` of that CPU time (0 to 1, median), [`COLLECTED`] or more: a larger heap, or less garbage, would
     /// serve more.
     Collector {
-        /// Median share of the server's CPU time its collector threads used.
+        /// Median share of the server's CPU time its collector threads used (or, `profiled`, the share of its
+        /// profile's samples in its collector).
         share: f64,
         /// Median busy share.
         busy: f64,
+        /// The share is its profile's, at this level (V8's collector, which has no threads of its own).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        profiled: bool,
     },
     /// One process of the server used a whole CPU (`cores`) of the `cpus` it could run on: its threads took turns
     /// on a lock (`lock`: a GIL), or one thread did the work (on one CPU, only this: more CPUs would not help).
@@ -253,7 +258,7 @@ impl Limit {
         if at_least(busy, BOUND) {
             let share = of(&|t| t.usage.collector);
             if at_least(share, COLLECTED) {
-                return Limit::Collector { share, busy };
+                return Limit::Collector { share, busy, profiled: false };
             }
             if cpus == 1 && threads <= 1.0 && at_least(cores, BOUND) {
                 return Limit::OneCore { cores, cpus, lock: false, runtime: busiest_runtime() };
@@ -337,9 +342,10 @@ impl Limit {
                 figure(throttled * 100.0, Some(THROTTLED * 100.0), 0)
             ),
             Limit::ServerCpu { busy, .. } if at_least(*busy, BOUND) => format!("server CPU {}%", judged(*busy)),
-            Limit::Collector { share, busy } => {
+            Limit::Collector { share, busy, profiled } => {
                 let share = figure(share * 100.0, Some(COLLECTED * 100.0), 0);
-                format!("garbage collection: {share}% of the server's CPU (server CPU {}%)", judged(*busy))
+                let whose = if *profiled { "in its profile" } else { "of the server's CPU" };
+                format!("garbage collection: {share}% {whose} (server CPU {}%)", judged(*busy))
             }
             Limit::ServerCpu { busy, cpus_busy } => {
                 format!("server CPU {}% (CPUs {}% busy)", judged(*busy), judged(*cpus_busy))

@@ -7,6 +7,8 @@ use serde::Serialize;
 use shootout_model::profile::{OffCpu, ProfileAt, ServerProfile};
 use shootout_profile::{Frame, Stacks};
 
+use crate::analysis::limit::{Limit, BOUND, COLLECTED};
+use crate::statistics::bound::at_least;
 use crate::suite::summary::SuiteSummary;
 
 /// Frames each server's table lists.
@@ -27,6 +29,27 @@ pub fn level_to_profile(summary: &SuiteSummary, server: &str, at: ProfileAt) -> 
         ProfileAt::Level(level) => Some(level),
         ProfileAt::Capacity => capacity().or(highest),
         ProfileAt::Knee => knee.or(highest),
+    }
+}
+
+/// A server whose CPU was full at the level it was profiled at, and whose profile spent [`COLLECTED`] or more of
+/// its samples in its runtime's garbage collector, is held by that collection: its cell there says so, with the
+/// profile's share. A runtime whose collector has threads of its own (a JVM's) is named without a profile.
+pub fn name_collectors(summary: &mut SuiteSummary) {
+    let collected: Vec<(String, f64, f64)> = summary
+        .profiles
+        .iter()
+        .filter(|view| at_least(view.collector, COLLECTED))
+        .map(|view| (view.server.clone(), view.level, view.collector))
+        .collect();
+    for (server, level, share) in collected {
+        let Some(cell) = summary.cells.iter_mut().find(|c| c.server == server && c.level == level) else { continue };
+        let busy = match cell.limit {
+            Limit::ServerCpu { busy, .. } if at_least(busy, BOUND) => busy,
+            Limit::OneCore { cores, cpus: 1, lock: false, .. } => cores,
+            _ => continue,
+        };
+        cell.limit = Limit::Collector { share, busy, profiled: true };
     }
 }
 
@@ -53,6 +76,8 @@ pub struct ProfileView {
     pub unprofiled_rps: Option<f64>,
     /// The unprofiled cell's median mean response time, µs.
     pub unprofiled_mean_us: Option<f64>,
+    /// Share of its samples in its runtime's garbage collector, as its frames tell (V8's).
+    pub collector: f64,
     /// The frames that ran the most.
     #[serde(skip)]
     pub hottest: Vec<Frame>,
@@ -99,6 +124,7 @@ impl ProfileView {
             mean_us: result.latency.mean_us,
             unprofiled_rps: cell.map(|c| c.rps_median),
             unprofiled_mean_us: cell.map(|c| c.mean_us),
+            collector: stacks.collector_share(),
             hottest: stacks.hottest(HOTTEST),
             stacks,
             off_cpu,

@@ -10,7 +10,7 @@ use shootout_harness::store::{write_atomically, Store};
 use shootout_model::run::TrialRecord;
 use shootout_model::LoadResult;
 use shootout_report::export::{Csv, Exporter, Html, Markdown};
-use shootout_report::suite::profiles::ProfileView;
+use shootout_report::suite::profiles::{name_collectors, ProfileView};
 use shootout_report::suite::report::SuiteReport;
 use shootout_report::suite::summary::SuiteSummary;
 
@@ -121,6 +121,7 @@ fn summarize(
         let view = ProfileView::of(&profile, &folded, off_cpu.as_deref(), &summary).map_err(Failure::Usage)?;
         summary.profiles.push(view);
     }
+    name_collectors(&mut summary);
     summary.profiles_failed = store.profile_failures();
     Ok((report, summary))
 }
