@@ -424,8 +424,8 @@ fn a_search_beside_a_neighbour_on_its_cpu_is_right_or_says_it_was_disturbed() {
     let dir = crate::support::workdir("capacity", "neighbour");
     let suite = r#"
 repeats = 2
-duration = "2s"
-warmup = "1s"
+duration = "1500ms"
+warmup = "500ms"
 disturbed_again = 1
 slo = ["mean < 5ms", "errors < 1%"]
 search = { model = "open", start = 200 }
