@@ -69,6 +69,8 @@ type Counts = HashMap<i32, StateCounts>;
 #[derive(Debug, Default)]
 struct Shared {
     pids: Vec<i32>,
+    /// The threads known to keep house ([`StateSampler::keep_house`]): none of them holds what others wait for.
+    housekeeping: HashSet<i32>,
     sweeps: u32,
     by_thread: Counts,
 }
@@ -94,15 +96,15 @@ impl StateSampler {
             let mut wait = EVERY;
             while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
                 let (began, cpu_before) = (std::time::Instant::now(), thread_cpu());
-                let pids = match theirs.lock() {
-                    Ok(shared) => shared.pids.clone(),
+                let (pids, housekeeping) = match theirs.lock() {
+                    Ok(shared) => (shared.pids.clone(), shared.housekeeping.clone()),
                     Err(_) => return,
                 };
                 sockets.follow(&pids);
                 let mut found = Vec::new();
                 for &pid in &pids {
                     let runtime = *runtimes.entry(pid).or_insert_with(|| Runtime::of_process(pid));
-                    found.extend(sweep(pid, runtime, &mut sockets));
+                    found.extend(sweep(pid, runtime, &mut sockets, &housekeeping));
                 }
                 // The socket table's reads are bounded apart (one per `sockets::REREAD` at most).
                 let cost = thread_cpu().saturating_sub(cpu_before).saturating_sub(sockets.take_read_cost());
@@ -121,6 +123,14 @@ impl StateSampler {
     pub fn follow(&self, pids: Vec<i32>) {
         if let Ok(mut shared) = self.shared.lock() {
             shared.pids = pids;
+        }
+    }
+
+    /// The threads of the tree that keep house, as the sampler last told them: from the next sweep on, a lock is
+    /// not read as held by one of them asleep (a timer thread of the process).
+    pub fn keep_house(&self, threads: &HashSet<i32>) {
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.housekeeping.clone_from(threads);
         }
     }
 
@@ -168,23 +178,24 @@ fn count(counts: &mut StateCounts, at: &Where) {
 }
 
 /// Where each thread of process `pid`, of `runtime`, is now.
-fn sweep(pid: i32, runtime: Runtime, sockets: &mut Sockets) -> Vec<(i32, Where)> {
+fn sweep(pid: i32, runtime: Runtime, sockets: &mut Sockets, housekeeping: &HashSet<i32>) -> Vec<(i32, Where)> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
     let tids: Vec<i32> = tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
     let mut found: Vec<(i32, Where)> =
         tids.into_iter().filter_map(|tid| Some((tid, where_is(pid, tid, runtime, sockets)?))).collect();
-    settle_futexes(&mut found, runtime);
+    settle_futexes(&mut found, runtime, housekeeping);
     found
 }
 
 /// Tells each futex wait among `found`, the threads of one process of `runtime`, a [lock](Where::Lock) or a
 /// thread [waiting for work](Where::Idle). Where a runtime's lock is one address its waiters share
 /// ([`Runtime::locks_share_an_address`]), a futex wait is a lock's only while another thread waits on the same
-/// address and a thread of the process holds something (runs, sleeps, or waits on the disk or a backend): a pool's
+/// address and a thread of the process holds something (runs, sleeps, or waits on the disk or a backend; a thread
+/// of `housekeeping`, a timer's, holds nothing, however it sleeps): a pool's
 /// thread waiting for work on a condition of its own is idle, and so is a pool waiting together on its queue's
 /// lock while nothing of the process runs. Elsewhere each waiting thread parks on a futex of its own, whatever
 /// it waits for, and every futex wait is a lock's.
-fn settle_futexes(found: &mut [(i32, Where)], runtime: Runtime) {
+fn settle_futexes(found: &mut [(i32, Where)], runtime: Runtime, housekeeping: &HashSet<i32>) {
     let mut waiters: HashMap<u64, u32> = HashMap::new();
     for (_, at) in found.iter() {
         if let Where::Futex(address) = at {
@@ -194,8 +205,9 @@ fn settle_futexes(found: &mut [(i32, Where)], runtime: Runtime) {
     if waiters.is_empty() {
         return;
     }
-    let holding =
-        found.iter().any(|(_, at)| matches!(at, Where::Running | Where::Sleep | Where::Disk | Where::Backend(_)));
+    let holding = found.iter().any(|(tid, at)| {
+        !housekeeping.contains(tid) && matches!(at, Where::Running | Where::Sleep | Where::Disk | Where::Backend(_))
+    });
     for (_, at) in found.iter_mut() {
         if let Where::Futex(address) = at {
             let shared = waiters.get(address).is_some_and(|&n| n >= 2);
@@ -479,7 +491,7 @@ mod tests {
     fn a_futex_wait_is_a_locks_where_it_shares_its_address_while_the_process_holds_a_request() {
         let settled = |found: &[Where], runtime| {
             let mut found: Vec<(i32, Where)> = found.iter().cloned().enumerate().map(|(i, w)| (i as i32, w)).collect();
-            settle_futexes(&mut found, runtime);
+            settle_futexes(&mut found, runtime, &HashSet::new());
             found.into_iter().map(|(_, at)| at).collect::<Vec<_>>()
         };
         let (lock, own, other) = (Where::Futex(0x10), Where::Futex(0x20), Where::Futex(0x30));
@@ -492,6 +504,14 @@ mod tests {
         // A pool waiting together on its queue's lock, nothing of the process running: waiting for work.
         let idle = settled(&[Where::Client, lock.clone(), lock.clone(), lock.clone()], Runtime::Python);
         assert!(idle[1..].iter().all(|at| *at == Where::Idle), "{idle:?}");
+        // The same pool beside a timer thread asleep between its ticks (thread 0, known to keep house): still idle.
+        let mut beside_a_timer: Vec<(i32, Where)> = [Where::Sleep, lock.clone(), lock.clone(), lock.clone()]
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| (i as i32, w))
+            .collect();
+        settle_futexes(&mut beside_a_timer, Runtime::Python, &HashSet::from([0]));
+        assert!(beside_a_timer[1..].iter().all(|(_, at)| *at == Where::Idle), "{beside_a_timer:?}");
         // The JVM parks each thread on a futex of its own: every wait is a lock's, as far as the sweep can tell.
         let jvm = settled(&[Where::Client, own.clone()], Runtime::Jvm);
         assert_eq!(jvm[1], Where::Lock);

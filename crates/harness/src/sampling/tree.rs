@@ -329,6 +329,7 @@ impl Tree {
             serving.extend(serves);
         }
         if let Some(states) = &self.states {
+            states.keep_house(&keeping_house);
             sample.states = states.take(&serving, &helpers);
             states.follow(self.root_first(&members));
         }

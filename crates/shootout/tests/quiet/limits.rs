@@ -425,7 +425,7 @@ fn node_making_garbage_in_a_small_young_generation_is_held_by_v8s_collector_as_i
     }
     let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hot-node/garbage.js");
     let server = format!("command = \"node --max-semi-space-size=1 {} {{port}}\"\ncpus = \"1\"", app.display());
-    let limit = limit_at("node-garbage", "connections = [16]", "", &server, "[profile]\nduration = \"2s\"\n");
+    let limit = limit_at("node-garbage", "connections = [16]", "", &server, "[profile]\nduration = \"1s\"\n");
     assert!(limit.starts_with("garbage collection: ") && limit.contains("% in its profile"), "{limit}");
     assert!(percent(&limit) >= 25.0, "{limit}");
 }
