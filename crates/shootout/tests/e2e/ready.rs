@@ -126,3 +126,21 @@ fn an_http3_server_that_closes_on_every_probe_is_told_what_it_answered() {
     assert!(stderr.contains("H3_EXCESSIVE_LOAD"), "{stderr}");
     assert!(!stderr.contains("raise ready.timeout"), "{stderr}");
 }
+
+/// Issue 65, point 1: a command that begins with an assignment failed (`exec APP=x …`: "exec: APP=x: not found")
+/// and was blamed on the PATH once per level. It runs as written: the server sees APP, is the process shootout
+/// started (its parent is no shell), and gets the stop signal itself.
+#[test]
+fn a_command_that_begins_with_an_assignment_runs_as_written() {
+    let dir = workdir("ready", "as-written");
+    let suite = format!(
+        "name = \"ready\"\nrepeats = 1\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1]\n\
+         [load]\npath = \"/\"\n[[server]]\nname = \"as-written\"\n\
+         command = \"APP=x python3 {FIXTURE} as-written {{port}}\"\n"
+    );
+    let output = run_suite(&dir, &suite);
+    assert!(output.status.success(), "{}", describe(&output));
+    let log = std::fs::read_to_string(crate::support::results(&dir).join("logs/as-written-r1.log")).unwrap();
+    assert!(log.contains("APP=x parent=shootout"), "{log}");
+    assert!(log.contains("stopped by SIGTERM"), "{log}");
+}
