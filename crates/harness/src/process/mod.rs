@@ -184,14 +184,7 @@ impl Process {
     fn spawn(launch: &Launch<'_>, fill: Placeholders, log: &Path) -> Result<Process, String> {
         let (kind, name) = (launch.kind, launch.name);
         let command = fill.fill(launch.command);
-        // A simple command is exec'd by the shell, so the stop signal reaches the process itself; a pipeline or
-        // list keeps its shell, and then the signal goes to the whole process group.
-        let simple = !command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']);
-        let script = if simple && !command.trim_start().starts_with("exec ") {
-            format!("exec {command}")
-        } else {
-            command.clone()
-        };
+        let (script, execd) = exec_simple(&command);
         let (output, writer) = BoundedLog::open(log)
             .map_err(|e| format!("{kind} '{name}': cannot open its log {} ({e})", log.display()))?;
         let errors = writer.try_clone().map_err(|e| format!("{kind} '{name}': {e}"))?;
@@ -234,7 +227,7 @@ impl Process {
             cgroup,
             cpus: allowed_cpus(root),
             child,
-            signal_group: !simple,
+            signal_group: !execd,
             stop_signal: launch.stop_signal,
             stop_pidfile: launch.stop_pidfile.map(|f| launch.cwd.join(fill.fill(f))),
             grace: launch.grace,
@@ -346,6 +339,43 @@ impl Drop for Process {
             std::thread::sleep(Duration::from_millis(20));
         }
         self.release();
+    }
+}
+
+/// `command` as the shell runs it: a simple command is exec'd by the shell, so that the stop signal reaches the
+/// process itself; after its leading assignments (`APP=x node app.js` runs as `APP=x exec node app.js`, which
+/// gives APP to node, where `exec APP=x …` would run a program named `APP=x`). A pipeline, a list, an expansion,
+/// an assignment with quotes, or a command that begins with a word of the shell's own (`if`, `cd`, `{`…) keeps
+/// its shell, and then the stop signal goes to the whole process group. True when the program replaces the shell
+/// (the command's own `exec` too).
+fn exec_simple(command: &str) -> (String, bool) {
+    const SHELLS_OWN: [&str; 10] = ["if", "for", "while", "until", "case", "{", "!", "cd", "export", "set"];
+    if command.contains(['|', '&', ';', '<', '>', '(', ')', '`', '$', '\n']) {
+        return (command.to_string(), false);
+    }
+    let assignment = |word: &str| {
+        word.split_once('=').is_some_and(|(name, value)| {
+            name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !value.contains(['\'', '"', '\\'])
+        })
+    };
+    // The byte offset of each word, to put `exec` before the first that assigns nothing.
+    let mut rest = command;
+    loop {
+        let trimmed = rest.trim_start();
+        let word = trimmed.split_whitespace().next().unwrap_or_default();
+        if !assignment(word) {
+            if word == "exec" {
+                return (command.to_string(), true);
+            }
+            if word.is_empty() || SHELLS_OWN.contains(&word) || word.contains('=') {
+                return (command.to_string(), false);
+            }
+            let at = command.len() - trimmed.len();
+            return (format!("{}exec {}", &command[..at], &command[at..]), true);
+        }
+        rest = &trimmed[word.len()..];
     }
 }
 
@@ -513,6 +543,20 @@ pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_simple_command_is_execd_after_its_assignments() {
+        let execd = |script: &str| (script.to_string(), true);
+        assert_eq!(exec_simple("node app.js 8080"), execd("exec node app.js 8080"));
+        assert_eq!(exec_simple("APP=x  DEBUG= node app.js"), execd("APP=x  DEBUG= exec node app.js"));
+        assert_eq!(exec_simple("python3 -c 'pass'  8080"), execd("exec python3 -c 'pass'  8080"));
+        assert_eq!(exec_simple("exec node app.js"), execd("exec node app.js"), "exec'd by its own word");
+        for kept in
+            ["cd app && node app.js", "APP='a b' node app.js", "if true; then x; fi", "{ node app.js; }", "APP=x"]
+        {
+            assert_eq!(exec_simple(kept), (kept.to_string(), false));
+        }
+    }
 
     #[test]
     fn cpu_lists() {
