@@ -144,3 +144,21 @@ fn a_command_that_begins_with_an_assignment_runs_as_written() {
     assert!(log.contains("APP=x parent=shootout"), "{log}");
     assert!(log.contains("stopped by SIGTERM"), "{log}");
 }
+
+/// Issue 65, point 1: a command that is not found was blamed on the PATH once per level and repeat (36 times in a
+/// sweep of three levels and three repeats of four servers). It is said once for the server, quoting the shell's
+/// own line, and its other trials are not tried.
+#[test]
+fn a_command_not_found_is_said_once_quoting_the_shell() {
+    let dir = workdir("ready", "not-found");
+    let suite = "name = \"ready\"\nrepeats = 3\nduration = \"300ms\"\nwarmup = \"100ms\"\nconnections = [1, 2]\n\
+                 [load]\npath = \"/\"\n[[server]]\nname = \"ghost\"\ncommand = \"no-such-server-here {port}\"\n";
+    let output = run_suite(&dir, suite);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said = stderr.lines().filter(|l| l.contains("its command was not found")).count();
+    assert_eq!(said, 1, "{stderr}");
+    assert!(stderr.contains("(sh: 1: exec: no-such-server-here: not found)"), "the shell's own line: {stderr}");
+    let marked = std::fs::read_dir(crate::support::results(&dir).join("trials/ghost")).unwrap().count();
+    assert_eq!(marked, 6, "each trial marked failed, for the report and --resume: {stderr}");
+}
