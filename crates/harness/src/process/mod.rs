@@ -488,10 +488,20 @@ pub fn version(command: &str, cwd: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// What [`ended_early`] says of a command the shell did not find (exit status 127).
+pub const NOT_FOUND: &str = "its command was not found";
+
 /// Why a server or service ended before it was ready, with the end of its log (`tail`): "server 'x' exited (exit
-/// status 1) before it answered", and a hint when its command was not found.
+/// status 1) before it answered", and when its command was not found, the shell's own line and a hint.
 pub fn ended_early(kind: &str, name: &str, ended: &Ended, before: &str, tail: &str) -> String {
-    let hint = if ended.code == Some(127) { ": the command was not found; is it installed and on PATH?" } else { "" };
+    let hint = match ended.code {
+        Some(127) => {
+            let said = tail.lines().rev().map(str::trim).find(|l| l.ends_with("not found"));
+            let said = said.map(|line| format!(" ({line})")).unwrap_or_default();
+            format!(": {NOT_FOUND}{said}; is it installed and on PATH?")
+        }
+        _ => String::new(),
+    };
     format!("{kind} '{name}' exited ({ended}) before {before}{hint}\n{tail}")
 }
 

@@ -83,8 +83,11 @@ pub struct Outcome {
     pub store: Store,
     /// True when Ctrl-C stopped it.
     pub interrupted: bool,
-    /// Trials that could not be measured, with why.
+    /// Trials that could not be measured, with why: one line each, or one for all of a server that could not be
+    /// started at all (its command not found).
     pub failures: Vec<String>,
+    /// How many trials (or searches) those lines stand for.
+    pub failed: usize,
     /// Why the suite stopped before its end, when something it could not go on without failed (a service).
     pub stopped: Option<String>,
 }
@@ -109,8 +112,11 @@ pub fn run_suite(
     let total = order.len() * levels.len();
     let mut done = 0;
     let mut failures = Vec::new();
+    let mut failed = 0;
     let mut stopped = None;
     let mut services = Services::new(suite, places, &store);
+    // Servers whose command is not found: said once, and their other trials not tried.
+    let mut not_found: std::collections::HashMap<usize, String> = std::collections::HashMap::new();
     for (index, repeat) in order {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -121,17 +127,32 @@ pub fn run_suite(
         if pending.is_empty() {
             continue;
         }
-        let fail_rest = |from: usize, why: &str, failures: &mut Vec<String>| {
+        let fail_rest = |from: usize, why: &str, failures: &mut Vec<String>, failed: &mut usize| {
             for &level in &pending[from..] {
                 let _ = store.write_failure(&spec.name, level, repeat, why);
                 failures.push(format!("{} at {level} {} (repeat {repeat}): {why}", spec.name, suite.unit()));
+                *failed += 1;
             }
         };
+        if let Some(why) = not_found.get(&index) {
+            pending.iter().for_each(|&level| drop(store.write_failure(&spec.name, level, repeat, why)));
+            failed += pending.len();
+            done += pending.len();
+            continue;
+        }
         let mut running =
             match launch(suite, spec, places, &mut services, &store, repeat, pending[0], done, &stop, on_event) {
                 Launched::Running(running) => running,
+                Launched::Failed(why) if why.contains(process::NOT_FOUND) => {
+                    pending.iter().for_each(|&level| drop(store.write_failure(&spec.name, level, repeat, &why)));
+                    failures.push(format!("{}, each of its trials: {why}", spec.name));
+                    not_found.insert(index, why);
+                    failed += pending.len();
+                    done += pending.len();
+                    continue;
+                }
                 Launched::Failed(why) => {
-                    fail_rest(0, &why, &mut failures);
+                    fail_rest(0, &why, &mut failures, &mut failed);
                     done += pending.len();
                     continue;
                 }
@@ -149,7 +170,7 @@ pub fn run_suite(
             match measure(suite, spec, &mut running, &mut services, &store, level, repeat, &stop, on_event)? {
                 Measured::Saved(_) => {}
                 Measured::Failed(why) => {
-                    fail_rest(i, &why, &mut failures);
+                    fail_rest(i, &why, &mut failures, &mut failed);
                     break;
                 }
                 Measured::Stopped(why) => {
@@ -167,7 +188,7 @@ pub fn run_suite(
     }
     services.stop_all().into_iter().for_each(|notice| on_event(Event::Notice(notice)));
     drop(services);
-    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures, stopped })
+    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures, failed, stopped })
 }
 
 /// What every run does first: the load generator pinned, the environment saved (once), damaged trial files named.

@@ -83,7 +83,7 @@ pub fn run_search(
     }
     services.stop_all().into_iter().for_each(|notice| on_event(Event::Notice(notice)));
     drop(services);
-    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failures, stopped })
+    Ok(Outcome { store, interrupted: stop.load(Ordering::Relaxed), failed: failures.len(), failures, stopped })
 }
 
 /// One server's search: the server started when the first probe that is not saved yet needs it.

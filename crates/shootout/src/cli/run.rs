@@ -168,7 +168,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         )));
     }
     if !outcome.failures.is_empty() {
-        let what = match (suite.search.is_some(), outcome.failures.len()) {
+        let what = match (suite.search.is_some(), outcome.failed) {
             (true, 1) => "1 search was cut short".to_string(),
             (true, n) => format!("{n} searches were cut short"),
             (false, 1) => "1 trial could not be measured".to_string(),
