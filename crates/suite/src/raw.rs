@@ -259,6 +259,8 @@ pub struct Outline {
     pub levels: Vec<f64>,
     /// True when the run searched for each server's capacity (`search`) instead of sweeping levels.
     pub search: bool,
+    /// What its levels count ("users", "users/s" or "req/s"), for a report whose run measured nothing.
+    pub unit: &'static str,
 }
 
 /// One server of a `matrix`: which matrix it came from and with what values, for the charts that put a
@@ -318,6 +320,7 @@ impl SuiteFile {
                 _ => Vec::new(),
             },
             search: self.search.is_some(),
+            unit: shootout_model::units::level_unit(self.rates.is_some(), self.load.scenario.is_some()),
         })
     }
 }

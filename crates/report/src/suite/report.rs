@@ -45,7 +45,7 @@ impl SuiteReport {
     /// Builds the report of `trials` from the suite's outline (servers in the suite's order, then any others the
     /// trials name).
     pub fn new(outline: Outline, environment: Option<Environment>, trials: Vec<TrialRecord>) -> SuiteReport {
-        let Outline { name, mut servers, slo, statistic, matrix, levels: swept, .. } = outline;
+        let Outline { name, mut servers, slo, statistic, matrix, levels: swept, unit, .. } = outline;
         for t in &trials {
             if !servers.contains(&t.server) {
                 servers.push(t.server.clone());
@@ -54,7 +54,7 @@ impl SuiteReport {
         let mut levels: Vec<f64> = trials.iter().map(|t| t.level).collect();
         levels.sort_by(f64::total_cmp);
         levels.dedup();
-        let unit = trials.first().map_or("users", |t| {
+        let unit = trials.first().map_or(unit, |t| {
             let options = &t.result.options;
             level_unit(matches!(options.pacing, Pacing::Open { .. }), options.sessions)
         });
@@ -104,6 +104,7 @@ impl SuiteReport {
                 matrix: Vec::new(),
                 levels: Vec::new(),
                 search: false,
+                unit: "users",
             },
         };
         let environment = read(&dir.join("environment.json")).ok().and_then(|text| serde_json::from_str(&text).ok());

@@ -162,4 +162,11 @@ fn a_command_not_found_is_said_once_quoting_the_shell() {
     assert!(stderr.contains("(sh: 1: exec: no-such-server-here: not found)"), "the shell's own line: {stderr}");
     let marked = std::fs::read_dir(crate::support::results(&dir).join("trials/ghost")).unwrap().count();
     assert_eq!(marked, 6, "each trial marked failed, for the report and --resume: {stderr}");
+
+    // A rates run that measured nothing says what its levels count all the same (its table said `users`).
+    let dir = workdir("ready", "not-found-rates");
+    let output = run_suite(&dir, &suite.replace("connections = [1, 2]", "rates = [50, 100]"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let header = stdout.lines().next().unwrap_or_default();
+    assert!(header.split_whitespace().nth(1) == Some("req/s"), "{stdout}");
 }
