@@ -57,7 +57,8 @@ impl Locator<'_> {
     /// lists every key (`reference`, a path from the repository's root).
     pub fn toml<T: serde::de::DeserializeOwned>(&self, text: &str, reference: &str) -> Result<T, FileError> {
         toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().to_string();
+            let message = e.message().trim();
+            let message = nearest_key(message).unwrap_or_else(|| message.to_string());
             self.at(e.span().map_or(0, |s| s.start), format!("{message} (every key: {reference})"))
         })
     }
@@ -66,6 +67,38 @@ impl Locator<'_> {
     pub fn span(&self, span: Range<usize>, message: impl Into<String>) -> FileError {
         self.at(span.start, message)
     }
+}
+
+/// An unknown key's message (serde's "unknown field `rate`, expected one of `name`, `rates`, …") in words with
+/// the fix, when one of the keys it may be is near it: "unknown key `rate`: did you mean `rates`?". Near is two
+/// edits at most (a letter missing, added, changed, or two swapped), and fewer than half its letters.
+fn nearest_key(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (typed, expected) = rest.split_once('`')?;
+    let keys = expected.split('`').skip(1).step_by(2);
+    let (distance, key) = keys.map(|key| (edits(typed, key), key)).min()?;
+    (distance <= 2 && 2 * distance < typed.chars().count())
+        .then(|| format!("unknown key `{typed}`: did you mean `{key}`?"))
+}
+
+/// The edits (insertions, deletions, substitutions, adjacent swaps) from `a` to `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut rows = vec![(0..=b.len()).collect::<Vec<usize>>(); a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let change = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + change);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 /// Parses and validates a scenario. `base` (a URL given on the command line) overrides the file's `base`.
@@ -362,6 +395,17 @@ steps = [{ request = "login", think = "uniform(1s, 2s)" }, { request = "home" }]
 duration = "10s"
 users_per_second = 5
 "#;
+
+    #[test]
+    fn an_unknown_key_near_a_known_one_is_answered_with_it() {
+        let said =
+            |typed: &str| nearest_key(&format!("unknown field `{typed}`, expected one of `name`, `rates`, `repeats`"));
+        assert_eq!(said("rate").as_deref(), Some("unknown key `rate`: did you mean `rates`?"));
+        assert_eq!(said("repaets").as_deref(), Some("unknown key `repaets`: did you mean `repeats`?"), "two swapped");
+        assert_eq!(said("colour"), None, "nothing near");
+        assert_eq!(said("nm"), None, "too short to guess");
+        assert_eq!(nearest_key("invalid type: string, expected u32"), None);
+    }
 
     #[test]
     fn a_good_file() {

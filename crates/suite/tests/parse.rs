@@ -140,6 +140,8 @@ fn a_scenario_is_read_and_checked_with_the_suite() {
 fn errors_point_at_the_line() {
     let e = |text: &str| parse(text, "s.toml", Path::new(".")).unwrap_err().to_string();
     assert!(e("connections = [1]\ncolour = 1\n").starts_with("s.toml:2:1: unknown field `colour`"));
+    // Issue 65: `rate =` for `rates =` got the list of every key, not the one meant.
+    assert!(e("rate = [100]\n").starts_with("s.toml:1:1: unknown key `rate`: did you mean `rates`?"));
     assert!(e("connections = [1]\n").contains("no servers"));
     assert!(e("[[server]]\nname = \"a\"\ncommand = \"x\"\n").contains("no load levels"));
     let slo = e("connections = [1]\nslo = [\"fast < 1s\"]\n[[server]]\nname = \"a\"\ncommand = \"x\"\n");
