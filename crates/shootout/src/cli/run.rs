@@ -29,8 +29,7 @@ use super::Failure;
 /// Options of `shootout run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The suite file (TOML; every key: docs/reference/suite.md).
-    #[arg(required_unless_present_any = ["resume", "servers"])]
+    /// The suite file (TOML; every key: docs/reference/suite.md); or, without one, servers given by --server.
     suite: Option<PathBuf>,
     /// A suite made of flags instead of a file: --server NAME=COMMAND, twice or more, and its levels.
     #[command(flatten)]
@@ -57,6 +56,13 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     // What the suite's hooks leave running is stopped however this ends.
     let _end = shootout_harness::process::live::EndOfRun;
+    if args.suite.is_none() && args.resume.is_none() && args.oneline.servers.is_empty() {
+        return Err(Failure::Usage(
+            "run what? give a suite file (shootout run SUITE.toml; see examples/), or servers on the command line \
+             (shootout run --server NAME=COMMAND --server NAME=COMMAND, {port} in each command)"
+                .into(),
+        ));
+    }
     // The hosts of a suite are reached before its results directory is made: an unreachable one leaves nothing.
     let connect = |suite: &Suite| Places::for_suite(suite).map_err(|e| Failure::Run(anyhow::anyhow!(e)));
     let (suite, store, places) = match (&args.suite, &args.resume) {

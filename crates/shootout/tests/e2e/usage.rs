@@ -200,3 +200,10 @@ fn an_output_file_that_cannot_be_written_is_refused_before_the_load() {
     assert_eq!(target.served(), 0, "nothing was sent");
     std::fs::remove_file(&file).unwrap();
 }
+
+/// Issue 65, point 2: `shootout run` alone asked for `<SUITE>` and did not mention `--server`.
+#[test]
+fn run_without_a_suite_or_servers_names_both_forms() {
+    refused_within(&["run"], "give a suite file (shootout run SUITE.toml");
+    refused_within(&["run"], "shootout run --server NAME=COMMAND --server NAME=COMMAND");
+}
