@@ -1,12 +1,16 @@
 //! A purpose-built misbehaving HTTP/3 server: QUIC from quinn on UDP 127.0.0.1:0 (a self-signed certificate for
 //! localhost, ALPN h3), HTTP/3 framing by hand and no QPACK decoding (a request is whatever its stream carries;
-//! an answer is `:status 404` from QPACK's static table, without a body). What it does wrong is chosen per test
+//! an answer is `:status 404` from QPACK's static table, without a body; a long head is literal fields, its
+//! integers and frame header written with shootout's own encoders). What it does wrong is chosen per test
 //! ([`Behaviour`]), and it counts what it saw ([`Seen`]) so that a test compares shootout's result with the
 //! server's side of the story. Its runtime, and every task of it, ends when the server is dropped.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use shootout_engine::http::fields::integer;
+use shootout_engine::http::h3::frame::{kind, put_header};
 
 /// The request streams a client may open at once.
 pub const MAX_STREAMS: u32 = 4;
@@ -29,37 +33,15 @@ fn long_head(fields: usize, value_bytes: usize) -> Vec<u8> {
     let mut section = vec![0x00, 0x00, 0xc0 | 25];
     for n in 0..fields {
         let name = format!("x-{n}");
-        prefixed(&mut section, 0x20, 3, name.len());
+        integer(&mut section, 0x20, 3, name.len());
         section.extend_from_slice(name.as_bytes());
-        prefixed(&mut section, 0x00, 7, value_bytes);
+        integer(&mut section, 0x00, 7, value_bytes);
         section.extend(std::iter::repeat_n(b'v', value_bytes));
     }
     let mut frame = Vec::new();
-    varint(&mut frame, 0x01);
-    varint(&mut frame, section.len() as u64);
+    put_header(&mut frame, kind::HEADERS, section.len());
     frame.extend_from_slice(&section);
     frame
-}
-
-/// An integer with an N-bit prefix (RFC 7541 §5.1), after the bits `first` already holds.
-fn prefixed(out: &mut Vec<u8>, first: u8, bits: u32, value: usize) {
-    let max = (1usize << bits) - 1;
-    if value < max {
-        out.push(first | value as u8);
-        return;
-    }
-    out.push(first | max as u8);
-    let mut rest = value - max;
-    while rest >= 128 {
-        out.push((rest % 128) as u8 | 0x80);
-        rest /= 128;
-    }
-    out.push(rest as u8);
-}
-
-/// A QUIC variable-length integer (RFC 9000 §16), in 8 bytes whatever its size.
-fn varint(out: &mut Vec<u8>, value: u64) {
-    out.extend_from_slice(&(value | 0xc0 << 56).to_be_bytes());
 }
 
 /// What the server does wrong.
