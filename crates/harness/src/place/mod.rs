@@ -306,6 +306,10 @@ impl Placed {
 
     /// Why it ended before it was ready (`before`), with the end of its log.
     pub fn ended_early(&self, ended: &Ended, before: &str) -> String {
+        // Its last words (the shell's "not found") may still be on their way from its pipe to the log.
+        if let Placed::Here(process) = self {
+            process.settle_log(std::time::Duration::from_millis(500));
+        }
         process::ended_early(self.kind(), self.name(), ended, before, &self.log_tail())
     }
 

@@ -108,6 +108,17 @@ impl BoundedLog {
         }
     }
 
+    /// Waits, `within` at most, until everything the process wrote is in the log: its output's pipe closes when
+    /// it and what it started have exited, and the thread that feeds the log has then read it to its end.
+    pub fn settle(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        if let Some(reader) = &self.reader {
+            while !reader.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+
     /// The last lines of the output past the head, when some came (the file holds the rest).
     pub fn tail_text(&self) -> Option<String> {
         let sink = self.sink.lock().ok()?;

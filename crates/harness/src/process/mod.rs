@@ -254,6 +254,13 @@ impl Process {
         self.child.try_wait().ok().flatten().map(Ended::from)
     }
 
+    /// Waits, `within` at most, for what it wrote before it exited to be in its log ([`BoundedLog::settle`]).
+    pub fn settle_log(&self, within: Duration) {
+        if let Some(output) = &self.output {
+            output.settle(within);
+        }
+    }
+
     /// The last lines of its log, indented, for error messages (from the part kept in memory, when its output
     /// outgrew the log's head).
     pub fn log_tail(&self) -> String {
