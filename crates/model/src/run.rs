@@ -136,6 +136,10 @@ pub struct ResourceSample {
     /// Threads of that process that ran since the previous sample and serve (housekeeping threads left out).
     #[serde(default)]
     pub busiest_threads: u32,
+    /// Threads of the whole tree that serve and were on a CPU or waiting for one half the time or more since the
+    /// previous sample: the workers that wanted a CPU each.
+    #[serde(default)]
+    pub wanting_threads: u32,
     /// CPU seconds the runtime's garbage collector threads used since the previous sample (the JVM's; 0 where
     /// none is told apart).
     #[serde(default)]
@@ -226,6 +230,10 @@ pub struct ServerUsage {
     /// The most threads of that process that ran in one sample's interval and serve.
     #[serde(default)]
     pub busiest_threads: u32,
+    /// The median over the window's samples of the threads of the tree that serve and wanted a CPU each (on one
+    /// or waiting for one half the time or more): more of them than [`ServerUsage::cpus`] take turns on the CPUs.
+    #[serde(default)]
+    pub wanting_threads: u32,
     /// Share of its CPU time over the window that the runtime's garbage collector threads used (0 to 1; 0 where
     /// none is told apart).
     #[serde(default)]

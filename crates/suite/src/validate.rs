@@ -57,8 +57,10 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let client_cpus = raw.client_cpus.clone().or_else(|| (cpus >= 2).then(|| "0".to_string()));
-    let server_cpus =
-        client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| format!("1-{}", cpus - 1));
+    let server_cpus = client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| match cpus {
+        2 => "1".to_string(),
+        _ => format!("1-{}", cpus - 1),
+    });
     let load = load_spec(&raw.load, &at, dir)?;
     let services =
         services::services(&raw.services, &at, dir, server_cpus.as_ref(), |v, default| duration_or(v, default, &at))?;

@@ -305,6 +305,11 @@ fn usage(samples: &[ResourceSample], responses: u64, warmup_s: f64, window_s: f6
         cpus_busy: per_second(window.cpus_busy_s).min(1.0),
         busiest_cores: per_second(window.busiest_cpu_s),
         busiest_threads: measured.iter().map(|s| s.busiest_threads).max().unwrap_or(0),
+        wanting_threads: {
+            let mut wanting: Vec<u32> = measured.iter().map(|s| s.wanting_threads).collect();
+            wanting.sort_unstable();
+            wanting.get(wanting.len() / 2).copied().unwrap_or(0)
+        },
         runtime: measured
             .iter()
             .max_by(|a, b| a.busiest_cpu_s.total_cmp(&b.busiest_cpu_s))

@@ -93,6 +93,8 @@ pub struct Tree {
     /// from those that keep house ([`housekeeping`]).
     baseline_thread_ns: HashMap<i32, ThreadNs>,
     baseline_at: Option<std::time::Instant>,
+    /// When the previous sample (or the baseline) was taken.
+    last_at: Option<std::time::Instant>,
     /// Each process's runtime, by PID and start time, and each thread's name, by thread id: read once.
     runtimes: HashMap<(i32, u64), Runtime>,
     thread_names: HashMap<i32, String>,
@@ -137,6 +139,7 @@ impl Tree {
             last_thread_ns: HashMap::new(),
             baseline_thread_ns: HashMap::new(),
             baseline_at: None,
+            last_at: None,
             runtimes: HashMap::new(),
             thread_names: HashMap::new(),
             last_cgroup_us: None,
@@ -225,6 +228,7 @@ impl Tree {
         self.last_thread_ns = members.iter().flat_map(|p| thread_ns(p.pid)).collect();
         self.baseline_thread_ns = self.last_thread_ns.clone();
         self.baseline_at = Some(std::time::Instant::now());
+        self.last_at = self.baseline_at;
         self.last_cgroup_us = self.cgroup_usage_us();
         (self.last_host, self.last_cpus, self.last_softirq) = host_and_cpu_ticks(&self.cpus);
         self.last_softirqs = Softirqs::on(&self.cpus);
@@ -271,6 +275,11 @@ impl Tree {
         let mut tallies = HashMap::with_capacity(self.last_thread_ns.len());
         let mut process_cpu = Vec::with_capacity(members.len());
         let mut helpers = HashSet::new();
+        // Each thread's time on a CPU and waiting for one since the previous sample, ns.
+        let mut wanted = HashMap::with_capacity(self.last_thread_ns.len());
+        let now = std::time::Instant::now();
+        let interval_ns = self.last_at.map_or(0, |at| now.saturating_duration_since(at).as_nanos() as u64);
+        self.last_at = Some(now);
         for p in &members {
             let runtime = *self.runtimes.entry(p.identity()).or_insert_with(|| Runtime::of_process(p.pid));
             sample.threads += p.threads;
@@ -289,6 +298,7 @@ impl Tree {
                 // belongs to the measurement.
                 let before = self.last_thread_ns.get(&tid).copied().unwrap_or_default();
                 sample.cpu_queued_s += ns.queued.saturating_sub(before.queued) as f64 / 1e9;
+                wanted.insert(tid, ns.on_cpu.saturating_sub(before.on_cpu) + ns.queued.saturating_sub(before.queued));
                 let ran_now = ns.on_cpu > before.on_cpu;
                 if ran_now {
                     process_ran.push(tid);
@@ -328,6 +338,8 @@ impl Tree {
             }
             serving.extend(serves);
         }
+        sample.wanting_threads =
+            serving.iter().filter(|tid| wanted.get(tid).is_some_and(|&ns| 2 * ns >= interval_ns)).count() as u32;
         if let Some(states) = &self.states {
             states.keep_house(&keeping_house);
             sample.states = states.take(&serving, &helpers);

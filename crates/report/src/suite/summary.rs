@@ -109,6 +109,7 @@ impl SuiteSummary {
             warnings.extend(self.queue(cell));
             warnings.extend(self.spread(cell, &runs));
             warnings.extend(self.disturbed(cell));
+            warnings.extend(self.crowded(cell, &runs));
             warnings.extend(CellLag::of(&runs).map(|lag| self.fell_behind(cell, &lag)));
             warnings.extend(self.failed_checks(cell, &runs));
         }

@@ -227,6 +227,29 @@ impl SuiteSummary {
         ))
     }
 
+    /// A CPU-bound cell whose server had more threads wanting a CPU than it had CPUs (the median of its repeats,
+    /// each the median of its samples), in words: `cluster at 64 users: 2 of its threads each wanted a CPU and it
+    /// had 1 (server CPU 98%): they took turns, so its figures are those of 1 CPU; give it more with cpus in the
+    /// suite (--cpus on the command line)`; none when it had CPUs enough or was not held by them.
+    pub fn crowded(&self, cell: &Cell, runs: &[&TrialRecord]) -> Option<String> {
+        let cpus = runs.first()?.usage.cpus;
+        let of =
+            |f: &dyn Fn(&TrialRecord) -> f64| crate::analysis::median(&runs.iter().map(|t| f(t)).collect::<Vec<_>>());
+        let (wanting, busy) = (of(&|t| f64::from(t.usage.wanting_threads)), of(&|t| t.usage.busy));
+        if cpus == 0 || wanting <= f64::from(cpus) || !crate::statistics::bound::at_least(busy, SATURATION) {
+            return None;
+        }
+        let noun = if cpus == 1 { "CPU" } else { "CPUs" };
+        Some(format!(
+            "{} at {}: {wanting} of its threads each wanted a CPU and it had {cpus} (server CPU {:.0}%): they took \
+             turns, so its figures are those of {cpus} {noun}; give it more with cpus in the suite (--cpus on the \
+             command line)",
+            cell.server,
+            self.level(cell.level),
+            busy * 100.0
+        ))
+    }
+
     /// A cell resting on trials that something outside the run disturbed (each measured again as the suite allowed,
     /// and still disturbed), in words: `a at 400 req/s rests on a disturbed trial: stress (pid 4242) took 62% of a
     /// CPU on the server's CPUs during repeat 2`; none when no repeat was.

@@ -41,9 +41,17 @@ pub struct OneLine {
     #[arg(long, value_name = "COND", requires = "servers")]
     pub slo: Vec<String>,
     /// With --server and --slo: find each server's capacity under the SLO instead of sweeping the levels (in the
-    /// open model unless --connections is given).
+    /// open model unless --connections is given). Implied by --slo without --rates or --connections.
     #[arg(long, requires = "slo")]
     pub search: bool,
+    /// With --server: the CPUs every server runs on ('1', '1-3') [default: every CPU but the client's, CPU 0]. A
+    /// server of more busy workers than CPUs is held to them, and the report says so.
+    #[arg(long, value_name = "LIST", requires = "servers")]
+    pub cpus: Option<String>,
+    /// With --server: a parameter and its values, as NAME=V,V,… ('workers=1,2,4'): each server whose command
+    /// holds {NAME} runs once per value, its name and command filled with it (a suite's matrix); repeatable.
+    #[arg(long = "param", value_name = "NAME=V,V,…", requires = "servers")]
+    pub params: Vec<String>,
     /// With --server: the suite's name, in its results folder's name [default: the servers' names].
     #[arg(long, value_name = "NAME", requires = "servers")]
     pub name: Option<String>,
@@ -106,6 +114,12 @@ impl OneLine {
         for condition in &self.slo {
             shootout_model::slo::parse_condition(condition).map_err(|e| Failure::Usage(format!("--slo {e}")))?;
         }
+        if let Some(cpus) = &self.cpus {
+            check_cpus(cpus, available_cpus())?;
+        }
+        let params = self.params.iter().map(|p| param(p, &servers)).collect::<Result<Vec<_>, _>>()?;
+        // An objective without levels asks for the capacity under it: the search finds it.
+        let search = self.search || (!self.slo.is_empty() && self.rates.is_empty() && self.connections.is_empty());
         let name =
             self.name.clone().unwrap_or_else(|| servers.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" vs "));
         let mut text = String::from(
@@ -135,14 +149,14 @@ impl OneLine {
         } else if !self.connections.is_empty() {
             let levels: Vec<String> = self.connections.iter().map(u32::to_string).collect();
             let _ = writeln!(text, "connections = [{}]", levels.join(", "));
-        } else if !self.search {
+        } else if !search {
             text.push_str("connections = [1, 8, 64]\n");
         }
         if !self.slo.is_empty() {
             let slo: Vec<String> = self.slo.iter().map(|s| quoted(s)).collect();
             let _ = writeln!(text, "slo = [{}]", slo.join(", "));
         }
-        if self.search {
+        if search {
             let model = if self.connections.is_empty() { "open" } else { "closed" };
             let _ = writeln!(text, "search = {{ model = {} }}", quoted(model));
         }
@@ -150,9 +164,77 @@ impl OneLine {
         for (name, command) in servers {
             let _ = write!(text, "\n[[server]]\nname = {}\ncommand = {}\n", quoted(name), quoted(command));
             let _ = writeln!(text, "cwd = {}", quoted(&here.display().to_string()));
+            if let Some(cpus) = &self.cpus {
+                let _ = writeln!(text, "cpus = {}", quoted(cpus));
+            }
+            let used: Vec<String> = params
+                .iter()
+                .filter(|(name, _)| command.contains(&format!("{{{name}}}")))
+                .map(|(name, values)| format!("{name} = [{}]", values.join(", ")))
+                .collect();
+            if !used.is_empty() {
+                let _ = writeln!(text, "matrix = {{ {} }}", used.join(", "));
+            }
         }
         Ok(text)
     }
+}
+
+/// The CPUs of this machine.
+fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Refuses a `--cpus` list this machine of `available` CPUs cannot give the servers: one it cannot read, a CPU it
+/// does not have, or the client's own CPU 0 (with two or more CPUs the client runs there, and a server beside it
+/// would take the CPU the load is measured with).
+fn check_cpus(list: &str, available: usize) -> Result<(), Failure> {
+    let refuse = |why: String| Err(Failure::Usage(format!("--cpus {list}: {why}")));
+    let Some(cpus) = shootout_harness::process::parse_cpus(list) else {
+        return refuse("write CPUs as a list, e.g. --cpus 1 or --cpus 1-3 or --cpus 1,3".into());
+    };
+    let last = available - 1;
+    if let Some(cpu) = cpus.iter().find(|&&cpu| cpu > last) {
+        return refuse(format!("this machine has no CPU {cpu}: its CPUs are 0-{last}"));
+    }
+    if available >= 2 && cpus.contains(&0) {
+        let apart = if last == 1 { "--cpus 1".to_string() } else { format!("--cpus 1-{last}") };
+        return refuse(format!(
+            "CPU 0 is the client's, and a server beside it would take the CPU the load is measured with: give \
+             the servers the others ({apart}), or share it knowingly with cpus in the suite file this run writes"
+        ));
+    }
+    Ok(())
+}
+
+/// A `--param NAME=V,V,…` as its name and its values written as TOML (whole numbers as numbers), refused with the
+/// fix when its name is not one a matrix may take or no command of `servers` holds `{NAME}`.
+fn param(written: &str, servers: &[(&str, &str)]) -> Result<(String, Vec<String>), Failure> {
+    writable("--param", written)?;
+    let refuse = |why: String| Err(Failure::Usage(format!("--param '{written}': {why}")));
+    let Some((name, values)) = written.split_once('=') else {
+        return refuse("write NAME=V,V,…, e.g. --param workers=1,2,4".into());
+    };
+    let name = name.trim();
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.is_empty() || !name.chars().all(word) {
+        return refuse("name the parameter with letters, digits, _ or -, e.g. --param workers=1,2,4".into());
+    }
+    if ["port", "shootout"].contains(&name) {
+        return refuse(format!("{{{name}}} is filled by shootout itself: give the parameter another name"));
+    }
+    let values: Vec<&str> = values.split(',').map(str::trim).collect();
+    if values.iter().any(|v| v.is_empty()) {
+        return refuse(format!("give each value, e.g. --param {name}=1,2,4"));
+    }
+    if !servers.iter().any(|(_, command)| command.contains(&format!("{{{name}}}"))) {
+        return refuse(format!(
+            "no --server command holds {{{name}}}: write it where the value goes, e.g. --server 'app=node app.js \
+             {{port}} {{{name}}}'"
+        ));
+    }
+    let toml = |v: &str| if v.parse::<i64>().is_ok() { v.to_string() } else { quoted(v) };
+    Ok((name.to_string(), values.into_iter().map(toml).collect()))
 }
 
 /// Refuses a flag's value with a control character in it (a CR, an ESC, a DEL; a tab is kept): a suite's string
@@ -212,6 +294,8 @@ mod tests {
             repeats: None,
             slo: Vec::new(),
             search: false,
+            cpus: None,
+            params: Vec::new(),
             name: None,
         }
     }
@@ -241,6 +325,52 @@ mod tests {
         assert!(suite.get("connections").is_none() && suite.get("rates").is_none());
         assert_eq!(suite["search"]["model"].as_str(), Some("open"));
         assert_eq!(suite["slo"][0].as_str(), Some("mean<1s"));
+    }
+
+    #[test]
+    fn an_objective_without_levels_searches_for_the_capacity_under_it() {
+        let mut line = flags(&["a=x {port}", "b=y {port}"]);
+        line.slo = vec!["p99<20ms".into()];
+        let suite: toml::Table = toml::from_str(&line.suite(&[], Path::new("/srv/app")).unwrap()).unwrap();
+        assert_eq!(suite["search"]["model"].as_str(), Some("open"), "{suite}");
+        assert!(suite.get("connections").is_none(), "no levels to guess: {suite}");
+        line.connections = vec![1, 4];
+        let suite: toml::Table = toml::from_str(&line.suite(&[], Path::new("/srv/app")).unwrap()).unwrap();
+        assert!(suite.get("search").is_none(), "levels given are swept, judged by the objective: {suite}");
+        assert_eq!(suite["connections"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn cpus_and_parameters_reach_the_servers_that_use_them() {
+        let mut line = flags(&["cluster=node cluster.js {port} {workers}", "plain=node plain.js {port}"]);
+        line.cpus = Some("1".into());
+        line.params = vec!["workers=1,2".into(), "mode= fast ,slow".into()];
+        let Err(Failure::Usage(message)) = line.suite(&[], Path::new("/srv/app")) else {
+            panic!("a parameter no command holds is refused")
+        };
+        assert!(message.starts_with("--param 'mode= fast ,slow': no --server command holds {mode}"), "{message}");
+        line.params.pop();
+        let here = std::env::temp_dir();
+        let text = line.suite(&[], &here).unwrap();
+        let suite = shootout_suite::parse(&text, "the flags", &here).unwrap();
+        let names: Vec<&str> = suite.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["cluster (workers=1)", "cluster (workers=2)", "plain"], "{text}");
+        assert_eq!(suite.servers[1].command, "node cluster.js {port} 2");
+        assert!(suite.servers.iter().all(|s| s.cpus.as_deref() == Some("1")), "{text}");
+    }
+
+    #[test]
+    fn cpus_the_machine_cannot_give_the_servers_are_refused_with_the_fix() {
+        let refused = |list: &str, available: usize| match check_cpus(list, available) {
+            Err(Failure::Usage(message)) => message,
+            _ => String::new(),
+        };
+        assert!(refused("0-1", 2).contains("CPU 0 is the client's") && refused("0-1", 2).contains("(--cpus 1)"));
+        assert!(refused("0,2", 4).contains("(--cpus 1-3)"), "{}", refused("0,2", 4));
+        assert_eq!(refused("2", 2), "--cpus 2: this machine has no CPU 2: its CPUs are 0-1");
+        assert!(refused("one", 2).contains("write CPUs as a list"));
+        assert!(check_cpus("1", 2).is_ok() && check_cpus("1-3", 4).is_ok());
+        assert!(check_cpus("0", 1).is_ok(), "one CPU: the client is not pinned, and shares it");
     }
 
     #[test]

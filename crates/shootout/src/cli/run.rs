@@ -21,7 +21,7 @@ use shootout_model::run::TrialRecord;
 use shootout_report::export::text::trial_line;
 use shootout_report::export::{Exporter, Text};
 use shootout_report::suite::profiles::level_to_profile;
-use shootout_suite::{Levels, Suite, Sweep};
+use shootout_suite::{Levels, Place, Suite, Sweep};
 
 use super::oneline::OneLine;
 use super::Failure;
@@ -140,6 +140,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         );
     });
     tell!("results: {}", store.dir.display());
+    tell!("{}", plan(&suite));
     let outcome = match suite.search {
         Some(_) => search(&suite, &places, store, stop.clone()),
         None => sweep(&suite, &places, store, stop.clone()),
@@ -191,6 +192,40 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         ))),
         None => Ok(()),
     }
+}
+
+/// Where the run's parts run, said before its first trial: the client's CPUs, and each server's and service's
+/// (`plan: the client on CPU 0; puma, unicorn on CPU 1`), so that a pool of two workers given one CPU is seen
+/// before it is measured, not found in the report.
+fn plan(suite: &Suite) -> String {
+    let cpus = |list: Option<&str>| match list {
+        None => "every CPU".to_string(),
+        Some(list) if list.contains([',', '-']) => format!("CPUs {list}"),
+        Some(list) => format!("CPU {list}"),
+    };
+    let client = match &suite.agents {
+        Some(_) => "the load from its agents".to_string(),
+        None => format!("the client on {}", cpus(suite.client_cpus.as_deref())),
+    };
+    let servers = suite.servers.iter().map(|s| (s.name.as_str(), s.cpus.as_deref(), &s.place));
+    let services = suite.services.iter().map(|s| (s.name.as_str(), s.cpus.as_deref(), &s.place));
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, list, place) in servers.chain(services) {
+        let at = match place {
+            Place::Here => format!("on {}", cpus(list)),
+            Place::Ssh { target } => match list {
+                Some(_) => format!("on {target}, {}", cpus(list)),
+                None => format!("on {target}"),
+            },
+            Place::Container(_) => format!("in a container on {}", cpus(list)),
+        };
+        match groups.iter_mut().find(|(other, _)| *other == at) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((at, vec![name])),
+        }
+    }
+    let groups: Vec<String> = groups.iter().map(|(at, names)| format!("{} {at}", names.join(", "))).collect();
+    format!("plan: {client}; {}", groups.join("; "))
 }
 
 /// Runs the suite's sweep with one progress bar for the whole of it.
@@ -387,6 +422,16 @@ fn suite_of(text: &str, label: &str, home: &Path, sweep: Sweep, profile: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plan_says_where_the_client_and_each_server_run() {
+        let text = "name = \"n\"\nclient_cpus = \"0\"\nconnections = [1]\n[load]\npath = \"/\"\n\
+                    [[server]]\nname = \"a\"\ncommand = \"a {port}\"\ncpus = \"1\"\n\
+                    [[server]]\nname = \"b\"\ncommand = \"b {port}\"\ncpus = \"1\"\n\
+                    [[server]]\nname = \"c\"\ncommand = \"c {port}\"\ncpus = \"0-1\"\n";
+        let suite = shootout_suite::parse(text, "suite.toml", &std::env::temp_dir()).unwrap();
+        assert_eq!(plan(&suite), "plan: the client on CPU 0; a, b on CPU 1; c on CPUs 0-1");
+    }
 
     /// Issue 47: after `--resume`, the time left grew (8, 15, 24 … 56 s) as the saved trials' jump wore off.
     #[test]

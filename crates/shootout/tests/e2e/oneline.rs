@@ -22,6 +22,14 @@ fn two_servers_from_one_command_line_and_its_suite_runs_again() {
     assert!(output.status.success(), "{}", describe(&output));
     let out = String::from_utf8_lossy(&output.stdout);
     assert!(out.contains("fast") && out.contains("slow: up to 2 users"), "both servers compared: {out}");
+    // Issue 65, point 3: where each part runs is said before the first trial.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let plan = match cpus {
+        1 => "plan: the client on every CPU; fast, slow on every CPU".to_string(),
+        2 => "plan: the client on CPU 0; fast, slow on CPU 1".to_string(),
+        n => format!("plan: the client on CPU 0; fast, slow on CPUs 1-{}", n - 1),
+    };
+    assert!(String::from_utf8_lossy(&output.stderr).contains(&plan), "{plan}: {}", describe(&output));
     let results = std::fs::read_dir(dir.join("first")).unwrap().next().unwrap().unwrap().path();
     assert!(results.file_name().unwrap().to_string_lossy().starts_with("fast-vs-slow-"), "{}", results.display());
     assert_eq!(crate::run::files(&results, "json").len(), 4, "2 servers × 1 level × 2 repeats");
@@ -103,6 +111,28 @@ fn levels_durations_and_repeats_that_measure_nothing_are_refused_before_anything
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains("suite.toml") && stderr.contains(names), "{key}: {}", describe(&output));
         assert!(!dir.join("results").exists(), "{key}: refused before its results folder");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 65, point 2: `--cpus` on the client's CPU (or one the machine lacks) and a `--param` that no command
+/// holds are one line each, exit 2, before a server starts or a results folder is made.
+#[test]
+fn cpus_and_parameters_the_servers_cannot_take_are_refused_before_anything_starts() {
+    let dir = crate::support::workdir("oneline", "cpus-params");
+    let servers = ["--server", "a={shootout} target --port {port}", "--server", "b={shootout} target --port {port}"];
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let none = cpus.to_string();
+    let mut cases = vec![
+        (vec!["--cpus", none.as_str()], format!("--cpus {cpus}: this machine has no CPU {cpus}")),
+        (vec!["--param", "workers=1,2"], "--param 'workers=1,2': no --server command holds {workers}".into()),
+        (vec!["--param", "port=1"], "--param 'port=1': {port} is filled by shootout itself".into()),
+    ];
+    if cpus >= 2 {
+        cases.push((vec!["--cpus", "0-1"], "--cpus 0-1: CPU 0 is the client's".into()));
+    }
+    for (flags, names) in cases {
+        refused_before_anything(&dir, &[&servers[..], &flags].concat(), &names);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -83,9 +83,15 @@ fn an_app_burning_cpu_is_limited_by_the_servers_cpu() {
     // requests per second that cost the client next to nothing (with one thread, it reads "one core: one thread"). Whether a neighbour takes part of CPU 1 or not, the server
     // either used it or queued for it. Sixteen users keep 30 ms of work waiting in its sockets: with four (6 ms),
     // a client held off CPU 0 by other tests for longer left the server idle 10% of a CI run ("waiting (CPU 89.9%)").
+    // Its two threads each want a CPU, and it has one: the report says they took turns, and how to give it more.
     let server = "command = \"{shootout} target --port {port} --threads 2\"\ncpus = \"1\"\npath = \"/spin/2000\"";
-    let limit = limit_of("cpu", 16, "", server);
+    let (limit, markdown) = {
+        let _alone = alone();
+        measure_with_report("cpu", "connections = [16]", "", server, "")
+    };
     assert!(limit.starts_with("server CPU"), "{limit}");
+    let crowded = "target at 16 users: 2 of its threads each wanted a CPU and it had 1 (server CPU ";
+    assert!(markdown.contains(crowded) && markdown.contains("(--cpus on the command line)"), "{markdown}");
 }
 
 #[test]
@@ -351,8 +357,12 @@ fn an_nginx_worker_sending_a_small_file_to_64_users_is_held_by_its_one_thread() 
          teardown = \"rm -rf /tmp/shootout-nginx-{{port}}\"\ncpus = \"1\"\npath = \"/hello.txt\"",
         webservers.display()
     );
-    let limit = limit_of("nginx", 64, "", &server);
+    let (limit, markdown) = {
+        let _alone = alone();
+        measure_with_report("nginx", "connections = [64]", "", &server, "")
+    };
     assert!(limit.starts_with("one core: one thread (") && percent(&limit) >= 90.0, "{limit}");
+    assert!(!markdown.contains("wanted a CPU"), "one worker wants one CPU, and had it: {markdown}");
 }
 
 /// Tomcat from Debian (tomcat10), which scripts/setup-examples.sh installs.
