@@ -190,13 +190,13 @@ impl Capacity {
             );
         }
         if self.search.moved {
-            let order: Vec<String> = self
-                .search
-                .probes
-                .iter()
-                .map(|p| format!("{} {}", level(p.level, unit), if p.passed { "✓" } else { "✗" }))
-                .collect();
+            let order: Vec<String> =
+                self.search.probes.iter().map(|p| format!("{} {}", level(p.level, unit), probe_mark(p))).collect();
             out += &format!("; its probes in the order they ran: {}", order.join(", "));
+            if self.search.probes.iter().any(|p| !p.passed && (p.leans || p.undecided)) {
+                out += " (? undecided: too few requests to tell whether a percentile met its limit; counted held \
+                        while its figures met it, against its level otherwise)";
+            }
         }
         if self.floor && self.search.ended != Ended::Client {
             out += "; a floor: the client was the bottleneck at the edge of the bracket, so the server may take more";
@@ -312,6 +312,17 @@ pub fn compare_capacities(old: &[ServerSearch], new: &[ServerSearch]) -> Vec<Cap
         .collect()
 }
 
+/// How the list of a search's probes marks one: `✓` it met the SLO, `?` a percentile stayed undecided (however the
+/// search counted it: a probe of 100 requests meeting `p99 < 20ms` at 7.7 ms cannot tell, and printed `✗` it read
+/// as broken), `✗` it broke it.
+fn probe_mark(probe: &shootout_model::search::SuiteProbe) -> &'static str {
+    match (probe.passed, probe.leans || probe.undecided) {
+        (true, _) => "✓",
+        (false, true) => "?",
+        (false, false) => "✗",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +387,10 @@ mod tests {
             moved.found("req/s")
         );
         assert!(moved.details("req/s").ends_with("; its probes in the order they ran: 10 req/s ✓, 20 req/s ✗"));
+        let mut undecided = search("a", Some(10.0), Some(20.0), Ended::Precise);
+        (undecided.moved, undecided.probes[0].passed, undecided.probes[0].leans) = (true, false, true);
+        let details = Capacity::of(&undecided, &[], &[]).details("req/s");
+        assert!(details.contains("in the order they ran: 10 req/s ?, 20 req/s ✗ (? undecided: "), "{details}");
         let mut trial: TrialRecord = serde_json::from_str(include_str!("../../tests/trial.json")).unwrap();
         (trial.server, trial.level, trial.result.requests.left_out) = ("a".into(), 10.0, 759);
         let left_out = Capacity::of(&search("a", Some(10.0), Some(20.0), Ended::Precise), &[], &[trial.clone(), trial]);

@@ -72,7 +72,14 @@ fn a_search_brackets_the_capacity_and_resume_finishes_a_search_cut_short() {
     let capacity = search.capacity.unwrap();
     assert_eq!(search.ended, Ended::Precise, "{search:?}");
     assert!((8.0..=12.0).contains(&capacity), "about 10 users: {search:?}");
-    assert_eq!(search.failed_at, Some(capacity + 1.0), "users are whole: {search:?}");
+    // Users are whole: the level that broke it is the next one, unless its probes fell both ways (at 11 users the
+    // target serves about 539 requests/s against the limit of 525, and a busy machine served 517 once in CI): the
+    // answer is then a band, its top a few users higher.
+    let failed_at = search.failed_at.unwrap();
+    match search.moved {
+        false => assert_eq!(failed_at, capacity + 1.0, "users are whole: {search:?}"),
+        true => assert!(failed_at > capacity && failed_at <= capacity + 4.0, "a band of a few users: {search:?}"),
+    }
     // Doubling from one user, then bisecting between the last pass and the first failure.
     let levels: Vec<f64> = search.probes.iter().map(|p| p.level).collect();
     assert_eq!(&levels[..5], &[1.0, 2.0, 4.0, 8.0, 16.0], "{levels:?}");
@@ -80,7 +87,7 @@ fn a_search_brackets_the_capacity_and_resume_finishes_a_search_cut_short() {
     // trials numbered on from the earlier ones at its level.
     assert!(search.probes.iter().all(|p| p.repeats == 1), "{search:?}");
     let at = |level: f64| search.probes.iter().filter(|p| p.level == level).count() as u32;
-    assert!(at(capacity) >= 2 && at(capacity + 1.0) >= 2, "{search:?}");
+    assert!(at(capacity) >= 2 && at(failed_at) >= 2, "{search:?}");
     for probe in &search.probes {
         for repeat in 1..=at(probe.level) {
             let file = results.join(format!("trials/a/{}-r{repeat}.json", probe.level));
@@ -90,7 +97,7 @@ fn a_search_brackets_the_capacity_and_resume_finishes_a_search_cut_short() {
     assert_eq!(trials(&results).len() as u32, search.probes.iter().map(|p| p.repeats).sum::<u32>());
     assert!(search.seconds > cut.seconds, "the time of both runs: {search:?}");
     let stdout = String::from_utf8_lossy(&resumed.stdout);
-    let found = format!("  a: {capacity} users ({} users breaks it)", capacity + 1.0);
+    let found = format!("  a: {capacity} users ({failed_at} users breaks it)");
     assert!(stdout.contains("Capacity under the SLO (rps < 525, errors < 1%), searched to 5%:"), "{stdout}");
     assert!(stdout.contains(&found), "{found:?} in {stdout}");
     let markdown = std::fs::read_to_string(results.join("report.md")).unwrap();
