@@ -338,8 +338,9 @@ impl Tree {
             }
             serving.extend(serves);
         }
-        sample.wanting_threads =
-            serving.iter().filter(|tid| wanted.get(tid).is_some_and(|&ns| 2 * ns >= interval_ns)).count() as u32;
+        // Without a previous sample there is no interval to be busy in.
+        let wanting = |tid: &&i32| interval_ns > 0 && wanted.get(*tid).is_some_and(|&ns| 2 * ns >= interval_ns);
+        sample.wanting_threads = serving.iter().filter(wanting).count() as u32;
         if let Some(states) = &self.states {
             states.keep_house(&keeping_house);
             sample.states = states.take(&serving, &helpers);
