@@ -111,7 +111,7 @@ pub use raw::{outline, MatrixServer, Outline};
 pub use refusals::{file_name, results_folder, results_folder_suite, results_name};
 pub use services::service_port;
 pub use sweep::Sweep;
-pub use validate::{parse, parse_sweep, signal_by_name};
+pub use validate::{parse, parse_sweep, servers_cpus, signal_by_name};
 
 /// A validated suite.
 #[derive(Debug, Clone)]

@@ -41,7 +41,7 @@ impl<'de> Deserialize<'de> for Matrix {
 }
 
 /// Placeholders that shootout fills itself, so a parameter may not take their names.
-const RESERVED: [&str; 2] = ["port", "shootout"];
+pub const RESERVED: [&str; 2] = ["port", "shootout"];
 
 /// Every server of `servers` with a `matrix`, replaced by one server per combination of its values (the first
 /// parameter written varying slowest).

@@ -57,10 +57,7 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let client_cpus = raw.client_cpus.clone().or_else(|| (cpus >= 2).then(|| "0".to_string()));
-    let server_cpus = client_cpus.as_ref().filter(|c| c.as_str() == "0" && cpus >= 2).map(|_| match cpus {
-        2 => "1".to_string(),
-        _ => format!("1-{}", cpus - 1),
-    });
+    let server_cpus = client_cpus.as_ref().filter(|c| c.as_str() == "0").and_then(|_| servers_cpus(cpus));
     let load = load_spec(&raw.load, &at, dir)?;
     let services =
         services::services(&raw.services, &at, dir, server_cpus.as_ref(), |v, default| duration_or(v, default, &at))?;
@@ -127,6 +124,16 @@ pub fn parse_sweep(text: &str, file: &str, dir: &Path, sweep: Sweep) -> Result<S
     let place = raw.repeats.as_ref().map_or(0, |r| r.span().start);
     refusals::check_trials(suite.servers.len(), suite.levels.values().len(), suite.repeats, place, &at)?;
     Ok(suite)
+}
+
+/// Where a suite puts its servers by default on a machine of `available` CPUs: on every CPU but the client's CPU 0
+/// (`"1"`, `"1-3"`); none on one CPU, where nothing is pinned and the client and the servers share it.
+pub fn servers_cpus(available: usize) -> Option<String> {
+    match available {
+        0 | 1 => None,
+        2 => Some("1".to_string()),
+        _ => Some(format!("1-{}", available - 1)),
+    }
 }
 
 /// The `[agents]` table, checked against the rest of the suite: each agent needs a connection at every level.

@@ -197,14 +197,14 @@ fn check_cpus(list: &str, available: usize) -> Result<(), Failure> {
     if let Some(cpu) = cpus.iter().find(|&&cpu| cpu > last) {
         return refuse(format!("this machine has no CPU {cpu}: its CPUs are 0-{last}"));
     }
-    if available >= 2 && cpus.contains(&0) {
-        let apart = if last == 1 { "--cpus 1".to_string() } else { format!("--cpus 1-{last}") };
-        return refuse(format!(
+    match shootout_suite::servers_cpus(available) {
+        Some(apart) if cpus.contains(&0) => refuse(format!(
             "CPU 0 is the client's, and a server beside it would take the CPU the load is measured with: give \
-             the servers the others ({apart}), or share it knowingly with cpus in the suite file this run writes"
-        ));
+             the servers the others (--cpus {apart}), or share it knowingly with cpus in the suite file this run \
+             writes"
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A `--param NAME=V,V,…` as its name and its values written as TOML (whole numbers as numbers), refused with the
@@ -220,7 +220,7 @@ fn param(written: &str, servers: &[(&str, &str)]) -> Result<(String, Vec<String>
     if name.is_empty() || !name.chars().all(word) {
         return refuse("name the parameter with letters, digits, _ or -, e.g. --param workers=1,2,4".into());
     }
-    if ["port", "shootout"].contains(&name) {
+    if shootout_suite::matrix::RESERVED.contains(&name) {
         return refuse(format!("{{{name}}} is filled by shootout itself: give the parameter another name"));
     }
     let values: Vec<&str> = values.split(',').map(str::trim).collect();
