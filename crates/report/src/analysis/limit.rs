@@ -25,8 +25,10 @@
 //! 11. what its threads waited on, when one wait took [`WAITED`] of their time or more and more than any other: a
 //!     backend (`db`), the disk, a lock; else its workers, all busy with more requests in flight than they could
 //!     take (named with what they did most: on a CPU, asleep, on a lock, on a backend);
-//! 12. the client, when the threads mostly waited for it: the load, not the server, set the pace;
-//! 13. else waiting, with CPU to spare, and the largest wait of the threads named (a futex wait of more threads
+//! 12. one core, for a server of one serving thread on one CPU that was on it or waiting for it 90% of its time
+//!     or more while its CPU share fell a little short of that (the client's turnaround took the rest);
+//! 13. the client, when the threads mostly waited for it: the load, not the server, set the pace;
+//! 14. else waiting, with CPU to spare, and the largest state of the threads named (a futex wait of more threads
 //!     than requests in flight less one counted idle: a pool's threads waiting for work, not for a lock).
 //!
 //! A server's threads queueing behind each other on a CPU that still had idle time (a thundering herd of workers
@@ -199,8 +201,8 @@ pub enum Limit {
         busy: f64,
     },
     /// The server had CPU to spare (`busy`, 0 to 1) and still went no faster, and no wait of its threads stood
-    /// out as the limit: the largest (`on`: `client`, `idle`, `disk`, `lock`, `sleep` or a backend) took `share`
-    /// of their time.
+    /// out as the limit: the largest state (`on`: `client`, `idle`, `disk`, `lock`, `sleep`, a backend, or `on CPU`
+    /// with the threads that waited for one) took `share` of their time.
     WaitingOn {
         /// Median busy share.
         busy: f64,
@@ -297,6 +299,12 @@ impl Limit {
             if total <= 0.0 {
                 return Limit::Waiting { busy };
             }
+            // One serving thread on its one CPU that was on it, or waiting for it, for all but a tenth of its time
+            // is held by that thread though its CPU share fell short of the bound (the client's turnaround between
+            // requests took the rest: a spinning thread at 88% of its CPU waited 5% for the client).
+            if cpus == 1 && threads <= 1.0 && at_least((time.on_cpu + time.runnable) / total, BOUND) {
+                return Limit::OneCore { cores, cpus, lock: false, runtime: busiest_runtime() };
+            }
             if time.client / total >= WAITED && time.client >= largest_wait(&time) {
                 return Limit::ForClient { share: time.client / total, busy };
             }
@@ -304,7 +312,7 @@ impl Limit {
             let lock = time.lock.min(lock_waiters(in_flight));
             let idle = time.idle + time.lock - lock;
             let fixed = [("client", time.client), ("idle", idle), ("disk", time.disk), ("lock", lock)];
-            let waits = fixed.into_iter().chain([("sleep", time.sleep)]);
+            let waits = fixed.into_iter().chain([("sleep", time.sleep), ("on CPU", time.on_cpu + time.runnable)]);
             let all = waits.chain(time.backends.iter().map(|(name, n)| (name.as_str(), *n)));
             match all.max_by(|a, b| a.1.total_cmp(&b.1)).filter(|(_, n)| *n > 0.0) {
                 Some((on, n)) => Limit::WaitingOn { busy, on: on.to_string(), share: n / total },
@@ -731,6 +739,19 @@ mod tests {
             each.text(),
             "waiting (CPU 50%), threads mostly asleep (95% of the time)",
             "a sleep with a thread for every request held nothing back"
+        );
+        // One thread spinning for two users, at 88% of its one CPU: the other 5% of its time it waited for the
+        // client's next request, which does not make the client its limit.
+        let mut spinning =
+            with_time(ThreadTime { on_cpu: 0.879, runnable: 0.013, client: 0.045, ..ThreadTime::default() }, 2.0);
+        (spinning.usage.cpus, spinning.usage.busy, spinning.usage.busiest_cores) = (1, 0.879, 0.879);
+        spinning.usage.busiest_threads = 1;
+        assert_eq!(Limit::of(&[&spinning]).text(), "one core: one thread (88% of its one CPU)");
+        spinning.usage.busiest_threads = 2;
+        assert_eq!(
+            Limit::of(&[&spinning]).text(),
+            "waiting (CPU 88%), threads mostly on a CPU (95% of the time)",
+            "two threads that shared the CPU: the largest state is named, never a wait of 5%"
         );
         let idle = ThreadTime { on_cpu: 0.2, client: 3.6, sleep: 0.2, ..ThreadTime::default() };
         assert_eq!(Limit::of(&[&with_time(idle, 4.0)]).text(), "waiting for the client 90% of the time (CPU 50%)");

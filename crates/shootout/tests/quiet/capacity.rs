@@ -137,24 +137,35 @@ fn the_rate_found_is_a_single_server_queues_with_exponential_service_times() {
     let _alone = alone();
     let target = Target::start();
     let url = target.url("/spin-exp/2000");
-    let busy = load(&["-c", "4", "-t", "1", "-d", "3s", &url]);
-    let service_ms = 1000.0 / busy.throughput.requests_per_s;
-    // The delay outside the queue, from requests that take no service: exponential service times would make a
-    // low rate's mean too noisy to subtract S from.
-    let low = load(&["-R", "50", "--arrival", "poisson", "-t", "1", "-d", "2s", &target.url("/hello")]);
-    let delay_ms = low.latency.mean_us / 1000.0;
-    let expected = 1000.0 / service_ms - 1000.0 / (10.0 - delay_ms);
-    let (search, output) =
-        find_rate(&["--slo", "mean<10ms", "--arrival", "poisson", "-R", "100", "-t", "1", "-d", "3s", &url]);
-    assert!(output.status.success(), "{}", describe(&output));
-    let found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&output)));
-    eprintln!("find-rate: found {found}/s; M/M/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)");
-    // The answer is a band, from the rate found to the one that broke it: it meets the theory's rate within 10%.
-    let broke = search["failed_at"].as_f64().unwrap_or(f64::INFINITY);
-    assert!(
-        found <= 1.1 * expected && broke >= 0.9 * expected && found >= 0.8 * expected,
-        "found {found}/s (broke at {broke}/s), M/M/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
-    );
+    // The theory's rate rests on a service time measured a minute before the search: a machine whose speed moved
+    // in between (a busy hour on a shared host) is measured again, once, and the second must hold.
+    for attempt in 1..=2 {
+        let busy = load(&["-c", "4", "-t", "1", "-d", "3s", &url]);
+        let service_ms = 1000.0 / busy.throughput.requests_per_s;
+        // The delay outside the queue, from requests that take no service: exponential service times would make
+        // a low rate's mean too noisy to subtract S from.
+        let low = load(&["-R", "50", "--arrival", "poisson", "-t", "1", "-d", "2s", &target.url("/hello")]);
+        let delay_ms = low.latency.mean_us / 1000.0;
+        let expected = 1000.0 / service_ms - 1000.0 / (10.0 - delay_ms);
+        let (search, output) =
+            find_rate(&["--slo", "mean<10ms", "--arrival", "poisson", "-R", "100", "-t", "1", "-d", "3s", &url]);
+        assert!(output.status.success(), "{}", describe(&output));
+        let found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&output)));
+        eprintln!(
+            "find-rate {attempt}: found {found}/s; M/M/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)"
+        );
+        // The answer is a band, from the rate found to the one that broke it: it meets the theory's rate within
+        // 10%.
+        let broke = search["failed_at"].as_f64().unwrap_or(f64::INFINITY);
+        let meets = found <= 1.1 * expected && broke >= 0.9 * expected && found >= 0.8 * expected;
+        assert!(
+            meets || attempt == 1,
+            "found {found}/s (broke at {broke}/s), M/M/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
+        );
+        if meets {
+            return;
+        }
+    }
 }
 
 /// 300 tokens a second, and a 503 for every request that finds none: `errors<1%` holds up to 300/s and breaks
@@ -304,8 +315,9 @@ command = "{shootout} target --port {port} --threads 1"
     );
 }
 
-/// Issue 61: 64 workers of 20 ms, 0.5% of requests held 120 ms. Its p99 is 20 ms while the workers keep up (some
-/// 3,000/s), so `p99 < 30ms` holds to the search's ceiling of 800/s. Judged on a probe's few requests, p99 was
+/// Issue 61: 64 workers of 20 ms, 0.5% of requests held 240 ms. Its p99 is 20 ms while the workers keep up (some
+/// 3,000/s), so `p99 < 60ms` holds to the search's ceiling of 800/s (the margin is the machine's: on a busy day
+/// Python's threads woke late enough to put this server's p99 at 26-44 ms, where `p99 < 30ms` read as broken). Judged on a probe's few requests, p99 was
 /// the slowest one or two, and the search answered 9 req/s; on the requests of all its trials, with bounds that a
 /// probe measures more to narrow where the answer rests on it, it must find the ceiling (at least 720/s), and an
 /// undecided answer fails the test.
@@ -318,14 +330,14 @@ fn a_known_tail_under_a_percentile_slo_is_found_at_its_ceiling() {
 repeats = 2
 duration = "3s"
 warmup = "1s"
-slo = ["p99 < 30ms"]
+slo = ["p99 < 60ms"]
 search = {{ model = "open", start = 400, ceiling = 800 }}
 [load]
 path = "/"
 timeout = "5s"
 [[server]]
 name = "tail"
-command = "python3 {FIXTURES}/known-capacity/server.py tail 64 20 0.005 120 --port {{port}}"
+command = "python3 {FIXTURES}/known-capacity/server.py tail 64 20 0.005 240 --port {{port}}"
 "#
     );
     std::fs::write(dir.join("suite.toml"), suite).unwrap();
