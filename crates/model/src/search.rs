@@ -46,11 +46,24 @@ pub const LEAST_PROBE_TRIALS: u32 = 3;
 
 /// True when a probe judged `verdict` on `trials` trials (`measured_s` seconds in all) measures another: only
 /// when it must `decide` ([`Step::Decide`], [`Step::Confirm`]) and a percentile stays undecided, up to
-/// [`MOST_PROBE_TRIALS`] and [`MOST_PROBE_SECONDS`] (or [`LEAST_PROBE_TRIALS`], when they take longer). Any other
-/// probe is one trial: the search counts every probe, and measures each end of its answer twice.
+/// [`MOST_PROBE_TRIALS`] and [`MOST_PROBE_SECONDS`] (or [`LEAST_PROBE_TRIALS`], when they take longer), and only
+/// while a decision is within that reach ([`out_of_reach`]). Any other probe is one trial: the search counts every
+/// probe, and measures each end of its answer twice.
 pub fn measures_more(verdict: &Verdict, decide: bool, trials: u32, measured_s: f64) -> bool {
     let room = trials < MOST_PROBE_TRIALS && (measured_s < MOST_PROBE_SECONDS || trials < LEAST_PROBE_TRIALS);
-    decide && verdict.undecided && room
+    decide && verdict.undecided && room && !out_of_reach(verdict, trials, measured_s)
+}
+
+/// True when, from two trials on, deciding the probe would take more than the cap allows: its requests so far
+/// times [`Verdict::to_decide`] (the bounds narrowing as the square root of the requests, the share past the limit
+/// staying where it was). A server whose percentile sits on its limit (Express's p99 at 13-37 ms a trial against
+/// 20 ms, ten trials undecided) is counted against that level at once, as the cap would count it, not after a
+/// minute more of measuring.
+fn out_of_reach(verdict: &Verdict, trials: u32, measured_s: f64) -> bool {
+    let Some(factor) = verdict.to_decide.filter(|_| trials >= 2) else { return false };
+    let (all_trials, all_s) = (f64::from(trials) * factor, measured_s * factor);
+    all_trials > f64::from(MOST_PROBE_TRIALS)
+        || (all_s > MOST_PROBE_SECONDS && all_trials > f64::from(LEAST_PROBE_TRIALS))
 }
 
 /// One level tried, and whether its trials met every objective.
@@ -221,6 +234,10 @@ pub struct Verdict {
     pub served: f64,
     /// What it broke, each with its figure (`mean<5ms (it was 6.120 ms)`); empty when it passed.
     pub broke: Vec<String>,
+    /// When undecided: how many times the requests measured would decide it, the share of requests past each
+    /// undecided limit staying as measured and its bounds narrowing as the square root of the requests (the most
+    /// over the undecided objectives; infinite for a share on the limit; `None` where a bound cannot be projected).
+    pub to_decide: Option<f64>,
 }
 
 /// One server's search in a suite run (`searches/SERVER.json`), rewritten after each probe, so that a run cut
@@ -596,6 +613,32 @@ mod tests {
         // Its ends, each measured a second time, the level that held after the last failure.
         assert_eq!(&levels[levels.len() - 2..], &[failed_at, capacity], "{levels:?}");
         assert!(levels.len() <= 12, "{levels:?}");
+    }
+
+    #[test]
+    fn an_undecided_probe_measures_more_only_while_a_decision_is_within_the_cap() {
+        let undecided = |to_decide: Option<f64>| Verdict {
+            passed: false,
+            undecided: true,
+            leans: true,
+            client: false,
+            floor: None,
+            served: 100.0,
+            broke: Vec::new(),
+            to_decide,
+        };
+        // Two 5 s trials whose share past the limit would be decided on four times their requests: eight trials,
+        // 40 s, within the cap of 12 and 60 s.
+        assert!(measures_more(&undecided(Some(4.0)), true, 2, 10.0));
+        // On the limit, or 25 times away: never within the cap, counted against its level now.
+        assert!(!measures_more(&undecided(Some(f64::INFINITY)), true, 2, 10.0));
+        assert!(!measures_more(&undecided(Some(25.0)), true, 3, 15.0));
+        // Within 12 trials but not within 60 s, past the three that are always allowed.
+        assert!(!measures_more(&undecided(Some(5.0)), true, 2, 30.0));
+        // One trial is too few to project from, and a bound that cannot be projected keeps the cap alone.
+        assert!(measures_more(&undecided(Some(f64::INFINITY)), true, 1, 5.0));
+        assert!(measures_more(&undecided(None), true, 5, 25.0));
+        assert!(!measures_more(&undecided(None), false, 1, 5.0), "a probe that need not decide is one trial");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct Capacity {
     pub rps: Option<f64>,
     /// What limited the server at its capacity.
     pub limit: Option<Limit>,
-    /// What limited it at the level that broke an objective.
+    /// What held it at the level that broke an objective, read as [`Limit::at_break`] does: why it stops there.
     pub limit_failed: Option<Limit>,
     /// The client was the bottleneck at the capacity or at the level that broke the SLO: the capacity is a floor.
     pub floor: bool,
@@ -50,8 +50,10 @@ impl Capacity {
     /// The capacity of `search`, with the limits read from `cells` (the analysis of `trials`).
     pub fn of(search: &ServerSearch, cells: &[Cell], trials: &[TrialRecord]) -> Capacity {
         let cell = |at: Option<f64>| cells.iter().find(|c| c.server == search.server && Some(c.level) == at);
-        let at_failure = trials.iter().filter(|t| t.server == search.server && Some(t.level) == search.failed_at);
-        let fell_behind = cell(search.failed_at).filter(|c| c.meets_slo).and_then(|_| completed(at_failure));
+        let at_failure: Vec<&TrialRecord> =
+            trials.iter().filter(|t| t.server == search.server && Some(t.level) == search.failed_at).collect();
+        let fell_behind =
+            cell(search.failed_at).filter(|c| c.meets_slo).and_then(|_| completed(at_failure.iter().copied()));
         let floor = search.ended == Ended::Client
             || [search.capacity, search.failed_at].into_iter().any(|at| cell(at).is_some_and(Cell::client_bound));
         Capacity {
@@ -59,7 +61,7 @@ impl Capacity {
             trials: search.probes.iter().map(|p| p.repeats).sum(),
             rps: cell(search.capacity).map(|c| c.rps_headline),
             limit: cell(search.capacity).map(|c| c.limit.clone()),
-            limit_failed: cell(search.failed_at).map(|c| c.limit.clone()),
+            limit_failed: cell(search.failed_at).map(|_| Limit::at_break(&at_failure)),
             floor,
             fell_behind,
             disturbed: [search.capacity, search.failed_at]
@@ -83,7 +85,7 @@ impl Capacity {
         let undecided = |l: f64| self.search.probes.iter().rev().find(|p| p.level == l).is_some_and(|p| p.undecided);
         let breaks = |l: Option<f64>| {
             l.map_or_else(String::new, |l| match undecided(l) {
-                true => format!(" ({} undecided: too few requests to tell, at the probe's cap)", level(l, unit)),
+                true => format!(" ({} undecided: too few requests to tell within the probe's cap)", level(l, unit)),
                 false => format!(" ({} breaks it)", level(l, unit)),
             })
         };

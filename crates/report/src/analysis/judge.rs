@@ -12,7 +12,8 @@
 //! A percentile is judged on the requests of every repeat together, with its 95% bounds
 //! ([`crate::statistics::quantile`]): a probe whose bounds straddle a limit, with nothing else against it, is
 //! `undecided`, and `leans` as its figures do; its caller counts it provisionally, or measures more where the
-//! answer would rest on it.
+//! answer would rest on it, for as long as the requests a decision would take fit in the probe's cap
+//! ([`Verdict::to_decide`]).
 
 use shootout_model::run::{Statistic, TrialRecord};
 use shootout_model::search::Verdict;
@@ -35,6 +36,7 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
         floor: None,
         served: 0.0,
         broke: vec![why.into()],
+        to_decide: None,
     };
     let Some(first) = trials.first() else { return nothing("no trial ran") };
     let analysis = analyze_by(trials, std::slice::from_ref(&first.server), &[first.level], slo, statistic);
@@ -78,6 +80,10 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
     // Undecided only when nothing else decides against it: a break, a client at its limit, a server behind.
     let undecided = cell.undecided() && cell.failed.is_empty() && kept_up && !client;
     let leans = undecided && cell.objectives.iter().all(|o| crate::statistics::bound::holds(&o.condition, o.value));
+    let to_decide = undecided
+        .then(|| cell.objectives.iter().filter(|o| o.undecided).map(to_decide).collect::<Option<Vec<f64>>>())
+        .flatten()
+        .map(|factors| factors.into_iter().fold(1.0, f64::max));
     Verdict {
         passed: cell.meets_slo && kept_up && !client,
         undecided,
@@ -86,5 +92,58 @@ pub fn judge_probe(trials: &[TrialRecord], slo: &[Slo], statistic: Statistic, pr
         floor,
         served: cell.rps_headline,
         broke,
+        to_decide,
+    }
+}
+
+/// How many times the requests measured would decide an undecided percentile ([`Verdict::to_decide`]): the share
+/// past its limit staying as measured, its bounds narrowing as the square root of the requests until the nearer
+/// one crosses the share the percentile allows. Infinite for a share on the limit; `None` for a percentile judged
+/// without a share past its limit (a lower limit), which no projection covers.
+fn to_decide(objective: &crate::analysis::slo::Judged) -> Option<f64> {
+    let past = objective.bounds?.past?;
+    let (share, allowed) = (past.share, past.allowed);
+    // Under the allowance the upper bound must come down under it; over it, the lower bound up over it.
+    let (reach, gap) = match share.partial_cmp(&allowed)? {
+        std::cmp::Ordering::Less => (past.high - share, allowed - share),
+        std::cmp::Ordering::Greater => (share - past.low, share - allowed),
+        std::cmp::Ordering::Equal => return Some(f64::INFINITY),
+    };
+    Some((reach / gap).powi(2).max(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::slo::Judged;
+    use crate::statistics::quantile::{Bounds, Past};
+
+    fn undecided(share: f64, low: f64, high: f64) -> Judged {
+        let past = Past { from_us: 20_000, share, low, high, allowed: 0.01 };
+        let bounds = Bounds {
+            value: 19_000,
+            low: 17_000,
+            high: None,
+            requests: 600,
+            blocks: 3,
+            clustering: 1.0,
+            past: Some(past),
+        };
+        let condition = shootout_model::slo::parse_condition("p99<20ms").unwrap();
+        Judged { condition, value: 19_000.0, met: false, bounds: Some(bounds), undecided: true }
+    }
+
+    #[test]
+    fn a_decision_takes_the_requests_that_bring_the_nearer_bound_across_the_allowance() {
+        // 0.5% past 20 ms, bounds up to 2%, where 1% is allowed: the bound must shrink to a third, nine times the
+        // requests.
+        let near = |factor: Option<f64>, expected: f64| factor.is_some_and(|f| (f - expected).abs() < 1e-9);
+        assert!(near(to_decide(&undecided(0.005, 0.0, 0.02)), 9.0));
+        // 1.5% past it, bounds down to 0.5%: its lower bound must come up by half its reach, four times them.
+        assert!(near(to_decide(&undecided(0.015, 0.005, 0.03)), 4.0));
+        assert_eq!(to_decide(&undecided(0.01, 0.002, 0.02)), Some(f64::INFINITY), "on the limit: never");
+        let mut lower = undecided(0.005, 0.0, 0.02);
+        lower.bounds.as_mut().unwrap().past = None;
+        assert_eq!(to_decide(&lower), None, "no share past a limit to project");
     }
 }

@@ -225,6 +225,19 @@ impl Limit {
     /// level): connections that were all busy are the limit only while the server answered within [`QUEUEING`]
     /// times it. Past that its requests queued inside it, and more connections would only have queued more.
     pub fn beside(runs: &[&TrialRecord], usual_service_us: Option<f64>) -> Limit {
+        Limit::read(runs, usual_service_us, true)
+    }
+
+    /// What held a server at the level that broke its search's objectives: as [`Limit::of`], except that repeats
+    /// which kept up with their rate are read for what the server was doing, never as `kept up`. A latency
+    /// objective breaks while the rate is still met, and why it broke is there: its one thread on its CPU, its
+    /// CPU full, its workers all busy.
+    pub fn at_break(runs: &[&TrialRecord]) -> Limit {
+        Limit::read(runs, None, false)
+    }
+
+    /// The rules of the module's list in order, the second (`kept up`) only when `kept_up_counts`.
+    fn read(runs: &[&TrialRecord], usual_service_us: Option<f64>, kept_up_counts: bool) -> Limit {
         if runs.iter().any(|t| t.result.client.saturated) {
             return Limit::Client;
         }
@@ -240,7 +253,7 @@ impl Limit {
                 && queue_growth(&t.result).is_none()
                 && errors < KEPT_ERRORS
         };
-        if runs.iter().all(kept_up) {
+        if kept_up_counts && runs.iter().all(kept_up) {
             return Limit::KeptUp { busy };
         }
         let stalled = of(&|t| t.usage.stalled.memory);
@@ -617,6 +630,9 @@ mod tests {
         };
         let (kept, behind) = (open(999.0), open(480.0));
         assert_eq!(Limit::of(&[&kept, &kept]), Limit::KeptUp { busy: 0.97 });
+        // Where a search's latency objective broke though the rate was met, why is what the server was doing.
+        let full = Limit::ServerCpu { busy: 0.97, cpus_busy: 0.98 };
+        assert_eq!(Limit::at_break(&[&kept, &kept]), full, "its CPU full, requests queued for it");
         assert_eq!(Limit::of(&[&kept, &behind]), Limit::ServerCpu { busy: 0.97, cpus_busy: 0.98 }, "one fell behind");
         assert_eq!(Limit::KeptUp { busy: 0.2 }.text(), "kept up (CPU 20%)");
         let due = |t: &TrialRecord| t.result.sends.unwrap().due as f64 / t.result.duration_s;

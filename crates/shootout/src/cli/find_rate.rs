@@ -265,7 +265,7 @@ fn describe(nth: usize, run: &ProbeRecord, verdict: &Verdict, done: bool, runs: 
             format!("{}{over}; counted as {leans} for now, decided if the answer rests on it", verdict.broke.join(", "))
         }
         (true, false) if verdict.undecided => {
-            format!("{}{over}, at the probe's cap: counted against the rate", verdict.broke.join(", "))
+            format!("{}{over}, not decided within the probe's cap: counted against the rate", verdict.broke.join(", "))
         }
         (true, false) => format!("broke {}{over}", verdict.broke.join(", ")),
     };
