@@ -27,6 +27,12 @@ pub const MOST_PROBES: usize = 30;
 /// The precision a search stops at when the user does not say: a bracket 5% wide.
 pub const PRECISION: f64 = 0.05;
 
+/// The busy share of the server's CPUs up to which a search that climbs by the CPU ([`Search::climbing_by_cpu`])
+/// quadruples its level rather than doubling it: a quarter, so that four times the level fills them at most, were
+/// the CPU the server's only limit (at low levels a server's CPU per request is at its highest: the level it
+/// predicts is a floor).
+pub const QUADRUPLE_BELOW: f64 = 0.25;
+
 /// The share of the requests due that a probe's run must have answered by the end of its window for its
 /// stragglers to be waited for: under it (`1 − 2 × precision`, where the judge calls a probe far behind), the
 /// probe fails whatever they do, and they are counted unanswered instead of waited for.
@@ -84,6 +90,10 @@ pub struct Probe {
     /// next level: the answer never rests on it ([`Step::Decide`]).
     #[serde(default)]
     pub provisional: bool,
+    /// The share of its CPUs the server kept busy there (0 to 1), when the caller measured it
+    /// ([`Search::note_cpu`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<f64>,
 }
 
 /// What the probes at one level said: how many met every objective and how many broke one. A level whose probes
@@ -362,6 +372,7 @@ pub struct Search {
     ceiling: f64,
     most_probes: usize,
     probes: Vec<Probe>,
+    by_cpu: bool,
 }
 
 /// The levels the probes so far mark out, probes that judged the client aside: the highest level that held under
@@ -383,7 +394,39 @@ impl Search {
     /// The bounds must be positive and in order (`floor <= start <= ceiling`), as the caller checked.
     pub fn new(start: f64, precision: f64, floor: f64, ceiling: f64, whole: bool, most_probes: usize) -> Search {
         debug_assert!(0.0 < floor && floor <= start && start <= ceiling && precision > 0.0);
-        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new() }
+        Search { start, precision, whole, floor, ceiling, most_probes, probes: Vec::new(), by_cpu: false }
+    }
+
+    /// The same search, climbing by the server's CPU from where it was told nothing of the answer (a suite that
+    /// gives no start): while nothing broke, the level after one that held is four times it with its CPUs at most
+    /// [`QUADRUPLE_BELOW`] busy ([`Search::note_cpu`]), what would fill them with more than half busy, else twice
+    /// (never less than four times the precision); and a bracket wider than twice its lower end is cut at the
+    /// geometric middle, so that a climb past a server whose limit is not its CPU (a pool of sleeping workers)
+    /// costs one probe more than doubling would have.
+    pub fn climbing_by_cpu(mut self) -> Search {
+        self.by_cpu = true;
+        self
+    }
+
+    /// Notes that the server kept `busy` (0 to 1) of its CPUs busy at the probe recorded last.
+    pub fn note_cpu(&mut self, busy: f64) {
+        if let Some(last) = self.probes.last_mut() {
+            last.busy = Some(busy).filter(|b| b.is_finite() && *b >= 0.0);
+        }
+    }
+
+    /// What the level after `held` multiplies it by while nothing broke: two, or, when the search climbs by the
+    /// CPU, by what the latest probe at `held` kept busy of the server's CPUs: four at most [`QUADRUPLE_BELOW`];
+    /// over half, what would fill them were the CPU its only limit (2560 req/s at 90% busy: ×1.11), no less than
+    /// four times the precision (×1.2 at 5%). A server whose CPU is nearly full is not sent twice what it takes:
+    /// such a probe queues for its whole window and takes seconds to drain.
+    fn climb(&self, held: f64) -> f64 {
+        let busy = self.probes.iter().rev().find(|p| p.level == held && !p.client).and_then(|p| p.busy);
+        match busy.filter(|_| self.by_cpu) {
+            Some(busy) if busy <= QUADRUPLE_BELOW => 4.0,
+            Some(busy) if busy > 0.5 => (1.0 / busy).clamp(1.0 + 4.0 * self.precision, 2.0),
+            _ => 2.0,
+        }
     }
 
     /// The probes recorded, in the order they ran.
@@ -401,7 +444,7 @@ impl Search {
     /// Records the outcome of the probe at `level`, judged on its trials as one, with the successful responses per
     /// second it served when known.
     pub fn record(&mut self, level: f64, passed: bool, served: Option<f64>) {
-        self.probes.push(Probe { level, passed, served, client: false, provisional: false });
+        self.probes.push(Probe { level, passed, served, client: false, provisional: false, busy: None });
     }
 
     /// Records a probe at `level` that found the load generator saturated. With a `floor` (every objective held
@@ -409,14 +452,14 @@ impl Search {
     /// one (something broke, and the client may be why), the search goes on under it, as under a failure, and ends
     /// at the client's limit.
     pub fn record_client(&mut self, level: f64, floor: Option<f64>) {
-        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false });
+        self.probes.push(Probe { level, passed: false, served: floor, client: true, provisional: false, busy: None });
     }
 
     /// Records an undecided probe at `level` as its figures `lean` (true: they met every objective), for choosing
     /// the next level only: doubling and bisecting need no decided probe, and the ends of the answer are decided
     /// ([`Step::Decide`]) before it is given.
     pub fn record_provisional(&mut self, level: f64, leans: bool, served: Option<f64>) {
-        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true });
+        self.probes.push(Probe { level, passed: leans, served, client: false, provisional: true, busy: None });
     }
 
     /// The answer so far: the highest level that held under every level that broke, and the lowest level that
@@ -472,7 +515,7 @@ impl Search {
         let step = match (band.lo, upper) {
             (None, None) => Step::Probe(self.start),
             (Some(p), None) if p >= self.ceiling => return found(Ended::Ceiling),
-            (Some(p), None) => Step::Probe(self.round(p * 2.0).min(self.ceiling)),
+            (Some(p), None) => Step::Probe(self.round(p * self.climb(p)).min(self.ceiling)),
             (None, Some(u)) if u <= self.floor => return found(Ended::Floor),
             (None, Some(u)) => Step::Probe(self.round(u / 2.0).max(self.floor)),
             (Some(p), Some(u)) => match self.halfway(p, u) {
@@ -520,7 +563,10 @@ impl Search {
     /// The level halfway between `low` and `high`, when they are further apart than the precision and a level
     /// (once rounded) fits between them.
     fn halfway(&self, low: f64, high: f64) -> Option<f64> {
-        let middle = self.round((low + high) / 2.0);
+        let middle = match self.by_cpu && high > 2.0 * low {
+            true => self.round((low * high).sqrt()),
+            false => self.round((low + high) / 2.0),
+        };
         (high - low > self.precision * low && middle > low && middle < high).then_some(middle)
     }
 
@@ -613,6 +659,43 @@ mod tests {
         // Its ends, each measured a second time, the level that held after the last failure.
         assert_eq!(&levels[levels.len() - 2..], &[failed_at, capacity], "{levels:?}");
         assert!(levels.len() <= 12, "{levels:?}");
+    }
+
+    /// Runs `search` against a server that meets its objectives up to `capacity`, its CPUs full at `full`.
+    fn against_cpu(mut search: Search, capacity: f64, full: f64) -> (Found, Vec<f64>) {
+        loop {
+            match search.next() {
+                Step::Probe(level) | Step::Decide(level) | Step::Confirm(level) => {
+                    search.record(level, level <= capacity, None);
+                    search.note_cpu((level / full).min(1.0));
+                }
+                Step::Found(found) => return (found, search.probes().iter().map(|p| p.level).collect()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_search_told_no_start_climbs_by_four_while_the_cpu_allows() {
+        let search = || Search::new(10.0, 0.05, 0.1, 1e7, false, 30);
+        // Node's http: its CPU full at some 2,600 req/s, its p99 held to 2,300.
+        let (found, levels) = against_cpu(search().climbing_by_cpu(), 2300.0, 2600.0);
+        assert_eq!(&levels[..6], &[10.0, 40.0, 160.0, 640.0, 2560.0, 1280.0], "{levels:?}");
+        let (doubled, doubling) = against_cpu(search(), 2300.0, 2600.0);
+        assert_eq!(&doubling[..4], &[10.0, 20.0, 40.0, 80.0], "without climbing_by_cpu, the CPU is not read");
+        assert_eq!(found.ended, Ended::Precise);
+        let (capacity, failed_at) = (found.capacity.unwrap(), found.failed_at.unwrap());
+        assert!(capacity <= 2300.0 && 2300.0 < failed_at && failed_at - capacity <= 0.05 * capacity, "{found:?}");
+        assert!(levels.len() + 2 <= doubling.len(), "{levels:?} against {doubling:?} ({doubled:?})");
+        // Its CPU 80% busy at 2560 req/s: the next level would fill it, not twice it.
+        let (_, levels) = against_cpu(search().climbing_by_cpu(), 3000.0, 3200.0);
+        assert_eq!(&levels[..6], &[10.0, 40.0, 160.0, 640.0, 2560.0, 3200.0], "{levels:?}");
+        // A pool of sleeping workers, its CPU all but idle at its limit of 190/s: past it at 640, then the
+        // geometric middle, one probe more than doubling at most.
+        let (found, levels) = against_cpu(search().climbing_by_cpu(), 190.0, 1e6);
+        assert_eq!(&levels[..5], &[10.0, 40.0, 160.0, 640.0, 320.0], "{levels:?}");
+        let (_, doubling) = against_cpu(search(), 190.0, 1e6);
+        assert!(levels.len() <= doubling.len() + 1, "{levels:?} against {doubling:?}");
+        assert!(found.capacity.unwrap() <= 190.0 && 190.0 < found.failed_at.unwrap(), "{found:?}");
     }
 
     #[test]

@@ -267,6 +267,9 @@ pub struct SearchSpec {
     pub start: f64,
     /// The highest level tried.
     pub ceiling: f64,
+    /// No start was given to a search of rates: it climbs by the server's CPU
+    /// (`shootout_model::search::Search::climbing_by_cpu`), four times a level while the CPUs stay a quarter busy.
+    pub by_cpu: bool,
 }
 
 impl SearchSpec {

@@ -229,7 +229,7 @@ pub(crate) fn search(raw: &SuiteFile, at: &Locator<'_>) -> Result<Option<SearchS
         let span = def.ceiling.as_ref().map(Spanned::span).unwrap_or_default();
         return Err(at.span(span, format!("search ceiling {ceiling} is under its start {start}: raise it")));
     }
-    Ok(Some(SearchSpec { closed, precision, start, ceiling }))
+    Ok(Some(SearchSpec { closed, precision, start, ceiling, by_cpu: !closed && def.start.is_none() }))
 }
 
 /// The `[profile]` table, checked: where (`capacity`, `knee`, or a level of the suite's model: whole users in the

@@ -36,6 +36,14 @@ enum Cut {
     Interrupted,
 }
 
+/// A probe judged on its trials: the verdict, how many trials it took, and the largest share of its CPUs the
+/// server kept busy in them (none where its CPUs were not read).
+struct Judged {
+    verdict: Verdict,
+    trials: u32,
+    busy: Option<f64>,
+}
+
 /// Runs (or resumes) the search of every server of `suite`, each probe judged by `judge` from its trials.
 pub fn run_search(
     suite: &Suite,
@@ -129,6 +137,9 @@ impl OneSearch<'_> {
             self.spec.closed,
             shootout_model::search::MOST_PROBES,
         );
+        if self.spec.by_cpu {
+            search = search.climbing_by_cpu();
+        }
         let mut probes: Vec<SuiteProbe> = Vec::new();
         let (found, cut) = loop {
             let (level, decide) = match search.next() {
@@ -142,10 +153,11 @@ impl OneSearch<'_> {
             };
             let context = (servers_done, probes.len());
             let trials_before = probes.iter().filter(|p| p.level == level).map(|p| p.repeats).sum();
-            let (verdict, repeats) = match self.probe(level, trials_before, decide, services, context, on_event)? {
-                Ok(judged) => judged,
-                Err(cut) => break (search.cut_short(), Some(cut)),
-            };
+            let Judged { verdict, trials: repeats, busy } =
+                match self.probe(level, trials_before, decide, services, context, on_event)? {
+                    Ok(judged) => judged,
+                    Err(cut) => break (search.cut_short(), Some(cut)),
+                };
             let served = Some(verdict.served);
             probes.push(SuiteProbe {
                 level,
@@ -164,6 +176,9 @@ impl OneSearch<'_> {
             } else {
                 search.record(level, verdict.passed, served);
             }
+            if let Some(busy) = busy {
+                search.note_cpu(busy);
+            }
             self.save(&search.cut_short(), &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
         };
         self.save(&found, &probes, search.moved(), before_s + began.elapsed().as_secs_f64())?;
@@ -171,8 +186,9 @@ impl OneSearch<'_> {
     }
 
     /// The probe at `level`: its trial (saved, or measured now), then, when it must `decide`, more while a
-    /// percentile stays undecided, up to the cap ([`measures_more`]); its verdict, on how many trials. The earlier
-    /// probes at this level took the first `trials_before` trial numbers.
+    /// percentile stays undecided, up to the cap ([`measures_more`]); its verdict, on how many trials, and the
+    /// CPU the server used ([`Judged`]). The earlier probes at
+    /// this level took the first `trials_before` trial numbers.
     fn probe(
         &mut self,
         level: f64,
@@ -181,7 +197,7 @@ impl OneSearch<'_> {
         services: &mut Services,
         (servers_done, probe): (usize, usize),
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Result<(Verdict, u32), Cut>, String> {
+    ) -> Result<Result<Judged, Cut>, String> {
         let mut trials: Vec<TrialRecord> = Vec::new();
         for nth in 1.. {
             let repeat = trials_before + nth;
@@ -227,7 +243,9 @@ impl OneSearch<'_> {
             let verdict = (self.judge)(&trials);
             let measured: f64 = trials.iter().map(|t| t.result.duration_s).sum();
             if !measures_more(&verdict, decide, nth, measured) {
-                return Ok(Ok((verdict, nth)));
+                let read = trials.iter().all(|t| t.usage.cpus > 0);
+                let busy = read.then(|| trials.iter().map(|t| t.usage.busy).fold(0.0, f64::max));
+                return Ok(Ok(Judged { verdict, trials: nth, busy }));
             }
         }
         unreachable!("the loop returns once it has judged the probe")

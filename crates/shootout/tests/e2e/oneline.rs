@@ -193,3 +193,31 @@ fn servers_with_long_names_get_a_results_folder() {
     assert!(results.starts_with(&format!("{a}-vs-{}-", &b[..46])) && results.len() <= 200 + 16, "{results}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 65, point 5: `--slo` without levels searches each server's capacity, climbing from 10 requests/s by
+/// the server's own CPU. A server that spins 1 ms a request keeps its one CPU about 1% busy at 10/s, so the next
+/// level is four times it, 40/s, not 20; each search answers, and says why its server stops where it does.
+#[test]
+fn an_objective_without_levels_searches_climbing_by_the_servers_cpu() {
+    let dir = crate::support::workdir("oneline", "climb");
+    let output = shootout()
+        .current_dir(&dir)
+        .args(["run", "--server", "a={shootout} target --port {port} --threads 1"])
+        .args(["--server", "b={shootout} target --port {port} --threads 1"])
+        .args(["--path", "/spin/1000", "--slo", "mean < 5ms", "--duration", "1s", "--warmup", "200ms"])
+        .args(["--results", "results"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let results = crate::support::results(&dir);
+    for server in ["a", "b"] {
+        let saved = std::fs::read(results.join(format!("searches/{server}.json"))).unwrap();
+        let search: shootout_model::search::ServerSearch = serde_json::from_slice(&saved).unwrap();
+        let levels: Vec<f64> = search.probes.iter().map(|p| p.level).collect();
+        assert_eq!(&levels[..2], &[10.0, 40.0], "{server}: {search:?}");
+        assert!(search.capacity.is_some_and(|c| c >= 40.0), "{server}: {search:?}");
+    }
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.starts_with("Capacity under the SLO (mean < 5ms)"), "the answer first: {out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
