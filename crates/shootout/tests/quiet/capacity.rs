@@ -89,30 +89,45 @@ fn the_rate_found_is_a_single_server_queues() {
     let _alone = alone();
     let target = Target::start();
     let url = target.url("/spin/1000");
-    let busy = load(&["-c", "4", "-t", "1", "-d", "2s", &url]);
-    let service_ms = 1000.0 / busy.throughput.requests_per_s;
-    let low = load(&["-R", "50", "--arrival", "poisson", "-t", "1", "-d", "3s", &url]);
-    let delay_ms = (low.latency.mean_us / 1000.0 - service_ms).max(0.0);
-    assert!((0.9..2.0).contains(&service_ms) && delay_ms < 1.0, "S = {service_ms} ms, d = {delay_ms} ms");
-    let expected = md1_rate(service_ms, delay_ms, 5.0);
+    // The theory's rate rests on a service time measured before the search: a machine whose speed moved in
+    // between (CI's: 625-675/s found against 802/s, S = 1.085 ms) is measured again, once, and the second must hold.
+    let (mut output, mut document, mut found) = (None, serde_json::Value::Null, 0.0);
+    for attempt in 1..=2 {
+        let busy = load(&["-c", "4", "-t", "1", "-d", "2s", &url]);
+        let service_ms = 1000.0 / busy.throughput.requests_per_s;
+        let low = load(&["-R", "50", "--arrival", "poisson", "-t", "1", "-d", "3s", &url]);
+        let delay_ms = (low.latency.mean_us / 1000.0 - service_ms).max(0.0);
+        assert!((0.9..2.0).contains(&service_ms) && delay_ms < 1.0, "S = {service_ms} ms, d = {delay_ms} ms");
+        let expected = md1_rate(service_ms, delay_ms, 5.0);
 
-    let output = shootout()
-        .args(["load", "--json", "--find-rate", "--slo", "mean<5ms", "--slo", "errors<1%"])
-        .args(["--arrival", "poisson", "-R", "100", "-t", "1", "-d", "3s", &url])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_valid(&document);
+        let run = shootout()
+            .args(["load", "--json", "--find-rate", "--slo", "mean<5ms", "--slo", "errors<1%"])
+            .args(["--arrival", "poisson", "-R", "100", "-t", "1", "-d", "3s", &url])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", describe(&run));
+        document = serde_json::from_slice(&run.stdout).unwrap();
+        assert_valid(&document);
+        let search = &document["search"];
+        found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&run)));
+        eprintln!(
+            "find-rate {attempt}: found {found}/s; M/D/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)"
+        );
+        // The answer is a band, from the rate found to the one that broke it: it meets the theory's rate within
+        // 10%.
+        let broke = search["failed_at"].as_f64().unwrap_or(f64::INFINITY);
+        let meets = found <= 1.1 * expected && broke >= 0.9 * expected && found >= 0.8 * expected;
+        assert!(
+            meets || attempt == 1,
+            "found {found}/s (broke at {broke}/s), M/D/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
+        );
+        output = Some(run);
+        if meets {
+            break;
+        }
+    }
+    let output = output.expect("a search ran");
     let search = &document["search"];
-    let found = search["rate"].as_f64().unwrap_or_else(|| panic!("no rate: {}", describe(&output)));
-    eprintln!("find-rate: found {found}/s; M/D/1 says {expected:.0}/s (S = {service_ms:.3} ms, d = {delay_ms:.3} ms)");
-    // The answer is a band, from the rate found to the one that broke it: it meets the theory's rate within 10%.
-    let broke = search["failed_at"].as_f64().unwrap_or(f64::INFINITY);
-    assert!(
-        found <= 1.1 * expected && broke >= 0.9 * expected && found >= 0.8 * expected,
-        "found {found}/s (broke at {broke}/s), M/D/1 says {expected:.0}/s at S = {service_ms:.3} ms, d = {delay_ms:.3} ms: {search}"
-    );
 
     // The search climbed by doubling from -R, then bisected to within 5% (or, where its probes fell both ways, to a
     // band it says), and kept every probe.

@@ -662,7 +662,7 @@ fn limits_beside_a_service(dir: &Path) -> Vec<(String, String, f64)> {
                  restart = \"server\"\ncpus = \"1\"\nstop = { grace = \"1s\" }\n\
                  [[server]]\nname = \"waits\"\ncommand = \"{shootout} target --port {port} --threads 1\"\nneeds = []\n\
                  [[server]]\nname = \"spins\"\ncommand = \"{shootout} target --port {port} --threads 1\"\n\
-                 path = \"/spin/1500\"\nneeds = []\n\
+                 path = \"/spin/5000\"\nneeds = []\n\
                  [[server]]\nname = \"beside\"\ncommand = \"{shootout} target --port {port} --threads 1\"\ncpus = \"1\"\n";
     let mark = format!("services-limits-{}", std::process::id());
     let output = run_marked(dir, suite, &mark);
