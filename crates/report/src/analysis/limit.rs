@@ -10,7 +10,8 @@
 //! 4. a CPU quota (a container's, a systemd unit's) that ran out in [`THROTTLED`] of its periods or more;
 //! 5. the server's CPU, its tree keeping 90% or more of the CPUs it could run on busy (median over the repeats),
 //!    named as its garbage collection when the runtime's collector threads used [`COLLECTED`] of that CPU or more,
-//!    and as one thread's (an event loop's) when the server had one CPU and one thread of one process used it;
+//!    and as one thread's (an event loop's) when the server had one CPU and one thread of one process did 90% of
+//!    its work;
 //! 6. one core: a process of the server used a whole CPU of the two or more it could run on, because its threads
 //!    take turns on a lock (a GIL, a GVL) or it has one thread that runs;
 //! 7. the listen queue, when the kernel dropped connects on a full one and the load's own connects show it: some
@@ -275,7 +276,9 @@ impl Limit {
             if at_least(share, COLLECTED) {
                 return Limit::Collector { share, busy, profiled: false };
             }
-            if cpus == 1 && threads <= 1.0 && at_least(cores, BOUND) {
+            // On its one CPU, one thread that did nearly all of the server's work holds it: nginx's worker at
+            // 89% of a CPU the server kept 90.02% busy with its master's and the kernel's share.
+            if cpus == 1 && threads <= 1.0 && at_least(cores / busy, BOUND) {
                 return Limit::OneCore { cores, cpus, lock: false, runtime: busiest_runtime() };
             }
             return Limit::ServerCpu { busy, cpus_busy };
@@ -707,6 +710,8 @@ mod tests {
         // On one CPU, a full CPU is one thread's when one thread of one process used it: more CPUs would not help.
         (one_thread.usage.cpus, one_thread.usage.busy) = (1, 0.97);
         assert_eq!(Limit::of(&[&one_thread]).text(), "one core: one thread, its event loop (93% of its one CPU)");
+        one_thread.usage.busiest_cores = 0.89;
+        assert!(matches!(Limit::of(&[&one_thread]), Limit::OneCore { .. }), "its one thread did nearly all the work");
         one_thread.usage.busiest_threads = 4;
         assert_eq!(Limit::of(&[&one_thread]).text(), "server CPU 97%", "four threads share the CPU");
         (one_thread.usage.busiest_threads, one_thread.usage.busiest_cores) = (1, 0.6);
