@@ -424,7 +424,8 @@ impl Search {
         let busy = self.probes.iter().rev().find(|p| p.level == held && !p.client).and_then(|p| p.busy);
         match busy.filter(|_| self.by_cpu) {
             Some(busy) if busy <= QUADRUPLE_BELOW => 4.0,
-            Some(busy) if busy > 0.5 => (1.0 / busy).clamp(1.0 + 4.0 * self.precision, 2.0),
+            // A precision of 25% or more floors the step at 2 (a clamp with its bounds crossed would panic).
+            Some(busy) if busy > 0.5 => (1.0 / busy).max(1.0 + 4.0 * self.precision).min(2.0),
             _ => 2.0,
         }
     }
@@ -689,6 +690,9 @@ mod tests {
         // Its CPU 80% busy at 2560 req/s: the next level would fill it, not twice it.
         let (_, levels) = against_cpu(search().climbing_by_cpu(), 3000.0, 3200.0);
         assert_eq!(&levels[..6], &[10.0, 40.0, 160.0, 640.0, 2560.0, 3200.0], "{levels:?}");
+        let wide = Search::new(10.0, 0.4, 0.1, 1e7, false, 30).climbing_by_cpu();
+        let (_, levels) = against_cpu(wide, 3000.0, 3200.0);
+        assert_eq!(&levels[..6], &[10.0, 40.0, 160.0, 640.0, 2560.0, 5120.0], "a precision of 40%: twice: {levels:?}");
         // A pool of sleeping workers, its CPU all but idle at its limit of 190/s: past it at 640, then the
         // geometric middle, one probe more than doubling at most.
         let (found, levels) = against_cpu(search().climbing_by_cpu(), 190.0, 1e6);
